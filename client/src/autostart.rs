@@ -1,0 +1,132 @@
+//! Starting the daemon on demand: find `ccmemd`, start it detached, wait until it answers.
+//!
+//! Two clients racing here each start a daemon; the pidfile lock lets one of them win and
+//! the other exits at once, so both clients end up talking to the same single daemon.
+
+use crate::conn::Conn;
+use ccmem_proto::paths;
+use std::fs::OpenOptions;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Whether a connect error means "nobody is listening" (so starting a daemon may help).
+pub fn is_absent(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused)
+}
+
+/// Log files larger than this are rotated (one old copy kept) when a daemon is started.
+const LOG_ROTATE_BYTES: u64 = 8 << 20;
+
+/// Starts `ccmemd` for `socket` and waits, with a growing back-off, until it answers or
+/// `timeout` passes.
+pub fn start_and_connect(socket: &Path, timeout: Duration) -> Result<Conn, String> {
+    let deadline = Instant::now() + timeout;
+    let exe = find_daemon().ok_or_else(|| {
+        "cannot find ccmemd next to ccmemctl or on PATH; install both with `cargo install --locked --path .`"
+            .to_string()
+    })?;
+    let log = paths::daemon_log_file().ok();
+    let mut child = spawn(&exe, socket, log.as_deref()).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match Conn::connect(socket) {
+            Ok(c) => return Ok(c),
+            Err(e) if !is_absent(&e) => return Err(format!("ccmemd started but {}: {e}", socket.display())),
+            Err(_) => {}
+        }
+        // A daemon that lost the race to another one exits 0: keep waiting for the winner.
+        if let Ok(Some(status)) = child.try_wait() {
+            if !status.success() {
+                let see = log.as_ref().map(|l| format!("; see {}", l.display())).unwrap_or_default();
+                return Err(format!("ccmemd exited at start-up ({status}){see}"));
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("ccmemd did not answer on {} within {timeout:?}", socket.display()));
+        }
+        std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+fn spawn(exe: &Path, socket: &Path, log: Option<&Path>) -> io::Result<Child> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("--socket").arg(socket).stdin(Stdio::null());
+    match log.and_then(|l| open_log(l).ok()) {
+        Some(file) => {
+            let dup = file.try_clone()?;
+            cmd.stdout(dup).stderr(file);
+        }
+        None => {
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        }
+    }
+    detach(&mut cmd);
+    cmd.spawn()
+}
+
+/// Its own session: no controlling terminal, so closing the terminal does not stop it, and
+/// the shell's job control does not reach it.
+#[cfg(unix)]
+fn detach(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(windows)]
+fn detach(cmd: &mut Command) {
+    use std::os::windows::process::CommandExt;
+    const DETACHED_PROCESS: u32 = 0x0000_0008;
+    const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+    const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+    cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+}
+
+fn open_log(path: &Path) -> io::Result<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(dir)?;
+    }
+    if std::fs::metadata(path).map(|m| m.len() > LOG_ROTATE_BYTES).unwrap_or(false) {
+        let _ = std::fs::rename(path, path.with_extension("log.1"));
+    }
+    let mut opts = OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    opts.open(path)
+}
+
+/// `ccmemd` beside this executable (an install or a cargo build puts them together), else the
+/// first one on PATH.
+fn find_daemon() -> Option<PathBuf> {
+    let name = format!("ccmemd{}", std::env::consts::EXE_SUFFIX);
+    let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join(&name)));
+    beside
+        .filter(|p| p.is_file())
+        .or_else(|| std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(&name)).find(|p| is_executable(p)))
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}

@@ -1,0 +1,245 @@
+//! `ccmemctl`, the ccmem client.
+//!
+//! Small and quick on purpose: blocking socket I/O, no async runtime, nothing loaded before
+//! the request is sent. Every command says hello first, so a daemon of another version is
+//! noticed and named.
+
+pub mod autostart;
+pub mod cli;
+pub mod conn;
+mod output;
+
+use ccmem_proto::api::{self, method};
+use ccmem_proto::rpc::RpcError;
+use ccmem_proto::{paths, PROTOCOL_VERSION, VERSION};
+use clap::Parser;
+use conn::{CallError, Compat, Conn};
+use serde_json::json;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Documented exit codes.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// The daemon reported an error (or a local one stopped the command).
+    pub const ERROR: u8 = 1;
+    /// Bad command line (clap's own code).
+    pub const USAGE: u8 = 2;
+    /// The daemon could not be reached or started.
+    pub const UNREACHABLE: u8 = 3;
+}
+
+/// How long a started daemon has to answer.
+const START_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long `shutdown` waits for the daemon to exit.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(20);
+
+/// A failed command, with the exit code it maps to.
+#[derive(Debug)]
+pub enum Error {
+    /// No daemon to talk to (exit 3).
+    Unreachable(String),
+    /// The daemon said no, or something local went wrong (exit 1).
+    Failed(String),
+}
+
+impl Error {
+    fn code(&self) -> u8 {
+        match self {
+            Error::Unreachable(_) => exit::UNREACHABLE,
+            Error::Failed(_) => exit::ERROR,
+        }
+    }
+}
+
+impl From<CallError> for Error {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Io(e) => Error::Unreachable(format!("lost the connection to ccmemd: {e}")),
+            CallError::Rpc(RpcError { message, .. }) => Error::Failed(message),
+            CallError::BadReply(m) => Error::Failed(m),
+        }
+    }
+}
+
+/// Entry point of the `ccmemctl` binary.
+pub fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(e) => {
+            let (Error::Unreachable(m) | Error::Failed(m)) = &e;
+            eprintln!("ccmemctl: {m}");
+            ExitCode::from(e.code())
+        }
+    }
+}
+
+struct Ctx {
+    socket: PathBuf,
+    json: bool,
+    autostart: bool,
+}
+
+fn run(cli: cli::Cli) -> Result<(), Error> {
+    let socket = paths::socket_path(cli.socket.as_deref())
+        .map_err(|e| Error::Failed(format!("cannot work out the socket path: {e}")))?;
+    let no_start_env = std::env::var_os(paths::NO_AUTOSTART_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+    let ctx = Ctx { socket, json: cli.json, autostart: !cli.no_start && !no_start_env };
+    match cli.command {
+        cli::Command::Ping => ping(&ctx),
+        cli::Command::Status { path } => status(&ctx, path),
+        cli::Command::Shutdown => shutdown(&ctx),
+        cli::Command::Version => version(&ctx),
+    }
+}
+
+/// Connects (starting the daemon if allowed), says hello and runs `f`. A connection lost
+/// mid-request (a daemon that was just stopping, say) is retried once.
+fn with_daemon<T>(
+    ctx: &Ctx,
+    mut f: impl FnMut(&mut Conn, &api::HelloReply) -> Result<T, CallError>,
+) -> Result<T, Error> {
+    let mut started = false;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut conn = match Conn::connect(&ctx.socket) {
+            Ok(c) => c,
+            Err(e) if ctx.autostart && !started && autostart::is_absent(&e) => {
+                started = true;
+                autostart::start_and_connect(&ctx.socket, START_TIMEOUT).map_err(Error::Unreachable)?
+            }
+            Err(e) => return Err(unreachable(ctx, &e)),
+        };
+        let outcome = conn.hello().and_then(|hello| {
+            check_versions(&hello)?;
+            f(&mut conn, &hello)
+        });
+        match outcome {
+            Err(CallError::Io(_)) if attempt == 1 => continue,
+            other => return other.map_err(Error::from),
+        }
+    }
+}
+
+fn unreachable(ctx: &Ctx, e: &io::Error) -> Error {
+    let hint = if autostart::is_absent(e) && !ctx.autostart {
+        " (not started: --no-start or CCMEM_NO_AUTOSTART is set)"
+    } else {
+        ""
+    };
+    Error::Unreachable(format!("cannot reach ccmemd at {}: {e}{hint}", ctx.socket.display()))
+}
+
+fn check_versions(hello: &api::HelloReply) -> Result<(), CallError> {
+    match conn::compat(hello) {
+        Compat::Same => Ok(()),
+        Compat::OtherRelease => {
+            eprintln!(
+                "ccmemctl: note: the running ccmemd is version {}, this ccmemctl is {VERSION}; run `ccmemctl shutdown` to restart it with this version",
+                hello.daemon_version
+            );
+            Ok(())
+        }
+        Compat::Incompatible => Err(CallError::Rpc(RpcError::new(
+            ccmem_proto::rpc::code::INCOMPATIBLE,
+            format!(
+                "the running ccmemd {} speaks protocol {}, this ccmemctl {VERSION} speaks protocol {PROTOCOL_VERSION}; stop it with `ccmemctl shutdown` and try again",
+                hello.daemon_version, hello.protocol_version
+            ),
+        ))),
+    }
+}
+
+fn ping(ctx: &Ctx) -> Result<(), Error> {
+    let (hello, rtt) = with_daemon(ctx, |c, hello| {
+        let t = Instant::now();
+        let _: String = c.call(method::PING, &json!({}))?;
+        Ok((hello.clone(), t.elapsed()))
+    })?;
+    if ctx.json {
+        output::print_json(
+            &json!({"pong": true, "pid": hello.pid, "version": hello.daemon_version, "rtt_ms": rtt.as_secs_f64() * 1e3}),
+        );
+    } else {
+        println!("pong from ccmemd {} (pid {}) in {:.2} ms", hello.daemon_version, hello.pid, rtt.as_secs_f64() * 1e3);
+    }
+    Ok(())
+}
+
+fn status(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
+    let path = match path {
+        Some(p) => std::path::absolute(&p),
+        None => std::env::current_dir(),
+    }
+    .map_err(|e| Error::Failed(format!("cannot resolve the project path: {e}")))?;
+    let params = api::StatusParams { path: Some(path) };
+    let reply: api::StatusReply = with_daemon(ctx, |c, _| c.call(method::STATUS, &params))?;
+    if ctx.json {
+        output::print_json(&reply);
+    } else {
+        print!("{}", output::status(&reply));
+    }
+    Ok(())
+}
+
+fn shutdown(ctx: &Ctx) -> Result<(), Error> {
+    // Never starts a daemon just to stop it.
+    let quiet = Ctx { socket: ctx.socket.clone(), json: ctx.json, autostart: false };
+    let reply = match with_daemon(&quiet, |c, _| c.call::<_, api::ShutdownReply>(method::SHUTDOWN, &json!({}))) {
+        Ok(r) => r,
+        Err(Error::Unreachable(_)) if !ctx.socket_present() => {
+            output::say(ctx.json, json!({"stopped": false, "running": false}), "ccmemd is not running");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    wait_for_exit(&ctx.socket, SHUTDOWN_WAIT).map_err(Error::Failed)?;
+    output::say(ctx.json, json!({"stopped": true, "pid": reply.pid}), &format!("ccmemd (pid {}) stopped", reply.pid));
+    Ok(())
+}
+
+impl Ctx {
+    fn socket_present(&self) -> bool {
+        paths::is_named_pipe(&self.socket) || self.socket.exists()
+    }
+}
+
+/// The daemon removes its pidfile (and so releases its lock) as its very last act.
+fn wait_for_exit(socket: &Path, timeout: Duration) -> Result<(), String> {
+    let pidfile = paths::pidfile_for(socket).map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        match std::fs::File::open(&pidfile) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Ok(f) if f.try_lock().is_ok() => return Ok(()),
+            _ => {}
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("ccmemd is still shutting down after {timeout:?} (pidfile {})", pidfile.display()));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn version(ctx: &Ctx) -> Result<(), Error> {
+    // Asking for versions must not start a daemon.
+    let daemon = Conn::connect(&ctx.socket).ok().and_then(|mut c| c.hello().ok());
+    if ctx.json {
+        output::print_json(&json!({
+            "client": {"version": VERSION, "protocol_version": PROTOCOL_VERSION},
+            "daemon": daemon,
+        }));
+        return Ok(());
+    }
+    println!("ccmemctl {VERSION} (protocol {PROTOCOL_VERSION})");
+    match daemon {
+        Some(h) => println!("ccmemd   {} (protocol {}), pid {}", h.daemon_version, h.protocol_version, h.pid),
+        None => println!("ccmemd   not running (socket {})", ctx.socket.display()),
+    }
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! Command line of `ccmemd`.
+
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// ccmemd: keeps AI coding agents' work sessions in memory and on disk.
+///
+/// Runs in the foreground, as service managers expect; `ccmemctl` starts it on demand.
+#[derive(Debug, Parser)]
+#[command(name = "ccmemd", version, about, long_about = None)]
+pub struct Args {
+    /// Socket to listen on [default: $CCMEM_SOCKET, else $XDG_RUNTIME_DIR/ccmem/ccmemd.sock]
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+
+    /// Log format on stderr; the level comes from RUST_LOG (default `info`)
+    #[arg(long, value_enum, default_value_t = LogFormat::Pretty, value_name = "FORMAT")]
+    pub log_format: LogFormat,
+
+    /// Most connections open at once; more are answered "busy" and closed
+    #[arg(long, default_value_t = 4096, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+
+    /// Close a connection that sends no complete message for this long (e.g. 500ms, 2m)
+    #[arg(long, default_value = "2m", value_parser = parse_duration, value_name = "DURATION")]
+    pub idle_timeout: Duration,
+
+    /// How long shutdown waits for requests in flight before closing their connections
+    #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DURATION")]
+    pub shutdown_grace: Duration,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Pretty,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Parses a human duration: a sequence of `<number><unit>` with units `ms`, `s`, `m`, `h`,
+/// `d` (`2s`, `15m`, `1h30m`, `250ms`). A bare number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty duration".into());
+    }
+    if let Ok(secs) = t.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(format!("invalid duration {text:?}: expected a number at {rest:?} (e.g. 2s, 15m, 24h)"));
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| format!("invalid duration {text:?}: number too large"))?;
+        rest = &rest[digits..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let one = match unit {
+            "ms" => Duration::from_millis(1),
+            "s" => Duration::from_secs(1),
+            "m" => Duration::from_secs(60),
+            "h" => Duration::from_secs(3600),
+            "d" => Duration::from_secs(86_400),
+            _ => return Err(format!("invalid duration {text:?}: unknown unit {unit:?} (use ms, s, m, h or d)")),
+        };
+        let part = one
+            .checked_mul(u32::try_from(n).map_err(|_| format!("invalid duration {text:?}: number too large"))?)
+            .ok_or_else(|| format!("invalid duration {text:?}: too long"))?;
+        total = total.checked_add(part).ok_or_else(|| format!("invalid duration {text:?}: too long"))?;
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("15m"), Ok(Duration::from_secs(900)));
+        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        for bad in ["", "s", "5x", "1.5h", "-3s", "h5"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! One client connection: read a frame, answer it, repeat, within the limits.
+//!
+//! Every wait is bounded (a frame must arrive within the idle timeout, a reply must be taken
+//! within the write timeout), so a silent, slow or hostile client costs one task and one
+//! permit until it is cut off, and never holds anyone else up.
+
+use crate::rpc;
+use crate::state::Shared;
+use ccmem_proto::frame::{scan, Scan};
+use ccmem_proto::rpc::{code, encode_response, RpcError};
+use interprocess::local_socket::tokio::Stream;
+use serde_json::Value;
+use std::io;
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::timeout;
+
+/// Serves `stream` until the peer leaves, breaks a limit, or the daemon shuts down. The
+/// permit is held for as long as the connection is open.
+pub async fn serve(stream: Stream, shared: Arc<Shared>, _permit: OwnedSemaphorePermit) {
+    let limits = shared.limits;
+    let mut reader = FrameReader::new(&stream, limits.max_frame);
+    let mut writer = BufWriter::new(&stream);
+    loop {
+        // Biased: once shutdown is signalled, no new request is read; one being handled
+        // (below) still completes and is answered.
+        let next = tokio::select! {
+            biased;
+            _ = shared.shutdown.cancelled() => break,
+            r = timeout(limits.idle_timeout, reader.next_frame()) => r,
+        };
+        let frame = match next {
+            Err(_) => {
+                tracing::debug!("closing idle connection");
+                break;
+            }
+            Ok(Ok(Some(frame))) => frame,
+            Ok(Ok(None)) => break,
+            Ok(Err(ReadError::TooLarge)) => {
+                tracing::warn!(limit = limits.max_frame, "frame too large; closing connection");
+                let err = RpcError::new(
+                    code::FRAME_TOO_LARGE,
+                    format!("message larger than {} bytes; closing the connection", limits.max_frame),
+                );
+                let _ = send(&mut writer, &encode_response(&Value::Null, &Err(err)), &shared).await;
+                break;
+            }
+            Ok(Err(ReadError::Io(e))) => {
+                tracing::debug!(error = %e, "read failed");
+                break;
+            }
+        };
+        if frame.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let reply = rpc::handle_frame(frame, &shared).await;
+        if let Some(reply) = reply {
+            if timeout(limits.write_timeout, writer.write_all(&reply)).await.map_or(true, |r| r.is_err()) {
+                tracing::debug!("peer does not take its replies; closing");
+                break;
+            }
+        }
+        // Pipelined requests are answered in one write: flush only when none is waiting.
+        if !reader.has_buffered_frame() && flush(&mut writer, &shared).await.is_err() {
+            break;
+        }
+    }
+    let _ = flush(&mut writer, &shared).await;
+}
+
+async fn send(writer: &mut BufWriter<&Stream>, bytes: &[u8], shared: &Shared) -> io::Result<()> {
+    match timeout(shared.limits.write_timeout, writer.write_all(bytes)).await {
+        Ok(r) => r?,
+        Err(_) => return Err(io::ErrorKind::TimedOut.into()),
+    }
+    flush(writer, shared).await
+}
+
+async fn flush(writer: &mut BufWriter<&Stream>, shared: &Shared) -> io::Result<()> {
+    match timeout(shared.limits.write_timeout, writer.flush()).await {
+        Ok(r) => r,
+        Err(_) => Err(io::ErrorKind::TimedOut.into()),
+    }
+}
+
+/// Answers a connection refused at the connection cap, then closes it.
+pub async fn refuse_busy(stream: Stream, max: usize) {
+    let err = RpcError::new(
+        code::SERVER_BUSY,
+        format!("ccmemd is serving its maximum of {max} connections; try again shortly"),
+    );
+    let line = encode_response(&Value::Null, &Err(err));
+    let _ = timeout(std::time::Duration::from_secs(1), (&stream).write_all(&line)).await;
+}
+
+#[derive(Debug)]
+enum ReadError {
+    TooLarge,
+    Io(io::Error),
+}
+
+/// Async counterpart of `ccmem_proto::frame::read_frame`, sharing its [`scan`] rules.
+struct FrameReader<'s> {
+    inner: BufReader<&'s Stream>,
+    frame: Vec<u8>,
+    max: usize,
+}
+
+impl<'s> FrameReader<'s> {
+    fn new(rx: &'s Stream, max: usize) -> Self {
+        Self { inner: BufReader::with_capacity(16 * 1024, rx), frame: Vec::new(), max }
+    }
+
+    /// The next complete frame, or `None` at end of stream (a partial line is dropped).
+    async fn next_frame(&mut self) -> Result<Option<&[u8]>, ReadError> {
+        self.frame.clear();
+        loop {
+            let avail = self.inner.fill_buf().await.map_err(ReadError::Io)?;
+            if avail.is_empty() {
+                if !self.frame.is_empty() {
+                    tracing::debug!(bytes = self.frame.len(), "peer left mid-message; dropping it");
+                }
+                return Ok(None);
+            }
+            match scan(&mut self.frame, avail, self.max) {
+                Scan::Complete { consumed } => {
+                    self.inner.consume(consumed);
+                    return Ok(Some(&self.frame));
+                }
+                Scan::Partial { consumed } => self.inner.consume(consumed),
+                Scan::TooLarge => return Err(ReadError::TooLarge),
+            }
+        }
+    }
+
+    fn has_buffered_frame(&self) -> bool {
+        self.inner.buffer().contains(&b'\n')
+    }
+}

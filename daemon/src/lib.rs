@@ -1,0 +1,142 @@
+//! `ccmemd`, the per-user ccmem daemon.
+//!
+//! Data flow: [`main`] parses the command line and starts the runtime; [`run`] takes the
+//! single-instance lock ([`instance`]), binds the private socket ([`socket`]) once everything
+//! else is set up, and hands it to the accept loop ([`server`]), which gives each client a
+//! task ([`connection`]) that answers frames through [`rpc`]. Project sessions live in
+//! [`projects`]. On SIGTERM, SIGINT or a `shutdown` request ([`shutdown`]) the loop stops
+//! accepting, requests in flight finish, every live project writes its final checkpoint, and
+//! the socket and pidfile are removed.
+
+pub mod cli;
+pub mod connection;
+pub mod instance;
+pub mod logging;
+pub mod projects;
+pub mod rpc;
+pub mod server;
+pub mod shutdown;
+pub mod socket;
+pub mod state;
+
+use anyhow::Context;
+use ccmem_proto::paths;
+use clap::Parser;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a second daemon waits for a starting one to answer before giving up.
+const STARTING_PEER_WAIT: Duration = Duration::from_secs(3);
+
+/// Entry point of the `ccmemd` binary.
+pub fn main() -> ExitCode {
+    let started = Instant::now();
+    let args = cli::Args::parse();
+    logging::init(args.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("ccmemd").build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args, started)) {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the daemon until it is told to stop. `started` is when the process began.
+pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> {
+    let socket = paths::socket_path(args.socket.as_deref()).context("cannot work out the socket path")?;
+    #[cfg(unix)]
+    if let Some(dir) = paths::socket_dir(&socket) {
+        paths::ensure_private_dir(dir)?;
+    }
+    let lock = match instance::acquire(&socket, STARTING_PEER_WAIT).await? {
+        instance::Instance::Primary(lock) => lock,
+        instance::Instance::AlreadyRunning(peer) => return Ok(already_running(&socket, &peer)),
+    };
+    let max_connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX).min(fd_budget());
+    let limits = state::Limits {
+        max_connections,
+        idle_timeout: args.idle_timeout,
+        write_timeout: Duration::from_secs(10),
+        max_frame: ccmem_proto::frame::MAX_FRAME,
+        shutdown_grace: args.shutdown_grace,
+    };
+    let shared = Arc::new(state::Shared::new(socket.clone(), started, limits));
+    tokio::spawn(shutdown::on_signals(shared.shutdown.clone()));
+
+    // Last step of start-up: a client that can connect finds the daemon fully set up.
+    let (listener, socket_file) = socket::bind(&socket)?;
+    let ready_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let _ = shared.ready_ms.set(ready_ms);
+    tracing::info!(
+        socket = %socket.display(),
+        pid = std::process::id(),
+        version = ccmem_proto::VERSION,
+        ready_ms = format!("{ready_ms:.1}"),
+        max_connections,
+        "ccmemd ready"
+    );
+
+    server::serve(listener, shared.clone()).await;
+    shared.projects.final_checkpoint_all().await;
+    // The listener was closed by `serve`; the file goes only after the checkpoints, so a
+    // client meanwhile finds a refusing socket and waits for the lock rather than racing it.
+    socket_file.remove_file();
+    lock.release();
+    tracing::info!("ccmemd stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn already_running(socket: &std::path::Path, peer: &ccmem_proto::api::HelloReply) -> ExitCode {
+    if peer.daemon_version == ccmem_proto::VERSION && peer.protocol_version == ccmem_proto::PROTOCOL_VERSION {
+        tracing::info!(pid = peer.pid, socket = %socket.display(), "ccmemd is already running; nothing to do");
+        ExitCode::SUCCESS
+    } else {
+        tracing::error!(
+            pid = peer.pid,
+            running = %peer.daemon_version,
+            this = ccmem_proto::VERSION,
+            socket = %socket.display(),
+            "another version of ccmemd is running; stop it with `ccmemctl shutdown` and start this one again"
+        );
+        ExitCode::FAILURE
+    }
+}
+
+/// Raises the soft open-files limit to the hard one and returns how many connections fit in
+/// it, keeping room for watches, files and the runtime's own descriptors.
+#[cfg(unix)]
+fn fd_budget() -> usize {
+    const RESERVED: u64 = 256;
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is a valid rlimit for getrlimit/setrlimit to read and write.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return usize::MAX;
+        }
+        let want = lim.rlim_max.min(1 << 20);
+        if lim.rlim_cur < want {
+            let raised = libc::rlimit { rlim_cur: want, rlim_max: lim.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim.rlim_cur = want;
+            }
+        }
+    }
+    // rlim_t is not u64 on every platform.
+    #[allow(clippy::useless_conversion)]
+    let cur = u64::from(lim.rlim_cur);
+    usize::try_from(cur.saturating_sub(RESERVED).max(16)).unwrap_or(usize::MAX)
+}
+
+#[cfg(not(unix))]
+fn fd_budget() -> usize {
+    usize::MAX
+}

@@ -1,0 +1,38 @@
+//! Signals: SIGTERM and SIGINT start a graceful shutdown; a second one ends the process at once.
+
+use tokio_util::sync::CancellationToken;
+
+/// Waits for a termination signal and cancels `token`. Runs until the process exits.
+#[cfg(unix)]
+pub async fn on_signals(token: CancellationToken) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (mut term, mut int) = match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(t), Ok(i)) => (t, i),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::error!(error = %e, "cannot install signal handlers; only `ccmemctl shutdown` will stop the daemon");
+            return;
+        }
+    };
+    let name = tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+        _ = token.cancelled() => return,
+    };
+    tracing::info!(signal = name, "shutting down");
+    token.cancel();
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
+    tracing::warn!("second signal: exiting without waiting");
+    std::process::exit(130);
+}
+
+/// Waits for Ctrl-C and cancels `token`.
+#[cfg(not(unix))]
+pub async fn on_signals(token: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_ok() {
+        tracing::info!("Ctrl-C: shutting down");
+        token.cancel();
+    }
+}

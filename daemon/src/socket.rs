@@ -1,0 +1,155 @@
+//! The listening socket: a private directory, stale-socket removal, a 0600 socket file, and
+//! the peer check on every connection.
+
+use anyhow::{bail, Context};
+use ccmem_proto::paths;
+use interprocess::local_socket::{tokio::Listener, tokio::Stream, ConnectOptions, ListenerOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The socket file we created. Remembers its identity so that we never remove one that a
+/// later daemon put in its place.
+#[derive(Debug)]
+pub struct SocketFile {
+    path: PathBuf,
+    #[cfg(unix)]
+    ident: Option<(u64, u64)>,
+}
+
+/// Binds `socket`. Must be called with the pidfile lock held: that is what makes it safe to
+/// remove a socket file left behind by a daemon that died.
+pub fn bind(socket: &Path) -> anyhow::Result<(Listener, SocketFile)> {
+    if let Some(dir) = paths::socket_dir(socket) {
+        #[cfg(unix)]
+        paths::ensure_private_dir(dir)?;
+        #[cfg(not(unix))]
+        std::fs::create_dir_all(dir)?;
+    }
+    #[cfg(unix)]
+    check_path_length(socket)?;
+    remove_stale(socket)?;
+    let opts = ListenerOptions::new().name(paths::socket_name(socket)?).reclaim_name(false);
+    #[cfg(unix)]
+    let opts = {
+        use interprocess::os::unix::local_socket::ListenerOptionsExt;
+        opts.mode(0o600)
+    };
+    let listener = opts.create_tokio().with_context(|| format!("cannot listen on {}", socket.display()))?;
+    let file = SocketFile {
+        path: socket.to_path_buf(),
+        #[cfg(unix)]
+        ident: file_ident(socket),
+    };
+    Ok((listener, file))
+}
+
+impl SocketFile {
+    /// Removes the socket file, unless something else has replaced it since we bound it.
+    pub fn remove_file(&self) {
+        #[cfg(unix)]
+        {
+            if self.ident.is_none() || file_ident(&self.path) != self.ident {
+                tracing::info!(socket = %self.path.display(), "socket file was replaced or removed; leaving it");
+                return;
+            }
+            if let Err(e) = std::fs::remove_file(&self.path) {
+                tracing::warn!(socket = %self.path.display(), error = %e, "could not remove socket");
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn file_ident(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// sun_path holds 108 bytes on Linux (104 on macOS), terminator included.
+#[cfg(unix)]
+fn check_path_length(socket: &Path) -> anyhow::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    const MAX: usize = if cfg!(target_os = "linux") { 107 } else { 103 };
+    let len = socket.as_os_str().as_bytes().len();
+    if len > MAX {
+        bail!(
+            "socket path {} is {len} bytes, longer than the {MAX} a Unix socket allows; choose a shorter path with --socket or CCMEM_SOCKET",
+            socket.display()
+        );
+    }
+    Ok(())
+}
+
+/// Removes a socket file that nobody listens on. A file that answers belongs to a live server
+/// that does not hold our lock (an older ccmem, another program): we leave it alone.
+fn remove_stale(socket: &Path) -> anyhow::Result<()> {
+    if paths::is_named_pipe(socket) {
+        return Ok(());
+    }
+    let meta = match std::fs::symlink_metadata(socket) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot inspect {}", socket.display())),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_socket() {
+            bail!("{} exists and is not a socket; move it away or choose another --socket", socket.display());
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    match ConnectOptions::new().name(paths::socket_name(socket)?).connect_sync() {
+        Ok(_) => bail!(
+            "another server is listening on {} without holding {}; stop it or choose another --socket",
+            socket.display(),
+            paths::pidfile_for(socket)?.display()
+        ),
+        Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound) => {
+            tracing::info!(socket = %socket.display(), "removing stale socket left by a previous daemon");
+            match std::fs::remove_file(socket) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    Err(e).with_context(|| format!("cannot remove stale socket {}", socket.display()))
+                }
+                _ => Ok(()),
+            }
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot check whether {} is stale", socket.display())),
+    }
+}
+
+/// Why a connection was refused by [`check_peer`].
+#[derive(Debug)]
+pub struct Refused {
+    /// The peer's uid, when known.
+    pub uid: Option<u32>,
+    /// The peer's pid, when known.
+    pub pid: Option<i32>,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Accepts only peers running as our own user. The 0700 directory already keeps others out;
+/// this also stops root-owned or setuid helpers that can reach the socket anyway.
+#[cfg(unix)]
+pub fn check_peer(stream: &Stream) -> Result<(), Refused> {
+    use interprocess::local_socket::traits::StreamCommon;
+    let creds = stream.peer_creds().map_err(|e| Refused {
+        uid: None,
+        pid: None,
+        reason: format!("cannot read peer credentials: {e}"),
+    })?;
+    let me = paths::euid();
+    match creds.euid() {
+        Some(uid) if uid == me => Ok(()),
+        uid => Err(Refused { uid, pid: creds.pid(), reason: format!("peer is not uid {me}") }),
+    }
+}
+
+/// Windows named pipes carry no peer uid through interprocess; access rests on the pipe's
+/// security descriptor. Untested so far: see the README's platform notes.
+#[cfg(not(unix))]
+pub fn check_peer(_stream: &Stream) -> Result<(), Refused> {
+    Ok(())
+}

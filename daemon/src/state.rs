@@ -1,0 +1,99 @@
+//! State shared by the server's tasks: configuration, counters and the shutdown signal.
+//! Session state is not here: each project's session has a task of its own (`projects`).
+
+use crate::projects::Projects;
+use ccmem_proto::api::ConnectionStats;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// Limits applied to every connection.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Most connections open at once.
+    pub max_connections: usize,
+    /// A connection that sends no complete frame for this long is closed.
+    pub idle_timeout: Duration,
+    /// A reply the peer does not read within this long closes the connection.
+    pub write_timeout: Duration,
+    /// Largest frame accepted.
+    pub max_frame: usize,
+    /// How long shutdown waits for requests in flight.
+    pub shutdown_grace: Duration,
+}
+
+/// Everything the connection tasks share. Cheap to reach through an `Arc`.
+#[derive(Debug)]
+pub struct Shared {
+    /// The socket we listen on.
+    pub socket: PathBuf,
+    /// Wall-clock start, for status.
+    pub started_at: chrono::DateTime<chrono::Local>,
+    /// Monotonic start, for uptime.
+    pub started: Instant,
+    /// Process start to accepting connections, set once ready.
+    pub ready_ms: OnceLock<f64>,
+    /// Connection limits.
+    pub limits: Limits,
+    /// One permit per open connection.
+    pub permits: Arc<Semaphore>,
+    /// Cancelled when the daemon is to stop.
+    pub shutdown: CancellationToken,
+    /// Counters.
+    pub stats: Stats,
+    /// Live project sessions.
+    pub projects: Projects,
+}
+
+impl Shared {
+    /// New shared state; `started` is when the process began.
+    pub fn new(socket: PathBuf, started: Instant, limits: Limits) -> Self {
+        Self {
+            socket,
+            started_at: chrono::Local::now(),
+            started,
+            ready_ms: OnceLock::new(),
+            limits,
+            permits: Arc::new(Semaphore::new(limits.max_connections)),
+            shutdown: CancellationToken::new(),
+            stats: Stats::default(),
+            projects: Projects::default(),
+        }
+    }
+
+    /// A snapshot of the connection counters.
+    pub fn connection_stats(&self) -> ConnectionStats {
+        let max = self.limits.max_connections;
+        ConnectionStats {
+            active: (max - self.permits.available_permits()) as u64,
+            max: max as u64,
+            accepted: self.stats.accepted.load(Relaxed),
+            refused_peer: self.stats.refused_peer.load(Relaxed),
+            refused_busy: self.stats.refused_busy.load(Relaxed),
+            requests: self.stats.requests.load(Relaxed),
+        }
+    }
+}
+
+/// Monotonic counters since start.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Connections accepted.
+    pub accepted: AtomicU64,
+    /// Connections refused for their peer's uid.
+    pub refused_peer: AtomicU64,
+    /// Connections refused at the cap.
+    pub refused_busy: AtomicU64,
+    /// Messages handled.
+    pub requests: AtomicU64,
+}
+
+impl Stats {
+    /// Adds one to `counter`.
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Relaxed);
+    }
+}

@@ -1,0 +1,20 @@
+//! The ccmem wire protocol, shared by `ccmemd` and `ccmemctl`.
+//!
+//! Synchronous and free of any async runtime so that the client stays small and
+//! starts fast. The daemon adds its own async framing on top of [`frame`]'s rules.
+//!
+//! - [`rpc`]: the JSON-RPC 2.0 envelope and error codes.
+//! - [`frame`]: newline-delimited framing with a size limit.
+//! - [`api`]: method names and their parameter and result types.
+//! - [`paths`]: where the socket, pidfile and state live, and the checks that keep them private.
+
+pub mod api;
+pub mod frame;
+pub mod paths;
+pub mod rpc;
+
+/// Version of the wire protocol. Bumped on any incompatible change to [`api`] or [`rpc`].
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Version of this build of ccmem (shared by all crates of the workspace).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

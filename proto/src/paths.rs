@@ -1,0 +1,190 @@
+//! Where ccmem keeps its socket, pidfile, log and state, and the checks that keep the
+//! socket private to its user.
+//!
+//! | what | Linux | macOS | Windows |
+//! |---|---|---|---|
+//! | socket | `$XDG_RUNTIME_DIR/ccmem/ccmemd.sock`, else `$TMPDIR/ccmem-<uid>/ccmemd.sock` | `$TMPDIR/ccmem-<uid>/ccmemd.sock` | `\\.\pipe\ccmem-<user>` |
+//! | pidfile | beside the socket, `ccmemd.pid` | same | state dir |
+//! | state, log | `$XDG_STATE_HOME/ccmem/` (`~/.local/state/ccmem/`) | `~/Library/Application Support/ccmem/` | `%LOCALAPPDATA%\ccmem\` |
+//!
+//! `CCMEM_SOCKET` or `--socket` overrides the socket (and with it the pidfile).
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Environment variable that overrides the socket path.
+pub const SOCKET_ENV: &str = "CCMEM_SOCKET";
+/// Environment variable that, set to `1`, stops the client from starting the daemon.
+pub const NO_AUTOSTART_ENV: &str = "CCMEM_NO_AUTOSTART";
+
+const SOCKET_FILE: &str = "ccmemd.sock";
+
+/// The socket to use: `explicit` (from `--socket`) if given, else `$CCMEM_SOCKET`, else the
+/// platform default.
+pub fn socket_path(explicit: Option<&Path>) -> io::Result<PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    match std::env::var_os(SOCKET_ENV) {
+        Some(p) if !p.is_empty() => Ok(PathBuf::from(p)),
+        _ => default_socket_path(),
+    }
+}
+
+/// The platform's default socket location (see the module docs).
+#[cfg(unix)]
+pub fn default_socket_path() -> io::Result<PathBuf> {
+    // Only an absolute XDG_RUNTIME_DIR counts, as the XDG spec says.
+    #[cfg(not(target_os = "macos"))]
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        if dir.is_absolute() {
+            return Ok(dir.join("ccmem").join(SOCKET_FILE));
+        }
+    }
+    // macOS's TMPDIR is already per user; elsewhere /tmp is shared, hence the uid and the
+    // ownership check in `ensure_private_dir`.
+    Ok(std::env::temp_dir().join(format!("ccmem-{}", euid())).join(SOCKET_FILE))
+}
+
+/// The platform's default socket location (see the module docs).
+#[cfg(windows)]
+pub fn default_socket_path() -> io::Result<PathBuf> {
+    let user = std::env::var("USERNAME").unwrap_or_else(|_| "default".into());
+    let user: String = user.chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect();
+    Ok(PathBuf::from(format!(r"\\.\pipe\ccmem-{user}")))
+}
+
+/// Whether `path` names a Windows named pipe rather than a file.
+pub fn is_named_pipe(path: &Path) -> bool {
+    path.to_string_lossy().starts_with(r"\\.\pipe\")
+}
+
+/// The pidfile that guards the daemon serving `socket`: `ccmemd.sock` → `ccmemd.pid` in the
+/// same directory (`<name>.pid` for other names). For a named pipe, in the state dir.
+pub fn pidfile_for(socket: &Path) -> io::Result<PathBuf> {
+    if is_named_pipe(socket) {
+        let name = socket.file_name().unwrap_or(OsStr::new("ccmemd"));
+        return Ok(state_dir()?.join(Path::new(name).with_extension("pid")));
+    }
+    Ok(if socket.extension() == Some(OsStr::new("sock")) {
+        socket.with_extension("pid")
+    } else {
+        let mut name = socket.as_os_str().to_owned();
+        name.push(".pid");
+        PathBuf::from(name)
+    })
+}
+
+/// The daemon's state directory: `$XDG_STATE_HOME/ccmem` on Linux, the platform's local data
+/// directory elsewhere.
+pub fn state_dir() -> io::Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "ccmem")
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "cannot find the home directory (is HOME set?)"))?;
+    Ok(dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir()).to_path_buf())
+}
+
+/// Where an auto-started daemon's output goes.
+pub fn daemon_log_file() -> io::Result<PathBuf> {
+    Ok(state_dir()?.join("ccmemd.log"))
+}
+
+/// The effective user id of this process.
+#[cfg(unix)]
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Creates `dir` (and its parents) if missing, mode 0700, then checks it with
+/// [`check_private_dir`].
+#[cfg(unix)]
+pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            // The mode given to mkdir is masked by the umask; set it outright.
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Err(e) => return Err(e),
+        Ok(_) => {}
+    }
+    check_private_dir(dir)
+}
+
+/// Refuses a socket directory that another user owns, that others may write to, or that is
+/// not a real directory: any of those would let someone else replace the socket.
+#[cfg(unix)]
+pub fn check_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir)?;
+    let refuse = |why: String| {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing socket directory {}: {why}; use a private directory (mode 0700) of your own",
+                dir.display()
+            ),
+        ))
+    };
+    if meta.file_type().is_symlink() {
+        return refuse("it is a symbolic link".into());
+    }
+    if !meta.is_dir() {
+        return refuse("it is not a directory".into());
+    }
+    let me = euid();
+    if meta.uid() != me {
+        return refuse(format!("it is owned by uid {}, not by you (uid {me})", meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return refuse(format!("it is writable by others (mode {:o})", meta.mode() & 0o777));
+    }
+    Ok(())
+}
+
+/// The directory holding the socket file, if the socket is a file.
+pub fn socket_dir(socket: &Path) -> Option<&Path> {
+    if is_named_pipe(socket) {
+        return None;
+    }
+    socket.parent().filter(|p| !p.as_os_str().is_empty())
+}
+
+/// The interprocess name for `socket`: a file path on Unix, a pipe on Windows. Never the
+/// Linux abstract namespace, which has no permissions.
+pub fn socket_name(socket: &Path) -> io::Result<interprocess::local_socket::Name<'_>> {
+    use interprocess::local_socket::{GenericFilePath, ToFsName};
+    socket.to_fs_name::<GenericFilePath>()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn pidfile_sits_beside_the_socket() {
+        assert_eq!(pidfile_for(Path::new("/r/ccmem/ccmemd.sock")).unwrap(), Path::new("/r/ccmem/ccmemd.pid"));
+        assert_eq!(pidfile_for(Path::new("/r/x/custom")).unwrap(), Path::new("/r/x/custom.pid"));
+    }
+
+    #[test]
+    fn private_dir_is_created_0700_and_loose_ones_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("a/b/ccmem");
+        ensure_private_dir(&d).unwrap();
+        let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = ensure_private_dir(&d).unwrap_err();
+        assert!(err.to_string().contains("writable by others"), "{err}");
+
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&d, &link).unwrap();
+        let err = check_private_dir(&link).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+    }
+}
