@@ -1,0 +1,358 @@
+//! Test harness: each test gets its own temp HOME and XDG directories (and so its own
+//! socket), real `ccmemd` and `ccmemctl` processes, and a guard that stops every daemon it
+//! started, by PID, when the test ends, pass or fail.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const CCMEMD: &str = env!("CARGO_BIN_EXE_ccmemd");
+pub const CCMEMCTL: &str = env!("CARGO_BIN_EXE_ccmemctl");
+
+/// A private environment: temp HOME, XDG dirs, socket. Dropping it stops any daemon whose
+/// pid is in its pidfile (auto-started ones included).
+pub struct Env {
+    pub root: tempfile::TempDir,
+    pub home: PathBuf,
+    pub runtime: PathBuf,
+    pub state: PathBuf,
+    pub socket: PathBuf,
+    extra_pids: std::cell::RefCell<Vec<u32>>,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let root = tempfile::Builder::new().prefix("ccm").tempdir_in("/tmp").expect("temp dir");
+        let base = root.path().to_path_buf();
+        let home = base.join("home");
+        let runtime = base.join("run");
+        let state = base.join("state");
+        for d in [&home, &runtime, &state, &base.join("config"), &base.join("data"), &base.join("cache")] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        set_mode(&runtime, 0o700);
+        let socket = runtime.join("ccmem/ccmemd.sock");
+        Env { root, home, runtime, state, socket, extra_pids: Default::default() }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.root.path()
+    }
+
+    pub fn pidfile(&self) -> PathBuf {
+        self.socket.with_extension("pid")
+    }
+
+    pub fn log_file(&self) -> PathBuf {
+        self.state.join("ccmem/ccmemd.log")
+    }
+
+    /// Applies this environment to `cmd`, clearing anything from the outside that would
+    /// point ccmem elsewhere.
+    pub fn apply(&self, cmd: &mut Command) {
+        let base = self.path();
+        cmd.env("HOME", &self.home)
+            .env("XDG_RUNTIME_DIR", &self.runtime)
+            .env("XDG_STATE_HOME", &self.state)
+            .env("XDG_CONFIG_HOME", base.join("config"))
+            .env("XDG_DATA_HOME", base.join("data"))
+            .env("XDG_CACHE_HOME", base.join("cache"))
+            .env_remove("CCMEM_SOCKET")
+            .env_remove("CCMEM_NO_AUTOSTART")
+            .env("RUST_LOG", "info")
+            .current_dir(base)
+            .stdin(Stdio::null());
+    }
+
+    pub fn ctl_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(CCMEMCTL);
+        self.apply(&mut cmd);
+        cmd.args(args);
+        cmd
+    }
+
+    /// Runs `ccmemctl` with `args` to completion.
+    pub fn ctl(&self, args: &[&str]) -> Output {
+        let out = self.ctl_cmd(args).output().expect("run ccmemctl");
+        self.note_daemon();
+        out
+    }
+
+    /// Runs `ccmemctl ... --json` and parses its stdout, asserting exit 0.
+    pub fn ctl_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut a = args.to_vec();
+        a.push("--json");
+        let out = self.ctl(&a);
+        assert_ok(&out, &format!("ccmemctl {args:?}"));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("ccmemctl {args:?} printed no JSON: {e}\n{}", text(&out.stdout)))
+    }
+
+    pub fn daemon_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(CCMEMD);
+        self.apply(&mut cmd);
+        cmd.args(args);
+        cmd
+    }
+
+    /// Starts `ccmemd` with `args` in the foreground (as a child), its stderr in a file, and
+    /// waits until it answers.
+    pub fn start_daemon(&self, args: &[&str]) -> Daemon {
+        let mut cmd = self.daemon_cmd(args);
+        let d = Daemon::spawn(&mut cmd, self.path().join(format!("ccmemd-{}.stderr", unique())));
+        d.wait_ready(&self.socket);
+        d
+    }
+
+    /// Remembers the pid in the pidfile so Drop can stop it even after the file is gone.
+    pub fn note_daemon(&self) {
+        if let Some(pid) = self.pidfile_pid() {
+            let mut v = self.extra_pids.borrow_mut();
+            if !v.contains(&pid) {
+                v.push(pid);
+            }
+        }
+    }
+
+    pub fn pidfile_pid(&self) -> Option<u32> {
+        std::fs::read_to_string(self.pidfile()).ok()?.trim().parse().ok()
+    }
+
+    /// Connects a raw client to the socket.
+    pub fn raw(&self) -> Raw {
+        Raw::connect(&self.socket)
+    }
+
+    /// Live `ccmemd` processes serving this environment's socket.
+    pub fn daemons_running(&self) -> Vec<u32> {
+        daemons_for(&self.socket)
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        self.note_daemon();
+        let mut pids = self.extra_pids.borrow().clone();
+        pids.extend(daemons_for(&self.socket));
+        for pid in pids {
+            stop_pid(pid);
+        }
+    }
+}
+
+/// A daemon started by the test as its child.
+pub struct Daemon {
+    pub child: Option<Child>,
+    pub pid: u32,
+    pub stderr: PathBuf,
+}
+
+impl Daemon {
+    pub fn spawn(cmd: &mut Command, stderr: PathBuf) -> Self {
+        let err = std::fs::File::create(&stderr).expect("stderr file");
+        let child = cmd.stdout(Stdio::null()).stderr(err).spawn().expect("spawn ccmemd");
+        Daemon { pid: child.id(), child: Some(child), stderr }
+    }
+
+    pub fn wait_ready(&self, socket: &Path) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(mut s) = UnixStream::connect(socket) {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+                if s.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n").is_ok() {
+                    let mut line = String::new();
+                    if BufReader::new(&s).read_line(&mut line).is_ok() && line.contains("pong") {
+                        return;
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("ccmemd did not become ready; its stderr:\n{}", self.log());
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Sends `sig` and waits for the exit status.
+    pub fn signal_and_wait(&mut self, sig: i32, timeout: Duration) -> std::process::ExitStatus {
+        unsafe { libc::kill(self.pid as i32, sig) };
+        self.wait(timeout)
+    }
+
+    pub fn wait(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let child = self.child.as_mut().expect("child");
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(st) = child.try_wait().expect("try_wait") {
+                return st;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ccmemd (pid {}) did not exit in {timeout:?}; log:\n{}",
+                self.pid,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            if child.try_wait().ok().flatten().is_none() {
+                stop_pid(self.pid);
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+/// SIGTERM, a grace period, then SIGKILL.
+pub fn stop_pid(pid: u32) {
+    let pid = pid as i32;
+    if unsafe { libc::kill(pid, 0) } != 0 || !is_ccmemd(pid as u32) {
+        return;
+    }
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if !alive(pid as u32) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+/// Alive and not a zombie.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+fn is_ccmemd(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| c.split(|&b| b == 0).next().is_some_and(|a| a.ends_with(b"ccmemd")))
+        .unwrap_or(false)
+}
+
+/// Live ccmemd processes whose command line or environment names `socket`'s runtime dir.
+pub fn daemons_for(socket: &Path) -> Vec<u32> {
+    let key = socket.parent().and_then(Path::parent).unwrap_or(socket).to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return found };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        if !is_ccmemd(pid) || !alive(pid) {
+            continue;
+        }
+        let mut hay = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        hay.extend(std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default());
+        if String::from_utf8_lossy(&hay).contains(&key) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A raw protocol client on a real socket.
+pub struct Raw {
+    pub stream: UnixStream,
+    reader: BufReader<UnixStream>,
+}
+
+impl Raw {
+    pub fn connect(socket: &Path) -> Self {
+        let stream = UnixStream::connect(socket).unwrap_or_else(|e| panic!("connect {}: {e}", socket.display()));
+        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let reader = BufReader::new(stream.try_clone().expect("clone"));
+        Raw { stream, reader }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("send");
+    }
+
+    /// Reads one reply line; `None` at end of stream.
+    pub fn recv(&mut self) -> Option<serde_json::Value> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) => None,
+            Ok(_) => Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {line:?}"))),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => None,
+            Err(e) => panic!("recv: {e}"),
+        }
+    }
+
+    /// Sends one line and returns the reply.
+    pub fn call(&mut self, line: &str) -> serde_json::Value {
+        self.send(format!("{line}\n").as_bytes());
+        self.recv().unwrap_or_else(|| panic!("no reply to {line}"))
+    }
+
+    /// True once the daemon has closed the connection (reads hit end of stream).
+    pub fn is_closed(&mut self) -> bool {
+        let mut buf = [0u8; 64];
+        loop {
+            match self.reader.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+pub fn error_code(reply: &serde_json::Value) -> i64 {
+    reply["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error reply: {reply}"))
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+pub fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed with {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+pub fn set_mode(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+pub fn mode_of(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(p).expect("stat").permissions().mode() & 0o777
+}
+
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    cond()
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}

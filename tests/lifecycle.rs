@@ -1,0 +1,299 @@
+//! Daemon lifecycle and client behaviour, end to end with the real binaries.
+#![cfg(unix)]
+
+mod common;
+
+use common::*;
+use std::os::unix::net::UnixListener;
+use std::time::Duration;
+
+#[test]
+fn status_autostarts_the_daemon_and_reports_the_project() {
+    let env = Env::new();
+    let project = env.path().join("proj");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(project.join("src/deep")).unwrap();
+
+    let mut cmd = env.ctl_cmd(&["status"]);
+    cmd.current_dir(project.join("src/deep"));
+    let out = cmd.output().unwrap();
+    env.note_daemon();
+    assert_ok(&out, "ccmemctl status");
+    let stdout = text(&out.stdout);
+    let root = std::fs::canonicalize(&project).unwrap();
+    assert!(stdout.contains(&format!("project      {}", root.display())), "{stdout}");
+    assert!(stdout.contains("ccmemd 0.1.0 (protocol 1)"), "{stdout}");
+
+    let v = env.ctl_json(&["status", project.join("src").to_str().unwrap()]);
+    assert_eq!(v["project"]["root"], root.to_str().unwrap());
+    assert_eq!(v["project"]["live"], false);
+    assert_eq!(v["daemon"]["protocol_version"], 1);
+    assert_eq!(v["daemon"]["version"], env!("CARGO_PKG_VERSION"));
+    let pid = v["daemon"]["pid"].as_u64().unwrap() as u32;
+    assert_eq!(env.pidfile_pid(), Some(pid));
+    assert!(v["daemon"]["ready_ms"].as_f64().unwrap() > 0.0);
+
+    // The socket is the user's alone; the auto-started daemon logs to the state dir.
+    assert_eq!(mode_of(env.socket.parent().unwrap()), 0o700);
+    assert_eq!(mode_of(&env.socket), 0o600);
+    let log = std::fs::read_to_string(env.log_file()).unwrap();
+    assert!(log.contains("ccmemd ready"), "{log}");
+    // Detached: its own session, not the client's.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+    assert_eq!(fields[3], pid.to_string(), "the daemon leads its own session: {stat}");
+}
+
+#[test]
+fn status_of_a_missing_path_is_a_daemon_error() {
+    let env = Env::new();
+    let out = env.ctl(&["status", "/definitely/not/here"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("/definitely/not/here"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn no_start_reports_unreachable_with_exit_3() {
+    let env = Env::new();
+    let out = env.ctl(&["--no-start", "ping"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("cannot reach ccmemd"), "{}", text(&out.stderr));
+
+    let out = env.ctl_cmd(&["status"]).env("CCMEM_NO_AUTOSTART", "1").output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(env.daemons_running().is_empty(), "no daemon may have been started");
+    assert!(!env.socket.exists());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let env = Env::new();
+    assert_eq!(env.ctl(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(env.ctl(&["status", "a", "b"]).status.code(), Some(2));
+}
+
+#[test]
+fn racing_clients_end_with_exactly_one_daemon() {
+    let env = Env::new();
+    let procs: Vec<_> = (0..8)
+        .map(|_| {
+            env.ctl_cmd(&["ping", "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut pids = Vec::new();
+    for p in procs {
+        let out = p.wait_with_output().unwrap();
+        assert_ok(&out, "racing ccmemctl ping");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        pids.push(v["pid"].as_u64().unwrap() as u32);
+    }
+    env.note_daemon();
+    pids.dedup();
+    assert_eq!(pids.len(), 1, "all clients must reach one daemon: {pids:?}");
+    // Losers of the race exit on their own; give them a moment.
+    assert!(
+        wait_until(Duration::from_secs(5), || env.daemons_running() == pids),
+        "exactly one ccmemd must remain: {:?} vs {pids:?}",
+        env.daemons_running()
+    );
+}
+
+#[test]
+fn a_second_daemon_exits_0_when_one_is_live() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let out = env.daemon_cmd(&[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("already running"), "{}", text(&out.stderr));
+    assert_eq!(env.daemons_running().len(), 1);
+}
+
+#[test]
+fn a_stale_socket_is_replaced() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    set_mode(env.socket.parent().unwrap(), 0o700);
+    // A socket file that nobody listens on, as a crashed daemon leaves behind.
+    drop(UnixListener::bind(&env.socket).unwrap());
+    assert!(env.socket.exists());
+    let _d = env.start_daemon(&[]);
+    assert_ok(&env.ctl(&["--no-start", "ping"]), "ping after stale socket");
+}
+
+#[test]
+fn after_kill_9_the_next_client_starts_a_fresh_daemon() {
+    let env = Env::new();
+    let first = env.ctl_json(&["ping"])["pid"].as_u64().unwrap() as u32;
+    unsafe { libc::kill(first as i32, libc::SIGKILL) };
+    assert!(wait_until(Duration::from_secs(5), || !alive(first)));
+    assert!(env.socket.exists(), "kill -9 leaves the socket file behind");
+    let second = env.ctl_json(&["ping"])["pid"].as_u64().unwrap() as u32;
+    assert_ne!(first, second);
+}
+
+#[test]
+fn sigterm_and_sigint_shut_down_gracefully() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let env = Env::new();
+        let mut d = env.start_daemon(&[]);
+        // A connected, idle client must not hold the shutdown up.
+        let _idle = env.raw();
+        let status = d.signal_and_wait(sig, Duration::from_secs(10));
+        assert_eq!(status.code(), Some(0), "signal {sig}: {}", d.log());
+        assert!(!env.socket.exists(), "socket removed");
+        assert!(!env.pidfile().exists(), "pidfile removed");
+        let log = d.log();
+        assert!(log.contains("final checkpoint of every live project"), "{log}");
+        assert!(log.contains("ccmemd stopped"), "{log}");
+    }
+}
+
+#[test]
+fn shutdown_command_stops_the_daemon_and_waits_for_it() {
+    let env = Env::new();
+    let mut d = env.start_daemon(&[]);
+    let out = env.ctl(&["shutdown"]);
+    assert_ok(&out, "ccmemctl shutdown");
+    assert!(text(&out.stdout).contains(&format!("ccmemd (pid {}) stopped", d.pid)), "{}", text(&out.stdout));
+    // `shutdown` returned only after the daemon released everything.
+    assert!(!env.socket.exists() && !env.pidfile().exists());
+    assert_eq!(d.wait(Duration::from_secs(5)).code(), Some(0));
+
+    // Stopping a stopped daemon is not an error, and does not start one.
+    let out = env.ctl(&["shutdown"]);
+    assert_ok(&out, "second shutdown");
+    assert!(text(&out.stdout).contains("not running"));
+    assert!(env.daemons_running().is_empty());
+}
+
+#[test]
+fn version_never_starts_a_daemon() {
+    let env = Env::new();
+    let v = env.ctl_json(&["version"]);
+    assert_eq!(v["client"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(v["daemon"].is_null());
+    assert!(env.daemons_running().is_empty());
+    let _d = env.start_daemon(&[]);
+    let v = env.ctl_json(&["version"]);
+    assert_eq!(v["daemon"]["protocol_version"], 1);
+}
+
+#[test]
+fn socket_can_be_moved_by_env_or_flag() {
+    let env = Env::new();
+    let alt_dir = env.path().join("alt");
+    let alt = alt_dir.join("d.sock");
+    let mut d = env.daemon_cmd(&[]);
+    d.env("CCMEM_SOCKET", &alt);
+    let d = Daemon::spawn(&mut d, env.path().join("alt.stderr"));
+    d.wait_ready(&alt);
+    assert_eq!(mode_of(&alt_dir), 0o700);
+    assert!(alt_dir.join("d.pid").exists(), "pidfile beside the socket");
+    assert!(!env.socket.exists(), "default socket untouched");
+    let out = env.ctl(&["--socket", alt.to_str().unwrap(), "--no-start", "ping"]);
+    assert_ok(&out, "ping via --socket");
+    let out = env.ctl_cmd(&["--no-start", "ping"]).env("CCMEM_SOCKET", &alt).output().unwrap();
+    assert_ok(&out, "ping via CCMEM_SOCKET");
+}
+
+#[test]
+fn refuses_a_socket_directory_others_can_write() {
+    let env = Env::new();
+    let dir = env.socket.parent().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    set_mode(dir, 0o777);
+    let out = env.daemon_cmd(&[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("writable by others"), "{}", text(&out.stderr));
+    // The client refuses it too, rather than talk to whatever might be there.
+    let out = env.ctl(&["--no-start", "ping"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("writable by others"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn refuses_to_replace_a_file_that_is_not_a_socket() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    set_mode(env.socket.parent().unwrap(), 0o700);
+    std::fs::write(&env.socket, "precious").unwrap();
+    let out = env.daemon_cmd(&[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is not a socket"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&env.socket).unwrap(), "precious");
+}
+
+/// A daemon of another protocol version (played here by a tiny server on a real socket)
+/// is named, and the client stops with exit 1.
+#[test]
+fn client_notices_a_daemon_of_another_protocol() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    set_mode(env.socket.parent().unwrap(), 0o700);
+    let listener = UnixListener::bind(&env.socket).unwrap();
+    let server = std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        let (mut s, _) = listener.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(&s).read_line(&mut line).unwrap();
+        assert!(line.contains("\"hello\""), "{line}");
+        let reply = r#"{"jsonrpc":"2.0","id":1,"result":{"daemon_version":"9.0.0","protocol_version":99,"pid":1,"compatible":false}}"#;
+        s.write_all(format!("{reply}\n").as_bytes()).unwrap();
+    });
+    let out = env.ctl(&["--no-start", "status"]);
+    server.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("9.0.0") && err.contains("protocol 99") && err.contains("ccmemctl shutdown"), "{err}");
+}
+
+/// Peers of another uid are refused by the daemon; a daemon of another uid is refused by the
+/// client. Needs root to play two users; skipped (with a note) otherwise.
+#[test]
+fn other_users_are_refused_both_ways() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to run a daemon as another user");
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    let nobody = 65534;
+    for d in [env.path(), &env.home, &env.runtime, &env.state] {
+        std::os::unix::fs::chown(d, Some(nobody), Some(nobody)).unwrap();
+    }
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.uid(nobody).gid(nobody);
+    let d = Daemon::spawn(&mut cmd, env.path().join("nobody.stderr"));
+    // Root can reach the 0700 directory; the peer check is what stops it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !env.socket.exists() {
+        assert!(std::time::Instant::now() < deadline, "daemon as nobody did not start: {}", d.log());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut raw = env.raw();
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    assert!(raw.recv().is_none(), "a peer of another uid must get no answer");
+    assert!(
+        wait_until(Duration::from_secs(5), || d.log().contains("refused connection from another user")),
+        "{}",
+        d.log()
+    );
+    // The client refuses a socket directory owned by someone else...
+    let out = env.ctl(&["--no-start", "ping"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("owned by uid 65534"), "{}", text(&out.stderr));
+    // ...and, reached through a directory of its own (a hard link to the same socket), a
+    // daemon of another uid.
+    let mine = env.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    set_mode(&mine, 0o700);
+    let link = mine.join("ccmemd.sock");
+    std::fs::hard_link(&env.socket, &link).unwrap();
+    let out = env.ctl(&["--no-start", "--socket", link.to_str().unwrap(), "ping"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("runs as uid 65534"), "{}", text(&out.stderr));
+}
