@@ -202,7 +202,7 @@ fn the_connection_cap_answers_busy_and_recovers() {
 fn a_client_that_stops_reading_does_not_block_others() {
     let env = Env::new();
     let d = env.start_daemon(&[]);
-    let mut hog = env.raw();
+    let hog = env.raw();
     // Thousands of requests, never reading a reply: the daemon's writes to it block.
     let line = format!("{PING}\n").repeat(20_000);
     let mut s = hog.stream.try_clone().unwrap();
