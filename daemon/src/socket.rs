@@ -28,13 +28,7 @@ pub fn bind(socket: &Path) -> anyhow::Result<(Listener, SocketFile)> {
     #[cfg(unix)]
     check_path_length(socket)?;
     remove_stale(socket)?;
-    let opts = ListenerOptions::new().name(paths::socket_name(socket)?).reclaim_name(false);
-    #[cfg(unix)]
-    let opts = {
-        use interprocess::os::unix::local_socket::ListenerOptionsExt;
-        opts.mode(0o600)
-    };
-    let listener = opts.create_tokio().with_context(|| format!("cannot listen on {}", socket.display()))?;
+    let listener = listen(socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
     let file = SocketFile {
         path: socket.to_path_buf(),
         #[cfg(unix)]
@@ -57,6 +51,26 @@ impl SocketFile {
             }
         }
     }
+}
+
+/// Binds with mode 0600 set before `bind` where the platform allows it (Linux, recent BSDs);
+/// elsewhere (macOS) the mode is set right after, which the 0700 directory makes safe.
+#[cfg(unix)]
+fn listen(socket: &Path) -> io::Result<Listener> {
+    use interprocess::os::unix::local_socket::ListenerOptionsExt;
+    use std::os::unix::fs::PermissionsExt;
+    let opts = || Ok::<_, io::Error>(ListenerOptions::new().name(paths::socket_name(socket)?).reclaim_name(false));
+    let listener = match opts()?.mode(0o600).create_tokio() {
+        Err(e) if e.kind() == io::ErrorKind::Unsupported => opts()?.create_tokio()?,
+        other => other?,
+    };
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+#[cfg(not(unix))]
+fn listen(socket: &Path) -> io::Result<Listener> {
+    ListenerOptions::new().name(paths::socket_name(socket)?).create_tokio()
 }
 
 #[cfg(unix)]
