@@ -297,3 +297,30 @@ fn other_users_are_refused_both_ways() {
     assert_eq!(out.status.code(), Some(3));
     assert!(text(&out.stderr).contains("runs as uid 65534"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn logs_are_json_lines_on_request_and_follow_rust_log() {
+    let env = Env::new();
+    let mut cmd = env.daemon_cmd(&["--log-format", "json"]);
+    cmd.env("RUST_LOG", "debug");
+    let mut d = Daemon::spawn(&mut cmd, env.path().join("json.stderr"));
+    d.wait_ready(&env.socket);
+    // A rejected message is logged at debug level.
+    env.raw().call("not json");
+    let status = d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0));
+    let log = d.log();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON log line ({e}): {l}")))
+        .collect();
+    assert!(lines.iter().any(|l| l["message"] == "ccmemd ready" && l["level"] == "INFO"), "{log}");
+    assert!(lines.iter().any(|l| l["message"] == "rejected message" && l["level"] == "DEBUG"), "{log}");
+
+    // At the default level, debug lines are not written.
+    let env = Env::new();
+    let mut d = env.start_daemon(&[]);
+    env.raw().call("not json");
+    d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
+    assert!(!d.log().contains("rejected message"), "{}", d.log());
+}
