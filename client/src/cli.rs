@@ -42,4 +42,68 @@ pub enum Command {
     Shutdown,
     /// Show the versions of ccmemctl and of the running daemon
     Version,
+    /// Start (or keep) a session for the project of PATH (default: the current directory)
+    Watch {
+        /// A directory or file inside the project
+        path: Option<PathBuf>,
+    },
+    /// End the project's session (final checkpoint, archived) and stop tracking it
+    Unwatch {
+        /// A directory or file inside the project
+        path: Option<PathBuf>,
+    },
+    /// List the projects with a live session
+    Projects,
+    /// List the project's ended sessions, newest first
+    History {
+        /// A directory or file inside the project
+        path: Option<PathBuf>,
+    },
+    /// End the project's session now (archived) and start a new one
+    ResetSession {
+        /// A directory or file inside the project
+        path: Option<PathBuf>,
+    },
+    /// Write the project's checkpoint (.claude/.project-state.json) now
+    Checkpoint {
+        /// A directory or file inside the project
+        path: Option<PathBuf>,
+        /// Why
+        #[arg(long, value_enum, default_value_t = Reason::Manual)]
+        reason: Reason,
+        /// Notes to keep with the session (replaces its context notes)
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+    },
+    /// Record an event in the project's session, given as JSON (or read from stdin), e.g.
+    /// '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'
+    Event {
+        /// The event as JSON; `-` or absent reads it from stdin
+        #[arg(value_name = "JSON")]
+        event: Option<String>,
+        /// A directory or file inside the project (default: the current directory)
+        #[arg(long, value_name = "PATH")]
+        project: Option<PathBuf>,
+    },
+}
+
+/// Checkpoint reasons a user can give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Reason {
+    /// Save now
+    Manual,
+    /// A phase is finished
+    #[value(name = "phase_complete", alias = "phase-complete")]
+    PhaseComplete,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

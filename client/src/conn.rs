@@ -1,7 +1,7 @@
 //! A blocking connection to the daemon: one request at a time, each answered in order.
 
 use ccmem_proto::api::{self, method};
-use ccmem_proto::frame::{read_frame, FrameError, MAX_FRAME};
+use ccmem_proto::frame::{read_frame, FrameError};
 use ccmem_proto::rpc::{self, RpcError};
 use ccmem_proto::{paths, PROTOCOL_VERSION, VERSION};
 use interprocess::local_socket::{prelude::*, ConnectOptions, Stream};
@@ -13,6 +13,10 @@ use std::time::Duration;
 
 /// How long a request may take before the client gives up on the daemon.
 const IO_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Largest reply read. Requests are bounded by `MAX_FRAME`; a reply carrying a whole
+/// session may be larger.
+const MAX_REPLY: usize = 64 << 20;
 
 /// Why a call failed.
 #[derive(Debug)]
@@ -62,13 +66,13 @@ impl Conn {
         let mut stream = self.reader.get_ref();
         stream.write_all(&line)?;
         stream.flush()?;
-        match read_frame(&mut self.reader, &mut self.frame, MAX_FRAME) {
+        match read_frame(&mut self.reader, &mut self.frame, MAX_REPLY) {
             Ok(true) => {}
             Ok(false) => {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the daemon closed the connection").into())
             }
             Err(FrameError::Io(e)) => return Err(e.into()),
-            Err(FrameError::TooLarge) => return Err(CallError::BadReply("reply larger than 1 MiB".into())),
+            Err(FrameError::TooLarge) => return Err(CallError::BadReply("reply larger than 64 MiB".into())),
         }
         let resp =
             rpc::Response::parse(&self.frame).map_err(|e| CallError::BadReply(format!("unreadable reply: {e}")))?;

@@ -94,6 +94,99 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::Status { path } => status(&ctx, path),
         cli::Command::Shutdown => shutdown(&ctx),
         cli::Command::Version => version(&ctx),
+        cli::Command::Watch { path } => {
+            let params = api::PathParams { path: project_path(path)? };
+            let r: api::ProjectSummary = with_daemon(&ctx, |c, _| c.call(method::WATCH, &params))?;
+            show(&ctx, &r, || format!("watching {} (session {})", r.root.display(), r.session_id));
+            Ok(())
+        }
+        cli::Command::Unwatch { path } => {
+            let params = api::PathParams { path: project_path(path)? };
+            let r: api::EndReply = with_daemon(&ctx, |c, _| c.call(method::UNWATCH, &params))?;
+            show(&ctx, &r, || match &r.ended_session {
+                Some(id) => format!("{} is no longer watched; session {id} ended and was archived", r.root.display()),
+                None => format!("{} was not being watched", r.root.display()),
+            });
+            Ok(())
+        }
+        cli::Command::Projects => {
+            let r: api::ProjectList = with_daemon(&ctx, |c, _| c.call(method::PROJECTS, &json!({})))?;
+            show(&ctx, &r, || output::projects(&r));
+            Ok(())
+        }
+        cli::Command::History { path } => {
+            let params = api::PathParams { path: project_path(path)? };
+            let r: api::HistoryReply = with_daemon(&ctx, |c, _| c.call(method::HISTORY, &params))?;
+            show(&ctx, &r, || output::history(&r));
+            Ok(())
+        }
+        cli::Command::ResetSession { path } => {
+            let params = api::PathParams { path: project_path(path)? };
+            let r: api::EndReply = with_daemon(&ctx, |c, _| c.call(method::RESET, &params))?;
+            show(&ctx, &r, || {
+                let new = r.new_session.as_deref().unwrap_or("?");
+                match &r.ended_session {
+                    Some(old) => format!("session {old} ended and was archived; new session {new}"),
+                    None => format!("new session {new}"),
+                }
+            });
+            Ok(())
+        }
+        cli::Command::Checkpoint { path, reason, note } => {
+            let reason = match reason {
+                cli::Reason::Manual => api::RequestedReason::Manual,
+                cli::Reason::PhaseComplete => api::RequestedReason::PhaseComplete,
+            };
+            let params = api::CheckpointParams { path: project_path(path)?, reason, note };
+            let r: api::CheckpointReply = with_daemon(&ctx, |c, _| c.call(method::CHECKPOINT, &params))?;
+            for w in &r.warnings {
+                eprintln!("ccmemctl: warning: {w}");
+            }
+            show(&ctx, &r, || {
+                format!(
+                    "checkpoint written: {} ({} bytes, session {})",
+                    r.checkpoint.path.display(),
+                    r.checkpoint.bytes,
+                    r.session_id
+                )
+            });
+            Ok(())
+        }
+        cli::Command::Event { event, project } => {
+            let text = match event.as_deref() {
+                Some(t) if t != "-" => t.to_string(),
+                _ => {
+                    let mut t = String::new();
+                    io::Read::read_to_string(&mut io::stdin(), &mut t)
+                        .map_err(|e| Error::Failed(format!("cannot read the event from stdin: {e}")))?;
+                    t
+                }
+            };
+            let event: ccmem_proto::session::SessionEvent = serde_json::from_str(&text)
+                .map_err(|e| Error::Failed(format!("not a valid event ({e}); see `ccmemctl event --help`")))?;
+            let params = api::EventParams { path: project_path(project)?, event };
+            let _: serde_json::Value = with_daemon(&ctx, |c, _| c.call(method::EVENT, &params))?;
+            show(&ctx, &json!({"recorded": true}), || "recorded".to_string());
+            Ok(())
+        }
+    }
+}
+
+/// The absolute path for a command's PATH argument (default: the current directory).
+fn project_path(path: Option<PathBuf>) -> Result<PathBuf, Error> {
+    match path {
+        Some(p) => std::path::absolute(&p),
+        None => std::env::current_dir(),
+    }
+    .map_err(|e| Error::Failed(format!("cannot resolve the project path: {e}")))
+}
+
+/// Prints `value` as JSON with --json, else the text `human` makes.
+fn show<T: serde::Serialize>(ctx: &Ctx, value: &T, human: impl FnOnce() -> String) {
+    if ctx.json {
+        output::print_json(value);
+    } else {
+        println!("{}", human().trim_end());
     }
 }
 
@@ -172,12 +265,7 @@ fn ping(ctx: &Ctx) -> Result<(), Error> {
 }
 
 fn status(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
-    let path = match path {
-        Some(p) => std::path::absolute(&p),
-        None => std::env::current_dir(),
-    }
-    .map_err(|e| Error::Failed(format!("cannot resolve the project path: {e}")))?;
-    let params = api::StatusParams { path: Some(path) };
+    let params = api::StatusParams { path: Some(project_path(path)?) };
     let reply: api::StatusReply = with_daemon(ctx, |c, _| c.call(method::STATUS, &params))?;
     if ctx.json {
         output::print_json(&reply);

@@ -1,6 +1,7 @@
 //! Text and JSON output.
 
-use ccmem_proto::api::StatusReply;
+use ccmem_proto::api::{HistoryReply, ProjectList, ProjectStatus, StatusReply};
+use ccmem_proto::session::Session;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -45,7 +46,148 @@ pub fn status(r: &StatusReply) -> String {
     let _ = writeln!(s, "projects     {} live", d.live_projects);
     if let Some(p) = &r.project {
         let _ = writeln!(s, "project      {}", p.root.display());
-        let _ = writeln!(s, "session      {}", if p.live { "live" } else { "none yet" });
+        match &p.session {
+            Some(session) => {
+                let _ = writeln!(s);
+                s.push_str(&session_context(p, session));
+            }
+            None => {
+                let _ = writeln!(s, "session      none (`ccmemctl watch` starts one; the agent's hooks will too)");
+            }
+        }
+    }
+    s
+}
+
+const SHOWN: usize = 10;
+
+/// Seed 001's "SESSION CONTEXT" block.
+pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
+    let mut s = String::new();
+    let active = human_duration(x.statistics.session_duration_minutes as f64 * 60.0);
+    let _ = writeln!(s, "📋 SESSION CONTEXT (Active for {active})");
+    let mut meta = vec![x.session_id.clone()];
+    if let Some(e) = p.expires_in_secs {
+        meta.push(format!("expires after {} more idle", human_duration(e)));
+    }
+    match &x.last_checkpoint {
+        Some(c) => meta.push(format!("last checkpoint {} ({})", c.timestamp, reason_text(c))),
+        None => meta.push("no checkpoint yet".into()),
+    }
+    if p.unsaved_changes {
+        meta.push("unsaved changes".into());
+    }
+    let _ = writeln!(s, "   {}", meta.join(" · "));
+    if x.git.branch != "unknown" {
+        let dirty = if x.git.has_uncommitted_changes {
+            format!(
+                ", {} staged, {} unstaged, {} untracked",
+                x.git.staged_files, x.git.unstaged_files, x.git.untracked_files
+            )
+        } else {
+            ", clean".into()
+        };
+        let _ = writeln!(
+            s,
+            "   git: {}{dirty}; last commit {}",
+            x.git.branch,
+            if x.git.last_commit.is_empty() { "none" } else { &x.git.last_commit }
+        );
+    }
+    let focus = &x.context_snapshot.active_task;
+    let _ = writeln!(s, "\n🎯 Current Focus: {}", if focus.is_empty() { "(not known yet)" } else { focus });
+    let done = &x.context_snapshot.completed_steps;
+    if !done.is_empty() {
+        let _ = writeln!(s, "\n✅ Completed ({} task{}):", done.len(), if done.len() == 1 { "" } else { "s" });
+        list(&mut s, done.iter().rev().cloned().collect());
+    }
+    let mut files: Vec<(&String, &ccmem_proto::session::FileRecord)> = x.files_modified.iter().collect();
+    files.sort_by(|a, b| b.1.last_modified.cmp(&a.1.last_modified).then(a.0.cmp(b.0)));
+    if !files.is_empty() {
+        let _ = writeln!(s, "\n📝 Modified Files ({}):", files.len());
+        let items = files
+            .iter()
+            .map(|(f, r)| {
+                let n = r.modification_count;
+                let gone = if r.deleted { ", deleted" } else { "" };
+                format!("{f} ({n} change{}{gone})", if n == 1 { "" } else { "s" })
+            })
+            .collect();
+        list(&mut s, items);
+    }
+    if !x.context_snapshot.next_steps.is_empty() {
+        let _ = writeln!(s, "\n🔜 Next Steps:");
+        list(&mut s, x.context_snapshot.next_steps.clone());
+    }
+    if !x.context_snapshot.blocking_issues.is_empty() {
+        let _ = writeln!(s, "\n🚧 Blocking Issues:");
+        list(&mut s, x.context_snapshot.blocking_issues.clone());
+    }
+    if !x.patterns_detected.is_empty() {
+        let _ = writeln!(s, "\n💡 Patterns Detected: {}", x.patterns_detected.join(", "));
+    }
+    let warnings: Vec<String> = p.warnings.iter().chain(&x.warnings).cloned().collect();
+    if !warnings.is_empty() {
+        let _ = writeln!(s, "\n⚠️  Warnings:");
+        list(&mut s, warnings);
+    }
+    s
+}
+
+fn reason_text(c: &ccmem_proto::session::CheckpointInfo) -> String {
+    serde_json::to_value(c.reason).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn list(s: &mut String, items: Vec<String>) {
+    for i in items.iter().take(SHOWN) {
+        let _ = writeln!(s, "   • {i}");
+    }
+    if items.len() > SHOWN {
+        let _ = writeln!(s, "   … and {} more", items.len() - SHOWN);
+    }
+}
+
+/// `ccmemctl projects`.
+pub fn projects(r: &ProjectList) -> String {
+    if r.projects.is_empty() {
+        return "no live projects".into();
+    }
+    let mut s = String::new();
+    for p in &r.projects {
+        let ck = p.last_checkpoint.as_ref().map(|c| c.timestamp.as_str()).unwrap_or("none");
+        let _ = writeln!(
+            s,
+            "{}  {}  {} files, {} commands, last checkpoint {ck}, expires after {} more idle{}",
+            p.root.display(),
+            p.session_id,
+            p.files_modified,
+            p.commands,
+            human_duration(p.expires_in_secs),
+            if p.warnings.is_empty() { String::new() } else { format!(" ⚠ {}", p.warnings.join("; ")) }
+        );
+    }
+    s
+}
+
+/// `ccmemctl history`.
+pub fn history(r: &HistoryReply) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{}", r.root.display());
+    if let Some(live) = &r.live_session {
+        let _ = writeln!(s, "  {live}  live");
+    }
+    if r.sessions.is_empty() {
+        let _ = writeln!(s, "  no ended sessions");
+    }
+    for h in &r.sessions {
+        let reason =
+            serde_json::to_value(h.ended).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let task = if h.active_task.is_empty() { String::new() } else { format!(" · {}", h.active_task) };
+        let _ = writeln!(
+            s,
+            "  {}  ended {} ({reason}) · {} files, {} commands{task}",
+            h.session_id, h.ended_at, h.files_modified, h.commands
+        );
     }
     s
 }

@@ -29,6 +29,18 @@ pub struct Args {
     /// How long shutdown waits for requests in flight before closing their connections
     #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DURATION")]
     pub shutdown_grace: Duration,
+
+    /// A session with no activity for this long ends (final checkpoint, archived)
+    #[arg(long, env = "CCMEM_SESSION_TTL", default_value = "24h", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub session_ttl: Duration,
+
+    /// Checkpoint every live session this often (only when something changed)
+    #[arg(long, env = "CCMEM_CHECKPOINT_INTERVAL", default_value = "15m", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub checkpoint_interval: Duration,
+
+    /// Ended sessions kept per project (`ccmemctl history`)
+    #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep_sessions: u32,
 }
 
 /// How log lines are written.
@@ -78,9 +90,24 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(total)
 }
 
+/// A duration of at least 10 ms: zero would mean "never" or "always", neither meant.
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < Duration::from_millis(10) {
+        return Err(format!("duration {text:?} is too short (at least 10ms)"));
+    }
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
+    }
 
     #[test]
     fn durations() {

@@ -8,16 +8,23 @@
 //! accepting, requests in flight finish, every live project writes its final checkpoint, and
 //! the socket and pidfile are removed.
 
+pub mod atomic;
+pub mod checkpoint;
 pub mod cli;
 pub mod connection;
+pub mod git;
 pub mod instance;
 pub mod logging;
+pub mod manifest;
+pub mod project;
 pub mod projects;
 pub mod rpc;
 pub mod server;
+pub mod session;
 pub mod shutdown;
 pub mod socket;
 pub mod state;
+pub mod store;
 
 use anyhow::Context;
 use ccmem_proto::paths;
@@ -69,8 +76,18 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
         max_frame: ccmem_proto::frame::MAX_FRAME,
         shutdown_grace: args.shutdown_grace,
     };
-    let shared = Arc::new(state::Shared::new(socket.clone(), started, limits));
+    let state_dir = paths::state_dir().context("cannot find the state directory")?;
+    let ctx = project::Ctx {
+        store: store::Store::new(state_dir.clone(), args.keep_sessions as usize),
+        ttl: args.session_ttl,
+        checkpoint_interval: args.checkpoint_interval,
+    };
+    let shared = Arc::new(state::Shared::new(socket.clone(), started, limits, ctx));
     tokio::spawn(shutdown::on_signals(shared.shutdown.clone()));
+    let (restored, archived) = shared.projects.restore().await;
+    if restored + archived > 0 {
+        tracing::info!(restored, archived, state_dir = %state_dir.display(), "sessions found at start-up");
+    }
 
     // Last step of start-up: a client that can connect finds the daemon fully set up.
     let (listener, socket_file) = socket::bind(&socket)?;

@@ -1,43 +1,200 @@
 //! Projects and their sessions.
 //!
 //! A project is identified by its root: the git top-level of a path, else the path itself,
-//! canonicalised. Each live project will be owned by a task of its own that receives
-//! messages; this registry only maps roots to those tasks. The sessions issue fills it; the
-//! shutdown path already asks every live project for its final checkpoint.
+//! canonicalised. Each live project is owned by a task of its own ([`crate::project`]);
+//! this registry only maps roots to those tasks' mailboxes. The lock guards the map, never
+//! a session, and is never held across an await.
 
+use crate::project::{Ctx, Msg, Project};
+use crate::session;
+use crate::store::Found;
+use ccmem_proto::api::ProjectSummary;
+use ccmem_proto::session::{ArchivedSession, EndReason, Session};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
-/// Messages a project task accepts.
-#[derive(Debug)]
-pub enum Command {
-    /// Write a checkpoint now, then answer.
-    Checkpoint {
-        /// Why.
-        reason: CheckpointReason,
-        /// Answered once written (or failed, which the task logs).
-        done: oneshot::Sender<()>,
-    },
+/// Mailbox depth per project: beyond it, senders wait (back-pressure on a flooding client).
+const MAILBOX: usize = 256;
+
+#[derive(Clone)]
+struct Entry {
+    tx: mpsc::Sender<Msg>,
+    generation: u64,
+    /// Cancelled once the task has left the map.
+    gone: CancellationToken,
 }
 
-/// Why a checkpoint is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckpointReason {
-    /// The daemon is stopping.
-    Shutdown,
-}
-
-/// Roots of live projects mapped to their tasks' mailboxes. The lock guards only the map,
-/// never a session.
-#[derive(Debug, Default)]
+/// Live projects.
 pub struct Projects {
-    live: Mutex<HashMap<PathBuf, mpsc::Sender<Command>>>,
+    live: Mutex<HashMap<PathBuf, Entry>>,
+    ctx: Arc<Ctx>,
+    generations: AtomicU64,
+    closing: AtomicBool,
+}
+
+impl std::fmt::Debug for Projects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Projects").field("live", &self.len()).finish()
+    }
+}
+
+/// A task's place in the registry; dropping it (even in a panic) frees the place.
+pub struct Registration {
+    registry: Arc<Projects>,
+    root: PathBuf,
+    generation: u64,
+}
+
+impl Registration {
+    /// The registry, to hand late messages on.
+    pub fn registry(&self) -> Arc<Projects> {
+        self.registry.clone()
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut live = self.registry.lock();
+        if live.get(&self.root).is_some_and(|e| e.generation == self.generation) {
+            if let Some(e) = live.remove(&self.root) {
+                e.gone.cancel();
+            }
+        }
+    }
 }
 
 impl Projects {
+    /// An empty registry.
+    pub fn new(ctx: Ctx) -> Arc<Self> {
+        Arc::new(Self {
+            live: Mutex::new(HashMap::new()),
+            ctx: Arc::new(ctx),
+            generations: AtomicU64::new(0),
+            closing: AtomicBool::new(false),
+        })
+    }
+
+    /// The shared settings.
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// Delivers `msg` to the project at `root`, starting a session if the message calls for
+    /// one. A task that is ending is waited for, then the message goes to its successor.
+    pub async fn send(self: &Arc<Self>, root: &Path, mut msg: Msg) {
+        loop {
+            let Some(entry) = self.entry(root, msg.starts_session()) else {
+                msg.answer_not_live(root);
+                return;
+            };
+            match entry.tx.send(msg).await {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(m)) => {
+                    msg = m;
+                    entry.gone.cancelled().await;
+                }
+            }
+        }
+    }
+
+    fn entry(self: &Arc<Self>, root: &Path, start: bool) -> Option<Entry> {
+        let mut live = self.lock();
+        if let Some(e) = live.get(root) {
+            return Some(e.clone());
+        }
+        if !start || self.closing.load(Ordering::SeqCst) {
+            return None;
+        }
+        let e = self.spawn(root.to_path_buf(), None);
+        live.insert(root.to_path_buf(), e.clone());
+        Some(e)
+    }
+
+    fn spawn(self: &Arc<Self>, root: PathBuf, restored: Option<(Session, Duration)>) -> Entry {
+        let (tx, rx) = mpsc::channel(MAILBOX);
+        let generation = self.generations.fetch_add(1, Ordering::Relaxed);
+        let registration = Registration { registry: self.clone(), root: root.clone(), generation };
+        let ctx = self.ctx.clone();
+        tokio::spawn(async move {
+            let project = match restored {
+                Some((s, remaining)) => Project::restored(s, remaining, ctx),
+                None => Project::open(root, ctx).await,
+            };
+            project.run(rx, registration).await;
+        });
+        Entry { tx, generation, gone: CancellationToken::new() }
+    }
+
+    /// Restores the sessions saved in the state dir: those still within the TTL continue
+    /// with the same id, the others are archived as expired. Returns (restored, archived).
+    pub async fn restore(self: &Arc<Self>) -> (usize, usize) {
+        let ctx = self.ctx.clone();
+        let found = tokio::task::spawn_blocking(move || ctx.store.scan()).await.unwrap_or_default();
+        let (mut restored, mut archived) = (0, 0);
+        let now = chrono::Utc::now();
+        for f in found {
+            let s = match f {
+                Found::Session(s) => *s,
+                Found::Corrupt { moved_to, error } => {
+                    tracing::error!(moved_to = %moved_to.display(), error = %error, "corrupt session tracker moved aside; a fresh session will start");
+                    continue;
+                }
+            };
+            let last =
+                session::parse_iso(&s.last_activity).or_else(|| session::parse_iso(&s.created_at)).unwrap_or(now);
+            let idle = (now - last).to_std().unwrap_or(Duration::ZERO);
+            let alive = s.project_root.is_dir();
+            if alive && idle < self.ctx.ttl {
+                let root = s.project_root.clone();
+                tracing::info!(project = %root.display(), session = %s.session_id, "session restored");
+                let e = self.spawn(root.clone(), Some((s, self.ctx.ttl - idle)));
+                self.lock().insert(root, e);
+                restored += 1;
+            } else {
+                let reason = if alive { EndReason::Expired } else { EndReason::Restored };
+                let ended_at = session::iso(last + chrono::Duration::from_std(self.ctx.ttl).unwrap_or_default());
+                let a = ArchivedSession { ended: reason, ended_at, session: s };
+                let ctx = self.ctx.clone();
+                let r = tokio::task::spawn_blocking(move || {
+                    ctx.store.archive(&a)?;
+                    ctx.store.remove_tracker(&a.session.project_root)
+                })
+                .await;
+                if let Ok(Err(e)) = r {
+                    tracing::error!(error = %e, "cannot archive a session found at start-up");
+                }
+                archived += 1;
+            }
+        }
+        (restored, archived)
+    }
+
+    /// Summaries of every live project, by root.
+    pub async fn list(self: &Arc<Self>) -> Vec<ProjectSummary> {
+        let mut out = Vec::new();
+        for root in self.roots() {
+            let (tx, rx) = oneshot::channel();
+            self.send(&root, Msg::Summary { reply: tx }).await;
+            if let Ok(s) = rx.await {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// Roots of live projects, sorted.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        let mut r: Vec<PathBuf> = self.lock().keys().cloned().collect();
+        r.sort();
+        r
+    }
+
     /// Whether `root` has a live session.
     pub fn is_live(&self, root: &Path) -> bool {
         self.lock().contains_key(root)
@@ -53,16 +210,16 @@ impl Projects {
         self.len() == 0
     }
 
-    /// Asks every live project for its final checkpoint and waits for all of them.
-    pub async fn final_checkpoint_all(&self) {
-        let mailboxes: Vec<_> = self.lock().iter().map(|(root, tx)| (root.clone(), tx.clone())).collect();
-        tracing::info!(projects = mailboxes.len(), "final checkpoint of every live project");
-        let mut waits = Vec::with_capacity(mailboxes.len());
-        for (root, tx) in mailboxes {
-            let (done, wait) = oneshot::channel();
-            if tx.send(Command::Checkpoint { reason: CheckpointReason::Shutdown, done }).await.is_ok() {
-                waits.push((root, wait));
-            }
+    /// Stops new sessions, asks every live project for its final checkpoint and waits for all.
+    pub async fn final_checkpoint_all(self: &Arc<Self>) {
+        self.closing.store(true, Ordering::SeqCst);
+        let roots = self.roots();
+        tracing::info!(projects = roots.len(), "final checkpoint of every live project");
+        let mut waits = Vec::with_capacity(roots.len());
+        for root in roots {
+            let (tx, rx) = oneshot::channel();
+            self.send(&root, Msg::Shutdown { reply: tx }).await;
+            waits.push((root, rx));
         }
         for (root, wait) in waits {
             if wait.await.is_err() {
@@ -71,7 +228,7 @@ impl Projects {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, mpsc::Sender<Command>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Entry>> {
         // The map holds no invariant a panicking holder could break.
         self.live.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -112,12 +269,5 @@ mod tests {
         assert_eq!(resolve_root(&wt).unwrap(), wt);
 
         assert!(resolve_root(&base.join("missing")).is_err());
-    }
-
-    #[tokio::test]
-    async fn final_checkpoint_with_no_projects_returns() {
-        let p = Projects::default();
-        assert!(p.is_empty());
-        p.final_checkpoint_all().await;
     }
 }

@@ -1,13 +1,17 @@
 //! Turns one frame into at most one reply: envelope checks, then the method's handler.
+//! Session methods hand their work to the project's task and wait for its answer.
 
+use crate::project::{self, Msg};
 use crate::projects;
 use crate::state::{Shared, Stats};
 use ccmem_proto::api::{self, method};
-use ccmem_proto::rpc::{self, RpcError};
+use ccmem_proto::rpc::{self, code, RpcError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tokio::sync::oneshot;
 
 /// Handles one frame. Returns the encoded reply, or `None` for a notification.
 pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>> {
@@ -19,14 +23,15 @@ pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>>
             return Some(rpc::encode_response(&id, &Err(err)));
         }
     };
-    let outcome = dispatch(&incoming.method, incoming.params, shared).await;
+    let notification = incoming.id.is_none();
+    let outcome = dispatch(&incoming.method, incoming.params, notification, shared).await;
     if let Err(e) = &outcome {
         tracing::debug!(method = %incoming.method, code = e.code, error = %e.message, "request failed");
     }
     incoming.id.map(|id| rpc::encode_response(&id, &outcome))
 }
 
-async fn dispatch(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value, RpcError> {
+async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Shared>) -> Result<Value, RpcError> {
     match name {
         method::HELLO => to_value(hello(parse(name, params)?)),
         method::PING => Ok(Value::from("pong")),
@@ -36,8 +41,55 @@ async fn dispatch(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Val
             shared.shutdown.cancel();
             to_value(api::ShutdownReply { pid: std::process::id() })
         }
+        method::WATCH => {
+            let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
+            to_value(ask(shared, &root, |reply| Msg::Watch { reply }).await?)
+        }
+        method::UNWATCH => {
+            let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
+            to_value(ask(shared, &root, |reply| Msg::Unwatch { reply }).await?)
+        }
+        method::PROJECTS => to_value(api::ProjectList { projects: shared.projects.list().await }),
+        method::EVENT => {
+            let p: api::EventParams = parse(name, params)?;
+            let root = root_of(name, p.path).await?;
+            if notification {
+                // Fire and forget: the sender does not wait for the session to take it.
+                shared.projects.send(&root, Msg::Event { event: p.event, reply: None }).await;
+                return Ok(Value::Null);
+            }
+            ask(shared, &root, |reply| Msg::Event { event: p.event, reply: Some(reply) })
+                .await?
+                .map_err(RpcError::app)?;
+            Ok(serde_json::json!({}))
+        }
+        method::CHECKPOINT => {
+            let p: api::CheckpointParams = parse(name, params)?;
+            let root = root_of(name, p.path).await?;
+            let r = ask(shared, &root, |reply| Msg::Checkpoint { reason: p.reason, note: p.note, reply }).await?;
+            to_value(r.map_err(RpcError::app)?)
+        }
+        method::RESET => {
+            let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
+            to_value(ask(shared, &root, |reply| Msg::Reset { reply }).await?)
+        }
+        method::HISTORY => {
+            let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
+            to_value(history(shared, root).await?)
+        }
         _ => Err(RpcError::method_not_found(name)),
     }
+}
+
+/// Sends a message with a reply channel to the project's task and waits for the answer.
+async fn ask<T>(
+    shared: &Arc<Shared>,
+    root: &Path,
+    make: impl FnOnce(oneshot::Sender<T>) -> Msg,
+) -> Result<T, RpcError> {
+    let (tx, rx) = oneshot::channel();
+    shared.projects.send(root, make(tx)).await;
+    rx.await.map_err(|_| RpcError::new(code::SHUTTING_DOWN, "ccmemd is shutting down; try again in a moment"))
 }
 
 fn hello(h: api::Hello) -> api::HelloReply {
@@ -56,17 +108,11 @@ fn hello(h: api::Hello) -> api::HelloReply {
 async fn status(name: &str, p: api::StatusParams, shared: &Arc<Shared>) -> Result<api::StatusReply, RpcError> {
     let project = match p.path {
         None => None,
-        Some(path) if !path.is_absolute() => {
-            return Err(RpcError::invalid_params(name, format!("path must be absolute, got {}", path.display())))
-        }
-        // File-system calls go to the blocking pool: a hung mount must not stall a worker.
         Some(path) => {
-            let root = tokio::task::spawn_blocking(move || projects::resolve_root(&path))
-                .await
-                .map_err(|e| RpcError::new(rpc::code::INTERNAL_ERROR, format!("status failed: {e}")))?
-                .map_err(|e| RpcError::app(e.to_string()))?;
-            let live = shared.projects.is_live(&root);
-            Some(api::ProjectStatus { root, live })
+            let root = root_of(name, path).await?;
+            let (tx, rx) = oneshot::channel();
+            shared.projects.send(&root, Msg::Status { reply: tx }).await;
+            Some(rx.await.unwrap_or_else(|_| project::not_live(&root)))
         }
     };
     Ok(api::StatusReply {
@@ -85,6 +131,30 @@ async fn status(name: &str, p: api::StatusParams, shared: &Arc<Shared>) -> Resul
     })
 }
 
+async fn history(shared: &Arc<Shared>, root: PathBuf) -> Result<api::HistoryReply, RpcError> {
+    let (tx, rx) = oneshot::channel();
+    shared.projects.send(&root, Msg::Summary { reply: tx }).await;
+    let live_session = rx.await.ok().map(|s| s.session_id);
+    let projects = shared.projects.clone();
+    let r = root.clone();
+    let sessions = tokio::task::spawn_blocking(move || projects.ctx().store.history(&r))
+        .await
+        .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("history failed: {e}")))?;
+    Ok(api::HistoryReply { root, live_session, sessions: sessions.iter().map(api::HistoryEntry::from).collect() })
+}
+
+/// The project root for a client's path. File-system calls go to the blocking pool: a hung
+/// mount must not stall a worker.
+async fn root_of(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
+    if !path.is_absolute() {
+        return Err(RpcError::invalid_params(name, format!("path must be absolute, got {}", path.display())));
+    }
+    tokio::task::spawn_blocking(move || projects::resolve_root(&path))
+        .await
+        .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("cannot resolve the project: {e}")))?
+        .map_err(|e| RpcError::app(e.to_string()))
+}
+
 /// Params of a method; absent params read as `{}` so that all-optional params need none.
 fn parse<T: DeserializeOwned>(name: &str, params: Value) -> Result<T, RpcError> {
     let params = if params.is_null() { Value::Object(Default::default()) } else { params };
@@ -92,5 +162,5 @@ fn parse<T: DeserializeOwned>(name: &str, params: Value) -> Result<T, RpcError> 
 }
 
 fn to_value<T: Serialize>(v: T) -> Result<Value, RpcError> {
-    serde_json::to_value(v).map_err(|e| RpcError::new(rpc::code::INTERNAL_ERROR, format!("cannot encode reply: {e}")))
+    serde_json::to_value(v).map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("cannot encode reply: {e}")))
 }

@@ -1,6 +1,7 @@
 //! State shared by the server's tasks: configuration, counters and the shutdown signal.
 //! Session state is not here: each project's session has a task of its own (`projects`).
 
+use crate::project::Ctx;
 use crate::projects::Projects;
 use ccmem_proto::api::ConnectionStats;
 use std::path::PathBuf;
@@ -45,12 +46,12 @@ pub struct Shared {
     /// Counters.
     pub stats: Stats,
     /// Live project sessions.
-    pub projects: Projects,
+    pub projects: Arc<Projects>,
 }
 
 impl Shared {
     /// New shared state; `started` is when the process began.
-    pub fn new(socket: PathBuf, started: Instant, limits: Limits) -> Self {
+    pub fn new(socket: PathBuf, started: Instant, limits: Limits, projects: Ctx) -> Self {
         Self {
             socket,
             started_at: chrono::Local::now(),
@@ -60,7 +61,7 @@ impl Shared {
             permits: Arc::new(Semaphore::new(limits.max_connections)),
             shutdown: CancellationToken::new(),
             stats: Stats::default(),
-            projects: Projects::default(),
+            projects: Projects::new(projects),
         }
     }
 

@@ -3,6 +3,7 @@
 //! Every type tolerates unknown fields, so that a newer peer can add fields without
 //! breaking an older one; incompatible changes bump [`crate::PROTOCOL_VERSION`].
 
+use crate::session::{ArchivedSession, CheckpointInfo, EndReason, Session, SessionEvent};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -16,6 +17,20 @@ pub mod method {
     pub const STATUS: &str = "status";
     /// Graceful shutdown: no params → [`super::ShutdownReply`], then the daemon exits.
     pub const SHUTDOWN: &str = "shutdown";
+    /// Start (or keep) a session for a project: [`super::PathParams`] → [`super::ProjectSummary`].
+    pub const WATCH: &str = "project.watch";
+    /// End a project's session and stop tracking it: [`super::PathParams`] → [`super::EndReply`].
+    pub const UNWATCH: &str = "project.unwatch";
+    /// Live projects: no params → [`super::ProjectList`].
+    pub const PROJECTS: &str = "project.list";
+    /// Record something that happened: [`super::EventParams`] → `{}`; also as a notification.
+    pub const EVENT: &str = "session.event";
+    /// Write a checkpoint now: [`super::CheckpointParams`] → [`super::CheckpointReply`].
+    pub const CHECKPOINT: &str = "session.checkpoint";
+    /// End the session now and start a new one: [`super::PathParams`] → [`super::EndReply`].
+    pub const RESET: &str = "session.reset";
+    /// Ended sessions: [`super::PathParams`] → [`super::HistoryReply`].
+    pub const HISTORY: &str = "session.history";
 }
 
 /// Params of `hello`: who the client is.
@@ -114,6 +129,162 @@ pub struct ProjectStatus {
     pub root: PathBuf,
     /// Whether the daemon keeps a live session for it.
     pub live: bool,
+    /// The whole session, when live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<Session>,
+    /// Seconds of inactivity left before the session expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_secs: Option<f64>,
+    /// Changes not yet checkpointed.
+    #[serde(default)]
+    pub unsaved_changes: bool,
+    /// Problems with this project's checkpoints (an unwritable directory, say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Params naming a project by any path inside it (absolute).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathParams {
+    /// A directory or file inside the project.
+    pub path: PathBuf,
+}
+
+/// A live project in brief.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectSummary {
+    /// Project root.
+    pub root: PathBuf,
+    /// Name from the manifest.
+    pub project_name: String,
+    /// Current session.
+    pub session_id: String,
+    /// ISO 8601.
+    pub created_at: String,
+    /// ISO 8601.
+    pub last_activity: String,
+    /// Seconds of inactivity left before expiry.
+    pub expires_in_secs: f64,
+    /// Distinct files modified.
+    pub files_modified: u64,
+    /// Commands recorded.
+    pub commands: u64,
+    /// The last checkpoint written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_checkpoint: Option<CheckpointInfo>,
+    /// Problems with this project's checkpoints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Result of `project.list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProjectList {
+    /// Live projects, by root.
+    pub projects: Vec<ProjectSummary>,
+}
+
+/// Params of `session.event`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventParams {
+    /// A directory or file inside the project (absolute).
+    pub path: PathBuf,
+    /// What happened.
+    pub event: SessionEvent,
+}
+
+/// Why a checkpoint is asked for by a client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestedReason {
+    /// Save now.
+    #[default]
+    Manual,
+    /// A phase is finished.
+    PhaseComplete,
+}
+
+/// Params of `session.checkpoint`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointParams {
+    /// A directory or file inside the project (absolute).
+    pub path: PathBuf,
+    /// manual (default) or phase_complete.
+    #[serde(default)]
+    pub reason: RequestedReason,
+    /// Replaces the session's context notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Result of `session.checkpoint`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointReply {
+    /// The session checkpointed.
+    pub session_id: String,
+    /// The file written.
+    pub checkpoint: CheckpointInfo,
+    /// Non-fatal problems (the tracker could not be saved, say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Result of `session.reset` and `project.unwatch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndReply {
+    /// Project root.
+    pub root: PathBuf,
+    /// The session that ended and was archived, if there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_session: Option<String>,
+    /// The session that replaced it (reset only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_session: Option<String>,
+}
+
+/// Result of `session.history`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryReply {
+    /// Project root.
+    pub root: PathBuf,
+    /// The live session, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_session: Option<String>,
+    /// Ended sessions, newest first.
+    pub sessions: Vec<HistoryEntry>,
+}
+
+/// An ended session in brief.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    /// Its id.
+    pub session_id: String,
+    /// ISO 8601.
+    pub created_at: String,
+    /// ISO 8601.
+    pub ended_at: String,
+    /// Why it ended.
+    pub ended: EndReason,
+    /// Its focus when it ended.
+    pub active_task: String,
+    /// Distinct files modified.
+    pub files_modified: u64,
+    /// Commands recorded.
+    pub commands: u64,
+}
+
+impl From<&ArchivedSession> for HistoryEntry {
+    fn from(a: &ArchivedSession) -> Self {
+        Self {
+            session_id: a.session.session_id.clone(),
+            created_at: a.session.created_at.clone(),
+            ended_at: a.ended_at.clone(),
+            ended: a.ended,
+            active_task: a.session.context_snapshot.active_task.clone(),
+            files_modified: a.session.files_modified.len() as u64,
+            commands: a.session.commands_executed.len() as u64,
+        }
+    }
 }
 
 /// Result of `shutdown`.

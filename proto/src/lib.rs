@@ -12,6 +12,7 @@ pub mod api;
 pub mod frame;
 pub mod paths;
 pub mod rpc;
+pub mod session;
 
 /// Version of the wire protocol. Bumped on any incompatible change to [`api`] or [`rpc`].
 pub const PROTOCOL_VERSION: u32 = 1;

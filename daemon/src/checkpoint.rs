@@ -1,0 +1,137 @@
+//! Writing a checkpoint: refresh git, write `<project>/.claude/.project-state.json` (seed
+//! 004, previous copy kept as `.bak`), keep the checkpoint files out of git through
+//! `.git/info/exclude`, and save the whole tracker in the state dir.
+//!
+//! Blocking: the project task runs it on the blocking pool.
+
+use crate::{atomic, git, session, store::Store};
+use ccmem_proto::session::{CheckpointInfo, CheckpointReason, CheckpointType, Session};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The checkpoint file, relative to the project root.
+pub const STATE_FILE: &str = ".claude/.project-state.json";
+
+/// Lines that keep the daemon's files out of commits. The user's .gitignore is never touched.
+const EXCLUDES: &[&str] =
+    &[".claude/.project-state.json", ".claude/.project-state.json.*", ".claude/session-memory.md"];
+
+/// What a checkpoint achieved.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Set when the project file was written.
+    pub written: Option<CheckpointInfo>,
+    /// What failed, for the log and for status.
+    pub errors: Vec<String>,
+}
+
+/// Refreshes git, writes the project file and saves the tracker. Each step is tried even if
+/// an earlier one failed: an unwritable project still gets its tracker saved.
+pub fn run(
+    s: &mut Session,
+    reason: CheckpointReason,
+    kind: CheckpointType,
+    store: &Store,
+    exclude_done: &mut bool,
+) -> Outcome {
+    let now = chrono::Utc::now();
+    refresh_git(s);
+    session::refresh(s, now);
+    let mut out = Outcome::default();
+    let path = s.project_root.join(STATE_FILE);
+    let bytes = session::checkpoint_file(s, reason, kind, now);
+    match write_state(&path, &bytes) {
+        Ok(()) => {
+            let info = CheckpointInfo {
+                timestamp: session::iso(now),
+                reason,
+                kind,
+                bytes: bytes.len() as u64,
+                path: path.clone(),
+            };
+            s.last_checkpoint = Some(info.clone());
+            out.written = Some(info);
+        }
+        Err(e) => out.errors.push(format!("cannot write the checkpoint {}: {e}", path.display())),
+    }
+    if out.written.is_some() && !*exclude_done {
+        match exclude_from_git(&s.project_root) {
+            Ok(()) => *exclude_done = true,
+            Err(e) => out.errors.push(format!("cannot add the checkpoint files to .git/info/exclude: {e}")),
+        }
+    }
+    if let Err(e) = store.save_tracker(s) {
+        out.errors.push(format!("cannot save the session in the state dir: {e}"));
+    }
+    out
+}
+
+/// Refreshes the git block and the line and commit counts since the session began.
+pub fn refresh_git(s: &mut Session) {
+    if s.git_start.is_none() {
+        // Not a repository when the session began: maybe it is one now.
+        s.git_start = git::head(&s.project_root);
+    }
+    match &s.git_start {
+        Some(start) => {
+            s.git = git::state(&s.project_root);
+            git::since(&s.project_root, start, &mut s.activity_summary);
+        }
+        None => s.git = Default::default(),
+    }
+}
+
+fn write_state(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    atomic::remove_leftovers(path);
+    atomic::write(path, bytes, true)
+}
+
+/// Adds the checkpoint files to the repository's `info/exclude` (the shared one for
+/// worktrees), once. Outside git there is nothing to do.
+fn exclude_from_git(root: &Path) -> io::Result<()> {
+    let Some(exclude) = exclude_path(root) else { return Ok(()) };
+    let current = match std::fs::read_to_string(&exclude) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let missing: Vec<&str> = EXCLUDES.iter().copied().filter(|l| !current.lines().any(|c| c.trim() == *l)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# ccmem session checkpoints (local state, not for commits)\n");
+    for l in missing {
+        text.push_str(l);
+        text.push('\n');
+    }
+    if let Some(dir) = exclude.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    atomic::write(&exclude, text.as_bytes(), false)
+}
+
+fn exclude_path(root: &Path) -> Option<PathBuf> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "--git-path", "info/exclude"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match out {
+        Some(o) => {
+            let p = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+            Some(if p.is_absolute() { p } else { root.join(p) })
+        }
+        // No git binary: a plain `.git` directory still has an exclude file.
+        None => root.join(".git").is_dir().then(|| root.join(".git/info/exclude")),
+    }
+}

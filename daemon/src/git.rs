@@ -1,0 +1,145 @@
+//! Repository state from the `git` command line, never taking git's optional locks (a
+//! background `git status` must not make the user's own git commands fail on index.lock).
+//!
+//! Outside a repository, or without git installed, everything reads "unknown" and zero.
+
+use ccmem_proto::session::{ActivitySummary, GitState};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The empty tree: the base for counting lines in a repository that had no commit yet.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let out = Command::new("git")
+        .arg("--no-optional-locks")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "core.quotepath=off"])
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// HEAD's full hash; `Some("")` in a repository without commits; None outside git.
+pub fn head(root: &Path) -> Option<String> {
+    git(root, &["rev-parse", "--is-inside-work-tree"])?;
+    Some(git(root, &["rev-parse", "--verify", "-q", "HEAD"]).map(|o| text(&o)).unwrap_or_default())
+}
+
+/// Branch, change counts and last commit.
+pub fn state(root: &Path) -> GitState {
+    let Some(out) = git(root, &["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"]) else {
+        return GitState::default();
+    };
+    let mut st = parse_status(&out);
+    st.last_commit = git(root, &["log", "-1", "--format=%h %s"]).map(|o| text(&o)).unwrap_or_default();
+    st
+}
+
+/// Lines added and deleted (working tree against `start`) and commits since `start`.
+pub fn since(root: &Path, start: &str, summary: &mut ActivitySummary) {
+    let base = if start.is_empty() { EMPTY_TREE } else { start };
+    if let Some(out) = git(root, &["diff", "--numstat", base]) {
+        let (a, d) = parse_numstat(&text(&out));
+        summary.lines_added = a;
+        summary.lines_deleted = d;
+    }
+    let range = if start.is_empty() { "HEAD".to_string() } else { format!("{start}..HEAD") };
+    if let Some(out) = git(root, &["rev-list", "--count", &range]) {
+        summary.commits = text(&out).parse().unwrap_or(0);
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).trim().to_string()
+}
+
+/// Parses `git status --porcelain=v2 --branch -z`.
+pub fn parse_status(out: &[u8]) -> GitState {
+    let mut st = GitState::default();
+    let mut records = out.split(|&b| b == 0).filter(|r| !r.is_empty());
+    while let Some(rec) = records.next() {
+        let rec = String::from_utf8_lossy(rec);
+        let mut xy = |f: &str| {
+            let b = f.as_bytes();
+            if b.first().is_some_and(|&c| c != b'.') {
+                st.staged_files += 1;
+            }
+            if b.get(1).is_some_and(|&c| c != b'.') {
+                st.unstaged_files += 1;
+            }
+        };
+        if let Some(h) = rec.strip_prefix("# branch.head ") {
+            st.branch = if h == "(detached)" { "HEAD (detached)".into() } else { h.to_string() };
+        } else if let Some(rest) = rec.strip_prefix("1 ") {
+            xy(rest.split(' ').next().unwrap_or(""));
+        } else if let Some(rest) = rec.strip_prefix("2 ") {
+            xy(rest.split(' ').next().unwrap_or(""));
+            // A rename or copy is followed by its original path.
+            records.next();
+        } else if rec.starts_with("u ") {
+            st.staged_files += 1;
+            st.unstaged_files += 1;
+        } else if rec.starts_with("? ") {
+            st.untracked_files += 1;
+        }
+    }
+    st.has_uncommitted_changes = st.staged_files + st.unstaged_files + st.untracked_files > 0;
+    st
+}
+
+/// Sums `git diff --numstat` (binary files, shown as `-`, count no lines).
+pub fn parse_numstat(out: &str) -> (u64, u64) {
+    out.lines().fold((0, 0), |(a, d), line| {
+        let mut f = line.split('\t');
+        let add = f.next().and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+        let del = f.next().and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+        (a + add, d + del)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_porcelain_v2() {
+        let out = b"# branch.oid 1234\0# branch.head main\0# branch.upstream origin/main\0\
+1 M. N... 100644 100644 100644 a a src/a.rs\0\
+1 .M N... 100644 100644 100644 b b src/b.rs\0\
+1 MM N... 100644 100644 100644 c c src/c.rs\0\
+2 R. N... 100644 100644 100644 d d R100 new.rs\0old.rs\0\
+u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
+? notes.txt\0? tmp/\0";
+        let st = parse_status(out);
+        assert_eq!(st.branch, "main");
+        assert_eq!((st.staged_files, st.unstaged_files, st.untracked_files), (4, 3, 2));
+        assert!(st.has_uncommitted_changes);
+
+        let clean = parse_status(b"# branch.oid (initial)\0# branch.head (detached)\0");
+        assert_eq!(clean.branch, "HEAD (detached)");
+        assert!(!clean.has_uncommitted_changes);
+    }
+
+    #[test]
+    fn sums_numstat() {
+        assert_eq!(parse_numstat("3\t1\ta.rs\n-\t-\timg.png\n10\t0\tb.rs\n"), (13, 1));
+        assert_eq!(parse_numstat(""), (0, 0));
+    }
+
+    #[test]
+    fn outside_a_repository_everything_is_unknown() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(head(tmp.path()), None);
+        assert_eq!(state(tmp.path()), GitState::default());
+        let mut s = ActivitySummary::default();
+        since(tmp.path(), "", &mut s);
+        assert_eq!(s, ActivitySummary::default());
+    }
+}

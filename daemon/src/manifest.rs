@@ -1,0 +1,73 @@
+//! The project's human-readable name, from its manifest: package.json, Cargo.toml,
+//! pyproject.toml or go.mod, else the directory's name.
+
+use std::path::Path;
+
+/// The name of the project at `root`.
+pub fn project_name(root: &Path) -> String {
+    from_package_json(root)
+        .or_else(|| toml_name(root, "Cargo.toml", &["package"]))
+        .or_else(|| toml_name(root, "pyproject.toml", &["project", "tool.poetry"]))
+        .or_else(|| from_go_mod(root))
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".into()))
+}
+
+fn read(root: &Path, file: &str) -> Option<String> {
+    let p = root.join(file);
+    // Manifests are small; a huge file here is not one.
+    if std::fs::metadata(&p).ok()?.len() > 1 << 20 {
+        return None;
+    }
+    std::fs::read_to_string(p).ok()
+}
+
+fn from_package_json(root: &Path) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(&read(root, "package.json")?).ok()?;
+    v.get("name")?.as_str().map(str::to_string)
+}
+
+/// `name = "…"` inside one of `sections`; enough TOML for a manifest's name.
+fn toml_name(root: &Path, file: &str, sections: &[&str]) -> Option<String> {
+    let text = read(root, file)?;
+    let mut current = String::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(h) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            current = h.trim().to_string();
+        } else if sections.contains(&current.as_str()) {
+            if let Some(v) = line.strip_prefix("name").map(str::trim_start).and_then(|l| l.strip_prefix('=')) {
+                return Some(v.trim().trim_matches(|c| c == '"' || c == '\'').to_string());
+            }
+        }
+    }
+    None
+}
+
+fn from_go_mod(root: &Path) -> Option<String> {
+    let text = read(root, "go.mod")?;
+    let module = text.lines().find_map(|l| l.trim().strip_prefix("module "))?.trim().trim_matches('"');
+    module.rsplit('/').next().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_manifests_else_the_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("my-dir");
+        std::fs::create_dir(&d).unwrap();
+        assert_eq!(project_name(&d), "my-dir");
+        std::fs::write(d.join("go.mod"), "module github.com/acme/widget\n\ngo 1.22\n").unwrap();
+        assert_eq!(project_name(&d), "widget");
+        std::fs::write(d.join("pyproject.toml"), "[tool.poetry]\nname = \"poetic\"\n").unwrap();
+        assert_eq!(project_name(&d), "poetic");
+        std::fs::write(d.join("Cargo.toml"), "[workspace]\nmembers=[]\n[package]\nname = \"crate-name\"\nversion=\"1\"\n[dependencies]\nname = \"nope\"\n").unwrap();
+        assert_eq!(project_name(&d), "crate-name");
+        std::fs::write(d.join("package.json"), "{\"name\": \"@scope/web\"}").unwrap();
+        assert_eq!(project_name(&d), "@scope/web");
+        std::fs::write(d.join("package.json"), "{broken").unwrap();
+        assert_eq!(project_name(&d), "crate-name");
+    }
+}

@@ -1,0 +1,362 @@
+//! One project's task: the sole owner of its session.
+//!
+//! Everything that changes a session arrives here as a [`Msg`]; two timers run beside the
+//! mailbox: the periodic checkpoint and the expiry deadline (last activity + TTL, on the
+//! monotonic clock, so a wall-clock jump neither expires nor revives a session). Slow file
+//! and git work goes to the blocking pool while the task waits, so messages queue in order
+//! and no lock is ever held around the session.
+
+use crate::projects::Registration;
+use crate::{checkpoint, git, manifest, session, store::Store};
+use ccmem_proto::api::{CheckpointReply, EndReply, ProjectStatus, ProjectSummary, RequestedReason};
+use ccmem_proto::session::{ArchivedSession, CheckpointReason, CheckpointType, EndReason, Session, SessionEvent};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Instant, MissedTickBehavior};
+
+/// Settings every project task shares.
+#[derive(Debug)]
+pub struct Ctx {
+    /// Where trackers and archives live.
+    pub store: Store,
+    /// Inactivity after which a session ends.
+    pub ttl: Duration,
+    /// Period of the automatic checkpoint.
+    pub checkpoint_interval: Duration,
+}
+
+/// Messages a project task accepts.
+#[derive(Debug)]
+pub enum Msg {
+    /// Something happened; `reply` is None for notifications.
+    Event { event: SessionEvent, reply: Option<oneshot::Sender<Result<(), String>>> },
+    /// Keep (or start) the session.
+    Watch { reply: oneshot::Sender<ProjectSummary> },
+    /// The whole state.
+    Status { reply: oneshot::Sender<ProjectStatus> },
+    /// The state in brief.
+    Summary { reply: oneshot::Sender<ProjectSummary> },
+    /// Write a checkpoint now.
+    Checkpoint {
+        reason: RequestedReason,
+        note: Option<String>,
+        reply: oneshot::Sender<Result<CheckpointReply, String>>,
+    },
+    /// End the session and start a new one.
+    Reset { reply: oneshot::Sender<EndReply> },
+    /// End the session and stop.
+    Unwatch { reply: oneshot::Sender<EndReply> },
+    /// The daemon is stopping: final checkpoint, keep the session for the next start.
+    Shutdown { reply: oneshot::Sender<()> },
+}
+
+impl Msg {
+    /// Whether this message brings a project without a session to life.
+    pub fn starts_session(&self) -> bool {
+        matches!(self, Msg::Event { .. } | Msg::Watch { .. } | Msg::Checkpoint { .. } | Msg::Reset { .. })
+    }
+
+    /// Answers a message for a project with no live session (dropping the reply of those
+    /// that cannot be answered that way, which the caller reports as "shutting down").
+    pub fn answer_not_live(self, root: &Path) {
+        match self {
+            Msg::Status { reply } => {
+                let _ = reply.send(not_live(root));
+            }
+            Msg::Unwatch { reply } => {
+                let _ = reply.send(EndReply { root: root.to_path_buf(), ended_session: None, new_session: None });
+            }
+            Msg::Shutdown { reply } => {
+                let _ = reply.send(());
+            }
+            Msg::Event { reply: Some(reply), .. } => {
+                let _ = reply.send(Err("ccmemd is shutting down".into()));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The status of a project without a live session.
+pub fn not_live(root: &Path) -> ProjectStatus {
+    ProjectStatus {
+        root: root.to_path_buf(),
+        live: false,
+        session: None,
+        expires_in_secs: None,
+        unsaved_changes: false,
+        warnings: Vec::new(),
+    }
+}
+
+enum Flow {
+    Continue,
+    End(EndReason, Option<oneshot::Sender<EndReply>>),
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// A live project.
+pub struct Project {
+    s: Session,
+    dirty: bool,
+    deadline: Instant,
+    errors: Vec<String>,
+    exclude_done: bool,
+    ctx: Arc<Ctx>,
+}
+
+impl Project {
+    /// A new session for `root`.
+    pub async fn open(root: PathBuf, ctx: Arc<Ctx>) -> Self {
+        let s = new_session(root, ctx.clone()).await;
+        tracing::info!(project = %s.project_root.display(), session = %s.session_id, "session started");
+        Self { s, dirty: true, deadline: Instant::now() + ctx.ttl, errors: Vec::new(), exclude_done: false, ctx }
+    }
+
+    /// A session restored from the state dir, with `remaining` inactivity left.
+    pub fn restored(s: Session, remaining: Duration, ctx: Arc<Ctx>) -> Self {
+        Self { s, dirty: false, deadline: Instant::now() + remaining, errors: Vec::new(), exclude_done: false, ctx }
+    }
+
+    /// Serves messages and timers until the session ends or the daemon stops.
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, registration: Registration) {
+        let period = self.ctx.checkpoint_interval;
+        let mut tick = tokio::time::interval_at(Instant::now() + period, period);
+        tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let expiry = tokio::time::sleep_until(self.deadline);
+        tokio::pin!(expiry);
+        let flow = loop {
+            tokio::select! {
+                msg = rx.recv() => {
+                    let Some(msg) = msg else { break Flow::Continue };
+                    match self.handle(msg).await {
+                        Flow::Continue => expiry.as_mut().reset(self.deadline),
+                        stop => break stop,
+                    }
+                }
+                _ = tick.tick() => {
+                    if self.dirty {
+                        self.checkpoint(CheckpointReason::Automatic, CheckpointType::Periodic).await;
+                    }
+                }
+                _ = &mut expiry => break Flow::End(EndReason::Expired, None),
+            }
+        };
+        // From here on, senders wait for this task to be gone and then start a new session.
+        rx.close();
+        let root = self.s.project_root.clone();
+        let shutting_down = match flow {
+            Flow::End(reason, reply) => {
+                let ended = self.end_session(reason).await;
+                if let Some(reply) = reply {
+                    let _ = reply.send(EndReply { root: root.clone(), ended_session: Some(ended), new_session: None });
+                }
+                false
+            }
+            Flow::Shutdown(reply) => {
+                if self.dirty {
+                    self.checkpoint(CheckpointReason::Automatic, CheckpointType::EventDriven).await;
+                }
+                let _ = reply.send(());
+                true
+            }
+            Flow::Continue => true,
+        };
+        let registry = registration.registry();
+        drop(registration);
+        // Messages that arrived before the mailbox closed belong to the next session.
+        while let Ok(msg) = rx.try_recv() {
+            if shutting_down {
+                msg.answer_not_live(&root);
+            } else {
+                let (registry, root) = (registry.clone(), root.clone());
+                tokio::spawn(async move { registry.send(&root, msg).await });
+            }
+        }
+    }
+
+    async fn handle(&mut self, msg: Msg) -> Flow {
+        match msg {
+            Msg::Event { event, reply } => {
+                let r = session::apply(&mut self.s, event, chrono::Utc::now());
+                if r.is_ok() {
+                    self.activity();
+                } else if let Err(e) = &r {
+                    tracing::debug!(project = %self.s.project_root.display(), error = %e, "event refused");
+                }
+                if let Some(reply) = reply {
+                    let _ = reply.send(r);
+                }
+            }
+            Msg::Watch { reply } => {
+                session::touch(&mut self.s, chrono::Utc::now());
+                self.activity();
+                let _ = reply.send(self.summary());
+            }
+            Msg::Status { reply } => {
+                let _ = reply.send(self.status());
+            }
+            Msg::Summary { reply } => {
+                let _ = reply.send(self.summary());
+            }
+            Msg::Checkpoint { reason, note, reply } => {
+                if let Some(note) = note {
+                    let _ = session::apply(&mut self.s, SessionEvent::Note { text: note }, chrono::Utc::now());
+                }
+                session::touch(&mut self.s, chrono::Utc::now());
+                self.activity();
+                let reason = match reason {
+                    RequestedReason::Manual => CheckpointReason::Manual,
+                    RequestedReason::PhaseComplete => CheckpointReason::PhaseComplete,
+                };
+                let out = self.checkpoint(reason, CheckpointType::UserRequested).await;
+                let r = match out.written {
+                    Some(checkpoint) => {
+                        Ok(CheckpointReply { session_id: self.s.session_id.clone(), checkpoint, warnings: out.errors })
+                    }
+                    None => Err(out.errors.join("; ")),
+                };
+                let _ = reply.send(r);
+            }
+            Msg::Reset { reply } => {
+                let ended = self.end_session(EndReason::Reset).await;
+                self.s = new_session(self.s.project_root.clone(), self.ctx.clone()).await;
+                self.activity();
+                tracing::info!(project = %self.s.project_root.display(), session = %self.s.session_id, "session started");
+                let _ = reply.send(EndReply {
+                    root: self.s.project_root.clone(),
+                    ended_session: Some(ended),
+                    new_session: Some(self.s.session_id.clone()),
+                });
+            }
+            Msg::Unwatch { reply } => return Flow::End(EndReason::Unwatched, Some(reply)),
+            Msg::Shutdown { reply } => return Flow::Shutdown(reply),
+        }
+        Flow::Continue
+    }
+
+    fn activity(&mut self) {
+        self.dirty = true;
+        self.deadline = Instant::now() + self.ctx.ttl;
+    }
+
+    /// Writes a checkpoint on the blocking pool. The session is copied there and the copy
+    /// (with fresh git data) taken back, so a failure mid-way loses nothing.
+    async fn checkpoint(&mut self, reason: CheckpointReason, kind: CheckpointType) -> checkpoint::Outcome {
+        let mut copy = self.s.clone();
+        let ctx = self.ctx.clone();
+        let mut exclude_done = self.exclude_done;
+        let job = tokio::task::spawn_blocking(move || {
+            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done);
+            (copy, out, exclude_done)
+        });
+        let out = match job.await {
+            Ok((copy, out, exclude_done)) => {
+                self.s = copy;
+                self.exclude_done = exclude_done;
+                out
+            }
+            Err(e) => checkpoint::Outcome { written: None, errors: vec![format!("checkpoint failed: {e}")] },
+        };
+        let root = self.s.project_root.display().to_string();
+        match &out.written {
+            Some(info) => {
+                self.dirty = false;
+                tracing::debug!(project = %root, reason = ?reason, bytes = info.bytes, "checkpoint written");
+            }
+            None => tracing::warn!(project = %root, "checkpoint not written; retrying at the next one"),
+        }
+        for e in &out.errors {
+            tracing::warn!(project = %root, "{e}");
+        }
+        self.errors = out.errors.clone();
+        out
+    }
+
+    /// Final checkpoint, archive, and the tracker forgotten. Returns the ended session's id.
+    async fn end_session(&mut self, reason: EndReason) -> String {
+        let (why, kind) = match reason {
+            EndReason::Expired | EndReason::Restored => (CheckpointReason::Automatic, CheckpointType::EventDriven),
+            EndReason::Reset | EndReason::Unwatched => (CheckpointReason::Manual, CheckpointType::UserRequested),
+        };
+        self.checkpoint(why, kind).await;
+        let archived =
+            ArchivedSession { ended: reason, ended_at: session::iso(chrono::Utc::now()), session: self.s.clone() };
+        let ctx = self.ctx.clone();
+        let id = archived.session.session_id.clone();
+        let root = archived.session.project_root.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            ctx.store.archive(&archived)?;
+            ctx.store.remove_tracker(&archived.session.project_root)
+        })
+        .await;
+        match done {
+            Ok(Ok(())) => {
+                tracing::info!(project = %root.display(), session = %id, reason = ?reason, "session ended and archived")
+            }
+            Ok(Err(e)) => {
+                tracing::error!(project = %root.display(), session = %id, error = %e, "cannot archive the session")
+            }
+            Err(e) => tracing::error!(project = %root.display(), session = %id, error = %e, "archiving failed"),
+        }
+        self.dirty = false;
+        id
+    }
+
+    fn expires_in(&self) -> f64 {
+        self.deadline.saturating_duration_since(Instant::now()).as_secs_f64()
+    }
+
+    fn status(&self) -> ProjectStatus {
+        let mut s = self.s.clone();
+        session::refresh(&mut s, chrono::Utc::now());
+        ProjectStatus {
+            root: s.project_root.clone(),
+            live: true,
+            session: Some(s),
+            expires_in_secs: Some(self.expires_in()),
+            unsaved_changes: self.dirty,
+            warnings: self.errors.clone(),
+        }
+    }
+
+    fn summary(&self) -> ProjectSummary {
+        ProjectSummary {
+            root: self.s.project_root.clone(),
+            project_name: self.s.project_name.clone(),
+            session_id: self.s.session_id.clone(),
+            created_at: self.s.created_at.clone(),
+            last_activity: self.s.last_activity.clone(),
+            expires_in_secs: self.expires_in(),
+            files_modified: self.s.files_modified.len() as u64,
+            commands: self.s.commands_executed.len() as u64,
+            last_checkpoint: self.s.last_checkpoint.clone(),
+            warnings: self.errors.clone(),
+        }
+    }
+}
+
+/// A new session: name from the manifest, an id after the project's last one, git's HEAD.
+async fn new_session(root: PathBuf, ctx: Arc<Ctx>) -> Session {
+    let r = root.clone();
+    let job = tokio::task::spawn_blocking(move || {
+        let name = manifest::project_name(&r);
+        let now = chrono::Utc::now();
+        let id = session::new_id(now, ctx.store.last_session_id(&r).as_deref());
+        let head = git::head(&r);
+        let mut s = session::start(r, name, id, now, head);
+        checkpoint::refresh_git(&mut s);
+        s
+    });
+    match job.await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(project = %root.display(), error = %e, "could not inspect the project; starting a bare session");
+            let now = chrono::Utc::now();
+            let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            session::start(root, name, session::new_id(now, None), now, None)
+        }
+    }
+}

@@ -1,0 +1,602 @@
+//! The rules of a work session: how events change it, what is derived from it, and the
+//! checkpoint view written to `.claude/.project-state.json` (seed 004) within its limits.
+//!
+//! Pure functions over [`Session`]; the project task owns the state and does the I/O.
+
+use ccmem_proto::session::{
+    limits, truncate_chars, CheckpointReason, CheckpointType, FileRecord, ProjectState, Session, SessionEvent,
+    TodoStatus, TRACKER_FORMAT,
+};
+use chrono::{DateTime, NaiveDateTime, Utc};
+use std::path::{Component, Path, PathBuf};
+
+/// Bounds on what a session keeps in memory, however long it runs.
+pub mod caps {
+    /// Commands kept (oldest dropped first).
+    pub const COMMANDS: usize = 500;
+    /// Files tracked (least recently modified dropped first).
+    pub const FILES: usize = 5000;
+    /// Characters of one file's changes summary.
+    pub const SUMMARY_CHARS: usize = 500;
+    /// Patterns kept.
+    pub const PATTERNS: usize = 30;
+    /// Steps and issues kept in each list of the snapshot.
+    pub const STEPS: usize = 50;
+    /// Warnings kept.
+    pub const WARNINGS: usize = 50;
+    /// Key files listed.
+    pub const KEY_FILES: usize = 10;
+    /// Todos kept.
+    pub const TODOS: usize = 500;
+    /// Characters of any one text field taken from a client.
+    pub const TEXT_CHARS: usize = 2000;
+}
+
+const ID_FORMAT: &str = "session_%Y-%m-%d_%H-%M-%S";
+
+/// ISO 8601, UTC, to the second, as the seeds write it.
+pub fn iso(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Parses a timestamp written by [`iso`] (or any RFC 3339 one).
+pub fn parse_iso(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+}
+
+/// A session id for `now` that sorts after `last`: two sessions of one project started in
+/// the same second get consecutive seconds, so ids stay unique and in the seed's format.
+pub fn new_id(now: DateTime<Utc>, last: Option<&str>) -> String {
+    let mut t = now;
+    if let Some(prev) = last.and_then(|l| NaiveDateTime::parse_from_str(l, ID_FORMAT).ok()).map(|p| p.and_utc()) {
+        if t.timestamp() <= prev.timestamp() {
+            t = prev + chrono::Duration::seconds(1);
+        }
+    }
+    t.format(ID_FORMAT).to_string()
+}
+
+/// A fresh session.
+pub fn start(root: PathBuf, name: String, id: String, now: DateTime<Utc>, git_start: Option<String>) -> Session {
+    let t = iso(now);
+    Session {
+        format: TRACKER_FORMAT,
+        session_id: id,
+        project_root: root,
+        project_name: name,
+        created_at: t.clone(),
+        last_updated: t.clone(),
+        last_activity: t,
+        git_start,
+        ..Default::default()
+    }
+}
+
+/// Records activity now.
+pub fn touch(s: &mut Session, now: DateTime<Utc>) {
+    s.last_activity = iso(now);
+    s.last_updated = s.last_activity.clone();
+}
+
+/// Applies one event. Errors (a path outside the project, say) leave the session unchanged.
+pub fn apply(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<(), String> {
+    let t = iso(now);
+    match ev {
+        SessionEvent::FileEdited { path, summary, workflow, created } => {
+            let rel = relative(&s.project_root, &path)?;
+            let rec = s.files_modified.entry(rel.clone()).or_insert_with(|| FileRecord {
+                first_modified: t.clone(),
+                created,
+                ..Default::default()
+            });
+            rec.last_modified = t.clone();
+            rec.modification_count += 1;
+            rec.deleted = false;
+            if let Some(summary) = summary.map(|x| clean(&x)).filter(|x| !x.is_empty()) {
+                let joined = if rec.changes_summary.is_empty() {
+                    summary
+                } else {
+                    format!("{}, {summary}", rec.changes_summary)
+                };
+                rec.changes_summary = truncate_chars(&joined, caps::SUMMARY_CHARS);
+            }
+            if let Some(w) = workflow.map(|w| clean(&w)).filter(|w| !w.is_empty()) {
+                if !rec.workflows.contains(&w) {
+                    rec.workflows.push(w);
+                }
+            }
+            s.edited_files.retain(|f| f != &rel);
+            s.edited_files.insert(0, rel.clone());
+            s.edited_files.truncate(limits::EDITED_FILES);
+            add_path_pattern(s, &rel);
+            evict_files(s);
+        }
+        SessionEvent::FileDeleted { path } => {
+            let rel = relative(&s.project_root, &path)?;
+            s.edited_files.retain(|f| f != &rel);
+            if let Some(rec) = s.files_modified.get_mut(&rel) {
+                rec.deleted = true;
+                rec.last_modified = t.clone();
+            }
+        }
+        SessionEvent::Command { command, workflow, status, duration_seconds } => {
+            let command = clean(&command);
+            if command.is_empty() {
+                return Err("command is empty".into());
+            }
+            let workflow = workflow.map(|w| clean(&w)).filter(|w| !w.is_empty());
+            if let Some(w) = &workflow {
+                *s.workflows_used.entry(w.clone()).or_default() += 1;
+            }
+            add_text_patterns(s, &command);
+            if s.context_snapshot.active_task.is_empty() {
+                s.context_snapshot.active_task = truncate_chars(&command, 120);
+            }
+            s.commands_executed.push(ccmem_proto::session::CommandRecord {
+                timestamp: t.clone(),
+                command,
+                workflow,
+                duration_seconds: duration_seconds.filter(|d| d.is_finite() && *d >= 0.0),
+                status: status.map(|x| clean(&x)),
+            });
+            let excess = s.commands_executed.len().saturating_sub(caps::COMMANDS);
+            s.commands_executed.drain(..excess);
+        }
+        SessionEvent::Todos { mut todos } => {
+            todos.truncate(caps::TODOS);
+            for todo in &mut todos {
+                todo.content = clean(&todo.content);
+                todo.active_form = clean(&todo.active_form);
+            }
+            let snap = &mut s.context_snapshot;
+            for done in todos.iter().filter(|x| x.status == TodoStatus::Completed) {
+                push_unique(&mut snap.completed_steps, &done.content, caps::STEPS);
+            }
+            snap.next_steps = todos
+                .iter()
+                .filter(|x| x.status != TodoStatus::Completed)
+                .map(|x| x.content.clone())
+                .take(10)
+                .collect();
+            if let Some(current) = todos.iter().find(|x| x.status == TodoStatus::InProgress) {
+                snap.active_task = current.content.clone();
+            }
+            s.todos = todos;
+        }
+        SessionEvent::Context { active_task, completed_steps, next_steps, blocking_issues } => {
+            let snap = &mut s.context_snapshot;
+            if let Some(a) = active_task {
+                snap.active_task = clean(&a);
+            }
+            for step in completed_steps {
+                push_unique(&mut snap.completed_steps, &clean(&step), caps::STEPS);
+            }
+            if let Some(n) = next_steps {
+                snap.next_steps = n.iter().map(|x| clean(x)).filter(|x| !x.is_empty()).take(caps::STEPS).collect();
+            }
+            if let Some(b) = blocking_issues {
+                snap.blocking_issues = b.iter().map(|x| clean(x)).filter(|x| !x.is_empty()).take(caps::STEPS).collect();
+            }
+        }
+        SessionEvent::Phase(mut p) => {
+            if !p.completion.is_finite() || !(0.0..=100.0).contains(&p.completion) {
+                return Err(format!("phase completion must be between 0 and 100, got {}", p.completion));
+            }
+            p.name = clean(&p.name);
+            p.chunk_files.truncate(limits::EDITED_FILES);
+            s.phase = Some(p);
+        }
+        SessionEvent::Note { text } => s.context_notes = clean(&text),
+        SessionEvent::Warning { text } => {
+            let w = clean(&text);
+            if !w.is_empty() && !s.warnings.contains(&w) {
+                s.warnings.push(w);
+                let excess = s.warnings.len().saturating_sub(caps::WARNINGS);
+                s.warnings.drain(..excess);
+            }
+        }
+    }
+    touch(s, now);
+    Ok(())
+}
+
+/// Recomputes what is derived: statistics, key files, activity counts from the file records.
+pub fn refresh(s: &mut Session, now: DateTime<Utc>) {
+    s.statistics.total_commands = s.commands_executed.len() as u64;
+    s.statistics.total_files_modified = s.files_modified.len() as u64;
+    s.statistics.total_workflows = s.workflows_used.len() as u64;
+    s.statistics.session_duration_minutes = duration_minutes(s, now);
+    s.activity_summary.files_created = s.files_modified.values().filter(|r| r.created).count() as u64;
+    s.activity_summary.files_modified = s.files_modified.values().filter(|r| !r.created).count() as u64;
+    let mut files: Vec<(&String, &FileRecord)> = s.files_modified.iter().filter(|(_, r)| !r.deleted).collect();
+    files.sort_by(|a, b| {
+        b.1.modification_count.cmp(&a.1.modification_count).then(b.1.last_modified.cmp(&a.1.last_modified))
+    });
+    s.context_snapshot.key_files = files.into_iter().take(caps::KEY_FILES).map(|(p, _)| p.clone()).collect();
+}
+
+fn duration_minutes(s: &Session, now: DateTime<Utc>) -> u64 {
+    parse_iso(&s.created_at).map(|c| (now - c).num_minutes().max(0) as u64).unwrap_or(0)
+}
+
+/// Seed 004's checkpoint, encoded, within its limits: at most 50 edited files and 50 todos,
+/// warnings ≤ 500 characters, notes ≤ 1,000, and the whole under 10 KB whatever the session
+/// holds (lists are shortened further when needed, oldest and least useful first).
+pub fn checkpoint_file(s: &Session, reason: CheckpointReason, kind: CheckpointType, now: DateTime<Utc>) -> Vec<u8> {
+    let mut st = ProjectState {
+        session_id: s.session_id.clone(),
+        timestamp: iso(now),
+        project_root: s.project_root.to_string_lossy().into_owned(),
+        project_name: truncate_chars(&s.project_name, 200),
+        edited_files: s.edited_files.iter().take(limits::EDITED_FILES).cloned().collect(),
+        todos: s
+            .todos
+            .iter()
+            .take(limits::TODOS)
+            .map(|t| ccmem_proto::session::Todo {
+                content: truncate_chars(&t.content, 300),
+                status: t.status,
+                active_form: truncate_chars(&t.active_form, 300),
+            })
+            .collect(),
+        phase: s.phase.clone(),
+        plan: s.plan.clone(),
+        git: s.git.clone(),
+        session_duration_minutes: duration_minutes(s, now),
+        checkpoint_reason: reason,
+        checkpoint_type: kind,
+        activity_summary: s.activity_summary.clone(),
+        context_notes: truncate_chars(&s.context_notes, limits::CONTEXT_NOTES_CHARS),
+        warnings: s.warnings.iter().rev().take(20).rev().map(|w| truncate_chars(w, limits::WARNING_CHARS)).collect(),
+    };
+    st.git.last_commit = truncate_chars(&st.git.last_commit, 200);
+    st.git.branch = truncate_chars(&st.git.branch, 200);
+    loop {
+        let bytes = encode(&st);
+        if bytes.len() < limits::FILE_BYTES || !shrink(&mut st) {
+            return bytes;
+        }
+    }
+}
+
+fn encode(st: &ProjectState) -> Vec<u8> {
+    let mut b = serde_json::to_vec_pretty(st).unwrap_or_else(|_| b"{}".to_vec());
+    b.push(b'\n');
+    b
+}
+
+/// One step towards a smaller file; false when nothing is left to drop.
+fn shrink(st: &mut ProjectState) -> bool {
+    if let Some(p) = st.phase.as_mut().filter(|p| !p.chunk_files.is_empty()) {
+        p.chunk_files.clear();
+    } else if st.warnings.len() > 5 {
+        st.warnings.drain(..st.warnings.len() - 5);
+    } else if let Some(i) =
+        st.todos.iter().rposition(|t| t.status == TodoStatus::Completed).filter(|_| st.todos.len() > 10)
+    {
+        st.todos.remove(i);
+    } else if st.todos.len() > 10 || st.edited_files.len() > 10 {
+        let (t, e) = (st.todos.len(), st.edited_files.len());
+        if t >= e {
+            st.todos.truncate(t * 3 / 4);
+        } else {
+            st.edited_files.truncate(e * 3 / 4);
+        }
+    } else if st.context_notes.chars().count() > 100 {
+        st.context_notes = truncate_chars(&st.context_notes, st.context_notes.chars().count() / 2);
+    } else if !st.warnings.is_empty() {
+        st.warnings.remove(0);
+    } else if !st.todos.is_empty() || !st.edited_files.is_empty() {
+        st.todos.pop();
+        st.edited_files.pop();
+    } else if st.phase.is_some() || st.plan.is_some() {
+        st.phase = None;
+        st.plan = None;
+    } else {
+        return false;
+    }
+    true
+}
+
+/// A path given by a client, relative to the project root. Absolute paths must lie inside
+/// the project; relative ones must not climb out of it. The file need not exist (any more).
+pub fn relative(root: &Path, path: &str) -> Result<String, String> {
+    if path.trim().is_empty() {
+        return Err("path is empty".into());
+    }
+    let p = Path::new(path);
+    let rel = if p.is_absolute() {
+        p.strip_prefix(root).map_err(|_| format!("{path} is outside the project {}", root.display()))?
+    } else {
+        p
+    };
+    let mut parts: Vec<String> = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(x) => parts.push(x.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop().ok_or_else(|| format!("{path} is outside the project {}", root.display()))?;
+            }
+            Component::RootDir | Component::Prefix(_) => return Err(format!("{path} is not a usable path")),
+        }
+    }
+    if parts.is_empty() {
+        return Err(format!("{path} names the project root, not a file"));
+    }
+    Ok(parts.join("/"))
+}
+
+/// Trims, drops control characters and bounds the length of client text.
+fn clean(s: &str) -> String {
+    let t: String = s.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    truncate_chars(&t, caps::TEXT_CHARS)
+}
+
+fn push_unique(list: &mut Vec<String>, item: &str, cap: usize) {
+    if !item.is_empty() && !list.iter().any(|x| x == item) {
+        list.push(item.to_string());
+        let excess = list.len().saturating_sub(cap);
+        list.drain(..excess);
+    }
+}
+
+fn evict_files(s: &mut Session) {
+    while s.files_modified.len() > caps::FILES {
+        let oldest =
+            s.files_modified.iter().min_by(|a, b| a.1.last_modified.cmp(&b.1.last_modified)).map(|(k, _)| k.clone());
+        match oldest {
+            Some(k) => s.files_modified.remove(&k),
+            None => break,
+        };
+    }
+}
+
+/// Themes recognised in commands (seed 001's keyword extraction), with their synonyms.
+const VOCABULARY: &[(&str, &[&str])] = &[
+    ("authentication", &["auth", "authentication", "login", "logout", "oauth", "session", "sessions"]),
+    ("jwt", &["jwt", "token", "tokens"]),
+    ("database", &["database", "db", "sql", "postgres", "sqlite", "mysql", "schema", "query", "queries"]),
+    ("migration", &["migration", "migrations", "migrate"]),
+    ("api-endpoints", &["api", "endpoint", "endpoints", "route", "routes", "rest", "graphql"]),
+    ("middleware", &["middleware"]),
+    ("component", &["component", "components", "ui", "frontend", "react", "vue", "css", "style"]),
+    ("testing", &["test", "tests", "testing", "spec", "specs", "coverage"]),
+    ("validation", &["validation", "validate", "validator", "validators"]),
+    ("registration", &["registration", "register", "signup"]),
+    ("user-management", &["user", "users", "account", "accounts", "profile"]),
+    ("performance", &["performance", "perf", "optimize", "optimise", "slow", "latency", "cache", "caching"]),
+    ("security", &["security", "secure", "vulnerability", "xss", "csrf", "injection", "encrypt", "encryption"]),
+    ("configuration", &["config", "configuration", "settings", "env"]),
+    ("deployment", &["deploy", "deployment", "docker", "kubernetes", "ci", "pipeline", "release"]),
+    ("documentation", &["docs", "documentation", "readme"]),
+    ("bug-fix", &["fix", "bug", "bugs", "error", "crash", "broken"]),
+    ("refactoring", &["refactor", "refactoring", "cleanup", "rename"]),
+    ("logging", &["log", "logs", "logging", "tracing", "metrics"]),
+    ("payments", &["payment", "payments", "billing", "stripe", "invoice"]),
+    ("search", &["search", "index", "indexing"]),
+];
+
+fn add_text_patterns(s: &mut Session, text: &str) {
+    let lower = text.to_lowercase();
+    for word in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        if let Some((theme, _)) = VOCABULARY.iter().find(|(_, words)| words.contains(&word)) {
+            push_pattern(s, theme);
+        }
+    }
+}
+
+/// Working areas: `src/auth/*` for a file under `src/auth/`.
+fn add_path_pattern(s: &mut Session, rel: &str) {
+    let dirs: Vec<&str> = rel.split('/').collect();
+    if dirs.len() >= 3 {
+        push_pattern(s, &format!("{}/{}/*", dirs[0], dirs[1]));
+    }
+}
+
+fn push_pattern(s: &mut Session, p: &str) {
+    if !s.patterns_detected.iter().any(|x| x == p) && s.patterns_detected.len() < caps::PATTERNS {
+        s.patterns_detected.push(p.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccmem_proto::session::{Phase, Todo};
+
+    fn at(s: &str) -> DateTime<Utc> {
+        parse_iso(s).unwrap()
+    }
+
+    fn fresh() -> Session {
+        let now = at("2026-01-22T15:30:45Z");
+        start(PathBuf::from("/work/app"), "app".into(), new_id(now, None), now, None)
+    }
+
+    fn edit(path: &str) -> SessionEvent {
+        SessionEvent::FileEdited { path: path.into(), summary: None, workflow: None, created: false }
+    }
+
+    #[test]
+    fn ids_follow_the_seed_format_and_stay_unique_within_a_second() {
+        let now = at("2026-01-22T15:30:45Z");
+        let a = new_id(now, None);
+        assert_eq!(a, "session_2026-01-22_15-30-45");
+        let b = new_id(now, Some(&a));
+        assert_eq!(b, "session_2026-01-22_15-30-46");
+        let c = new_id(now, Some(&b));
+        assert_eq!(c, "session_2026-01-22_15-30-47");
+        assert!(a < b && b < c);
+        // A clock that went back never reuses an id either.
+        assert_eq!(new_id(at("2026-01-01T00:00:00Z"), Some(&c)), "session_2026-01-22_15-30-48");
+    }
+
+    #[test]
+    fn file_edits_are_tracked_most_recent_first_and_bounded() {
+        let mut s = fresh();
+        let now = at("2026-01-22T16:00:00Z");
+        apply(
+            &mut s,
+            SessionEvent::FileEdited {
+                path: "/work/app/src/auth/mw.ts".into(),
+                summary: Some("Added JWT validation".into()),
+                workflow: Some("complete_system".into()),
+                created: true,
+            },
+            now,
+        )
+        .unwrap();
+        apply(&mut s, edit("src/routes/auth.ts"), now).unwrap();
+        apply(
+            &mut s,
+            SessionEvent::FileEdited {
+                path: "./src/auth/../auth/mw.ts".into(),
+                summary: Some("fixed cookie parsing".into()),
+                workflow: Some("orchestrated".into()),
+                created: false,
+            },
+            now,
+        )
+        .unwrap();
+        assert_eq!(s.edited_files, ["src/auth/mw.ts", "src/routes/auth.ts"]);
+        let r = &s.files_modified["src/auth/mw.ts"];
+        assert_eq!(r.modification_count, 2);
+        assert_eq!(r.changes_summary, "Added JWT validation, fixed cookie parsing");
+        assert_eq!(r.workflows, ["complete_system", "orchestrated"]);
+        assert!(r.created);
+        assert!(s.patterns_detected.contains(&"src/auth/*".to_string()));
+
+        for i in 0..120 {
+            apply(&mut s, edit(&format!("f{i}.rs")), now).unwrap();
+        }
+        assert_eq!(s.edited_files.len(), limits::EDITED_FILES);
+        assert_eq!(s.edited_files[0], "f119.rs");
+
+        apply(&mut s, SessionEvent::FileDeleted { path: "f119.rs".into() }, now).unwrap();
+        assert_eq!(s.edited_files[0], "f118.rs");
+        assert!(s.files_modified["f119.rs"].deleted);
+        refresh(&mut s, now);
+        assert_eq!(s.activity_summary.files_created, 1);
+        assert_eq!(s.statistics.total_files_modified, 122);
+        assert_eq!(s.statistics.session_duration_minutes, 29);
+        assert_eq!(s.context_snapshot.key_files[0], "src/auth/mw.ts");
+    }
+
+    #[test]
+    fn paths_outside_the_project_are_refused() {
+        let mut s = fresh();
+        let now = at("2026-01-22T16:00:00Z");
+        for bad in ["/etc/passwd", "../x", "a/../../x", "", "/work/app", "/work/application/x"] {
+            assert!(apply(&mut s, edit(bad), now).is_err(), "{bad:?} must be refused");
+        }
+        assert!(s.files_modified.is_empty());
+    }
+
+    #[test]
+    fn commands_todos_and_context_fill_the_snapshot() {
+        let mut s = fresh();
+        let now = at("2026-01-22T16:00:00Z");
+        apply(
+            &mut s,
+            SessionEvent::Command {
+                command: "add authentication to API".into(),
+                workflow: Some("complete_system".into()),
+                status: Some("completed".into()),
+                duration_seconds: Some(420.0),
+            },
+            now,
+        )
+        .unwrap();
+        apply(
+            &mut s,
+            SessionEvent::Command {
+                command: "fix login endpoint bug".into(),
+                workflow: Some("orchestrated".into()),
+                status: None,
+                duration_seconds: None,
+            },
+            now,
+        )
+        .unwrap();
+        assert_eq!(s.context_snapshot.active_task, "add authentication to API");
+        assert_eq!(s.workflows_used["orchestrated"], 1);
+        for p in ["authentication", "api-endpoints", "bug-fix"] {
+            assert!(s.patterns_detected.contains(&p.to_string()), "{p}: {:?}", s.patterns_detected);
+        }
+        let todo = |c: &str, st| Todo { content: c.into(), status: st, active_form: format!("{c}ing") };
+        apply(
+            &mut s,
+            SessionEvent::Todos {
+                todos: vec![
+                    todo("Write middleware", TodoStatus::Completed),
+                    todo("Add refresh tokens", TodoStatus::InProgress),
+                    todo("Add rate limiting", TodoStatus::Pending),
+                ],
+            },
+            now,
+        )
+        .unwrap();
+        assert_eq!(s.context_snapshot.active_task, "Add refresh tokens");
+        assert_eq!(s.context_snapshot.completed_steps, ["Write middleware"]);
+        assert_eq!(s.context_snapshot.next_steps, ["Add refresh tokens", "Add rate limiting"]);
+        apply(
+            &mut s,
+            SessionEvent::Context {
+                active_task: None,
+                completed_steps: vec!["Write middleware".into()],
+                next_steps: Some(vec!["Ship it".into()]),
+                blocking_issues: Some(vec!["CI is red".into()]),
+            },
+            now,
+        )
+        .unwrap();
+        assert_eq!(s.context_snapshot.completed_steps.len(), 1, "steps are not repeated");
+        assert_eq!(s.context_snapshot.next_steps, ["Ship it"]);
+        assert_eq!(s.context_snapshot.blocking_issues, ["CI is red"]);
+        assert!(apply(
+            &mut s,
+            SessionEvent::Phase(Phase { name: "x".into(), completion: 140.0, ..Default::default() }),
+            now
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn the_checkpoint_stays_within_the_seed_limits_whatever_the_session_holds() {
+        let mut s = fresh();
+        let now = at("2026-01-22T16:00:00Z");
+        for i in 0..500 {
+            apply(&mut s, edit(&format!("src/module_{i:03}/a_rather_long_file_name_to_fill_space_{i}.rs")), now)
+                .unwrap();
+        }
+        let todos = (0..100)
+            .map(|i| Todo {
+                content: format!("Task {i}: {}", "x".repeat(400)),
+                status: if i % 3 == 0 { TodoStatus::Completed } else { TodoStatus::Pending },
+                active_form: format!("Doing {i}"),
+            })
+            .collect();
+        apply(&mut s, SessionEvent::Todos { todos }, now).unwrap();
+        for i in 0..30 {
+            apply(&mut s, SessionEvent::Warning { text: format!("warning {i} {}", "w".repeat(900)) }, now).unwrap();
+        }
+        apply(&mut s, SessionEvent::Note { text: "n".repeat(5000) }, now).unwrap();
+        refresh(&mut s, now);
+        let bytes = checkpoint_file(&s, CheckpointReason::Manual, CheckpointType::UserRequested, now);
+        assert!(bytes.len() < limits::FILE_BYTES, "{} bytes", bytes.len());
+        let st: ProjectState = serde_json::from_slice(&bytes).unwrap();
+        assert!(st.edited_files.len() <= 50 && !st.edited_files.is_empty());
+        assert!(st.todos.len() <= 50);
+        assert!(st.warnings.iter().all(|w| w.chars().count() <= 500));
+        assert!(st.context_notes.chars().count() <= 1000);
+        assert_eq!(st.edited_files[0], s.edited_files[0], "the most recent file survives");
+
+        let small = checkpoint_file(&fresh(), CheckpointReason::StopHook, CheckpointType::EventDriven, now);
+        let v: serde_json::Value = serde_json::from_slice(&small).unwrap();
+        assert_eq!(v["checkpoint_reason"], "Stop hook");
+        assert_eq!(v["session_id"], "session_2026-01-22_15-30-45");
+        assert_eq!(v["timestamp"], "2026-01-22T16:00:00Z");
+        assert_eq!(v["git"]["branch"], "unknown");
+    }
+}

@@ -1,0 +1,242 @@
+//! The daemon's own records, in its state dir (`$XDG_STATE_HOME/ccmem/`):
+//!
+//! ```text
+//! projects/<name>-<hash>/tracker.json              the live session (seed 001's tracker)
+//! projects/<name>-<hash>/sessions/<session_id>.json  ended sessions, the newest N kept
+//! ```
+//!
+//! Every write is atomic. A file that cannot be read back is moved aside as
+//! `<file>.corrupt-<timestamp>` and reported, never silently dropped.
+
+use crate::atomic;
+use ccmem_proto::session::{ArchivedSession, EndReason, Session};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+const TRACKER: &str = "tracker.json";
+const SESSIONS: &str = "sessions";
+
+/// The state dir and its retention setting.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+    keep_sessions: usize,
+}
+
+/// A tracker found at start-up.
+#[derive(Debug)]
+pub enum Found {
+    /// Readable.
+    Session(Box<Session>),
+    /// Unreadable; moved aside to the path given.
+    Corrupt { moved_to: PathBuf, error: String },
+}
+
+impl Store {
+    /// A store under `state_dir`, keeping the newest `keep_sessions` ended sessions per project.
+    pub fn new(state_dir: PathBuf, keep_sessions: usize) -> Self {
+        Self { root: state_dir, keep_sessions: keep_sessions.max(1) }
+    }
+
+    /// The directory for one project: readable name plus a stable hash of the full path.
+    pub fn project_dir(&self, project_root: &Path) -> PathBuf {
+        let name: String = project_root
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+                    .take(40)
+                    .collect()
+            })
+            .unwrap_or_else(|| "root".into());
+        self.root.join("projects").join(format!("{name}-{:016x}", fnv1a(project_root.as_os_str().as_encoded_bytes())))
+    }
+
+    /// Saves the live session.
+    pub fn save_tracker(&self, s: &Session) -> io::Result<()> {
+        let dir = self.project_dir(&s.project_root);
+        create_private_dir(&dir)?;
+        let path = dir.join(TRACKER);
+        atomic::write(&path, &to_json(s)?, false)
+    }
+
+    /// Forgets the live session (it was archived, or the project unwatched).
+    pub fn remove_tracker(&self, project_root: &Path) -> io::Result<()> {
+        match fs::remove_file(self.project_dir(project_root).join(TRACKER)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Archives an ended session and prunes the oldest beyond the limit.
+    pub fn archive(&self, ended: &ArchivedSession) -> io::Result<()> {
+        let dir = self.project_dir(&ended.session.project_root).join(SESSIONS);
+        create_private_dir(&dir)?;
+        atomic::write(&dir.join(format!("{}.json", ended.session.session_id)), &to_json(ended)?, false)?;
+        let mut ids = self.archived_ids(&ended.session.project_root);
+        while ids.len() > self.keep_sessions {
+            let oldest = ids.remove(0);
+            let _ = fs::remove_file(dir.join(format!("{oldest}.json")));
+        }
+        Ok(())
+    }
+
+    /// Ended sessions of a project, newest first; unreadable ones are skipped with a warning.
+    pub fn history(&self, project_root: &Path) -> Vec<ArchivedSession> {
+        let dir = self.project_dir(project_root).join(SESSIONS);
+        let mut out: Vec<ArchivedSession> = self
+            .archived_ids(project_root)
+            .iter()
+            .rev()
+            .filter_map(|id| {
+                let p = dir.join(format!("{id}.json"));
+                match fs::read(&p)
+                    .map_err(|e| e.to_string())
+                    .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+                {
+                    Ok(a) => Some(a),
+                    Err(e) => {
+                        tracing::warn!(file = %p.display(), error = %e, "skipping unreadable archived session");
+                        None
+                    }
+                }
+            })
+            .collect();
+        out.truncate(self.keep_sessions);
+        out
+    }
+
+    /// The newest session id this project has used, live or archived.
+    pub fn last_session_id(&self, project_root: &Path) -> Option<String> {
+        let live = fs::read(self.project_dir(project_root).join(TRACKER))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Session>(&b).ok())
+            .map(|s| s.session_id);
+        live.into_iter().chain(self.archived_ids(project_root).pop()).max()
+    }
+
+    /// Archived session ids, oldest first (ids sort by time).
+    fn archived_ids(&self, project_root: &Path) -> Vec<String> {
+        let mut ids: Vec<String> = fs::read_dir(self.project_dir(project_root).join(SESSIONS))
+            .map(|rd| {
+                rd.flatten()
+                    .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(str::to_string))
+                    .filter(|n| n.starts_with("session_"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort();
+        ids
+    }
+
+    /// Every live tracker in the state dir, for restore at start-up.
+    pub fn scan(&self) -> Vec<Found> {
+        let Ok(dirs) = fs::read_dir(self.root.join("projects")) else { return Vec::new() };
+        let mut found = Vec::new();
+        for d in dirs.flatten() {
+            let path = d.path().join(TRACKER);
+            let bytes = match fs::read(&path) {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    tracing::warn!(file = %path.display(), error = %e, "cannot read tracker");
+                    continue;
+                }
+            };
+            match serde_json::from_slice::<Session>(&bytes) {
+                Ok(s) if s.project_root.is_absolute() && !s.session_id.is_empty() => {
+                    found.push(Found::Session(Box::new(s)))
+                }
+                Ok(_) => found.push(self.move_aside(&path, "missing project_root or session_id".into())),
+                Err(e) => found.push(self.move_aside(&path, e.to_string())),
+            }
+        }
+        found
+    }
+
+    fn move_aside(&self, path: &Path, error: String) -> Found {
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+        let moved_to = atomic::with_suffix(path, &format!(".corrupt-{stamp}"));
+        if let Err(e) = fs::rename(path, &moved_to) {
+            tracing::error!(file = %path.display(), error = %e, "cannot move a corrupt tracker aside");
+        }
+        Found::Corrupt { moved_to, error }
+    }
+}
+
+/// What `history` reports of an archived session.
+pub fn end_reason_text(r: EndReason) -> &'static str {
+    match r {
+        EndReason::Expired => "expired",
+        EndReason::Reset => "reset",
+        EndReason::Unwatched => "unwatched",
+        EndReason::Restored => "restored",
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> io::Result<Vec<u8>> {
+    let mut b = serde_json::to_vec_pretty(v).map_err(io::Error::other)?;
+    b.push(b'\n');
+    Ok(b)
+}
+
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut b = fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
+}
+
+/// FNV-1a, 64 bits: stable across Rust releases, unlike `DefaultHasher`.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(root: &Path, id: &str) -> Session {
+        Session { session_id: id.into(), project_root: root.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn keeps_the_newest_sessions_and_lists_them_newest_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(tmp.path().into(), 3);
+        let root = Path::new("/work/my project");
+        for i in 0..5 {
+            let s = session(root, &format!("session_2026-01-0{}_00-00-00", i + 1));
+            store.archive(&ArchivedSession { ended: EndReason::Reset, ended_at: String::new(), session: s }).unwrap();
+        }
+        let h: Vec<_> = store.history(root).into_iter().map(|a| a.session.session_id).collect();
+        assert_eq!(h, ["session_2026-01-05_00-00-00", "session_2026-01-04_00-00-00", "session_2026-01-03_00-00-00"]);
+        assert_eq!(store.last_session_id(root).as_deref(), Some("session_2026-01-05_00-00-00"));
+        assert!(store.project_dir(root).file_name().unwrap().to_str().unwrap().starts_with("my_project-"));
+        assert_ne!(store.project_dir(root), store.project_dir(Path::new("/other/my project")));
+    }
+
+    #[test]
+    fn corrupt_trackers_are_moved_aside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(tmp.path().into(), 20);
+        let good = Path::new("/p/good");
+        store.save_tracker(&session(good, "session_2026-01-01_00-00-00")).unwrap();
+        let bad_dir = store.project_dir(Path::new("/p/bad"));
+        fs::create_dir_all(&bad_dir).unwrap();
+        fs::write(bad_dir.join(TRACKER), b"{\"session_id\": \"x\", trunc").unwrap();
+        let found = store.scan();
+        assert_eq!(found.len(), 2);
+        let corrupt = found.iter().find_map(|f| match f {
+            Found::Corrupt { moved_to, .. } => Some(moved_to.clone()),
+            _ => None,
+        });
+        let moved = corrupt.expect("the bad tracker is reported");
+        assert!(moved.exists() && moved.to_string_lossy().contains(".corrupt-"));
+        assert!(!bad_dir.join(TRACKER).exists());
+        assert!(found.iter().any(|f| matches!(f, Found::Session(s) if s.project_root == good)));
+    }
+}

@@ -1,0 +1,484 @@
+//! A project's work session: seed 001's tracker (commands, files modified, patterns,
+//! context snapshot, statistics) and seed 004's checkpoint fields (edited files, todos,
+//! phase, plan, git, activity summary, notes, warnings).
+//!
+//! [`Session`] is the whole state: what the daemon keeps in memory, writes to its state
+//! dir, and returns from `status`. [`ProjectState`] is seed 004's checkpoint file,
+//! `.claude/.project-state.json`, derived from it within the seed's size limits.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Version of the tracker file's layout in the state dir.
+pub const TRACKER_FORMAT: u32 = 1;
+
+/// A project's session: seed 001's tracker schema plus seed 004's fields.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Session {
+    /// Layout version of this record ([`TRACKER_FORMAT`]).
+    pub format: u32,
+    /// `session_YYYY-MM-DD_HH-MM-SS` (UTC), unique per project.
+    pub session_id: String,
+    /// Absolute, canonical project root.
+    pub project_root: PathBuf,
+    /// Name from the project's manifest, else the directory's name.
+    pub project_name: String,
+    /// ISO 8601.
+    pub created_at: String,
+    /// ISO 8601: last change to this record.
+    pub last_updated: String,
+    /// ISO 8601: last activity (what the expiry counts from).
+    pub last_activity: String,
+    /// Commands the agent ran for the user, oldest first.
+    pub commands_executed: Vec<CommandRecord>,
+    /// Per file (relative to the root): history of its changes.
+    pub files_modified: BTreeMap<String, FileRecord>,
+    /// Themes seen in commands and paths, deduplicated.
+    pub patterns_detected: Vec<String>,
+    /// Workflow name → times used.
+    pub workflows_used: BTreeMap<String, u64>,
+    /// What is being done, and what is next.
+    pub context_snapshot: ContextSnapshot,
+    /// Totals.
+    pub statistics: Statistics,
+    /// Relative paths, most recently edited first, at most [`limits::EDITED_FILES`].
+    pub edited_files: Vec<String>,
+    /// The agent's task list.
+    pub todos: Vec<Todo>,
+    /// Current work phase.
+    pub phase: Option<Phase>,
+    /// Plan file progress.
+    pub plan: Option<Plan>,
+    /// Repository state at the last refresh.
+    pub git: GitState,
+    /// Counts for the whole session.
+    pub activity_summary: ActivitySummary,
+    /// Free-form notes (≤ 1,000 characters in the checkpoint).
+    pub context_notes: String,
+    /// Problems worth the user's attention.
+    pub warnings: Vec<String>,
+    /// The last checkpoint written.
+    pub last_checkpoint: Option<CheckpointInfo>,
+    /// HEAD when the session started, for line and commit counts; None outside git.
+    pub git_start: Option<String>,
+}
+
+/// One command (seed 001's `commands_executed` entry).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommandRecord {
+    /// ISO 8601 start.
+    pub timestamp: String,
+    /// What the user asked for, or the command line.
+    pub command: String,
+    /// Workflow name, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    /// Seconds it took, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<f64>,
+    /// completed, partial, failed, … when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// One file's history (seed 001's `files_modified` value).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FileRecord {
+    /// ISO 8601.
+    pub first_modified: String,
+    /// ISO 8601.
+    pub last_modified: String,
+    /// Changes counted.
+    pub modification_count: u64,
+    /// Comma-separated descriptions of the changes.
+    pub changes_summary: String,
+    /// Workflows that touched it.
+    pub workflows: Vec<String>,
+    /// The file was created this session.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub created: bool,
+    /// The file was deleted after its last change.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+}
+
+/// Seed 001's context snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ContextSnapshot {
+    /// The current focus.
+    pub active_task: String,
+    /// Done so far.
+    pub completed_steps: Vec<String>,
+    /// Still to do.
+    pub next_steps: Vec<String>,
+    /// Files central to the task (most often modified first).
+    pub key_files: Vec<String>,
+    /// What stands in the way.
+    pub blocking_issues: Vec<String>,
+}
+
+/// Seed 001's statistics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Statistics {
+    /// Commands recorded.
+    pub total_commands: u64,
+    /// Distinct files modified.
+    pub total_files_modified: u64,
+    /// Distinct workflows used.
+    pub total_workflows: u64,
+    /// Since the session was created.
+    pub session_duration_minutes: u64,
+}
+
+/// Seed 004's todo.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Todo {
+    /// What to do.
+    pub content: String,
+    /// pending | in_progress | completed.
+    pub status: TodoStatus,
+    /// Present continuous form, shown while in progress.
+    #[serde(rename = "activeForm")]
+    pub active_form: String,
+}
+
+/// Seed 004's todo status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    #[default]
+    Pending,
+    /// Being done.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// Seed 004's phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Phase {
+    /// e.g. "Phase 3: API Integration".
+    pub name: String,
+    /// 0–100.
+    pub completion: f64,
+    /// Optional chunk identifier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_id: Option<String>,
+    /// Files in the chunk.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chunk_files: Vec<String>,
+}
+
+/// Seed 004's plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Plan {
+    /// File name.
+    pub file: String,
+    /// Absolute path.
+    pub path: String,
+    /// Tasks in all.
+    pub total_tasks: u64,
+    /// Tasks done.
+    pub completed_tasks: u64,
+    /// 0–100.
+    pub progress: f64,
+    /// ISO 8601.
+    pub last_modified: String,
+}
+
+/// Seed 004's git block. Outside a repository (or without git): branch "unknown", zeros.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GitState {
+    /// Current branch, `HEAD (detached)`, or "unknown".
+    pub branch: String,
+    /// Anything staged, unstaged or untracked.
+    pub has_uncommitted_changes: bool,
+    /// Paths with staged changes.
+    pub staged_files: u64,
+    /// Paths with unstaged changes.
+    pub unstaged_files: u64,
+    /// Untracked paths.
+    pub untracked_files: u64,
+    /// Short hash and subject of HEAD, "" before the first commit.
+    pub last_commit: String,
+}
+
+impl Default for GitState {
+    fn default() -> Self {
+        Self {
+            branch: "unknown".into(),
+            has_uncommitted_changes: false,
+            staged_files: 0,
+            unstaged_files: 0,
+            untracked_files: 0,
+            last_commit: String::new(),
+        }
+    }
+}
+
+/// Seed 004's activity summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ActivitySummary {
+    /// Files created this session.
+    pub files_created: u64,
+    /// Files modified this session.
+    pub files_modified: u64,
+    /// Lines added since the session started (git).
+    pub lines_added: u64,
+    /// Lines deleted since the session started (git).
+    pub lines_deleted: u64,
+    /// Commits since the session started (git).
+    pub commits: u64,
+}
+
+/// The last checkpoint the daemon wrote for a session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckpointInfo {
+    /// ISO 8601.
+    pub timestamp: String,
+    /// Seed 004's reason.
+    pub reason: CheckpointReason,
+    /// Seed 004's type.
+    pub kind: CheckpointType,
+    /// Size of `.project-state.json`.
+    pub bytes: u64,
+    /// Where it went.
+    pub path: PathBuf,
+}
+
+/// Seed 004's `checkpoint_reason`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CheckpointReason {
+    /// Periodic save, session expiry, daemon shutdown.
+    #[default]
+    #[serde(rename = "automatic")]
+    Automatic,
+    /// The user asked.
+    #[serde(rename = "manual")]
+    Manual,
+    /// A phase finished.
+    #[serde(rename = "phase_complete")]
+    PhaseComplete,
+    /// The agent stopped.
+    #[serde(rename = "Stop hook")]
+    StopHook,
+}
+
+/// Seed 004's `checkpoint_type`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointType {
+    /// The periodic timer.
+    #[default]
+    Periodic,
+    /// An event: the agent stopped, the session expired, the daemon is stopping.
+    EventDriven,
+    /// The user asked.
+    UserRequested,
+}
+
+/// Seed 004's checkpoint file, `.claude/.project-state.json`. The four required fields
+/// are always present; the rest are present whenever known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectState {
+    /// Required.
+    pub session_id: String,
+    /// Required: ISO 8601 time of the checkpoint.
+    pub timestamp: String,
+    /// Required: absolute path.
+    pub project_root: String,
+    /// Human-readable name.
+    pub project_name: String,
+    /// Relative paths, most recent first, ≤ 50.
+    pub edited_files: Vec<String>,
+    /// ≤ 50.
+    pub todos: Vec<Todo>,
+    /// Current phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// Plan progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
+    /// Repository state.
+    pub git: GitState,
+    /// Since the session was created.
+    pub session_duration_minutes: u64,
+    /// Required.
+    pub checkpoint_reason: CheckpointReason,
+    /// Periodic, event-driven or user-requested.
+    pub checkpoint_type: CheckpointType,
+    /// Counts.
+    pub activity_summary: ActivitySummary,
+    /// ≤ 1,000 characters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub context_notes: String,
+    /// Each ≤ 500 characters.
+    pub warnings: Vec<String>,
+}
+
+/// The limits seed 004 sets on the checkpoint file.
+pub mod limits {
+    /// Most edited files listed.
+    pub const EDITED_FILES: usize = 50;
+    /// Most todos listed.
+    pub const TODOS: usize = 50;
+    /// Longest warning, in characters.
+    pub const WARNING_CHARS: usize = 500;
+    /// Longest context notes, in characters.
+    pub const CONTEXT_NOTES_CHARS: usize = 1000;
+    /// The file stays below this many bytes ("under 10 KB").
+    pub const FILE_BYTES: usize = 10 * 1024;
+}
+
+/// Something that happened in a project, as a client reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SessionEvent {
+    /// A file was created or changed. `path` is absolute or relative to the root.
+    FileEdited {
+        /// The file.
+        path: String,
+        /// What changed, in a few words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+        /// The workflow that changed it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workflow: Option<String>,
+        /// The file is new.
+        #[serde(default)]
+        created: bool,
+    },
+    /// A file was deleted.
+    FileDeleted {
+        /// The file.
+        path: String,
+    },
+    /// The agent ran a command for the user.
+    Command {
+        /// The request or command line.
+        command: String,
+        /// Workflow name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workflow: Option<String>,
+        /// completed | partial | failed | …
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        /// How long it took.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_seconds: Option<f64>,
+    },
+    /// The agent's whole task list, as it now stands.
+    Todos {
+        /// The list.
+        todos: Vec<Todo>,
+    },
+    /// Updates to the context snapshot; absent fields are left as they are.
+    Context {
+        /// New focus.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        active_task: Option<String>,
+        /// Steps finished (appended).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        completed_steps: Vec<String>,
+        /// Replaces the next steps when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        next_steps: Option<Vec<String>>,
+        /// Replaces the blocking issues when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blocking_issues: Option<Vec<String>>,
+    },
+    /// The current phase.
+    Phase(Phase),
+    /// Replaces the context notes.
+    Note {
+        /// The notes.
+        text: String,
+    },
+    /// A warning for the user.
+    Warning {
+        /// The warning.
+        text: String,
+    },
+}
+
+/// A session that has ended, as kept in the daemon's archive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArchivedSession {
+    /// Why it ended.
+    pub ended: EndReason,
+    /// ISO 8601.
+    pub ended_at: String,
+    /// Its final state.
+    pub session: Session,
+}
+
+/// Why a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// No activity for the session TTL.
+    Expired,
+    /// `ccmemctl reset-session`.
+    Reset,
+    /// `ccmemctl unwatch`.
+    Unwatched,
+    /// Its tracker file could not be read; what was left is archived as found.
+    Restored,
+}
+
+/// Characters of `s`, cut to `max` with an ellipsis when longer.
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn enums_use_the_seed_spellings() {
+        assert_eq!(serde_json::to_value(CheckpointReason::StopHook).unwrap(), json!("Stop hook"));
+        assert_eq!(serde_json::to_value(CheckpointReason::PhaseComplete).unwrap(), json!("phase_complete"));
+        assert_eq!(serde_json::to_value(CheckpointType::UserRequested).unwrap(), json!("user_requested"));
+        assert_eq!(serde_json::to_value(TodoStatus::InProgress).unwrap(), json!("in_progress"));
+        let t: Todo = serde_json::from_value(json!({"content":"x","status":"completed","activeForm":"Xing"})).unwrap();
+        assert_eq!(t.active_form, "Xing");
+    }
+
+    #[test]
+    fn events_are_tagged_by_kind_and_strict() {
+        let e: SessionEvent = serde_json::from_value(json!({"kind":"file_edited","path":"a.rs"})).unwrap();
+        assert_eq!(e, SessionEvent::FileEdited { path: "a.rs".into(), summary: None, workflow: None, created: false });
+        let p: SessionEvent = serde_json::from_value(json!({"kind":"phase","name":"Phase 1","completion":50})).unwrap();
+        assert!(matches!(p, SessionEvent::Phase(Phase { completion, .. }) if completion == 50.0));
+        assert!(serde_json::from_value::<SessionEvent>(json!({"kind":"file_edited"})).is_err());
+        assert!(serde_json::from_value::<SessionEvent>(json!({"kind":"nope"})).is_err());
+        assert!(serde_json::from_value::<SessionEvent>(json!({"kind":"note","text":"x","extra":1})).is_err());
+    }
+
+    #[test]
+    fn truncation_counts_characters() {
+        assert_eq!(truncate_chars("héllo", 5), "héllo");
+        assert_eq!(truncate_chars("héllo wörld", 6), "héllo…");
+        assert_eq!(truncate_chars("ééé", 2).chars().count(), 2);
+    }
+}
