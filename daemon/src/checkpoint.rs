@@ -1,6 +1,6 @@
-//! Writing a checkpoint: refresh git, write `<project>/.claude/.project-state.json` (seed
-//! 004, previous copy kept as `.bak`), keep the checkpoint files out of git through
-//! `.git/info/exclude`, and save the whole tracker in the state dir.
+//! Writing a checkpoint: refresh git, save the whole tracker in the state dir, write
+//! `<project>/.claude/.project-state.json` (seed 004, previous copy kept as `.bak`), and keep
+//! the checkpoint files out of git through `.git/info/exclude`.
 //!
 //! Blocking: the project task runs it on the blocking pool.
 
@@ -25,8 +25,10 @@ pub struct Outcome {
     pub errors: Vec<String>,
 }
 
-/// Refreshes git, writes the project file and saves the tracker. Each step is tried even if
-/// an earlier one failed: an unwritable project still gets its tracker saved.
+/// Refreshes git, saves the tracker, then writes the project file. The tracker goes first
+/// (already naming the checkpoint it precedes), so a crash between the two never leaves a
+/// checkpoint of a session the daemon has no record of. Each step is tried even if an
+/// earlier one failed: an unwritable project still gets its tracker saved.
 pub fn run(
     s: &mut Session,
     reason: CheckpointReason,
@@ -40,28 +42,28 @@ pub fn run(
     let mut out = Outcome::default();
     let path = s.project_root.join(STATE_FILE);
     let bytes = session::checkpoint_file(s, reason, kind, now);
+    let info =
+        CheckpointInfo { timestamp: session::iso(now), reason, kind, bytes: bytes.len() as u64, path: path.clone() };
+    let previous = s.last_checkpoint.replace(info.clone());
+    let saved = store.save_tracker(s);
+    if let Err(e) = &saved {
+        out.errors.push(format!("cannot save the session in the state dir: {e}"));
+    }
     match write_state(&path, &bytes) {
-        Ok(()) => {
-            let info = CheckpointInfo {
-                timestamp: session::iso(now),
-                reason,
-                kind,
-                bytes: bytes.len() as u64,
-                path: path.clone(),
-            };
-            s.last_checkpoint = Some(info.clone());
-            out.written = Some(info);
+        Ok(()) => out.written = Some(info),
+        Err(e) => {
+            out.errors.push(format!("cannot write the checkpoint {}: {e}", path.display()));
+            s.last_checkpoint = previous;
+            if saved.is_ok() {
+                let _ = store.save_tracker(s);
+            }
         }
-        Err(e) => out.errors.push(format!("cannot write the checkpoint {}: {e}", path.display())),
     }
     if out.written.is_some() && !*exclude_done {
         match exclude_from_git(&s.project_root) {
             Ok(()) => *exclude_done = true,
             Err(e) => out.errors.push(format!("cannot add the checkpoint files to .git/info/exclude: {e}")),
         }
-    }
-    if let Err(e) = store.save_tracker(s) {
-        out.errors.push(format!("cannot save the session in the state dir: {e}"));
     }
     out
 }

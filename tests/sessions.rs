@@ -1,0 +1,625 @@
+//! Project sessions end to end: checkpoints in seed 004's schema, the tracker, restore,
+//! expiry, periodic checkpoints, crashes, git, and projects kept apart.
+#![cfg(unix)]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn edit(path: &str) -> serde_json::Value {
+    json!({"kind": "file_edited", "path": path})
+}
+
+fn tracker_files(env: &Env) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(env.state.join("ccmem/projects"))
+        .map(|rd| rd.flatten().map(|e| e.path().join("tracker.json")).filter(|p| p.exists()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_checkpoint_follows_seed_004_keeps_a_backup_and_stays_out_of_git() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"my-app\"\n").unwrap();
+    let out = env.ctl_cmd(&["watch"]).current_dir(root.join(".")).output().unwrap();
+    assert_ok(&out, "watch");
+    env.event(&root, json!({"kind": "command", "command": "add OAuth login to the API", "workflow": "complete_system", "status": "completed", "duration_seconds": 42}));
+    env.event(&root, json!({"kind": "file_edited", "path": root.join("src/auth/login.rs"), "summary": "added login", "created": true}));
+    env.event(&root, json!({"kind": "file_edited", "path": "src/auth/login.rs", "summary": "fixed redirect"}));
+    env.event(
+        &root,
+        json!({"kind": "todos", "todos": [
+        {"content": "Add login", "status": "completed", "activeForm": "Adding login"},
+        {"content": "Add logout", "status": "in_progress", "activeForm": "Adding logout"}]}),
+    );
+    env.event(&root, json!({"kind": "phase", "name": "Phase 2: Auth", "completion": 50}));
+
+    let out = env.ctl(&["checkpoint", root.to_str().unwrap(), "--note", "cookie domain is wrong in dev"]);
+    assert_ok(&out, "checkpoint");
+    let first = std::fs::read(root.join(".claude/.project-state.json")).unwrap();
+    let v = read_state(&root);
+    assert_seed_004(&v);
+    assert_eq!(v["project_name"], "my-app");
+    assert_eq!(v["project_root"], root.to_str().unwrap());
+    assert_eq!(v["checkpoint_reason"], "manual");
+    assert_eq!(v["checkpoint_type"], "user_requested");
+    assert_eq!(v["edited_files"], json!(["src/auth/login.rs"]));
+    assert_eq!(v["todos"][1]["activeForm"], "Adding logout");
+    assert_eq!(v["phase"]["name"], "Phase 2: Auth");
+    assert_eq!(v["context_notes"], "cookie domain is wrong in dev");
+    assert_eq!(v["activity_summary"]["files_created"], 1);
+    assert_eq!(v["git"]["branch"], "main");
+    assert!(v["git"]["last_commit"].as_str().unwrap().ends_with(" initial commit"));
+
+    // The second checkpoint keeps the first as .bak.
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap(), "--reason", "phase_complete"]), "second checkpoint");
+    assert_eq!(std::fs::read(root.join(".claude/.project-state.json.bak")).unwrap(), first);
+    assert_eq!(read_state(&root)["checkpoint_reason"], "phase_complete");
+
+    // The daemon's files never show up as changes to commit; the user's .gitignore is untouched.
+    let porcelain = git(&root, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!porcelain.contains(".claude"), "{porcelain}");
+    assert!(!root.join(".gitignore").exists());
+    let exclude = std::fs::read_to_string(root.join(".git/info/exclude")).unwrap();
+    assert_eq!(exclude.matches(".claude/.project-state.json\n").count(), 1, "added once: {exclude}");
+
+    // The full tracker (seed 001) is in the state dir.
+    let trackers = tracker_files(&env);
+    assert_eq!(trackers.len(), 1);
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&trackers[0]).unwrap()).unwrap();
+    for f in [
+        "session_id",
+        "created_at",
+        "last_updated",
+        "commands_executed",
+        "files_modified",
+        "patterns_detected",
+        "workflows_used",
+        "context_snapshot",
+        "statistics",
+    ] {
+        assert!(t.get(f).is_some(), "tracker lacks {f}: {t}");
+    }
+    let f = &t["files_modified"]["src/auth/login.rs"];
+    assert_eq!(f["modification_count"], 2);
+    assert_eq!(f["changes_summary"], "added login, fixed redirect");
+    assert_eq!(t["commands_executed"][0]["workflow"], "complete_system");
+    assert_eq!(t["workflows_used"]["complete_system"], 1);
+    assert_eq!(t["context_snapshot"]["active_task"], "Add logout");
+    assert_eq!(t["statistics"]["total_commands"], 1);
+    let patterns = t["patterns_detected"].as_array().unwrap();
+    assert!(patterns.contains(&json!("authentication")) && patterns.contains(&json!("src/auth/*")), "{patterns:?}");
+
+    // And people see seed 001's block.
+    let out = env.ctl(&["status", root.to_str().unwrap()]);
+    let s = text(&out.stdout);
+    for want in [
+        "SESSION CONTEXT",
+        "Current Focus: Add logout",
+        "src/auth/login.rs (2 changes)",
+        "Next Steps",
+        "Patterns Detected",
+    ] {
+        assert!(s.contains(want), "status lacks {want:?}:\n{s}");
+    }
+}
+
+#[test]
+fn the_checkpoint_stays_under_10_kb_after_500_files_and_100_todos() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "big");
+    let mut c = env.raw();
+    let mut batch = String::new();
+    for i in 0..500 {
+        let e = json!({"jsonrpc": "2.0", "method": "session.event", "params": {"path": root, "event": edit(&format!("src/area_{}/module_{i:03}/some_fairly_long_file_name_{i}.rs", i % 7))}});
+        batch.push_str(&format!("{e}\n"));
+    }
+    c.send(batch.as_bytes());
+    // On one connection, frames are handled in order: this request's answer comes after all
+    // 500 notifications reached the project.
+    let done = c.call(&json!({"jsonrpc": "2.0", "id": 1, "method": "session.event", "params": {"path": root, "event": edit("last.rs")}}).to_string());
+    assert_eq!(done["result"], json!({}));
+    let todos: Vec<_> = (0..100)
+        .map(|i| {
+            let status = ["pending", "in_progress", "completed"][i % 3];
+            json!({"content": format!("Task {i}: {}", "describe the work in detail ".repeat(10)), "status": status, "activeForm": format!("Working on {i}")})
+        })
+        .collect();
+    env.event(&root, json!({"kind": "todos", "todos": todos}));
+    for i in 0..30 {
+        env.event(&root, json!({"kind": "warning", "text": format!("warning {i}: {}", "w".repeat(800))}));
+    }
+    env.event(&root, json!({"kind": "note", "text": "n".repeat(5000)}));
+    let st = env.project_status(&root);
+    assert_eq!(st["session"]["files_modified"].as_object().unwrap().len(), 501);
+
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    let bytes = std::fs::read(root.join(".claude/.project-state.json")).unwrap();
+    assert!(bytes.len() < 10 * 1024, "checkpoint is {} bytes", bytes.len());
+    let v = read_state(&root);
+    assert_seed_004(&v);
+    assert!(!v["edited_files"].as_array().unwrap().is_empty());
+    assert_eq!(v["edited_files"][0], "last.rs", "most recent first");
+    assert_eq!(v["edited_files"][1], "src/area_2/module_499/some_fairly_long_file_name_499.rs");
+}
+
+#[test]
+fn a_restart_continues_the_same_session() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let mut d = env.start_daemon(&[]);
+    env.event(&root, edit("a.rs"));
+    env.event(&root, json!({"kind": "command", "command": "refactor the parser"}));
+    let id = env.project_status(&root)["session"]["session_id"].as_str().unwrap().to_string();
+    // A graceful stop writes the final checkpoint.
+    assert_eq!(d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10)).code(), Some(0));
+    assert_eq!(read_state(&root)["session_id"], id.as_str());
+    assert_eq!(read_state(&root)["checkpoint_type"], "event_driven");
+
+    let _d = env.start_daemon(&[]);
+    let st = env.project_status(&root);
+    assert_eq!(st["live"], true, "restored at start-up, before any activity");
+    assert_eq!(st["session"]["session_id"], id.as_str());
+    assert_eq!(st["session"]["files_modified"]["a.rs"]["modification_count"], 1);
+    assert_eq!(st["session"]["commands_executed"][0]["command"], "refactor the parser");
+    let list = env.ctl_json(&["projects"]);
+    assert_eq!(list["projects"][0]["session_id"], id.as_str());
+}
+
+#[test]
+fn kill_9_loses_nothing_that_was_checkpointed() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let mut d = env.start_daemon(&[]);
+    env.event(&root, edit("kept.rs"));
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    env.event(&root, edit("not-yet-checkpointed.rs"));
+    let id = read_state(&root)["session_id"].as_str().unwrap().to_string();
+    d.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+    let _d = env.start_daemon(&[]);
+    let st = env.project_status(&root);
+    assert_eq!(st["session"]["session_id"], id.as_str());
+    assert!(st["session"]["files_modified"]["kept.rs"].is_object(), "{st}");
+}
+
+#[test]
+fn an_idle_session_expires_is_archived_and_a_new_one_starts() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    // The TTL from the environment variable, as a service file would set it.
+    let mut cmd = env.daemon_cmd(&["--checkpoint-interval", "1h"]);
+    cmd.env("CCMEM_SESSION_TTL", "1500ms");
+    let d = Daemon::spawn(&mut cmd, env.path().join("d.stderr"));
+    d.wait_ready(&env.socket);
+    env.event(&root, edit("a.rs"));
+    let first = env.project_status(&root)["session"]["session_id"].as_str().unwrap().to_string();
+    // Activity pushes the deadline back.
+    std::thread::sleep(Duration::from_millis(800));
+    env.event(&root, edit("b.rs"));
+    std::thread::sleep(Duration::from_millis(900));
+    assert_eq!(env.project_status(&root)["live"], true, "activity 900 ms ago must keep a 1.5 s session alive");
+
+    assert!(
+        wait_until(Duration::from_secs(10), || env.project_status(&root)["live"] == false),
+        "the session never expired"
+    );
+    // Final checkpoint, archived, tracker gone.
+    let v = read_state(&root);
+    assert_eq!(v["session_id"], first.as_str());
+    assert_eq!(
+        (v["checkpoint_reason"].as_str(), v["checkpoint_type"].as_str()),
+        (Some("automatic"), Some("event_driven"))
+    );
+    assert_eq!(v["edited_files"], json!(["b.rs", "a.rs"]));
+    assert!(tracker_files(&env).is_empty());
+    let h = env.ctl_json(&["history", root.to_str().unwrap()]);
+    assert_eq!(h["sessions"][0]["session_id"], first.as_str());
+    assert_eq!(h["sessions"][0]["ended"], "expired");
+    assert_eq!(h["sessions"][0]["files_modified"], 2);
+    assert!(h["live_session"].is_null());
+
+    // The next activity starts a new session.
+    env.event(&root, edit("c.rs"));
+    let st = env.project_status(&root);
+    let second = st["session"]["session_id"].as_str().unwrap();
+    assert_ne!(second, first);
+    assert!(is_session_id(second));
+    assert!(second > first.as_str());
+    assert!(st["session"]["files_modified"].get("a.rs").is_none(), "a new session starts empty");
+    assert!(d.log().contains("session ended and archived"), "{}", d.log());
+}
+
+#[test]
+fn an_expired_session_found_at_start_up_is_archived() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let mut d = env.start_daemon(&[]);
+    env.event(&root, edit("a.rs"));
+    d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(1100));
+    let _d = env.start_daemon(&["--session-ttl", "1s"]);
+    assert_eq!(env.project_status(&root)["live"], false);
+    let h = env.ctl_json(&["history", root.to_str().unwrap()]);
+    assert_eq!(h["sessions"][0]["ended"], "expired");
+}
+
+#[test]
+fn periodic_checkpoints_write_only_when_something_changed() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let _d = env.start_daemon(&["--checkpoint-interval", "200ms"]);
+    env.event(&root, edit("a.rs"));
+    let file = root.join(".claude/.project-state.json");
+    assert!(wait_until(Duration::from_secs(5), || file.exists()), "no periodic checkpoint");
+    let v = read_state(&root);
+    assert_eq!((v["checkpoint_reason"].as_str(), v["checkpoint_type"].as_str()), (Some("automatic"), Some("periodic")));
+    let ino = std::fs::metadata(&file).unwrap().ino();
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(std::fs::metadata(&file).unwrap().ino(), ino, "nothing changed, so nothing may be written");
+    env.event(&root, edit("b.rs"));
+    assert!(
+        wait_until(Duration::from_secs(5), || std::fs::metadata(&file).map(|m| m.ino() != ino).unwrap_or(false)),
+        "a change must be checkpointed by the next tick"
+    );
+    assert_eq!(read_state(&root)["edited_files"][0], "b.rs");
+}
+
+/// `kill -9` at random moments while events and checkpoints stream in: the checkpoint, its
+/// backup and the tracker are always whole, and the restarted daemon continues the session.
+/// `CCMEM_CRASH_ROUNDS` sets the number of rounds (default 20).
+#[test]
+fn kill_9_during_a_checkpoint_storm_never_leaves_a_torn_file() {
+    let rounds: u32 = std::env::var("CCMEM_CRASH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let mut seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut session_id: Option<String> = None;
+    for round in 0..rounds {
+        let mut d = env.start_daemon(&[]);
+        if let Some(id) = &session_id {
+            assert_eq!(
+                env.project_status(&root)["session"]["session_id"],
+                id.as_str(),
+                "round {round}: session not restored"
+            );
+        }
+        let socket = env.socket.clone();
+        let r = root.clone();
+        let storm = std::thread::spawn(move || {
+            let mut c = Raw::connect(&socket);
+            for i in 0.. {
+                let ev = json!({"jsonrpc": "2.0", "method": "session.event", "params": {"path": r, "event": {"kind": "file_edited", "path": format!("f{}.rs", i % 80)}}});
+                let ck = json!({"jsonrpc": "2.0", "id": i, "method": "session.checkpoint", "params": {"path": r}});
+                if c.stream.write_all(format!("{ev}\n{ck}\n").as_bytes()).is_err() || c.recv().is_none() {
+                    return;
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_millis(5 + next() % 60));
+        d.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+        let _ = storm.join();
+        if !root.join(".claude/.project-state.json").exists() {
+            // Killed before the very first checkpoint: nothing was promised yet.
+            assert!(session_id.is_none(), "round {round}: a checkpoint that existed has vanished");
+            continue;
+        }
+        let v = read_state(&root);
+        assert_seed_004(&v);
+        let bak = root.join(".claude/.project-state.json.bak");
+        if bak.exists() {
+            let b: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&bak).unwrap()).expect("the backup is whole");
+            assert_seed_004(&b);
+        }
+        for t in tracker_files(&env) {
+            let _: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&t).unwrap()).expect("the tracker is whole");
+        }
+        session_id = Some(v["session_id"].as_str().unwrap().to_string());
+    }
+    let _d = env.start_daemon(&[]);
+    assert_eq!(env.project_status(&root)["session"]["session_id"], session_id.unwrap().as_str());
+}
+
+use std::io::Write;
+
+#[test]
+fn two_projects_stay_apart() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let a = repo(&env, "alpha");
+    let b = repo(&env, "beta");
+    env.event(&a, edit("only-in-alpha.rs"));
+    env.event(&a, json!({"kind": "command", "command": "alpha work"}));
+    env.event(&b, edit("only-in-beta.rs"));
+    // A path inside beta, sent with alpha's root, is refused rather than filed under alpha.
+    let err = env
+        .try_request("session.event", json!({"path": a, "event": edit(b.join("x.rs").to_str().unwrap())}))
+        .unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("outside the project"), "{err}");
+    for r in [&a, &b] {
+        assert_ok(&env.ctl(&["checkpoint", r.to_str().unwrap()]), "checkpoint");
+    }
+    assert_eq!(read_state(&a)["edited_files"], json!(["only-in-alpha.rs"]));
+    assert_eq!(read_state(&b)["edited_files"], json!(["only-in-beta.rs"]));
+    let sb = env.project_status(&b);
+    assert!(sb["session"]["commands_executed"].as_array().unwrap().is_empty());
+    assert_ne!(env.project_status(&a)["session"]["session_id"], json!(null));
+    let list = env.ctl_json(&["projects"]);
+    assert_eq!(list["projects"].as_array().unwrap().len(), 2);
+    assert_eq!(tracker_files(&env).len(), 2);
+}
+
+#[test]
+fn a_subdirectory_belongs_to_its_repository_and_a_plain_dir_is_its_own_project() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "mono");
+    std::fs::create_dir_all(root.join("pkg/web")).unwrap();
+    let out = env.ctl_cmd(&["watch", "--json"]).current_dir(root.join("pkg/web")).output().unwrap();
+    assert_ok(&out, "watch from a subdirectory");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["root"], root.to_str().unwrap());
+
+    let plain = env.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    env.event(&plain, edit("notes.txt"));
+    assert_ok(&env.ctl(&["checkpoint", plain.to_str().unwrap()]), "checkpoint outside git");
+    let v = read_state(&plain);
+    assert_seed_004(&v);
+    assert_eq!(
+        v["git"],
+        json!({"branch": "unknown", "has_uncommitted_changes": false, "staged_files": 0, "unstaged_files": 0, "untracked_files": 0, "last_commit": ""})
+    );
+    assert_eq!(v["activity_summary"]["commits"], 0);
+}
+
+#[test]
+fn git_activity_is_counted_from_the_session_start() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    std::fs::write(root.join("old.txt"), "1\n2\n3\n").unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "before the session"]);
+    env.ctl_json(&["watch", root.to_str().unwrap()]);
+    std::fs::write(root.join("old.txt"), "1\n3\nnew a\nnew b\n").unwrap();
+    git(&root, &["commit", "-q", "-am", "during the session"]);
+    std::fs::write(root.join("lib.rs"), "fn a() {}\n").unwrap();
+    git(&root, &["add", "lib.rs"]);
+    std::fs::write(root.join("scratch.txt"), "x\n").unwrap();
+    std::fs::write(root.join("README.md"), "# changed\n").unwrap();
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    let v = read_state(&root);
+    let g = &v["git"];
+    assert_eq!(g["branch"], "main");
+    assert_eq!(
+        (g["staged_files"].as_u64(), g["unstaged_files"].as_u64(), g["untracked_files"].as_u64()),
+        (Some(1), Some(1), Some(1)),
+        "{g}"
+    );
+    assert_eq!(g["has_uncommitted_changes"], true);
+    assert!(g["last_commit"].as_str().unwrap().ends_with(" during the session"), "{g}");
+    let a = &v["activity_summary"];
+    assert_eq!(a["commits"], 1, "{a}");
+    // old.txt: +2 -1, lib.rs: +1, README.md: +1 -1 (scratch.txt is untracked).
+    assert_eq!((a["lines_added"].as_u64(), a["lines_deleted"].as_u64()), (Some(4), Some(2)), "{a}");
+}
+
+#[test]
+fn reset_session_and_unwatch_archive_the_session() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    let p = root.to_str().unwrap();
+    let w = env.ctl_json(&["watch", p]);
+    let first = w["session_id"].as_str().unwrap().to_string();
+    env.event(&root, edit("a.rs"));
+    let r = env.ctl_json(&["reset-session", p]);
+    assert_eq!(r["ended_session"], first.as_str());
+    let second = r["new_session"].as_str().unwrap().to_string();
+    assert!(second > first, "ids stay unique and ordered even within one second");
+    assert!(env.project_status(&root)["session"]["files_modified"].get("a.rs").is_none());
+
+    let u = env.ctl_json(&["unwatch", p]);
+    assert_eq!(u["ended_session"], second.as_str());
+    assert!(env.ctl_json(&["projects"])["projects"].as_array().unwrap().is_empty());
+    assert!(tracker_files(&env).is_empty());
+    let h = env.ctl_json(&["history", p]);
+    let ended: Vec<_> =
+        h["sessions"].as_array().unwrap().iter().map(|s| (s["session_id"].clone(), s["ended"].clone())).collect();
+    assert_eq!(ended, [(json!(second), json!("unwatched")), (json!(first), json!("reset"))]);
+    // Unwatching what is not watched is not an error.
+    let u = env.ctl_json(&["unwatch", p]);
+    assert!(u["ended_session"].is_null());
+    // Text forms.
+    assert!(text(&env.ctl(&["history", p]).stdout).contains("(unwatched)"));
+}
+
+#[test]
+fn history_keeps_the_newest_sessions() {
+    let env = Env::new();
+    let _d = env.start_daemon(&["--keep-sessions", "3"]);
+    let root = repo(&env, "proj");
+    let p = root.to_str().unwrap();
+    let mut ended = Vec::new();
+    for _ in 0..5 {
+        ended.push(env.ctl_json(&["reset-session", p])["new_session"].as_str().unwrap().to_string());
+    }
+    env.ctl_json(&["unwatch", p]);
+    let h = env.ctl_json(&["history", p]);
+    let ids: Vec<_> =
+        h["sessions"].as_array().unwrap().iter().map(|s| s["session_id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids, [ended[4].clone(), ended[3].clone(), ended[2].clone()]);
+}
+
+#[test]
+fn a_corrupt_tracker_is_moved_aside_and_a_fresh_session_starts() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let mut d = env.start_daemon(&[]);
+    env.event(&root, edit("a.rs"));
+    d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
+    let t = tracker_files(&env).pop().expect("tracker written at shutdown");
+    std::fs::write(&t, b"{\"session_id\": \"session_2026").unwrap();
+    let d = env.start_daemon(&[]);
+    assert_eq!(env.project_status(&root)["live"], false);
+    let dir = t.parent().unwrap();
+    let aside: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tracker.json.corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "the corrupt file is kept for inspection");
+    assert!(d.log().contains("corrupt session tracker moved aside"), "{}", d.log());
+    env.event(&root, edit("b.rs"));
+    assert_eq!(env.project_status(&root)["live"], true);
+}
+
+#[test]
+fn bad_session_requests_get_clear_errors() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    let code = |m: &str, p: serde_json::Value| env.try_request(m, p).unwrap_err()["code"].as_i64().unwrap();
+    assert_eq!(code("session.event", json!({"path": root, "event": {"kind": "nope"}})), -32602);
+    assert_eq!(code("session.event", json!({"path": root})), -32602);
+    assert_eq!(code("session.event", json!({"path": "relative", "event": edit("a")})), -32602);
+    assert_eq!(code("session.event", json!({"path": root, "event": edit("../../etc/passwd")})), -32000);
+    assert_eq!(
+        code("session.event", json!({"path": root, "event": {"kind": "phase", "name": "x", "completion": 300}})),
+        -32000
+    );
+    assert_eq!(code("session.checkpoint", json!({"path": root, "reason": "Stop hook"})), -32602);
+    assert_eq!(code("project.watch", json!({"path": "/no/such/dir"})), -32000);
+    // From the command line: exit 1 with the reason; bad JSON is caught before sending.
+    let out =
+        env.ctl(&["event", "--project", root.to_str().unwrap(), "{\"kind\":\"file_edited\",\"path\":\"/etc/passwd\"}"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("outside the project"), "{}", text(&out.stderr));
+    let out = env.ctl(&["event", "--project", root.to_str().unwrap(), "{not json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("not a valid event"), "{}", text(&out.stderr));
+    // Events read from stdin work too.
+    let mut child = env
+        .ctl_cmd(&["event", "--project", root.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(edit("from-stdin.rs").to_string().as_bytes()).unwrap();
+    assert_ok(&child.wait_with_output().unwrap(), "event from stdin");
+    assert!(env.project_status(&root)["session"]["files_modified"]["from-stdin.rs"].is_object());
+}
+
+/// An unwritable project directory: a warning in status and the log, no crash, and the next
+/// checkpoint succeeds once it is writable again. Uses a second user when run as root (root
+/// writes everywhere), plain permissions otherwise.
+#[test]
+fn an_unwritable_project_gives_a_warning_and_the_daemon_carries_on() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let d = if as_root {
+        use std::os::unix::process::CommandExt;
+        for dir in [env.path(), &env.home, &env.runtime, &env.state] {
+            std::os::unix::fs::chown(dir, Some(65534), Some(65534)).unwrap();
+        }
+        // The repository stays root's: the daemon, as nobody, can read but not write it.
+        let mut cmd = env.daemon_cmd(&[]);
+        cmd.uid(65534).gid(65534);
+        let d = Daemon::spawn(&mut cmd, env.path().join("nobody.stderr"));
+        assert!(wait_until(Duration::from_secs(10), || env.socket.exists()), "{}", d.log());
+        d
+    } else {
+        let d = env.start_daemon(&[]);
+        set_mode(&root, 0o555);
+        d
+    };
+    let ctl = |args: &[&str]| {
+        let mut cmd = env.ctl_cmd(args);
+        if as_root {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(65534).gid(65534);
+        }
+        cmd.output().unwrap()
+    };
+    let p = root.to_str().unwrap();
+    let out = ctl(&["event", "--project", p, &edit("a.rs").to_string()]);
+    assert_ok(&out, "event");
+    let out = ctl(&["checkpoint", p]);
+    assert_eq!(out.status.code(), Some(1), "a checkpoint that cannot be written is an error for the one who asked");
+    assert!(text(&out.stderr).contains("cannot write the checkpoint"), "{}", text(&out.stderr));
+    let out = ctl(&["status", p, "--json"]);
+    assert_ok(&out, "status");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = v["project"]["warnings"].to_string();
+    assert!(warnings.contains("cannot write the checkpoint"), "{v}");
+    assert_eq!(v["project"]["unsaved_changes"], true);
+    assert!(d.log().contains("cannot write the checkpoint"), "{}", d.log());
+    // The tracker was still saved, and the daemon still answers.
+    assert_eq!(tracker_files(&env).len(), 1);
+    assert_ok(&ctl(&["ping"]), "ping");
+
+    // Writable again: the next checkpoint succeeds and the warning goes.
+    if as_root {
+        for entry in walk(&root) {
+            std::os::unix::fs::lchown(&entry, Some(65534), Some(65534)).unwrap();
+        }
+    } else {
+        set_mode(&root, 0o755);
+    }
+    assert_ok(&ctl(&["checkpoint", p]), "checkpoint once writable");
+    assert_seed_004(&read_state(&root));
+    let out = ctl(&["status", p, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["project"].get("warnings").is_none(), "{v}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn shutdown_checkpoints_every_live_project() {
+    let env = Env::new();
+    let mut d = env.start_daemon(&[]);
+    let roots: Vec<_> = (0..3).map(|i| repo(&env, &format!("p{i}"))).collect();
+    for r in &roots {
+        env.event(r, edit("x.rs"));
+    }
+    let t = Instant::now();
+    assert_ok(&env.ctl(&["shutdown"]), "shutdown");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    d.wait(Duration::from_secs(5));
+    for r in &roots {
+        let v = read_state(r);
+        assert_seed_004(&v);
+        assert_eq!(v["edited_files"], json!(["x.rs"]));
+    }
+}
