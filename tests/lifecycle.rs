@@ -259,21 +259,9 @@ fn other_users_are_refused_both_ways() {
         eprintln!("skipped: needs root to run a daemon as another user");
         return;
     }
-    use std::os::unix::process::CommandExt;
     let env = Env::new();
-    let nobody = 65534;
-    for d in [env.path(), &env.home, &env.runtime, &env.state] {
-        std::os::unix::fs::chown(d, Some(nobody), Some(nobody)).unwrap();
-    }
-    let mut cmd = env.daemon_cmd(&[]);
-    cmd.uid(nobody).gid(nobody);
-    let d = Daemon::spawn(&mut cmd, env.path().join("nobody.stderr"));
+    let d = env.start_daemon_as_nobody(&[]);
     // Root can reach the 0700 directory; the peer check is what stops it.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !env.socket.exists() {
-        assert!(std::time::Instant::now() < deadline, "daemon as nobody did not start: {}", d.log());
-        std::thread::sleep(Duration::from_millis(10));
-    }
     let mut raw = env.raw();
     // The daemon may already have closed it: a failed write is part of being refused.
     let _ = std::io::Write::write_all(&mut raw.stream, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");

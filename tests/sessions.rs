@@ -535,16 +535,8 @@ fn an_unwritable_project_gives_a_warning_and_the_daemon_carries_on() {
     let root = repo(&env, "proj");
     let as_root = unsafe { libc::geteuid() } == 0;
     let d = if as_root {
-        use std::os::unix::process::CommandExt;
-        for dir in [env.path(), &env.home, &env.runtime, &env.state] {
-            std::os::unix::fs::chown(dir, Some(65534), Some(65534)).unwrap();
-        }
         // The repository stays root's: the daemon, as nobody, can read but not write it.
-        let mut cmd = env.daemon_cmd(&[]);
-        cmd.uid(65534).gid(65534);
-        let d = Daemon::spawn(&mut cmd, env.path().join("nobody.stderr"));
-        assert!(wait_until(Duration::from_secs(10), || env.socket.exists()), "{}", d.log());
-        d
+        env.start_daemon_as_nobody(&[])
     } else {
         let d = env.start_daemon(&[]);
         set_mode(&root, 0o555);
@@ -554,7 +546,7 @@ fn an_unwritable_project_gives_a_warning_and_the_daemon_carries_on() {
         let mut cmd = env.ctl_cmd(args);
         if as_root {
             use std::os::unix::process::CommandExt;
-            cmd.uid(65534).gid(65534);
+            cmd.uid(NOBODY).gid(NOBODY);
         }
         cmd.output().unwrap()
     };
@@ -578,7 +570,7 @@ fn an_unwritable_project_gives_a_warning_and_the_daemon_carries_on() {
     // Writable again: the next checkpoint succeeds and the warning goes.
     if as_root {
         for entry in walk(&root) {
-            std::os::unix::fs::lchown(&entry, Some(65534), Some(65534)).unwrap();
+            std::os::unix::fs::lchown(&entry, Some(NOBODY), Some(NOBODY)).unwrap();
         }
     } else {
         set_mode(&root, 0o755);

@@ -479,3 +479,27 @@ pub fn is_session_id(id: &str) -> bool {
             _ => c.is_ascii_digit(),
         })
 }
+
+/// The second user that root-only tests run a daemon as.
+pub const NOBODY: u32 = 65534;
+
+impl Env {
+    /// Hands the environment's directories to `nobody` and starts `ccmemd` as that user;
+    /// returns once its socket exists (root's own probe would be refused by the peer check).
+    /// Only for tests running as root.
+    pub fn start_daemon_as_nobody(&self, args: &[&str]) -> Daemon {
+        use std::os::unix::process::CommandExt;
+        for dir in [self.path(), &self.home, &self.runtime, &self.state] {
+            std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).expect("chown to nobody");
+        }
+        let mut cmd = self.daemon_cmd(args);
+        cmd.uid(NOBODY).gid(NOBODY);
+        let d = Daemon::spawn(&mut cmd, self.path().join(format!("nobody-{}.stderr", unique())));
+        assert!(
+            wait_until(Duration::from_secs(10), || self.socket.exists()),
+            "ccmemd as nobody did not start: {}",
+            d.log()
+        );
+        d
+    }
+}
