@@ -52,7 +52,7 @@ pub fn status(r: &StatusReply) -> String {
                 s.push_str(&session_context(p, session));
             }
             None => {
-                let _ = writeln!(s, "session      none (`ccmemctl watch` starts one; the agent's hooks will too)");
+                let _ = writeln!(s, "session      none (`ccmemctl watch` starts one)");
             }
         }
     }
