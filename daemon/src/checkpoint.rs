@@ -45,6 +45,7 @@ pub fn run(
     let info =
         CheckpointInfo { timestamp: session::iso(now), reason, kind, bytes: bytes.len() as u64, path: path.clone() };
     let previous = s.last_checkpoint.replace(info.clone());
+    s.saved_at_ms = now.timestamp_millis();
     let saved = store.save_tracker(s);
     if let Err(e) = &saved {
         out.errors.push(format!("cannot save the session in the state dir: {e}"));

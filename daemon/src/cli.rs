@@ -38,6 +38,23 @@ pub struct Args {
     #[arg(long, env = "CCMEM_CHECKPOINT_INTERVAL", default_value = "15m", value_parser = parse_positive_duration, value_name = "DURATION")]
     pub checkpoint_interval: Duration,
 
+    /// Quiet time before file changes are counted (an editor's burst of events counts once)
+    #[arg(long, default_value = "100ms", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub watch_coalesce: Duration,
+
+    /// Most directory watches for the whole daemon; beyond it (or the kernel's
+    /// fs.inotify.max_user_watches) directories are polled [default: no limit of our own]
+    #[arg(long, value_name = "N")]
+    pub max_watches: Option<usize>,
+
+    /// How often directories without a watch are polled
+    #[arg(long, default_value = "2s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub watch_poll_interval: Duration,
+
+    /// File notifications buffered per project; when it overflows, the project is rescanned
+    #[arg(long, default_value_t = 65_536, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub watch_queue: u32,
+
     /// Ended sessions kept per project (`ccmemctl history`)
     #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub keep_sessions: u32,

@@ -25,6 +25,7 @@ pub mod shutdown;
 pub mod socket;
 pub mod state;
 pub mod store;
+pub mod watch;
 
 use anyhow::Context;
 use ccmem_proto::paths;
@@ -81,6 +82,12 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
         store: store::Store::new(state_dir.clone(), args.keep_sessions as usize),
         ttl: args.session_ttl,
         checkpoint_interval: args.checkpoint_interval,
+        watch: Arc::new(watch::Settings::new(
+            args.watch_coalesce,
+            args.watch_poll_interval,
+            args.watch_queue as usize,
+            args.max_watches.unwrap_or(usize::MAX),
+        )),
     };
     let shared = Arc::new(state::Shared::new(socket.clone(), started, limits, ctx));
     tokio::spawn(shutdown::on_signals(shared.shutdown.clone()));

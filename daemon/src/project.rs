@@ -7,7 +7,7 @@
 //! and no lock is ever held around the session.
 
 use crate::projects::Registration;
-use crate::{checkpoint, git, manifest, session, store::Store};
+use crate::{checkpoint, git, manifest, session, store::Store, watch};
 use ccmem_proto::api::{CheckpointReply, EndReply, ProjectStatus, ProjectSummary, RequestedReason};
 use ccmem_proto::session::{ArchivedSession, CheckpointReason, CheckpointType, EndReason, Session, SessionEvent};
 use std::path::{Path, PathBuf};
@@ -25,6 +25,8 @@ pub struct Ctx {
     pub ttl: Duration,
     /// Period of the automatic checkpoint.
     pub checkpoint_interval: Duration,
+    /// File watching.
+    pub watch: Arc<watch::Settings>,
 }
 
 /// Messages a project task accepts.
@@ -50,6 +52,10 @@ pub enum Msg {
     Unwatch { reply: oneshot::Sender<EndReply> },
     /// The daemon is stopping: final checkpoint, keep the session for the next start.
     Shutdown { reply: oneshot::Sender<()> },
+    /// Files changed on disk (from the project's watcher).
+    FsChanges(Vec<(String, watch::Change)>),
+    /// `.git/HEAD`, the index or a ref changed.
+    GitChanged,
 }
 
 impl Msg {
@@ -88,6 +94,7 @@ pub fn not_live(root: &Path) -> ProjectStatus {
         expires_in_secs: None,
         unsaved_changes: false,
         warnings: Vec::new(),
+        watch: None,
     }
 }
 
@@ -105,6 +112,9 @@ pub struct Project {
     errors: Vec<String>,
     exclude_done: bool,
     ctx: Arc<Ctx>,
+    watcher: Option<watch::Handle>,
+    /// Files changed while the daemon was not running count from here.
+    changed_since: Option<std::time::SystemTime>,
 }
 
 impl Project {
@@ -112,16 +122,42 @@ impl Project {
     pub async fn open(root: PathBuf, ctx: Arc<Ctx>) -> Self {
         let s = new_session(root, ctx.clone()).await;
         tracing::info!(project = %s.project_root.display(), session = %s.session_id, "session started");
-        Self { s, dirty: true, deadline: Instant::now() + ctx.ttl, errors: Vec::new(), exclude_done: false, ctx }
+        Self {
+            s,
+            dirty: true,
+            deadline: Instant::now() + ctx.ttl,
+            errors: Vec::new(),
+            exclude_done: false,
+            ctx,
+            watcher: None,
+            changed_since: None,
+        }
     }
 
     /// A session restored from the state dir, with `remaining` inactivity left.
     pub fn restored(s: Session, remaining: Duration, ctx: Arc<Ctx>) -> Self {
-        Self { s, dirty: false, deadline: Instant::now() + remaining, errors: Vec::new(), exclude_done: false, ctx }
+        let changed_since = if s.saved_at_ms > 0 {
+            Some(std::time::UNIX_EPOCH + Duration::from_millis(s.saved_at_ms as u64))
+        } else {
+            session::parse_iso(&s.last_updated).map(std::time::SystemTime::from)
+        };
+        Self {
+            s,
+            dirty: false,
+            deadline: Instant::now() + remaining,
+            errors: Vec::new(),
+            exclude_done: false,
+            ctx,
+            watcher: None,
+            changed_since,
+        }
     }
 
-    /// Serves messages and timers until the session ends or the daemon stops.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, registration: Registration) {
+    /// Serves messages and timers until the session ends or the daemon stops. `mailbox` is
+    /// this task's own, for its file watcher to write to.
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, mailbox: mpsc::Sender<Msg>, registration: Registration) {
+        self.watcher =
+            Some(watch::spawn(self.s.project_root.clone(), mailbox, self.ctx.watch.clone(), self.changed_since.take()));
         let period = self.ctx.checkpoint_interval;
         let mut tick = tokio::time::interval_at(Instant::now() + period, period);
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -146,6 +182,8 @@ impl Project {
         };
         // From here on, senders wait for this task to be gone and then start a new session.
         rx.close();
+        // Every watch is released with the watcher.
+        self.watcher = None;
         let root = self.s.project_root.clone();
         let shutting_down = match flow {
             Flow::End(reason, reply) => {
@@ -232,6 +270,38 @@ impl Project {
                 });
             }
             Msg::Unwatch { reply } => return Flow::End(EndReason::Unwatched, Some(reply)),
+            Msg::FsChanges(changes) => {
+                let now = chrono::Utc::now();
+                for (path, change) in changes {
+                    let event = match change {
+                        watch::Change::Created => {
+                            SessionEvent::FileEdited { path, summary: None, workflow: None, created: true }
+                        }
+                        watch::Change::Modified => {
+                            SessionEvent::FileEdited { path, summary: None, workflow: None, created: false }
+                        }
+                        watch::Change::Deleted => SessionEvent::FileDeleted { path },
+                    };
+                    let _ = session::apply(&mut self.s, event, now);
+                }
+                self.activity();
+            }
+            Msg::GitChanged => {
+                let mut copy = self.s.clone();
+                if let Ok(copy) = tokio::task::spawn_blocking(move || {
+                    checkpoint::refresh_git(&mut copy);
+                    copy
+                })
+                .await
+                {
+                    self.s.git = copy.git;
+                    self.s.git_start = copy.git_start;
+                    self.s.activity_summary.lines_added = copy.activity_summary.lines_added;
+                    self.s.activity_summary.lines_deleted = copy.activity_summary.lines_deleted;
+                    self.s.activity_summary.commits = copy.activity_summary.commits;
+                    self.activity();
+                }
+            }
             Msg::Shutdown { reply } => return Flow::Shutdown(reply),
         }
         Flow::Continue
@@ -318,8 +388,29 @@ impl Project {
             session: Some(s),
             expires_in_secs: Some(self.expires_in()),
             unsaved_changes: self.dirty,
-            warnings: self.errors.clone(),
+            warnings: self.warnings(),
+            watch: self.watch_status(),
         }
+    }
+
+    fn watch_status(&self) -> Option<ccmem_proto::api::WatchStatus> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let st = &self.watcher.as_ref()?.stats;
+        Some(ccmem_proto::api::WatchStatus {
+            ready: st.ready.load(Relaxed),
+            directories_watched: st.dirs_watched.load(Relaxed) as u64,
+            directories_polled: st.dirs_polled.load(Relaxed) as u64,
+            files: st.files.load(Relaxed) as u64,
+            rescans: st.rescans.load(Relaxed),
+        })
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut w = self.errors.clone();
+        if self.watch_status().is_some_and(|st| st.directories_polled > 0) {
+            w.push(watch::limit_warning(&self.ctx.watch));
+        }
+        w
     }
 
     fn summary(&self) -> ProjectSummary {
@@ -333,7 +424,7 @@ impl Project {
             files_modified: self.s.files_modified.len() as u64,
             commands: self.s.commands_executed.len() as u64,
             last_checkpoint: self.s.last_checkpoint.clone(),
-            warnings: self.errors.clone(),
+            warnings: self.warnings(),
         }
     }
 }

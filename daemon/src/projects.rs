@@ -121,12 +121,13 @@ impl Projects {
         let generation = self.generations.fetch_add(1, Ordering::Relaxed);
         let registration = Registration { registry: self.clone(), root: root.clone(), generation };
         let ctx = self.ctx.clone();
+        let mailbox = tx.clone();
         tokio::spawn(async move {
             let project = match restored {
                 Some((s, remaining)) => Project::restored(s, remaining, ctx),
                 None => Project::open(root, ctx).await,
             };
-            project.run(rx, registration).await;
+            project.run(rx, mailbox, registration).await;
         });
         Entry { tx, generation, gone: CancellationToken::new() }
     }

@@ -5,7 +5,7 @@
 
 use ccmem_proto::session::{
     limits, truncate_chars, CheckpointReason, CheckpointType, FileRecord, ProjectState, Session, SessionEvent,
-    TodoStatus, TRACKER_FORMAT,
+    Timestamp, TodoStatus, TRACKER_FORMAT,
 };
 use chrono::{DateTime, NaiveDateTime, Utc};
 use std::path::{Component, Path, PathBuf};
@@ -14,8 +14,8 @@ use std::path::{Component, Path, PathBuf};
 pub mod caps {
     /// Commands kept (oldest dropped first).
     pub const COMMANDS: usize = 500;
-    /// Files tracked (least recently modified dropped first).
-    pub const FILES: usize = 5000;
+    /// Files tracked (least recently modified dropped first): enough for a whole large tree.
+    pub const FILES: usize = 250_000;
     /// Characters of one file's changes summary.
     pub const SUMMARY_CHARS: usize = 500;
     /// Patterns kept.
@@ -81,15 +81,16 @@ pub fn touch(s: &mut Session, now: DateTime<Utc>) {
 /// Applies one event. Errors (a path outside the project, say) leave the session unchanged.
 pub fn apply(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<(), String> {
     let t = iso(now);
+    let stamp = Timestamp(now.timestamp());
     match ev {
         SessionEvent::FileEdited { path, summary, workflow, created } => {
             let rel = relative(&s.project_root, &path)?;
             let rec = s.files_modified.entry(rel.clone()).or_insert_with(|| FileRecord {
-                first_modified: t.clone(),
+                first_modified: stamp,
                 created,
                 ..Default::default()
             });
-            rec.last_modified = t.clone();
+            rec.last_modified = stamp;
             rec.modification_count += 1;
             rec.deleted = false;
             if let Some(summary) = summary.map(|x| clean(&x)).filter(|x| !x.is_empty()) {
@@ -114,10 +115,17 @@ pub fn apply(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<()
         SessionEvent::FileDeleted { path } => {
             let rel = relative(&s.project_root, &path)?;
             s.edited_files.retain(|f| f != &rel);
-            if let Some(rec) = s.files_modified.get_mut(&rel) {
-                rec.deleted = true;
-                rec.last_modified = t.clone();
+            // A deletion is a change too, even of a file this session had not touched.
+            let rec = s
+                .files_modified
+                .entry(rel)
+                .or_insert_with(|| FileRecord { first_modified: stamp, ..Default::default() });
+            if !rec.deleted {
+                rec.modification_count += 1;
             }
+            rec.deleted = true;
+            rec.last_modified = stamp;
+            evict_files(s);
         }
         SessionEvent::Command { command, workflow, status, duration_seconds } => {
             let command = clean(&command);
@@ -476,9 +484,12 @@ mod tests {
         apply(&mut s, SessionEvent::FileDeleted { path: "f119.rs".into() }, now).unwrap();
         assert_eq!(s.edited_files[0], "f118.rs");
         assert!(s.files_modified["f119.rs"].deleted);
+        assert_eq!(s.files_modified["f119.rs"].modification_count, 2);
+        apply(&mut s, SessionEvent::FileDeleted { path: "never-edited.rs".into() }, now).unwrap();
+        assert!(s.files_modified["never-edited.rs"].deleted);
         refresh(&mut s, now);
         assert_eq!(s.activity_summary.files_created, 1);
-        assert_eq!(s.statistics.total_files_modified, 122);
+        assert_eq!(s.statistics.total_files_modified, 123);
         assert_eq!(s.statistics.session_duration_minutes, 29);
         assert_eq!(s.context_snapshot.key_files[0], "src/auth/mw.ts");
     }

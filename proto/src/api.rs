@@ -141,6 +141,24 @@ pub struct ProjectStatus {
     /// Problems with this project's checkpoints (an unwritable directory, say).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The file watcher, when live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchStatus>,
+}
+
+/// A project's file watcher.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WatchStatus {
+    /// The initial walk is done: changes from now on are seen.
+    pub ready: bool,
+    /// Directories with a watch.
+    pub directories_watched: u64,
+    /// Directories polled instead (the watch limit was reached).
+    pub directories_polled: u64,
+    /// Files known.
+    pub files: u64,
+    /// Full rescans after lost events.
+    pub rescans: u64,
 }
 
 /// Params naming a project by any path inside it (absolute).

@@ -63,6 +63,9 @@ pub struct Session {
     pub last_checkpoint: Option<CheckpointInfo>,
     /// HEAD when the session started, for line and commit counts; None outside git.
     pub git_start: Option<String>,
+    /// When this record was last saved, in Unix milliseconds: files modified after it count
+    /// as changed when the daemon restarts.
+    pub saved_at_ms: i64,
 }
 
 /// One command (seed 001's `commands_executed` entry).
@@ -84,14 +87,15 @@ pub struct CommandRecord {
     pub status: Option<String>,
 }
 
-/// One file's history (seed 001's `files_modified` value).
+/// One file's history (seed 001's `files_modified` value). Kept compact: a session may
+/// track a hundred thousand files.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FileRecord {
-    /// ISO 8601.
-    pub first_modified: String,
-    /// ISO 8601.
-    pub last_modified: String,
+    /// ISO 8601 on the wire.
+    pub first_modified: Timestamp,
+    /// ISO 8601 on the wire.
+    pub last_modified: Timestamp,
     /// Changes counted.
     pub modification_count: u64,
     /// Comma-separated descriptions of the changes.
@@ -439,6 +443,42 @@ pub enum EndReason {
     Restored,
 }
 
+/// Seconds since the Unix epoch, read and written as ISO 8601 (`2026-01-26T10:30:00Z`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// Now, to the second.
+    pub fn now() -> Self {
+        Self(chrono::Utc::now().timestamp())
+    }
+
+    /// The ISO 8601 form.
+    pub fn iso(self) -> String {
+        chrono::DateTime::from_timestamp(self.0, 0)
+            .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+            .unwrap_or_default()
+    }
+
+    /// Parses ISO 8601 / RFC 3339.
+    pub fn parse(s: &str) -> Option<Self> {
+        chrono::DateTime::parse_from_rfc3339(s).ok().map(|t| Self(t.timestamp()))
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.iso())
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Self::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("not an ISO 8601 timestamp: {s:?}")))
+    }
+}
+
 /// Characters of `s`, cut to `max` with an ellipsis when longer.
 pub fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -473,6 +513,14 @@ mod tests {
         assert!(serde_json::from_value::<SessionEvent>(json!({"kind":"file_edited"})).is_err());
         assert!(serde_json::from_value::<SessionEvent>(json!({"kind":"nope"})).is_err());
         assert!(serde_json::from_value::<SessionEvent>(json!({"kind":"note","text":"x","extra":1})).is_err());
+    }
+
+    #[test]
+    fn timestamps_read_and_write_iso_8601() {
+        let t: Timestamp = serde_json::from_value(json!("2026-01-26T10:30:00Z")).unwrap();
+        assert_eq!(serde_json::to_value(t).unwrap(), json!("2026-01-26T10:30:00Z"));
+        assert_eq!(Timestamp::parse("2026-01-26T11:30:00+01:00"), Some(t));
+        assert!(serde_json::from_value::<Timestamp>(json!("yesterday")).is_err());
     }
 
     #[test]

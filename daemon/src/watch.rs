@@ -1,0 +1,750 @@
+//! Watching a project's files.
+//!
+//! The project is walked with the `ignore` crate (gitignore, `.ignore`, git's global and
+//! repository excludes, plus a few trees no one edits by hand) and each directory gets a
+//! non-recursive watch, so ignored trees (`node_modules/`, `target/`, `.git/objects`) never
+//! take one. Notifications only name paths; what happened is decided by comparing each path
+//! with what was last seen (mtime, size, inode) when the coalescing window closes, which
+//! makes every route the same: events, rescans after an overflow, and polling of the
+//! directories left over when the watch limit is reached.
+//!
+//! `.git/HEAD`, the index and refs are watched through `.git` itself and `.git/refs` only,
+//! and trigger a git refresh.
+
+use crate::project::Msg;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use notify::{EventKind, RecursiveMode, Watcher};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::{mpsc, Notify};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Trees never watched, ignore files or not: nobody edits them by hand.
+pub const ALWAYS_IGNORED: &[&str] =
+    &[".git", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache", ".pytest_cache", ".next", ".direnv"];
+
+/// The daemon's own files in a project: never the user's edits.
+fn is_own_file(rel: &str) -> bool {
+    ["/.project-state.json", "/session-memory.md"]
+        .iter()
+        .any(|f| rel.strip_prefix(".claude").is_some_and(|r| r == *f || r.starts_with(&format!("{f}."))))
+}
+
+/// Settings shared by every project's watcher.
+#[derive(Debug)]
+pub struct Settings {
+    /// Quiet time before changes are counted: an editor's burst of events for one save
+    /// counts once.
+    pub coalesce: Duration,
+    /// How often directories that could not be watched are polled.
+    pub poll_interval: Duration,
+    /// Notifications buffered per project; beyond it they are dropped and a rescan follows.
+    pub queue: usize,
+    /// Most watches for the whole daemon (the kernel's limit applies too).
+    pub max_watches: usize,
+    /// Watches in use, across projects.
+    pub watches_used: AtomicUsize,
+    /// Set once a limit (ours or the kernel's) was hit.
+    pub kernel_limit_hit: AtomicBool,
+}
+
+impl Settings {
+    /// Settings with the given limits.
+    pub fn new(coalesce: Duration, poll_interval: Duration, queue: usize, max_watches: usize) -> Self {
+        Self {
+            coalesce,
+            poll_interval,
+            queue: queue.max(1),
+            max_watches,
+            watches_used: AtomicUsize::new(0),
+            kernel_limit_hit: AtomicBool::new(false),
+        }
+    }
+}
+
+/// What a change to one file was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// A file that was not there.
+    Created,
+    /// A known file with new content or times.
+    Modified,
+    /// A known file that is gone.
+    Deleted,
+}
+
+/// Counters a project's watcher publishes for `status`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Directories with a watch.
+    pub dirs_watched: AtomicUsize,
+    /// Directories polled instead (watch limit).
+    pub dirs_polled: AtomicUsize,
+    /// Files known.
+    pub files: AtomicUsize,
+    /// Full rescans after an overflow.
+    pub rescans: AtomicU64,
+    /// The initial walk is done.
+    pub ready: AtomicBool,
+}
+
+/// A running watcher; dropping it stops the watcher and releases all its watches.
+#[derive(Debug)]
+pub struct Handle {
+    cancel: CancellationToken,
+    /// Its counters.
+    pub stats: Arc<Stats>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// Starts watching `root`. Changes go to the project's mailbox as [`Msg::FsChanges`] and
+/// [`Msg::GitChanged`]. With `since`, files modified after it count as modified (changes
+/// made while the daemon was not running).
+pub fn spawn(root: PathBuf, mailbox: mpsc::Sender<Msg>, settings: Arc<Settings>, since: Option<SystemTime>) -> Handle {
+    let cancel = CancellationToken::new();
+    let stats = Arc::new(Stats::default());
+    let task = Task { root, mailbox, settings, stats: stats.clone(), cancel: cancel.clone() };
+    tokio::spawn(task.run(since));
+    Handle { cancel, stats }
+}
+
+struct Task {
+    root: PathBuf,
+    mailbox: mpsc::Sender<Msg>,
+    settings: Arc<Settings>,
+    stats: Arc<Stats>,
+    cancel: CancellationToken,
+}
+
+/// What a notification asks of the watcher.
+enum Note {
+    Paths(Vec<PathBuf>),
+    Rescan,
+    Git,
+}
+
+impl Task {
+    async fn run(self, since: Option<SystemTime>) {
+        let (tx, mut rx) = mpsc::channel::<Note>(self.settings.queue);
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let wake = Arc::new(Notify::new());
+        let git_dir = self.root.join(".git");
+        let handler = {
+            let (overflowed, wake) = (overflowed.clone(), wake.clone());
+            let git_dir = git_dir.clone();
+            move |res: notify::Result<notify::Event>| {
+                let note = match res {
+                    Ok(ev) if ev.need_rescan() => Note::Rescan,
+                    // Reads (the agent, compilers, grep) say nothing about changes.
+                    Ok(ev)
+                        if matches!(ev.kind, EventKind::Access(notify::event::AccessKind::Open(_)))
+                            || matches!(
+                                ev.kind,
+                                EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Read))
+                            ) =>
+                    {
+                        return
+                    }
+                    Ok(ev) if ev.paths.iter().all(|p| p.starts_with(&git_dir)) => Note::Git,
+                    Ok(ev) => Note::Paths(ev.paths),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "file watcher error; rescanning");
+                        Note::Rescan
+                    }
+                };
+                if tx.try_send(note).is_err() {
+                    // Full: changes are being dropped. A rescan will find them.
+                    overflowed.store(true, Relaxed);
+                    wake.notify_one();
+                }
+            }
+        };
+        let watcher = match notify::recommended_watcher(handler) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::error!(project = %self.root.display(), error = %e, "cannot watch files; changes will not be seen");
+                return;
+            }
+        };
+        let settings = self.settings.clone();
+        let root = self.root.clone();
+        let started = std::time::Instant::now();
+        let job = tokio::task::spawn_blocking(move || {
+            let mut tree = Tree::new(root, watcher, settings);
+            let changes = tree.scan(since);
+            (tree, changes)
+        });
+        let Ok((mut tree, changes)) = job.await else { return };
+        tree.publish(&self.stats);
+        self.stats.ready.store(true, Relaxed);
+        tracing::info!(
+            project = %self.root.display(),
+            directories = tree.watched.len(),
+            polled = tree.polled.len(),
+            files = tree.files.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "watching"
+        );
+        if !changes.is_empty() && !self.deliver(changes).await {
+            return;
+        }
+
+        let mut pending: HashSet<PathBuf> = HashSet::new();
+        let mut first_pending: Option<Instant> = None;
+        let mut last_event = Instant::now();
+        let mut rescan = false;
+        let mut git_pending: Option<Instant> = None;
+        let mut poll = tokio::time::interval(self.settings.poll_interval);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let coalesce = self.settings.coalesce;
+        // Under a steady stream of events, changes are still counted at least this often.
+        let max_delay = coalesce * 10;
+        loop {
+            let flush_at = first_pending.map(|f| (last_event + coalesce).min(f + max_delay));
+            tokio::select! {
+                _ = self.cancel.cancelled() => break,
+                note = rx.recv() => match note {
+                    None => break,
+                    Some(Note::Rescan) => rescan = true,
+                    Some(Note::Git) => { git_pending.get_or_insert_with(|| Instant::now() + Duration::from_millis(300)); }
+                    Some(Note::Paths(paths)) => {
+                        last_event = Instant::now();
+                        first_pending.get_or_insert(last_event);
+                        pending.extend(paths);
+                    }
+                },
+                _ = wake.notified() => {}
+                _ = sleep_until_opt(flush_at) => {
+                    first_pending = None;
+                    let paths = std::mem::take(&mut pending);
+                    let Some(changes) = self.blocking(&mut tree, move |t| t.resolve(paths)).await else { break };
+                    if !self.deliver(changes).await { break }
+                }
+                _ = sleep_until_opt(git_pending) => {
+                    git_pending = None;
+                    if self.mailbox.send(Msg::GitChanged).await.is_err() { break }
+                }
+                _ = poll.tick(), if !tree.polled.is_empty() => {
+                    let Some(changes) = self.blocking(&mut tree, |t| t.poll()).await else { break };
+                    if !self.deliver(changes).await { break }
+                }
+            }
+            if overflowed.swap(false, Relaxed) {
+                rescan = true;
+                // Whatever is still queued is covered by the rescan.
+                while rx.try_recv().is_ok() {}
+            }
+            if rescan {
+                rescan = false;
+                pending.clear();
+                first_pending = None;
+                self.stats.rescans.fetch_add(1, Relaxed);
+                tracing::warn!(project = %self.root.display(), "file events were lost (queue overflow); rescanning the project");
+                let Some(changes) = self.blocking(&mut tree, |t| t.rescan()).await else { break };
+                if !self.deliver(changes).await {
+                    break;
+                }
+                git_pending.get_or_insert_with(Instant::now);
+            }
+        }
+        let released = tree.watched.len();
+        drop(tree);
+        tracing::debug!(project = %self.root.display(), watches = released, "watches released");
+    }
+
+    /// Runs `f` on the tree in the blocking pool (stat calls, directory walks).
+    async fn blocking<T: Send + 'static>(
+        &self,
+        tree: &mut Tree,
+        f: impl FnOnce(&mut Tree) -> T + Send + 'static,
+    ) -> Option<T> {
+        let mut t = std::mem::replace(tree, Tree::placeholder());
+        let (t, out) = tokio::task::spawn_blocking(move || {
+            let out = f(&mut t);
+            (t, out)
+        })
+        .await
+        .ok()?;
+        *tree = t;
+        tree.publish(&self.stats);
+        Some(out)
+    }
+
+    async fn deliver(&self, changes: Vec<(String, Change)>) -> bool {
+        changes.is_empty() || self.mailbox.send(Msg::FsChanges(changes)).await.is_ok()
+    }
+}
+
+async fn sleep_until_opt(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What was last seen of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    mtime_ns: i128,
+    size: u64,
+    ino: u64,
+}
+
+impl Seen {
+    fn of(m: &std::fs::Metadata) -> Self {
+        let mtime_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or(0);
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(m);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Self { mtime_ns, size: m.len(), ino }
+    }
+}
+
+/// The watched tree: what is known of every file, and which directories are watched or polled.
+struct Tree {
+    root: PathBuf,
+    watcher: Option<notify::RecommendedWatcher>,
+    settings: Arc<Settings>,
+    files: HashMap<Box<str>, Seen>,
+    watched: HashSet<Box<str>>,
+    polled: HashSet<Box<str>>,
+    ignores: Ignores,
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        self.settings.watches_used.fetch_sub(self.watched.len(), Relaxed);
+    }
+}
+
+impl Tree {
+    fn new(root: PathBuf, watcher: notify::RecommendedWatcher, settings: Arc<Settings>) -> Self {
+        let ignores = Ignores::new(&root);
+        Self {
+            root,
+            watcher: Some(watcher),
+            settings,
+            files: HashMap::new(),
+            watched: HashSet::new(),
+            polled: HashSet::new(),
+            ignores,
+        }
+    }
+
+    /// Stands in while the real tree is on the blocking pool.
+    fn placeholder() -> Self {
+        Self {
+            root: PathBuf::new(),
+            watcher: None,
+            settings: Arc::new(Settings::new(Duration::ZERO, Duration::from_secs(1), 1, 0)),
+            files: HashMap::new(),
+            watched: HashSet::new(),
+            polled: HashSet::new(),
+            ignores: Ignores::default(),
+        }
+    }
+
+    fn publish(&self, stats: &Stats) {
+        stats.dirs_watched.store(self.watched.len(), Relaxed);
+        stats.dirs_polled.store(self.polled.len(), Relaxed);
+        stats.files.store(self.files.len(), Relaxed);
+    }
+
+    fn rel(&self, p: &Path) -> Option<String> {
+        let r = p.strip_prefix(&self.root).ok()?;
+        Some(r.to_string_lossy().replace('\\', "/"))
+    }
+
+    /// The initial walk: watch every directory, remember every file. Nothing counts as a
+    /// change, except files modified after `since`.
+    fn scan(&mut self, since: Option<SystemTime>) -> Vec<(String, Change)> {
+        self.watch_git();
+        let mut out = Vec::new();
+        let since_ns = since.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map(|d| d.as_nanos() as i128);
+        for (rel, seen) in self.walk("") {
+            if let Some(seen) = seen {
+                if since_ns.is_some_and(|s| seen.mtime_ns > s) {
+                    out.push((rel.clone(), Change::Modified));
+                }
+                self.files.insert(rel.into_boxed_str(), seen);
+            }
+        }
+        out
+    }
+
+    /// Walks `rel_dir` (recursively, honouring the ignore rules), watching each directory.
+    /// Returns files with what is seen of them, and directories (`None`).
+    fn walk(&mut self, rel_dir: &str) -> Vec<(String, Option<Seen>)> {
+        let start = if rel_dir.is_empty() { self.root.clone() } else { self.root.join(rel_dir) };
+        let mut found = Vec::new();
+        let walker = ignore::WalkBuilder::new(&start)
+            .hidden(false)
+            .parents(true)
+            .ignore(true)
+            .git_ignore(true)
+            .git_global(true)
+            .git_exclude(true)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| ALWAYS_IGNORED.contains(&n)))
+            .build();
+        for entry in walker.flatten() {
+            let Some(rel) = self.rel(entry.path()) else { continue };
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if is_dir {
+                self.add_dir(&rel);
+                found.push((rel, None));
+            } else if !is_own_file(&rel) {
+                if let Ok(m) = entry.metadata() {
+                    found.push((rel, Some(Seen::of(&m))));
+                }
+            }
+        }
+        found
+    }
+
+    /// Watches a directory, or polls it when no watch can be had.
+    fn add_dir(&mut self, rel: &str) {
+        if self.watched.contains(rel) || self.polled.contains(rel) {
+            return;
+        }
+        let path = if rel.is_empty() { self.root.clone() } else { self.root.join(rel) };
+        let within_budget = self.settings.watches_used.fetch_add(1, Relaxed) < self.settings.max_watches;
+        let result = match (&mut self.watcher, within_budget) {
+            (Some(w), true) => w.watch(&path, RecursiveMode::NonRecursive),
+            _ => Err(notify::Error::new(notify::ErrorKind::MaxFilesWatch)),
+        };
+        match result {
+            Ok(()) => {
+                self.watched.insert(rel.into());
+            }
+            Err(e) => {
+                self.settings.watches_used.fetch_sub(1, Relaxed);
+                if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
+                    if !self.settings.kernel_limit_hit.swap(true, Relaxed) {
+                        tracing::warn!("{}", limit_warning(&self.settings));
+                    }
+                    self.polled.insert(rel.into());
+                } else {
+                    tracing::debug!(dir = %path.display(), error = %e, "cannot watch directory");
+                }
+            }
+        }
+    }
+
+    fn drop_dir(&mut self, rel: &str) {
+        let prefix = format!("{rel}/");
+        let gone: Vec<Box<str>> =
+            self.watched.iter().filter(|d| &***d == rel || d.starts_with(&prefix)).cloned().collect();
+        for d in gone {
+            if let Some(w) = &mut self.watcher {
+                let _ = w.unwatch(&self.root.join(&*d));
+            }
+            self.watched.remove(&d);
+            self.settings.watches_used.fetch_sub(1, Relaxed);
+        }
+        self.polled.retain(|d| &**d != rel && !d.starts_with(&prefix));
+    }
+
+    /// `.git` (HEAD, index, packed-refs) and `.git/refs/**`; not objects, not logs.
+    fn watch_git(&mut self) {
+        let git = self.root.join(".git");
+        if !git.is_dir() {
+            return;
+        }
+        let Some(w) = &mut self.watcher else { return };
+        let mut dirs = vec![git.clone()];
+        let mut stack = vec![git.join("refs")];
+        while let Some(d) = stack.pop() {
+            if let Ok(rd) = std::fs::read_dir(&d) {
+                stack.extend(rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
+                dirs.push(d);
+            }
+        }
+        for d in dirs {
+            if w.watch(&d, RecursiveMode::NonRecursive).is_ok() {
+                self.settings.watches_used.fetch_add(1, Relaxed);
+                self.watched.insert(format!("\0git:{}", d.display()).into());
+            }
+        }
+    }
+
+    /// Decides what happened to each path named by notifications.
+    fn resolve(&mut self, paths: HashSet<PathBuf>) -> Vec<(String, Change)> {
+        let mut out = Vec::new();
+        for p in paths {
+            let Some(rel) = self.rel(&p) else { continue };
+            if rel.is_empty() || is_own_file(&rel) || rel.split('/').any(|c| ALWAYS_IGNORED.contains(&c)) {
+                continue;
+            }
+            if rel.ends_with(".gitignore") || rel.ends_with(".ignore") {
+                self.ignores.forget(&rel);
+            }
+            self.check(&rel, &mut out);
+        }
+        out
+    }
+
+    /// Compares one path with what was last seen of it.
+    fn check(&mut self, rel: &str, out: &mut Vec<(String, Change)>) {
+        match std::fs::symlink_metadata(self.root.join(rel)) {
+            Ok(m) if m.is_dir() => {
+                if !self.watched.contains(rel)
+                    && !self.polled.contains(rel)
+                    && !self.ignores.is_ignored(&self.root, rel, true)
+                {
+                    // A new directory: watch it, then look inside, since files may have been
+                    // created before the watch landed (`mkdir -p a/b/c && touch a/b/c/f`).
+                    for (f, seen) in self.walk(rel) {
+                        if let Some(seen) = seen {
+                            self.record(f, seen, out);
+                        }
+                    }
+                }
+            }
+            Ok(m) => {
+                if !self.ignores.is_ignored(&self.root, rel, false) {
+                    self.record(rel.to_string(), Seen::of(&m), out);
+                }
+            }
+            Err(_) => {
+                if self.files.remove(rel).is_some() {
+                    out.push((rel.to_string(), Change::Deleted));
+                } else if self.watched.contains(rel) || self.polled.contains(rel) {
+                    // A directory moved or deleted: everything known under it is gone.
+                    let prefix = format!("{rel}/");
+                    let gone: Vec<Box<str>> = self.files.keys().filter(|f| f.starts_with(&prefix)).cloned().collect();
+                    for f in gone {
+                        self.files.remove(&f);
+                        out.push((f.into(), Change::Deleted));
+                    }
+                    self.drop_dir(rel);
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, rel: String, seen: Seen, out: &mut Vec<(String, Change)>) {
+        match self.files.get_mut(rel.as_str()) {
+            Some(old) if *old == seen => {}
+            Some(old) => {
+                *old = seen;
+                out.push((rel, Change::Modified));
+            }
+            None => {
+                self.files.insert(rel.clone().into_boxed_str(), seen);
+                out.push((rel, Change::Created));
+            }
+        }
+    }
+
+    /// After lost notifications: walks the whole project and compares with what is known.
+    fn rescan(&mut self) -> Vec<(String, Change)> {
+        let mut out = Vec::new();
+        let mut present: HashSet<String> = HashSet::with_capacity(self.files.len());
+        let mut dirs: HashSet<String> = HashSet::new();
+        for (rel, seen) in self.walk("") {
+            match seen {
+                Some(seen) => {
+                    present.insert(rel.clone());
+                    self.record(rel, seen, &mut out);
+                }
+                None => {
+                    dirs.insert(rel);
+                }
+            }
+        }
+        let gone: Vec<Box<str>> = self.files.keys().filter(|f| !present.contains(&***f)).cloned().collect();
+        for f in gone {
+            self.files.remove(&f);
+            out.push((f.into(), Change::Deleted));
+        }
+        let stale: Vec<Box<str>> = self
+            .watched
+            .iter()
+            .chain(self.polled.iter())
+            .filter(|d| !d.starts_with('\0') && !dirs.contains(&***d))
+            .cloned()
+            .collect();
+        for d in stale {
+            self.drop_dir(&d);
+        }
+        out
+    }
+
+    /// Directories without a watch: compare their entries with what is known.
+    fn poll(&mut self) -> Vec<(String, Change)> {
+        let mut out = Vec::new();
+        let dirs: Vec<Box<str>> = self.polled.iter().cloned().collect();
+        for d in dirs {
+            let abs = if d.is_empty() { self.root.clone() } else { self.root.join(&*d) };
+            let prefix = if d.is_empty() { String::new() } else { format!("{d}/") };
+            let Ok(rd) = std::fs::read_dir(&abs) else {
+                self.check(&d, &mut out);
+                continue;
+            };
+            let mut seen_here = HashSet::new();
+            for e in rd.flatten() {
+                let rel = format!("{prefix}{}", e.file_name().to_string_lossy());
+                if is_own_file(&rel) || ALWAYS_IGNORED.contains(&&*e.file_name().to_string_lossy()) {
+                    continue;
+                }
+                seen_here.insert(rel.clone());
+                self.check(&rel, &mut out);
+            }
+            let gone: Vec<Box<str>> = self
+                .files
+                .keys()
+                .filter(|f| {
+                    f.strip_prefix(prefix.as_str()).is_some_and(|rest| !rest.contains('/'))
+                        && !seen_here.contains(&***f)
+                })
+                .cloned()
+                .collect();
+            for f in gone {
+                self.files.remove(&f);
+                out.push((f.into(), Change::Deleted));
+            }
+        }
+        out
+    }
+}
+
+/// The text `status` shows once a watch limit is reached.
+pub fn limit_warning(s: &Settings) -> String {
+    format!(
+        "the file-watch limit is reached ({} watches in use); the remaining directories are polled every {:?}. \
+         Raise the limit: sudo sysctl fs.inotify.max_user_watches=524288 (and in /etc/sysctl.d/ to keep it), \
+         or --max-watches if you set it lower",
+        s.watches_used.load(Relaxed),
+        s.poll_interval
+    )
+}
+
+/// Ignore rules for single paths named by notifications: each directory's `.gitignore` and
+/// `.ignore` from the root down (the deeper rule wins), the repository's exclude file and
+/// git's global excludes. Matchers are built once per directory and dropped when their file
+/// changes.
+#[derive(Default)]
+struct Ignores {
+    per_dir: HashMap<String, Option<Arc<Gitignore>>>,
+    base: Vec<Gitignore>,
+}
+
+impl Ignores {
+    fn new(root: &Path) -> Self {
+        let mut base = Vec::new();
+        let (global, _) = Gitignore::global();
+        base.push(global);
+        let mut b = GitignoreBuilder::new(root);
+        b.add(root.join(".git/info/exclude"));
+        if let Ok(g) = b.build() {
+            base.push(g);
+        }
+        Self { per_dir: HashMap::new(), base }
+    }
+
+    fn forget(&mut self, rel_file: &str) {
+        let dir = rel_file.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        self.per_dir.remove(dir);
+    }
+
+    fn matcher(&mut self, root: &Path, rel_dir: &str) -> Option<Arc<Gitignore>> {
+        self.per_dir
+            .entry(rel_dir.to_string())
+            .or_insert_with(|| {
+                let dir = if rel_dir.is_empty() { root.to_path_buf() } else { root.join(rel_dir) };
+                let mut b = GitignoreBuilder::new(&dir);
+                let mut any = false;
+                for f in [".gitignore", ".ignore"] {
+                    let p = dir.join(f);
+                    if p.is_file() {
+                        any |= b.add(p).is_none();
+                    }
+                }
+                any.then(|| b.build().ok().map(Arc::new)).flatten()
+            })
+            .clone()
+    }
+
+    fn is_ignored(&mut self, root: &Path, rel: &str, is_dir: bool) -> bool {
+        let path = root.join(rel);
+        let mut verdict = None;
+        for g in &self.base {
+            match g.matched(&path, is_dir) {
+                ignore::Match::Ignore(_) => verdict = Some(true),
+                ignore::Match::Whitelist(_) => verdict = Some(false),
+                ignore::Match::None => {}
+            }
+        }
+        let comps: Vec<&str> = rel.split('/').collect();
+        for depth in 0..comps.len() {
+            let dir = comps[..depth].join("/");
+            if let Some(g) = self.matcher(root, &dir) {
+                // Rules apply to the path and to every directory on the way to it.
+                for k in depth + 1..=comps.len() {
+                    let sub = root.join(comps[..k].join("/"));
+                    match g.matched(&sub, k < comps.len() || is_dir) {
+                        ignore::Match::Ignore(_) => verdict = Some(true),
+                        ignore::Match::Whitelist(_) => verdict = Some(false),
+                        ignore::Match::None => {}
+                    }
+                }
+            }
+        }
+        verdict.unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_files_are_recognised() {
+        for f in [
+            ".claude/.project-state.json",
+            ".claude/.project-state.json.bak",
+            ".claude/.project-state.json.tmp-1-2",
+            ".claude/session-memory.md",
+            ".claude/session-memory.md.tmp-3-4",
+        ] {
+            assert!(is_own_file(f), "{f}");
+        }
+        for f in [".claude/settings.json", "src/.project-state.json", ".claude/session-memory.md.txt.x/y"] {
+            assert_eq!(is_own_file(f), f == ".claude/session-memory.md.txt.x/y", "{f}");
+        }
+    }
+
+    #[test]
+    fn ignore_rules_apply_to_single_paths() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(root.join(".gitignore"), "*.log\nbuild/\n!keep.log\n").unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/.gitignore"), "secret.txt\n!important.log\n").unwrap();
+        let mut ig = Ignores::new(root);
+        assert!(ig.is_ignored(root, "debug.log", false));
+        assert!(!ig.is_ignored(root, "keep.log", false));
+        assert!(ig.is_ignored(root, "build", true));
+        assert!(ig.is_ignored(root, "build/out.o", false));
+        assert!(ig.is_ignored(root, "sub/secret.txt", false));
+        assert!(!ig.is_ignored(root, "sub/important.log", false), "a deeper rule wins");
+        assert!(!ig.is_ignored(root, "src/main.rs", false));
+    }
+}

@@ -1,0 +1,308 @@
+//! File watching end to end: real files, real inotify watches, counted from /proc.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+/// Inodes (hex, as the kernel prints them) of every inotify watch the process holds.
+fn watched_inodes(pid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/fdinfo")).unwrap().flatten() {
+        let info = std::fs::read_to_string(e.path()).unwrap_or_default();
+        for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
+            if let Some(ino) = line.split_whitespace().find_map(|f| f.strip_prefix("ino:")) {
+                out.push(ino.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn inode_hex(p: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    format!("{:x}", std::fs::metadata(p).unwrap().ino())
+}
+
+/// Watches `root` and waits until its initial walk is done.
+fn watch_ready(env: &Env, root: &Path) {
+    env.request("project.watch", serde_json::json!({"path": root}));
+    assert!(
+        wait_until(Duration::from_secs(10), || env.project_status(root)["watch"]["ready"] == true),
+        "the watcher never became ready"
+    );
+}
+
+fn files(env: &Env, root: &Path) -> Value {
+    env.project_status(root)["session"]["files_modified"].clone()
+}
+
+/// Waits until the session's files_modified satisfies `cond`.
+fn wait_files(env: &Env, root: &Path, what: &str, cond: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    let ok = wait_until(Duration::from_secs(10), || {
+        last = files(env, root);
+        cond(&last)
+    });
+    assert!(ok, "{what}; files_modified is {last:#}");
+    last
+}
+
+#[test]
+fn creations_edits_renames_and_deletions_are_seen() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/old.rs"), "old\n").unwrap();
+    std::fs::write(root.join("src/gone.rs"), "bye\n").unwrap();
+    watch_ready(&env, &root);
+
+    std::fs::write(root.join("src/new.rs"), "fn new() {}\n").unwrap();
+    std::fs::write(root.join("README.md"), "# changed\n").unwrap();
+    std::fs::rename(root.join("src/old.rs"), root.join("src/renamed.rs")).unwrap();
+    std::fs::remove_file(root.join("src/gone.rs")).unwrap();
+    let f = wait_files(&env, &root, "four changes", |f| f.as_object().is_some_and(|m| m.len() >= 5));
+    assert_eq!(f["src/new.rs"]["created"], true);
+    assert_eq!(f["README.md"]["modification_count"], 1);
+    assert!(f["README.md"].get("created").is_none(), "README.md existed: {f}");
+    assert_eq!(f["src/renamed.rs"]["created"], true, "a rename counts for the new path");
+    assert_eq!(f["src/gone.rs"]["deleted"], true);
+    assert_eq!(f["src/old.rs"]["deleted"], true);
+
+    let st = env.project_status(&root);
+    let edited: Vec<&str> =
+        st["session"]["edited_files"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(!edited.contains(&"src/gone.rs"), "a deleted file leaves edited_files: {edited:?}");
+    assert!(edited.contains(&"src/new.rs") && edited.contains(&"README.md"));
+    let a = &st["session"]["activity_summary"];
+    assert_eq!(a["files_created"], 2, "{a}");
+
+    // Deleting a file that was edited this session marks it deleted and drops it from
+    // edited_files.
+    std::fs::remove_file(root.join("src/new.rs")).unwrap();
+    let f = wait_files(&env, &root, "new.rs deleted", |f| f["src/new.rs"]["deleted"] == true);
+    assert_eq!(f["src/new.rs"]["modification_count"], 2);
+}
+
+#[test]
+fn one_save_counts_once() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    watch_ready(&env, &root);
+    // An editor's save: truncate, write in pieces, chmod, touch — many events.
+    let p = root.join("notes.md");
+    for i in 0..5 {
+        std::fs::write(&p, format!("draft {i}\n")).unwrap();
+    }
+    wait_files(&env, &root, "the save", |f| f["notes.md"].is_object());
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(files(&env, &root)["notes.md"]["modification_count"], 1);
+    // A later save counts again.
+    std::fs::write(&p, "final\n").unwrap();
+    wait_files(&env, &root, "the second save", |f| f["notes.md"]["modification_count"] == 2);
+}
+
+#[test]
+fn ignored_trees_stay_silent_and_take_no_watch() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    std::fs::write(root.join(".gitignore"), "target/\n*.log\ndist\n").unwrap();
+    for dir in ["target/debug/deps", "node_modules/left-pad/lib", "dist/assets", "src", ".git/objects/ab"] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    watch_ready(&env, &root);
+    let watched = watched_inodes(d.pid);
+    for dir in
+        ["target", "target/debug", "node_modules", "node_modules/left-pad", "dist", ".git/objects", ".git/objects/ab"]
+    {
+        assert!(!watched.contains(&inode_hex(&root.join(dir))), "{dir} must not take a watch");
+    }
+    for dir in ["", "src", ".git", ".git/refs/heads"] {
+        assert!(watched.contains(&inode_hex(&root.join(dir))), "{dir:?} must be watched");
+    }
+
+    for f in [
+        "target/debug/deps/x.o",
+        "node_modules/left-pad/lib/index.js",
+        "dist/assets/app.js",
+        "debug.log",
+        "src/server.log",
+        ".git/objects/ab/cdef",
+    ] {
+        std::fs::write(root.join(f), "noise").unwrap();
+    }
+    // A new ignored directory is not watched either.
+    std::fs::create_dir_all(root.join("target/release")).unwrap();
+    std::fs::write(root.join("target/release/bin"), "x").unwrap();
+    // The daemon's own checkpoint files never count.
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    // One real edit, to know when the noise has been processed.
+    std::fs::write(root.join("src/real.rs"), "fn main() {}\n").unwrap();
+    let f = wait_files(&env, &root, "the real edit", |f| f["src/real.rs"].is_object());
+    std::thread::sleep(Duration::from_millis(300));
+    let f2 = files(&env, &root);
+    assert_eq!(f2.as_object().unwrap().len(), 1, "only the real edit counts: {f2:#}");
+    assert_eq!(f, f2);
+    assert!(!watched_inodes(d.pid).contains(&inode_hex(&root.join("target/release"))));
+}
+
+#[test]
+fn nested_directories_created_fast_are_seen() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    watch_ready(&env, &root);
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("mkdir -p a/b/c/d/e && touch a/b/c/f && touch a/b/c/d/e/g && mkdir -p x/y && echo z > x/y/z")
+        .current_dir(&root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let f = wait_files(&env, &root, "the nested files", |f| {
+        ["a/b/c/f", "a/b/c/d/e/g", "x/y/z"].iter().all(|p| f[*p]["created"] == true)
+    });
+    assert_eq!(f.as_object().unwrap().len(), 3, "{f:#}");
+    // And the new directories are watched: a later edit deep down is seen.
+    std::fs::write(root.join("a/b/c/d/e/g"), "later").unwrap();
+    wait_files(&env, &root, "the later edit", |f| f["a/b/c/d/e/g"]["modification_count"] == 2);
+}
+
+#[test]
+fn an_overflow_still_yields_the_exact_set_of_changes() {
+    let env = Env::new();
+    // A tiny notification queue: a burst overflows it at once.
+    let _d = env.start_daemon(&["--watch-queue", "4"]);
+    let root = repo(&env, "proj");
+    for i in 0..50 {
+        std::fs::create_dir_all(root.join(format!("d{i}"))).unwrap();
+        std::fs::write(root.join(format!("d{i}/existing.txt")), "1").unwrap();
+    }
+    watch_ready(&env, &root);
+    for i in 0..50 {
+        std::fs::write(root.join(format!("d{i}/existing.txt")), "changed").unwrap();
+        for j in 0..10 {
+            std::fs::write(root.join(format!("d{i}/new{j}.txt")), "new").unwrap();
+        }
+    }
+    std::fs::remove_file(root.join("d0/existing.txt")).unwrap();
+    std::fs::create_dir_all(root.join("late/dir")).unwrap();
+    std::fs::write(root.join("late/dir/file.txt"), "x").unwrap();
+    let f = wait_files(&env, &root, "every change", |f| f.as_object().is_some_and(|m| m.len() >= 551));
+    let m = f.as_object().unwrap();
+    assert_eq!(m.len(), 551, "exactly the changed files: 50 edited, 500 created, 1 in a new directory");
+    assert_eq!(f["d0/existing.txt"]["deleted"], true);
+    assert!(f["d7/existing.txt"].get("created").is_none());
+    assert_eq!(f["d7/new3.txt"]["created"], true);
+    assert_eq!(f["late/dir/file.txt"]["created"], true);
+    let st = env.project_status(&root);
+    assert!(st["watch"]["rescans"].as_u64().unwrap() >= 1, "the overflow must have been noticed: {}", st["watch"]);
+    // The new directory is watched after the rescan.
+    std::fs::write(root.join("late/dir/file.txt"), "y").unwrap();
+    wait_files(&env, &root, "an edit after the rescan", |f| f["late/dir/file.txt"]["modification_count"] == 2);
+}
+
+#[test]
+fn past_the_watch_limit_directories_are_polled_and_edits_still_seen() {
+    let env = Env::new();
+    let _d = env.start_daemon(&["--max-watches", "3", "--watch-poll-interval", "200ms"]);
+    let root = repo(&env, "proj");
+    for d in ["a", "b", "c", "d/e"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+        std::fs::write(root.join(d).join("f.txt"), "1").unwrap();
+    }
+    watch_ready(&env, &root);
+    let st = env.project_status(&root);
+    assert!(st["watch"]["directories_polled"].as_u64().unwrap() >= 3, "{}", st["watch"]);
+    let warning = st["warnings"].to_string();
+    assert!(warning.contains("fs.inotify.max_user_watches"), "status must say how to fix it: {warning}");
+    for d in ["a", "b", "c", "d/e"] {
+        std::fs::write(root.join(d).join("f.txt"), "2").unwrap();
+    }
+    std::fs::write(root.join("d/e/new.txt"), "new").unwrap();
+    std::fs::remove_file(root.join("a/f.txt")).unwrap();
+    std::fs::create_dir_all(root.join("b/sub")).unwrap();
+    std::fs::write(root.join("b/sub/deep.txt"), "deep").unwrap();
+    let f = wait_files(&env, &root, "the polled changes", |f| {
+        f["a/f.txt"]["deleted"] == true
+            && ["b/f.txt", "c/f.txt", "d/e/f.txt"].iter().all(|p| f[*p]["modification_count"] == 1)
+            && f["d/e/new.txt"]["created"] == true
+            && f["b/sub/deep.txt"]["created"] == true
+    });
+    assert_eq!(f.as_object().unwrap().len(), 6, "{f:#}");
+    let text = text(&env.ctl(&["status", root.to_str().unwrap()]).stdout);
+    assert!(text.contains("max_user_watches"), "{text}");
+}
+
+#[test]
+fn unwatching_and_expiry_release_every_watch() {
+    let env = Env::new();
+    let d = env.start_daemon(&["--session-ttl", "1500ms"]);
+    let a = repo(&env, "a");
+    let b = repo(&env, "b");
+    for r in [&a, &b] {
+        std::fs::create_dir_all(r.join("src/x/y")).unwrap();
+    }
+    let before = watched_inodes(d.pid).len();
+    watch_ready(&env, &a);
+    watch_ready(&env, &b);
+    let both = watched_inodes(d.pid).len();
+    assert!(both >= before + 2 * 4, "{before} → {both}");
+    env.request("project.unwatch", serde_json::json!({"path": a}));
+    assert!(wait_until(Duration::from_secs(5), || watched_inodes(d.pid).len() < both), "unwatch releases a's watches");
+    let root_a = inode_hex(&a);
+    assert!(!watched_inodes(d.pid).contains(&root_a));
+    // b expires after 1.5 s without activity; its watches go with it.
+    assert!(
+        wait_until(Duration::from_secs(10), || watched_inodes(d.pid).len() == before),
+        "expiry releases b's watches"
+    );
+}
+
+#[test]
+fn commits_and_checkouts_refresh_git_state_without_a_checkpoint() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    watch_ready(&env, &root);
+    std::fs::write(root.join("lib.rs"), "a\nb\n").unwrap();
+    git(&root, &["add", "lib.rs"]);
+    git(&root, &["commit", "-q", "-m", "add lib"]);
+    let git_of = || env.project_status(&root)["session"]["git"].clone();
+    assert!(
+        wait_until(Duration::from_secs(10), || git_of()["last_commit"].as_str().unwrap_or("").ends_with(" add lib")),
+        "the commit must be seen: {}",
+        git_of()
+    );
+    assert_eq!(env.project_status(&root)["session"]["activity_summary"]["commits"], 1);
+    git(&root, &["checkout", "-q", "-b", "feature/x"]);
+    assert!(
+        wait_until(Duration::from_secs(10), || git_of()["branch"] == "feature/x"),
+        "the branch switch must be seen: {}",
+        git_of()
+    );
+}
+
+#[test]
+fn changes_made_while_the_daemon_was_down_are_counted_at_restart() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    std::fs::write(root.join("a.txt"), "1").unwrap();
+    std::fs::write(root.join("b.txt"), "1").unwrap();
+    let mut d = env.start_daemon(&[]);
+    watch_ready(&env, &root);
+    d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
+    // Make sure the change is in a later second than the session's last update.
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(root.join("a.txt"), "2").unwrap();
+    let _d = env.start_daemon(&[]);
+    let f = wait_files(&env, &root, "a.txt changed while down", |f| f["a.txt"].is_object());
+    assert!(f.get("b.txt").is_none(), "{f:#}");
+}
