@@ -8,25 +8,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
-/// Inodes (hex, as the kernel prints them) of every inotify watch the process holds.
-fn watched_inodes(pid: u32) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(format!("/proc/{pid}/fdinfo")).unwrap().flatten() {
-        let info = std::fs::read_to_string(e.path()).unwrap_or_default();
-        for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
-            if let Some(ino) = line.split_whitespace().find_map(|f| f.strip_prefix("ino:")) {
-                out.push(ino.to_string());
-            }
-        }
-    }
-    out
-}
-
-fn inode_hex(p: &Path) -> String {
-    use std::os::unix::fs::MetadataExt;
-    format!("{:x}", std::fs::metadata(p).unwrap().ino())
-}
-
 /// Watches `root` and waits until its initial walk is done.
 fn watch_ready(env: &Env, root: &Path) {
     env.request("project.watch", serde_json::json!({"path": root}));

@@ -101,7 +101,7 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
         let _ = writeln!(s, "\n✅ Completed ({} task{}):", done.len(), if done.len() == 1 { "" } else { "s" });
         list(&mut s, done.iter().rev().cloned().collect());
     }
-    let mut files: Vec<(&String, &ccmem_proto::session::FileRecord)> = x.files_modified.iter().collect();
+    let mut files: Vec<(&Box<str>, &ccmem_proto::session::FileRecord)> = x.files_modified.iter().collect();
     files.sort_by(|a, b| b.1.last_modified.cmp(&a.1.last_modified).then(a.0.cmp(b.0)));
     if !files.is_empty() {
         let _ = writeln!(s, "\n📝 Modified Files ({}):", files.len());

@@ -16,6 +16,7 @@ pub mod git;
 pub mod instance;
 pub mod logging;
 pub mod manifest;
+pub mod memory;
 pub mod project;
 pub mod projects;
 pub mod rpc;
@@ -40,6 +41,7 @@ const STARTING_PEER_WAIT: Duration = Duration::from_secs(3);
 /// Entry point of the `ccmemd` binary.
 pub fn main() -> ExitCode {
     let started = Instant::now();
+    memory::limit_arenas();
     let args = cli::Args::parse();
     logging::init(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("ccmemd").build() {

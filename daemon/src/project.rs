@@ -272,6 +272,7 @@ impl Project {
             Msg::Unwatch { reply } => return Flow::End(EndReason::Unwatched, Some(reply)),
             Msg::FsChanges(changes) => {
                 let now = chrono::Utc::now();
+                let large = changes.len() > crate::memory::LARGE_BATCH;
                 for (path, change) in changes {
                     let event = match change {
                         watch::Change::Created => {
@@ -282,9 +283,13 @@ impl Project {
                         }
                         watch::Change::Deleted => SessionEvent::FileDeleted { path },
                     };
-                    let _ = session::apply(&mut self.s, event, now);
+                    let _ = session::apply_quietly(&mut self.s, event, now);
                 }
+                session::touch(&mut self.s, now);
                 self.activity();
+                if large {
+                    tokio::task::spawn_blocking(crate::memory::trim);
+                }
             }
             Msg::GitChanged => {
                 let mut copy = self.s.clone();

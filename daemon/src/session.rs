@@ -78,14 +78,21 @@ pub fn touch(s: &mut Session, now: DateTime<Utc>) {
     s.last_updated = s.last_activity.clone();
 }
 
-/// Applies one event. Errors (a path outside the project, say) leave the session unchanged.
+/// Applies one event and records the activity. Errors (a path outside the project, say)
+/// leave the session unchanged.
 pub fn apply(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<(), String> {
-    let t = iso(now);
+    apply_quietly(s, ev, now)?;
+    touch(s, now);
+    Ok(())
+}
+
+/// Applies one event without recording activity: for batches, which call [`touch`] once.
+pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<(), String> {
     let stamp = Timestamp(now.timestamp());
     match ev {
         SessionEvent::FileEdited { path, summary, workflow, created } => {
             let rel = relative(&s.project_root, &path)?;
-            let rec = s.files_modified.entry(rel.clone()).or_insert_with(|| FileRecord {
+            let rec = s.files_modified.entry(rel.as_str().into()).or_insert_with(|| FileRecord {
                 first_modified: stamp,
                 created,
                 ..Default::default()
@@ -99,11 +106,13 @@ pub fn apply(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<()
                 } else {
                     format!("{}, {summary}", rec.changes_summary)
                 };
-                rec.changes_summary = truncate_chars(&joined, caps::SUMMARY_CHARS);
+                rec.changes_summary = truncate_chars(&joined, caps::SUMMARY_CHARS).into();
             }
             if let Some(w) = workflow.map(|w| clean(&w)).filter(|w| !w.is_empty()) {
-                if !rec.workflows.contains(&w) {
-                    rec.workflows.push(w);
+                if !rec.workflows.iter().any(|x| **x == *w) {
+                    let mut all = std::mem::take(&mut rec.workflows).into_vec();
+                    all.push(w.into());
+                    rec.workflows = all.into_boxed_slice();
                 }
             }
             s.edited_files.retain(|f| f != &rel);
@@ -118,7 +127,7 @@ pub fn apply(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<()
             // A deletion is a change too, even of a file this session had not touched.
             let rec = s
                 .files_modified
-                .entry(rel)
+                .entry(rel.into())
                 .or_insert_with(|| FileRecord { first_modified: stamp, ..Default::default() });
             if !rec.deleted {
                 rec.modification_count += 1;
@@ -141,7 +150,7 @@ pub fn apply(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<()
                 s.context_snapshot.active_task = truncate_chars(&command, 120);
             }
             s.commands_executed.push(ccmem_proto::session::CommandRecord {
-                timestamp: t.clone(),
+                timestamp: iso(now),
                 command,
                 workflow,
                 duration_seconds: duration_seconds.filter(|d| d.is_finite() && *d >= 0.0),
@@ -204,7 +213,6 @@ pub fn apply(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> Result<()
             }
         }
     }
-    touch(s, now);
     Ok(())
 }
 
@@ -216,11 +224,11 @@ pub fn refresh(s: &mut Session, now: DateTime<Utc>) {
     s.statistics.session_duration_minutes = duration_minutes(s, now);
     s.activity_summary.files_created = s.files_modified.values().filter(|r| r.created).count() as u64;
     s.activity_summary.files_modified = s.files_modified.values().filter(|r| !r.created).count() as u64;
-    let mut files: Vec<(&String, &FileRecord)> = s.files_modified.iter().filter(|(_, r)| !r.deleted).collect();
+    let mut files: Vec<(&Box<str>, &FileRecord)> = s.files_modified.iter().filter(|(_, r)| !r.deleted).collect();
     files.sort_by(|a, b| {
         b.1.modification_count.cmp(&a.1.modification_count).then(b.1.last_modified.cmp(&a.1.last_modified))
     });
-    s.context_snapshot.key_files = files.into_iter().take(caps::KEY_FILES).map(|(p, _)| p.clone()).collect();
+    s.context_snapshot.key_files = files.into_iter().take(caps::KEY_FILES).map(|(p, _)| p.to_string()).collect();
 }
 
 fn duration_minutes(s: &Session, now: DateTime<Utc>) -> u64 {
@@ -470,8 +478,8 @@ mod tests {
         assert_eq!(s.edited_files, ["src/auth/mw.ts", "src/routes/auth.ts"]);
         let r = &s.files_modified["src/auth/mw.ts"];
         assert_eq!(r.modification_count, 2);
-        assert_eq!(r.changes_summary, "Added JWT validation, fixed cookie parsing");
-        assert_eq!(r.workflows, ["complete_system", "orchestrated"]);
+        assert_eq!(&*r.changes_summary, "Added JWT validation, fixed cookie parsing");
+        assert_eq!(r.workflows.iter().map(|w| &**w).collect::<Vec<_>>(), ["complete_system", "orchestrated"]);
         assert!(r.created);
         assert!(s.patterns_detected.contains(&"src/auth/*".to_string()));
 

@@ -125,6 +125,52 @@ struct Task {
     cancel: CancellationToken,
 }
 
+/// How long a woken watcher lets notifications gather before taking them.
+const INBOX_GATHER: Duration = Duration::from_millis(5);
+
+/// Notifications on their way from notify's thread to the watcher task. One wake-up covers
+/// whatever arrived meanwhile: a burst of events costs a few wake-ups, not one each.
+struct Inbox {
+    notes: std::sync::Mutex<Vec<Note>>,
+    woken: AtomicBool,
+    wake: Notify,
+    overflowed: AtomicBool,
+    cap: usize,
+}
+
+impl Inbox {
+    fn new(cap: usize) -> Self {
+        Self {
+            notes: Default::default(),
+            woken: AtomicBool::new(false),
+            wake: Notify::new(),
+            overflowed: AtomicBool::new(false),
+            cap,
+        }
+    }
+
+    fn push(&self, note: Note) {
+        {
+            let mut q = self.notes.lock().unwrap_or_else(|p| p.into_inner());
+            if q.len() >= self.cap {
+                // Full: changes are being dropped. A rescan will find them.
+                self.overflowed.store(true, Relaxed);
+            } else {
+                q.push(note);
+            }
+        }
+        if !self.woken.swap(true, Relaxed) {
+            self.wake.notify_one();
+        }
+    }
+
+    fn take(&self) -> Vec<Note> {
+        // Cleared before taking: a note pushed after this wakes the task again.
+        self.woken.store(false, Relaxed);
+        std::mem::take(&mut *self.notes.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
 /// What a notification asks of the watcher.
 enum Note {
     Paths(Vec<PathBuf>),
@@ -134,13 +180,10 @@ enum Note {
 
 impl Task {
     async fn run(self, since: Option<SystemTime>) {
-        let (tx, mut rx) = mpsc::channel::<Note>(self.settings.queue);
-        let overflowed = Arc::new(AtomicBool::new(false));
-        let wake = Arc::new(Notify::new());
+        let inbox = Arc::new(Inbox::new(self.settings.queue));
         let git_dir = self.root.join(".git");
         let handler = {
-            let (overflowed, wake) = (overflowed.clone(), wake.clone());
-            let git_dir = git_dir.clone();
+            let inbox = inbox.clone();
             move |res: notify::Result<notify::Event>| {
                 let note = match res {
                     Ok(ev) if ev.need_rescan() => Note::Rescan,
@@ -161,11 +204,7 @@ impl Task {
                         Note::Rescan
                     }
                 };
-                if tx.try_send(note).is_err() {
-                    // Full: changes are being dropped. A rescan will find them.
-                    overflowed.store(true, Relaxed);
-                    wake.notify_one();
-                }
+                inbox.push(note);
             }
         };
         let watcher = match notify::recommended_watcher(handler) {
@@ -181,6 +220,7 @@ impl Task {
         let job = tokio::task::spawn_blocking(move || {
             let mut tree = Tree::new(root, watcher, settings);
             let changes = tree.scan(since);
+            crate::memory::trim();
             (tree, changes)
         });
         let Ok((mut tree, changes)) = job.await else { return };
@@ -212,21 +252,33 @@ impl Task {
             let flush_at = first_pending.map(|f| (last_event + coalesce).min(f + max_delay));
             tokio::select! {
                 _ = self.cancel.cancelled() => break,
-                note = rx.recv() => match note {
-                    None => break,
-                    Some(Note::Rescan) => rescan = true,
-                    Some(Note::Git) => { git_pending.get_or_insert_with(|| Instant::now() + Duration::from_millis(300)); }
-                    Some(Note::Paths(paths)) => {
-                        last_event = Instant::now();
-                        first_pending.get_or_insert(last_event);
-                        pending.extend(paths);
+                _ = inbox.wake.notified() => {
+                    // Let a burst gather first: one wake-up then covers many notifications
+                    // (notify's thread wakes no one while this one has not taken them).
+                    tokio::time::sleep(INBOX_GATHER).await;
+                    for note in inbox.take() {
+                        match note {
+                            Note::Rescan => rescan = true,
+                            Note::Git => { git_pending.get_or_insert_with(|| Instant::now() + Duration::from_millis(300)); }
+                            Note::Paths(paths) => {
+                                last_event = Instant::now();
+                                first_pending.get_or_insert(last_event);
+                                pending.extend(paths);
+                            }
+                        }
                     }
-                },
-                _ = wake.notified() => {}
+                }
                 _ = sleep_until_opt(flush_at) => {
                     first_pending = None;
                     let paths = std::mem::take(&mut pending);
-                    let Some(changes) = self.blocking(&mut tree, move |t| t.resolve(paths)).await else { break };
+                    let Some(changes) = self.blocking(&mut tree, move |t| {
+                        let large = paths.len() > crate::memory::LARGE_BATCH;
+                        let changes = t.resolve(paths);
+                        if large {
+                            crate::memory::trim();
+                        }
+                        changes
+                    }).await else { break };
                     if !self.deliver(changes).await { break }
                 }
                 _ = sleep_until_opt(git_pending) => {
@@ -238,10 +290,10 @@ impl Task {
                     if !self.deliver(changes).await { break }
                 }
             }
-            if overflowed.swap(false, Relaxed) {
+            if inbox.overflowed.swap(false, Relaxed) {
                 rescan = true;
                 // Whatever is still queued is covered by the rescan.
-                while rx.try_recv().is_ok() {}
+                drop(inbox.take());
             }
             if rescan {
                 rescan = false;
@@ -249,7 +301,16 @@ impl Task {
                 first_pending = None;
                 self.stats.rescans.fetch_add(1, Relaxed);
                 tracing::warn!(project = %self.root.display(), "file events were lost (queue overflow); rescanning the project");
-                let Some(changes) = self.blocking(&mut tree, |t| t.rescan()).await else { break };
+                let Some(changes) = self
+                    .blocking(&mut tree, |t| {
+                        let changes = t.rescan();
+                        crate::memory::trim();
+                        changes
+                    })
+                    .await
+                else {
+                    break;
+                };
                 if !self.deliver(changes).await {
                     break;
                 }
@@ -291,10 +352,53 @@ async fn sleep_until_opt(t: Option<Instant>) {
     }
 }
 
+type Batch = Vec<(PathBuf, Option<Seen>)>;
+
+/// Makes one [`Collector`] per walker thread.
+struct Collectors {
+    tx: std::sync::mpsc::Sender<Batch>,
+}
+
+impl<'s> ignore::ParallelVisitorBuilder<'s> for Collectors {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Collector { tx: self.tx.clone(), batch: Vec::with_capacity(256) })
+    }
+}
+
+/// Sends what one walker thread finds in batches; the last one when the walk ends.
+struct Collector {
+    tx: std::sync::mpsc::Sender<Batch>,
+    batch: Batch,
+}
+
+impl ignore::ParallelVisitor for Collector {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        if let Ok(entry) = entry {
+            if entry.file_type().is_some_and(|t| t.is_dir()) {
+                self.batch.push((entry.into_path(), None));
+            } else if let Ok(m) = entry.metadata() {
+                self.batch.push((entry.into_path(), Some(Seen::of(&m))));
+            }
+        }
+        if self.batch.len() >= 256 && self.tx.send(std::mem::take(&mut self.batch)).is_err() {
+            return ignore::WalkState::Quit;
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        if !self.batch.is_empty() {
+            let _ = self.tx.send(std::mem::take(&mut self.batch));
+        }
+    }
+}
+
 /// What was last seen of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Seen {
-    mtime_ns: i128,
+    mtime_ns: i64,
     size: u64,
     ino: u64,
 }
@@ -305,7 +409,7 @@ impl Seen {
             .modified()
             .ok()
             .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as i128)
+            .map(|d| d.as_nanos() as i64)
             .unwrap_or(0);
         #[cfg(unix)]
         let ino = std::os::unix::fs::MetadataExt::ino(m);
@@ -375,7 +479,7 @@ impl Tree {
     fn scan(&mut self, since: Option<SystemTime>) -> Vec<(String, Change)> {
         self.watch_git();
         let mut out = Vec::new();
-        let since_ns = since.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map(|d| d.as_nanos() as i128);
+        let since_ns = since.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map(|d| d.as_nanos() as i64);
         for (rel, seen) in self.walk("") {
             if let Some(seen) = seen {
                 if since_ns.is_some_and(|s| seen.mtime_ns > s) {
@@ -389,9 +493,11 @@ impl Tree {
 
     /// Walks `rel_dir` (recursively, honouring the ignore rules), watching each directory.
     /// Returns files with what is seen of them, and directories (`None`).
+    ///
+    /// The walk runs on its own threads and streams what it finds here, where directories
+    /// are watched while the walk goes on: adding a watch is a round trip to notify's thread.
     fn walk(&mut self, rel_dir: &str) -> Vec<(String, Option<Seen>)> {
         let start = if rel_dir.is_empty() { self.root.clone() } else { self.root.join(rel_dir) };
-        let mut found = Vec::new();
         let walker = ignore::WalkBuilder::new(&start)
             .hidden(false)
             .parents(true)
@@ -401,20 +507,28 @@ impl Tree {
             .git_exclude(true)
             .require_git(false)
             .follow_links(false)
+            .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
             .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| ALWAYS_IGNORED.contains(&n)))
-            .build();
-        for entry in walker.flatten() {
-            let Some(rel) = self.rel(entry.path()) else { continue };
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if is_dir {
-                self.add_dir(&rel);
-                found.push((rel, None));
-            } else if !is_own_file(&rel) {
-                if let Ok(m) = entry.metadata() {
-                    found.push((rel, Some(Seen::of(&m))));
+            .build_parallel();
+        let (tx, rx) = std::sync::mpsc::channel::<Batch>();
+        let mut found = Vec::new();
+        std::thread::scope(|scope| {
+            scope.spawn(move || walker.visit(&mut Collectors { tx }));
+            // The visitors flush their last batches when the walk ends and drops them.
+            for batch in rx {
+                for (path, seen) in batch {
+                    let Some(rel) = self.rel(&path) else { continue };
+                    match seen {
+                        None => {
+                            self.add_dir(&rel);
+                            found.push((rel, None));
+                        }
+                        Some(seen) if !is_own_file(&rel) => found.push((rel, Some(seen))),
+                        Some(_) => {}
+                    }
                 }
             }
-        }
+        });
         found
     }
 

@@ -34,7 +34,7 @@ pub struct Session {
     /// Commands the agent ran for the user, oldest first.
     pub commands_executed: Vec<CommandRecord>,
     /// Per file (relative to the root): history of its changes.
-    pub files_modified: BTreeMap<String, FileRecord>,
+    pub files_modified: BTreeMap<Box<str>, FileRecord>,
     /// Themes seen in commands and paths, deduplicated.
     pub patterns_detected: Vec<String>,
     /// Workflow name → times used.
@@ -99,9 +99,9 @@ pub struct FileRecord {
     /// Changes counted.
     pub modification_count: u64,
     /// Comma-separated descriptions of the changes.
-    pub changes_summary: String,
+    pub changes_summary: Box<str>,
     /// Workflows that touched it.
-    pub workflows: Vec<String>,
+    pub workflows: Box<[Box<str>]>,
     /// The file was created this session.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub created: bool,

@@ -503,3 +503,47 @@ impl Env {
         d
     }
 }
+
+/// Inodes (hex, as the kernel prints them) of every inotify watch process `pid` holds.
+pub fn watched_inodes(pid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return out };
+    for e in rd.flatten() {
+        let info = std::fs::read_to_string(e.path()).unwrap_or_default();
+        for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
+            if let Some(ino) = line.split_whitespace().find_map(|f| f.strip_prefix("ino:")) {
+                out.push(ino.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A file's inode in the kernel's hex form.
+pub fn inode_hex(p: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    format!("{:x}", std::fs::metadata(p).expect("stat").ino())
+}
+
+/// Resident and peak memory of `pid`, in KiB (VmRSS, VmHWM).
+pub fn rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// CPU seconds (user + system) used by `pid` so far.
+pub fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let f: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks(11) + ticks(12)) / hz
+}

@@ -1,0 +1,184 @@
+//! File-watching benchmark: `cargo bench --bench watch`.
+//!
+//! A generated tree of 100k files in 5k directories beside a 200k-file `node_modules/`:
+//! time until watching (against a plain stat walk of the same tree), inotify watches used
+//! (none may be in the ignored tree), daemon RSS (against the idle daemon); then 100k files
+//! modified in a burst: every file counted, time until quiet, daemon CPU seconds (against the
+//! CPU the benchmark spends writing the burst).
+//!
+//! Targets (issue 4): watching within 1 s, RSS ≤ 40 MB, all 100k counted, ≤ 2 CPU-seconds.
+//! `CCMEM_BENCH_QUICK=1` runs a tenth of the size.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::*;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let quick = std::env::var_os("CCMEM_BENCH_QUICK").is_some();
+    let (groups, dirs_per_group, files_per_dir, packages, files_per_package) =
+        if quick { (10, 50, 20, 200, 100) } else { (50, 100, 20, 2000, 100) };
+    let n_dirs = groups * dirs_per_group;
+    let n_files = n_dirs * files_per_dir;
+    let n_ignored = packages * files_per_package;
+    println!(
+        "ccmem watch benchmark ({} cores){}",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        if quick { " [quick]" } else { "" }
+    );
+
+    let env = Env::new();
+    let root = env.path().join("big");
+    let t = Instant::now();
+    std::fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q"]);
+    std::fs::write(root.join(".gitignore"), "node_modules/\n").unwrap();
+    for g in 0..groups {
+        for d in 0..dirs_per_group {
+            let dir = root.join(format!("src/g{g:02}/d{d:03}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            for f in 0..files_per_dir {
+                std::fs::write(dir.join(format!("f{f:02}.rs")), b"fn f() {}\n").unwrap();
+            }
+        }
+    }
+    for p in 0..packages {
+        let dir = root.join(format!("node_modules/pkg{p:04}/lib"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..files_per_package {
+            std::fs::File::create(dir.join(format!("m{f:03}.js"))).unwrap();
+        }
+    }
+    let root = std::fs::canonicalize(&root).unwrap();
+    println!(
+        "generated {n_files} files in {n_dirs} directories and {n_ignored} ignored files in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    println!();
+
+    let t = Instant::now();
+    let walked = stat_walk(&root.join("src"));
+    let walk_ms = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(walked, n_files);
+
+    let d = env.start_daemon(&[]);
+    let (idle_rss, _) = rss_kib(d.pid);
+    let watches_before = watched_inodes(d.pid).len();
+    let t = Instant::now();
+    env.request("project.watch", serde_json::json!({"path": root}));
+    while env.project_status(&root)["watch"]["ready"] != true {
+        assert!(t.elapsed() < Duration::from_secs(120), "the watcher never became ready");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let watch_ms = t.elapsed().as_secs_f64() * 1e3;
+    let watched = watched_inodes(d.pid);
+    let watches = watched.len() - watches_before;
+    let node_modules_watches = ignored_watches(&root.join("node_modules"), &watched);
+    let (rss, _) = rss_kib(d.pid);
+
+    row("time until watching (ms)", watch_ms, "stat walk of the tree (ms)", walk_ms);
+    println!(
+        "{:<36} {:>10}   ({} directories + .git; node_modules: {})",
+        "inotify watches used",
+        watches,
+        n_dirs + groups + 2,
+        node_modules_watches
+    );
+    row("daemon RSS watching (MB)", rss as f64 / 1024.0, "idle daemon RSS (MB)", idle_rss as f64 / 1024.0);
+
+    // The burst: every file modified, as fast as this process can.
+    let cpu0 = cpu_secs(d.pid);
+    let self0 = cpu_secs(std::process::id());
+    let t = Instant::now();
+    for g in 0..groups {
+        for dd in 0..dirs_per_group {
+            let dir = root.join(format!("src/g{g:02}/d{dd:03}"));
+            for f in 0..files_per_dir {
+                let mut file = std::fs::OpenOptions::new().append(true).open(dir.join(format!("f{f:02}.rs"))).unwrap();
+                file.write_all(b"// edited\n").unwrap();
+            }
+        }
+    }
+    let write_ms = t.elapsed().as_secs_f64() * 1e3;
+    let writer_cpu = cpu_secs(std::process::id()) - self0;
+    let mut counted = 0;
+    while counted < n_files && t.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_millis(50));
+        counted = env.request("project.list", serde_json::json!({}))["projects"][0]["files_modified"]
+            .as_u64()
+            .unwrap_or(0) as usize;
+    }
+    let counted_ms = t.elapsed().as_secs_f64() * 1e3;
+    // Quiet: the daemon's CPU time stops growing.
+    let mut last = cpu_secs(d.pid);
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let now = cpu_secs(d.pid);
+        if now - last < 0.005 {
+            break;
+        }
+        last = now;
+    }
+    let quiet_ms = t.elapsed().as_secs_f64() * 1e3 - 250.0;
+    let burst_cpu = cpu_secs(d.pid) - cpu0;
+    let (rss_after, peak) = rss_kib(d.pid);
+    let rescans = env.project_status(&root)["watch"]["rescans"].as_u64().unwrap_or(0);
+
+    println!();
+    println!(
+        "{:<36} {:>10}   of {n_files} modified (rescans after overflow: {rescans})",
+        "files counted in files_modified", counted
+    );
+    row("burst: time until all counted (ms)", counted_ms, "writing the burst (ms)", write_ms);
+    row("burst: time until quiet (ms)", quiet_ms, "writing the burst (ms)", write_ms);
+    row("burst: daemon CPU (s)", burst_cpu, "writer's own CPU (s)", writer_cpu);
+    row("daemon RSS after burst (MB)", rss_after as f64 / 1024.0, "idle daemon RSS (MB)", idle_rss as f64 / 1024.0);
+    println!("{:<36} {:>10.1}", "daemon peak RSS (MB)", peak as f64 / 1024.0);
+
+    println!();
+    println!("targets{}:", if quick { " (for the full size; this is the quick run)" } else { "" });
+    target("watching within 1 s", watch_ms <= 1000.0);
+    target("no watch in node_modules", node_modules_watches == 0);
+    target("RSS ≤ 40 MB (after the burst)", rss_after as f64 / 1024.0 <= 40.0);
+    target("every modified file counted", counted == n_files);
+    target("burst ≤ 2 CPU-seconds", burst_cpu <= 2.0);
+}
+
+fn stat_walk(dir: &Path) -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            n += stat_walk(&e.path());
+        } else {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Watches whose inode belongs to a directory under `dir`.
+fn ignored_watches(dir: &Path, watched: &[String]) -> usize {
+    let mut inodes = vec![inode_hex(dir)];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                inodes.push(inode_hex(&e.path()));
+                stack.push(e.path());
+            }
+        }
+    }
+    watched.iter().filter(|w| inodes.contains(w)).count()
+}
+
+fn row(what: &str, value: f64, base_name: &str, base: f64) {
+    println!("{what:<36} {value:>10.2}   baseline {base_name:<28} {base:>10.2}   ratio {:>6.2}×", value / base);
+}
+
+fn target(what: &str, met: bool) {
+    println!("  [{}] {what}", if met { "met" } else { "MISSED" });
+}
