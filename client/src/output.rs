@@ -78,6 +78,20 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
         meta.push("unsaved changes".into());
     }
     let _ = writeln!(s, "   {}", meta.join(" · "));
+    if let Some(w) = &p.watch {
+        let mut line = if w.ready {
+            format!("   watching {} files in {} directories", w.files, w.directories_watched)
+        } else {
+            "   starting to watch the files…".to_string()
+        };
+        if w.directories_polled > 0 {
+            line.push_str(&format!(", {} directories polled (watch limit)", w.directories_polled));
+        }
+        if w.rescans > 0 {
+            line.push_str(&format!(", {} rescans after lost events", w.rescans));
+        }
+        let _ = writeln!(s, "{line}");
+    }
     if x.git.branch != "unknown" {
         let dirty = if x.git.has_uncommitted_changes {
             format!(
