@@ -263,6 +263,13 @@ fn commits_and_checkouts_refresh_git_state_without_a_checkpoint() {
         git_of()
     );
     assert_eq!(env.project_status(&root)["session"]["activity_summary"]["commits"], 1);
+    // A plain edit shows up in git's counts too, without a checkpoint.
+    std::fs::write(root.join("lib.rs"), "a\nb\nc\n").unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || git_of()["unstaged_files"] == 1),
+        "an edit must refresh git's counts: {}",
+        git_of()
+    );
     git(&root, &["checkout", "-q", "-b", "feature/x"]);
     assert!(
         wait_until(Duration::from_secs(10), || git_of()["branch"] == "feature/x"),

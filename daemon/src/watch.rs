@@ -125,6 +125,9 @@ struct Task {
     cancel: CancellationToken,
 }
 
+/// Delay before git is asked again after files changed (at most one `git status` per delay).
+const GIT_AFTER_EDITS: Duration = Duration::from_secs(2);
+
 /// How long a woken watcher lets notifications gather before taking them.
 const INBOX_GATHER: Duration = Duration::from_millis(5);
 
@@ -279,6 +282,10 @@ impl Task {
                         }
                         changes
                     }).await else { break };
+                    // Edits change what git reports too; refresh it once things settle.
+                    if !changes.is_empty() {
+                        git_pending.get_or_insert_with(|| Instant::now() + GIT_AFTER_EDITS);
+                    }
                     if !self.deliver(changes).await { break }
                 }
                 _ = sleep_until_opt(git_pending) => {
