@@ -75,6 +75,28 @@ pub enum Command {
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
     },
+    /// Handle one agent hook event: the JSON payload on stdin (for the agent's hook settings;
+    /// always exits 0)
+    Hook,
+    /// Print what a fresh agent needs to carry on in this project
+    Context {
+        /// A directory or file inside the project
+        path: Option<PathBuf>,
+        /// At most this many characters (default: the daemon's, 6000; at most 10000)
+        #[arg(long, value_name = "CHARS")]
+        budget: Option<usize>,
+    },
+    /// Print the id of the project's most recent conversation: claude --resume "$(ccmemctl resume-id)"
+    ResumeId {
+        /// A directory or file inside the project
+        path: Option<PathBuf>,
+    },
+    /// Install or remove ccmem's hooks in Claude Code's settings
+    Hooks {
+        /// What to do
+        #[command(subcommand)]
+        action: HooksAction,
+    },
     /// Record an event in the project's session, given as JSON (or read from stdin), e.g.
     /// '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'
     Event {
@@ -84,6 +106,35 @@ pub enum Command {
         /// A directory or file inside the project (default: the current directory)
         #[arg(long, value_name = "PATH")]
         project: Option<PathBuf>,
+    },
+}
+
+/// `ccmemctl hooks …`
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Add ccmem's hooks to settings.json (other hooks and keys are kept; a backup is made)
+    Install {
+        /// In ~/.claude/settings.json (the default)
+        #[arg(long, conflicts_with = "project")]
+        user: bool,
+        /// In the project's .claude/settings.json
+        #[arg(long)]
+        project: bool,
+        /// Show the result without writing it
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Remove ccmem's hooks (and only those)
+    Uninstall {
+        /// From ~/.claude/settings.json (the default)
+        #[arg(long, conflicts_with = "project")]
+        user: bool,
+        /// From the project's .claude/settings.json
+        #[arg(long)]
+        project: bool,
+        /// Show the result without writing it
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 

@@ -7,6 +7,8 @@
 pub mod autostart;
 pub mod cli;
 pub mod conn;
+pub mod hook;
+pub mod install;
 mod output;
 
 use ccmem_proto::api::{self, method};
@@ -67,6 +69,10 @@ impl From<CallError> for Error {
 
 /// Entry point of the `ccmemctl` binary.
 pub fn main() -> ExitCode {
+    // The agent's hook path: straight there, before any argument parsing.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") && std::env::args_os().len() == 2 {
+        return hook::run();
+    }
     let cli = cli::Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::from(exit::OK),
@@ -87,8 +93,7 @@ struct Ctx {
 fn run(cli: cli::Cli) -> Result<(), Error> {
     let socket = paths::socket_path(cli.socket.as_deref())
         .map_err(|e| Error::Failed(format!("cannot work out the socket path: {e}")))?;
-    let no_start_env = std::env::var_os(paths::NO_AUTOSTART_ENV).is_some_and(|v| !v.is_empty() && v != "0");
-    let ctx = Ctx { socket, json: cli.json, autostart: !cli.no_start && !no_start_env };
+    let ctx = Ctx { socket, json: cli.json, autostart: !cli.no_start && !autostart_disabled() };
     match cli.command {
         cli::Command::Ping => ping(&ctx),
         cli::Command::Status { path } => status(&ctx, path),
@@ -152,6 +157,28 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             });
             Ok(())
         }
+        cli::Command::Hook => {
+            hook::run();
+            Ok(())
+        }
+        cli::Command::Context { path, budget } => {
+            let params = api::ContextParams { path: project_path(path)?, budget };
+            let r: api::ContextReply = with_daemon(&ctx, |c, _| c.call(method::CONTEXT, &params))?;
+            show(&ctx, &r, || r.context.clone());
+            Ok(())
+        }
+        cli::Command::ResumeId { path } => {
+            let params = api::ContextParams { path: project_path(path)?, budget: Some(200) };
+            let r: api::ContextReply = with_daemon(&ctx, |c, _| c.call(method::CONTEXT, &params))?;
+            match &r.conversation_id {
+                Some(id) => {
+                    show(&ctx, &json!({"conversation_id": id}), || id.clone());
+                    Ok(())
+                }
+                None => Err(Error::Failed(format!("no conversation to resume in {}", params.path.display()))),
+            }
+        }
+        cli::Command::Hooks { action } => install::run(action, ctx.json).map_err(Error::Failed),
         cli::Command::Event { event, project } => {
             let text = match event.as_deref() {
                 Some(t) if t != "-" => t.to_string(),
@@ -170,6 +197,11 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             Ok(())
         }
     }
+}
+
+/// Whether `CCMEM_NO_AUTOSTART` is set (to anything but `0`).
+pub fn autostart_disabled() -> bool {
+    std::env::var_os(paths::NO_AUTOSTART_ENV).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// The absolute path for a command's PATH argument (default: the current directory).

@@ -55,6 +55,10 @@ pub struct Args {
     #[arg(long, default_value_t = 65_536, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub watch_queue: u32,
 
+    /// Size of the resume context given to the agent, in characters (at most 10000)
+    #[arg(long, default_value_t = 6000, value_name = "CHARS", value_parser = clap::value_parser!(u32).range(200..=10_000))]
+    pub context_budget: u32,
+
     /// Ended sessions kept per project (`ccmemctl history`)
     #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub keep_sessions: u32,

@@ -8,17 +8,21 @@
 //! accepting, requests in flight finish, every live project writes its final checkpoint, and
 //! the socket and pidfile are removed.
 
-pub mod atomic;
+pub use ccmem_proto::atomic;
 pub mod checkpoint;
 pub mod cli;
 pub mod connection;
+pub mod context;
 pub mod git;
+pub mod global;
+pub mod hooks;
 pub mod instance;
 pub mod logging;
 pub mod manifest;
 pub mod memory;
 pub mod project;
 pub mod projects;
+pub mod redact;
 pub mod rpc;
 pub mod server;
 pub mod session;
@@ -80,8 +84,11 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
         shutdown_grace: args.shutdown_grace,
     };
     let state_dir = paths::state_dir().context("cannot find the state directory")?;
+    let store = store::Store::new(state_dir.clone(), args.keep_sessions as usize);
     let ctx = project::Ctx {
-        store: store::Store::new(state_dir.clone(), args.keep_sessions as usize),
+        global: global::GlobalFacts::spawn(store.clone()),
+        context_budget: (args.context_budget as usize).min(context::MAX_BUDGET),
+        store,
         ttl: args.session_ttl,
         checkpoint_interval: args.checkpoint_interval,
         watch: Arc::new(watch::Settings::new(

@@ -7,8 +7,11 @@
 //! and no lock is ever held around the session.
 
 use crate::projects::Registration;
-use crate::{checkpoint, git, manifest, session, store::Store, watch};
-use ccmem_proto::api::{CheckpointReply, EndReply, ProjectStatus, ProjectSummary, RequestedReason};
+use crate::{checkpoint, context, git, global::GlobalFacts, hooks, manifest, session, store::Store, watch};
+use ccmem_proto::api::{
+    CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, RequestedReason,
+};
+use ccmem_proto::facts::{self, Memory};
 use ccmem_proto::session::{ArchivedSession, CheckpointReason, CheckpointType, EndReason, Session, SessionEvent};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,6 +30,10 @@ pub struct Ctx {
     pub checkpoint_interval: Duration,
     /// File watching.
     pub watch: Arc<watch::Settings>,
+    /// User-wide facts.
+    pub global: GlobalFacts,
+    /// Default size of the resume context, in characters.
+    pub context_budget: usize,
 }
 
 /// Messages a project task accepts.
@@ -56,12 +63,19 @@ pub enum Msg {
     FsChanges(Vec<(String, watch::Change)>),
     /// `.git/HEAD`, the index or a ref changed.
     GitChanged,
+    /// An agent hook event; `reply` is None for notifications.
+    Hook { hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>> },
+    /// The resume context.
+    Context { budget: Option<usize>, reply: oneshot::Sender<ContextReply> },
 }
 
 impl Msg {
     /// Whether this message brings a project without a session to life.
     pub fn starts_session(&self) -> bool {
-        matches!(self, Msg::Event { .. } | Msg::Watch { .. } | Msg::Checkpoint { .. } | Msg::Reset { .. })
+        matches!(
+            self,
+            Msg::Event { .. } | Msg::Watch { .. } | Msg::Checkpoint { .. } | Msg::Reset { .. } | Msg::Hook { .. }
+        )
     }
 
     /// Answers a message for a project with no live session (dropping the reply of those
@@ -79,6 +93,12 @@ impl Msg {
             }
             Msg::Event { reply: Some(reply), .. } => {
                 let _ = reply.send(Err("ccmemd is shutting down".into()));
+            }
+            Msg::Context { reply, .. } => {
+                let _ = reply.send(ContextReply {
+                    context: format!("No live ccmem session for {} yet.", root.display()),
+                    conversation_id: None,
+                });
             }
             _ => {}
         }
@@ -115,7 +135,15 @@ pub struct Project {
     watcher: Option<watch::Handle>,
     /// Files changed while the daemon was not running count from here.
     changed_since: Option<std::time::SystemTime>,
+    /// Facts and goals (seed 002), kept beyond sessions.
+    memory: Memory,
+    /// Who last counted a change to each file, and when: the agent's hook and the watcher
+    /// report the same edit, which must count once.
+    recent_edits: std::collections::HashMap<String, (Instant, bool)>,
 }
+
+/// An agent's report and the watcher's sighting of one edit arrive within this of each other.
+const SAME_EDIT: Duration = Duration::from_secs(2);
 
 impl Project {
     /// A new session for `root`.
@@ -131,6 +159,8 @@ impl Project {
             ctx,
             watcher: None,
             changed_since: None,
+            memory: Memory::default(),
+            recent_edits: Default::default(),
         }
     }
 
@@ -150,12 +180,16 @@ impl Project {
             ctx,
             watcher: None,
             changed_since,
+            memory: Memory::default(),
+            recent_edits: Default::default(),
         }
     }
 
     /// Serves messages and timers until the session ends or the daemon stops. `mailbox` is
     /// this task's own, for its file watcher to write to.
     pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, mailbox: mpsc::Sender<Msg>, registration: Registration) {
+        let (ctx, root) = (self.ctx.clone(), self.s.project_root.clone());
+        self.memory = tokio::task::spawn_blocking(move || ctx.store.load_memory(&root)).await.unwrap_or_default();
         self.watcher =
             Some(watch::spawn(self.s.project_root.clone(), mailbox, self.ctx.watch.clone(), self.changed_since.take()));
         let period = self.ctx.checkpoint_interval;
@@ -273,7 +307,15 @@ impl Project {
             Msg::FsChanges(changes) => {
                 let now = chrono::Utc::now();
                 let large = changes.len() > crate::memory::LARGE_BATCH;
+                let at = Instant::now();
                 for (path, change) in changes {
+                    if change != watch::Change::Deleted {
+                        // Already counted from the agent's own report of this edit.
+                        if self.recent_edits.get(&path).is_some_and(|(t, agent)| *agent && at - *t < SAME_EDIT) {
+                            continue;
+                        }
+                        self.note_edit(&path, at, false);
+                    }
                     let event = match change {
                         watch::Change::Created => {
                             SessionEvent::FileEdited { path, summary: None, workflow: None, created: true }
@@ -290,6 +332,10 @@ impl Project {
                 if large {
                     tokio::task::spawn_blocking(crate::memory::trim);
                 }
+            }
+            Msg::Hook { hook, reply } => self.hook(hook, reply).await,
+            Msg::Context { budget, reply } => {
+                let _ = reply.send(self.context(None, false, budget).await);
             }
             Msg::GitChanged => {
                 let mut copy = self.s.clone();
@@ -310,6 +356,127 @@ impl Project {
             Msg::Shutdown { reply } => return Flow::Shutdown(reply),
         }
         Flow::Continue
+    }
+
+    async fn hook(&mut self, hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>>) {
+        let now = chrono::Utc::now();
+        let fx = hooks::apply(&mut self.s, &hook, now);
+        if let Some((rel, summary, tool)) = &fx.agent_edit {
+            let at = Instant::now();
+            if self.recent_edits.get(rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT) {
+                session::annotate(&mut self.s, rel, summary, tool);
+            } else {
+                let edit = SessionEvent::FileEdited {
+                    path: rel.clone(),
+                    summary: Some(summary.clone()),
+                    workflow: Some(tool.clone()),
+                    created: false,
+                };
+                let _ = session::apply_quietly(&mut self.s, edit, now);
+            }
+            self.note_edit(rel, at, true);
+        }
+        self.activity();
+        // Answer first: the agent waits for this; intents and checkpoints can follow.
+        if let Some(reply) = reply {
+            let additional_context = match &hook.kind {
+                hooks::Kind::SessionStart { source } => {
+                    self.context(hook.conversation.as_deref(), source == "compact", None).await.context
+                }
+                _ => String::new(),
+            };
+            let _ = reply.send(HookReply { additional_context });
+        }
+        let said = match (fx.intents_in, fx.read_transcript) {
+            (Some(text), _) => Some(text),
+            (None, Some(path)) => {
+                tokio::task::spawn_blocking(move || hooks::last_assistant_text(&path)).await.ok().flatten()
+            }
+            _ => None,
+        };
+        if let Some(text) = said {
+            self.intents(&text).await;
+        }
+        if let Some((reason, kind)) = fx.checkpoint {
+            self.checkpoint(reason, kind).await;
+        }
+    }
+
+    fn note_edit(&mut self, rel: &str, at: Instant, by_agent: bool) {
+        if self.recent_edits.len() > 4096 {
+            self.recent_edits.retain(|_, (t, _)| at - *t < SAME_EDIT);
+        }
+        self.recent_edits.insert(rel.to_string(), (at, by_agent));
+    }
+
+    /// `[REMEMBER: …]`, `[GOAL: …]` and `[DONE: …]` from the assistant's words.
+    async fn intents(&mut self, text: &str) {
+        let found = facts::detect(text);
+        if found == facts::Intents::default() {
+            return;
+        }
+        let now = session::iso(chrono::Utc::now());
+        let m = &mut self.memory;
+        for (fact, global) in found.remember {
+            let fact = session::clean(&fact);
+            if fact.is_empty() {
+                continue;
+            }
+            if global {
+                self.ctx.global.add(fact).await;
+            } else if !m.facts.contains(&fact) {
+                m.facts.push(fact);
+            }
+        }
+        for (text, deadline) in found.goals {
+            let text = session::clean(&text);
+            if !text.is_empty() && !m.goals.iter().any(|g| g.text == text) {
+                m.goals.push(facts::Goal {
+                    text,
+                    deadline: deadline.map(|d| session::clean(&d)),
+                    created_at: now.clone(),
+                });
+            }
+        }
+        for done in found.done {
+            if let Some(i) = facts::best_match(&m.goals, &done) {
+                let g = m.goals.remove(i);
+                m.completed_goals.push(facts::CompletedGoal { text: g.text, completed_at: now.clone() });
+            }
+        }
+        // Stored beyond the soft caps (applied when shown), but not without bound.
+        let excess = m.facts.len().saturating_sub(500);
+        m.facts.drain(..excess);
+        let excess = m.completed_goals.len().saturating_sub(200);
+        m.completed_goals.drain(..excess);
+        let (ctx, root, copy) = (self.ctx.clone(), self.s.project_root.clone(), self.memory.clone());
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ctx.store.save_memory(&root, &copy)).await {
+            tracing::error!(project = %self.s.project_root.display(), error = %e, "cannot save facts and goals");
+        }
+    }
+
+    /// The resume context for `conversation` (else the most recent one).
+    async fn context(&self, conversation: Option<&str>, after_compact: bool, budget: Option<usize>) -> ContextReply {
+        let global = self.ctx.global.list().await;
+        let mut s = self.s.clone();
+        let now = chrono::Utc::now();
+        session::refresh(&mut s, now);
+        // A conversation that is starting is pointed at the one before it.
+        let resume = hooks::resumable(&s, self.ctx.ttl, now, conversation).map(|c| c.id.clone());
+        let conv = conversation.or(resume.as_deref()).and_then(|id| s.conversations.iter().find(|c| c.id == id));
+        let after_compact = after_compact || conv.is_some_and(|c| c.compacted && conversation.is_none());
+        let text = context::build(
+            &context::Input {
+                session: &s,
+                conversation: conv,
+                resume_id: resume.as_deref(),
+                memory: &self.memory,
+                global_facts: &global,
+                after_compact,
+            },
+            budget.unwrap_or(self.ctx.context_budget),
+        );
+        ContextReply { context: text, conversation_id: resume.clone() }
     }
 
     fn activity(&mut self) {

@@ -18,9 +18,9 @@ pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>>
     Stats::bump(&shared.stats.requests);
     let incoming = match rpc::parse_incoming(frame) {
         Ok(m) => m,
-        Err((id, err)) => {
-            tracing::debug!(code = err.code, error = %err.message, "rejected message");
-            return Some(rpc::encode_response(&id, &Err(err)));
+        Err(r) => {
+            tracing::debug!(code = r.error.code, error = %r.error.message, "rejected message");
+            return Some(rpc::encode_response(&r.id, &Err(r.error)));
         }
     };
     let notification = incoming.id.is_none();
@@ -76,6 +76,22 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::HISTORY => {
             let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
             to_value(history(shared, root).await?)
+        }
+        method::HOOK => {
+            let hook = crate::hooks::parse(&params)
+                .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;
+            let cwd = hook.cwd.clone().ok_or_else(|| RpcError::invalid_params(name, "the payload has no \"cwd\""))?;
+            let root = root_of(name, cwd).await?;
+            if notification {
+                shared.projects.send(&root, Msg::Hook { hook, reply: None }).await;
+                return Ok(Value::Null);
+            }
+            to_value(ask(shared, &root, |reply| Msg::Hook { hook, reply: Some(reply) }).await?)
+        }
+        method::CONTEXT => {
+            let p: api::ContextParams = parse(name, params)?;
+            let root = root_of(name, p.path).await?;
+            to_value(ask(shared, &root, |reply| Msg::Context { budget: p.budget, reply }).await?)
         }
         _ => Err(RpcError::method_not_found(name)),
     }

@@ -216,6 +216,24 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
     Ok(())
 }
 
+/// Adds a change summary and a workflow to a file's record without counting another change:
+/// the agent's word on an edit the watcher already counted.
+pub fn annotate(s: &mut Session, rel: &str, summary: &str, workflow: &str) {
+    if let Some(rec) = s.files_modified.get_mut(rel) {
+        let summary = clean(summary);
+        if !summary.is_empty() {
+            let joined =
+                if rec.changes_summary.is_empty() { summary } else { format!("{}, {summary}", rec.changes_summary) };
+            rec.changes_summary = truncate_chars(&joined, caps::SUMMARY_CHARS).into();
+        }
+        if !workflow.is_empty() && !rec.workflows.iter().any(|w| &**w == workflow) {
+            let mut all = std::mem::take(&mut rec.workflows).into_vec();
+            all.push(workflow.into());
+            rec.workflows = all.into_boxed_slice();
+        }
+    }
+}
+
 /// Recomputes what is derived: statistics, key files, activity counts from the file records.
 pub fn refresh(s: &mut Session, now: DateTime<Utc>) {
     s.statistics.total_commands = s.commands_executed.len() as u64;
@@ -343,9 +361,10 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
-/// Trims, drops control characters and bounds the length of client text.
-fn clean(s: &str) -> String {
-    let t: String = s.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+/// Redacts secrets, trims, drops control characters and bounds the length of client text.
+pub fn clean(s: &str) -> String {
+    let redacted = crate::redact::redact(s);
+    let t: String = redacted.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     truncate_chars(&t, caps::TEXT_CHARS)
 }
 

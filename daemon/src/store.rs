@@ -15,6 +15,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 const TRACKER: &str = "tracker.json";
+const MEMORY: &str = "memory.json";
 const SESSIONS: &str = "sessions";
 
 /// The state dir and its retention setting.
@@ -163,6 +164,47 @@ impl Store {
             tracing::error!(file = %path.display(), error = %e, "cannot move a corrupt tracker aside");
         }
         Found::Corrupt { moved_to, error }
+    }
+}
+
+impl Store {
+    /// A project's facts and goals (seed 002); empty when there are none yet. A corrupt file
+    /// is moved aside and reported.
+    pub fn load_memory(&self, project_root: &Path) -> ccmem_proto::facts::Memory {
+        self.load_memory_at(&self.project_dir(project_root).join(MEMORY))
+    }
+
+    /// Saves a project's facts and goals.
+    pub fn save_memory(&self, project_root: &Path, m: &ccmem_proto::facts::Memory) -> io::Result<()> {
+        let dir = self.project_dir(project_root);
+        create_private_dir(&dir)?;
+        atomic::write(&dir.join(MEMORY), &to_json(m)?, false)
+    }
+
+    /// The user-wide facts.
+    pub fn load_global_memory(&self) -> ccmem_proto::facts::Memory {
+        self.load_memory_at(&self.root.join(MEMORY))
+    }
+
+    /// Saves the user-wide facts.
+    pub fn save_global_memory(&self, m: &ccmem_proto::facts::Memory) -> io::Result<()> {
+        create_private_dir(&self.root)?;
+        atomic::write(&self.root.join(MEMORY), &to_json(m)?, false)
+    }
+
+    fn load_memory_at(&self, path: &Path) -> ccmem_proto::facts::Memory {
+        match fs::read(path) {
+            Ok(b) => match serde_json::from_slice(&b) {
+                Ok(m) => m,
+                Err(e) => {
+                    if let Found::Corrupt { moved_to, .. } = self.move_aside(path, e.to_string()) {
+                        tracing::error!(file = %path.display(), moved_to = %moved_to.display(), error = %e, "corrupt facts file moved aside");
+                    }
+                    Default::default()
+                }
+            },
+            Err(_) => Default::default(),
+        }
     }
 }
 

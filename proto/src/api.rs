@@ -31,6 +31,11 @@ pub mod method {
     pub const RESET: &str = "session.reset";
     /// Ended sessions: [`super::PathParams`] → [`super::HistoryReply`].
     pub const HISTORY: &str = "session.history";
+    /// An agent hook event (the payload as the agent sent it) → [`super::HookReply`]; also
+    /// as a notification for events that print nothing.
+    pub const HOOK: &str = "hook";
+    /// What a fresh agent needs to carry on: [`super::ContextParams`] → [`super::ContextReply`].
+    pub const CONTEXT: &str = "session.context";
 }
 
 /// Params of `hello`: who the client is.
@@ -310,4 +315,32 @@ impl From<&ArchivedSession> for HistoryEntry {
 pub struct ShutdownReply {
     /// The pid of the daemon that is stopping, so a caller can wait for it to exit.
     pub pid: u32,
+}
+
+/// Result of `hook`: what the hook prints for the agent, if anything.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HookReply {
+    /// Text for the agent's context (SessionStart); empty for nothing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub additional_context: String,
+}
+
+/// Params of `session.context`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextParams {
+    /// A directory or file inside the project (absolute).
+    pub path: PathBuf,
+    /// Characters at most (default: the daemon's budget; never over 10,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
+}
+
+/// Result of `session.context`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContextReply {
+    /// The resume context, markdown.
+    pub context: String,
+    /// The most recent conversation still within its TTL, for `--resume`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
 }

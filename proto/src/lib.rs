@@ -9,6 +9,8 @@
 //! - [`paths`]: where the socket, pidfile and state live, and the checks that keep them private.
 
 pub mod api;
+pub mod atomic;
+pub mod facts;
 pub mod frame;
 pub mod paths;
 pub mod rpc;

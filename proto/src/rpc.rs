@@ -94,22 +94,37 @@ pub struct Incoming {
     pub params: Value,
 }
 
-/// Parses and validates one frame. On failure returns the id to answer with (`Null` when it
-/// could not be read) and the error; per the specification, such errors are always answered,
-/// even when the message looked like a notification.
-pub fn parse_incoming(frame: &[u8]) -> Result<Incoming, (Value, RpcError)> {
-    let value: Value = serde_json::from_slice(frame).map_err(|e| (Value::Null, RpcError::parse_error(e)))?;
+/// A frame that is not a valid request: the id to answer with (`Null` when it could not be
+/// read) and the error. Per the specification, such errors are always answered, even when
+/// the message looked like a notification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// Id for the error response.
+    pub id: Value,
+    /// What is wrong.
+    pub error: RpcError,
+}
+
+fn reject(id: Value, error: RpcError) -> Box<Rejected> {
+    Box::new(Rejected { id, error })
+}
+
+/// Parses and validates one frame.
+pub fn parse_incoming(frame: &[u8]) -> Result<Incoming, Box<Rejected>> {
+    let value: Value = serde_json::from_slice(frame).map_err(|e| reject(Value::Null, RpcError::parse_error(e)))?;
     let mut obj = match value {
         Value::Object(obj) => obj,
-        Value::Array(_) => return Err((Value::Null, RpcError::invalid_request("batch requests are not supported"))),
+        Value::Array(_) => {
+            return Err(reject(Value::Null, RpcError::invalid_request("batch requests are not supported")))
+        }
         other => {
             let kind = json_kind(&other);
-            return Err((Value::Null, RpcError::invalid_request(format!("expected an object, got {kind}"))));
+            return Err(reject(Value::Null, RpcError::invalid_request(format!("expected an object, got {kind}"))));
         }
     };
     let id = take_id(&mut obj)?;
     let answer_id = id.clone().unwrap_or(Value::Null);
-    let fail = |detail: String| (answer_id.clone(), RpcError::invalid_request(detail));
+    let fail = |detail: String| reject(answer_id.clone(), RpcError::invalid_request(detail));
     match obj.get("jsonrpc") {
         Some(Value::String(v)) if v == JSONRPC => {}
         Some(other) => return Err(fail(format!("\"jsonrpc\" must be \"2.0\", got {other}"))),
@@ -130,11 +145,11 @@ pub fn parse_incoming(frame: &[u8]) -> Result<Incoming, (Value, RpcError)> {
     Ok(Incoming { id, method, params })
 }
 
-fn take_id(obj: &mut Map<String, Value>) -> Result<Option<Value>, (Value, RpcError)> {
+fn take_id(obj: &mut Map<String, Value>) -> Result<Option<Value>, Box<Rejected>> {
     match obj.remove("id") {
         None => Ok(None),
         Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => Ok(Some(id)),
-        Some(other) => Err((
+        Some(other) => Err(reject(
             Value::Null,
             RpcError::invalid_request(format!("\"id\" must be a string, a number or null, got {}", json_kind(&other))),
         )),
@@ -231,8 +246,8 @@ mod tests {
     use serde_json::json;
 
     fn err_code(line: &str) -> (Value, i64) {
-        let (id, e) = parse_incoming(line.as_bytes()).expect_err(line);
-        (id, e.code)
+        let r = parse_incoming(line.as_bytes()).expect_err(line);
+        (r.id, r.error.code)
     }
 
     #[test]

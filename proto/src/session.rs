@@ -66,6 +66,49 @@ pub struct Session {
     /// When this record was last saved, in Unix milliseconds: files modified after it count
     /// as changed when the daemon restarts.
     pub saved_at_ms: i64,
+    /// The agent's conversations in this project, oldest first (seed 002's SessionState).
+    pub conversations: Vec<Conversation>,
+    /// Shell commands the agent ran, oldest first, redacted.
+    pub shell_commands: Vec<ShellCommand>,
+}
+
+/// One agent conversation in a project (seed 002's SessionState, one per conversation).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Conversation {
+    /// The agent's conversation id, for `--resume`.
+    pub id: String,
+    /// The agent's transcript file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    /// How it began: startup, resume, clear, compact, fork.
+    pub source: String,
+    /// ISO 8601.
+    pub started_at: String,
+    /// ISO 8601.
+    pub last_activity: String,
+    /// Prompts submitted.
+    pub message_count: u64,
+    /// The agent said the conversation ended.
+    pub ended: bool,
+    /// Its last prompts, redacted, oldest first.
+    pub prompts: Vec<String>,
+    /// Its own task list.
+    pub todos: Vec<Todo>,
+    /// Compacted at least once: summaries lose exact details.
+    pub compacted: bool,
+}
+
+/// A shell command the agent ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShellCommand {
+    /// ISO 8601.
+    pub timestamp: String,
+    /// The command, redacted.
+    pub command: String,
+    /// The conversation that ran it.
+    pub conversation: String,
 }
 
 /// One command (seed 001's `commands_executed` entry).

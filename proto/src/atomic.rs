@@ -45,7 +45,6 @@ pub fn remove_leftovers(path: &Path) {
         let n = e.file_name();
         let n = n.to_string_lossy();
         if n.starts_with(&prefix) || n.starts_with(&bak_prefix) {
-            tracing::debug!(file = %e.path().display(), "removing a temp file left by a crash");
             let _ = fs::remove_file(e.path());
         }
     }

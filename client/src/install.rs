@@ -1,0 +1,202 @@
+//! `ccmemctl hooks install | uninstall`: ccmem's entries in Claude Code's settings.json,
+//! merged without touching other hooks or keys, idempotently, with a backup, atomically.
+
+use crate::cli::HooksAction;
+use ccmem_proto::atomic;
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The events ccmem listens to, with the tool matcher where the event has one.
+pub const EVENTS: &[(&str, Option<&str>)] = &[
+    ("SessionStart", None),
+    ("UserPromptSubmit", None),
+    ("PostToolUse", Some("Edit|Write|MultiEdit|NotebookEdit|TodoWrite|Bash|TaskCreate|TaskUpdate")),
+    ("Stop", None),
+    ("SubagentStop", None),
+    ("PreCompact", None),
+    ("SessionEnd", None),
+];
+
+/// Runs `hooks install` or `hooks uninstall`.
+pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
+    let (project, dry_run, installing) = match action {
+        HooksAction::Install { project, dry_run, .. } => (project, dry_run, true),
+        HooksAction::Uninstall { project, dry_run, .. } => (project, dry_run, false),
+    };
+    let path = settings_path(project)?;
+    let before = read(&path)?;
+    let mut after = before.clone();
+    let changed = if installing { install(&mut after, &command()?) } else { uninstall(&mut after) };
+    let text = format!("{}\n", serde_json::to_string_pretty(&after).map_err(|e| e.to_string())?);
+    if dry_run {
+        print!("{text}");
+        eprintln!("(dry run: {} would {})", path.display(), if changed { "change" } else { "stay as it is" });
+        return Ok(());
+    }
+    if changed {
+        if path.exists() {
+            let backup = atomic::with_suffix(&path, ".ccmem-backup");
+            std::fs::copy(&path, &backup).map_err(|e| format!("cannot back up {}: {e}", path.display()))?;
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        atomic::write(&path, text.as_bytes(), false).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let verb = match (installing, changed) {
+        (true, true) => "installed ccmem's hooks in",
+        (true, false) => "ccmem's hooks were already installed in",
+        (false, true) => "removed ccmem's hooks from",
+        (false, false) => "no ccmem hooks to remove in",
+    };
+    if json_out {
+        println!("{}", json!({"settings": path, "changed": changed, "installed": installing}));
+    } else {
+        println!("{verb} {}", path.display());
+    }
+    Ok(())
+}
+
+fn settings_path(project: bool) -> Result<PathBuf, String> {
+    if project {
+        let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+        let root = cwd.ancestors().find(|a| a.join(".git").exists()).unwrap_or(&cwd).to_path_buf();
+        Ok(root.join(".claude/settings.json"))
+    } else {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or("HOME is not set")?;
+        Ok(PathBuf::from(home).join(".claude/settings.json"))
+    }
+}
+
+fn read(path: &Path) -> Result<Value, String> {
+    match std::fs::read(path) {
+        Ok(b) if b.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
+        Ok(b) => match serde_json::from_slice::<Value>(&b) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            Ok(_) => Err(format!("{} does not hold a JSON object; fix it first", path.display())),
+            Err(e) => Err(format!("{} is not valid JSON ({e}); fix it first", path.display())),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(json!({})),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// The hook command: this very executable, so that the agent finds it whatever its PATH.
+fn command() -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find ccmemctl's own path: {e}"))?;
+    let exe = exe.to_string_lossy();
+    Ok(if exe.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+        format!("'{}' hook", exe.replace('\'', r"'\''"))
+    } else {
+        format!("{exe} hook")
+    })
+}
+
+/// A hook command of ccmem's (this or any other install of it).
+pub fn is_ours(command: &str) -> bool {
+    let c = command.trim();
+    c.ends_with(" hook") && c.contains("ccmemctl")
+}
+
+/// Adds ccmem's entries; returns whether anything changed.
+pub fn install(settings: &mut Value, command: &str) -> bool {
+    let Some(root) = settings.as_object_mut() else { return false };
+    let hooks = root.entry("hooks").or_insert_with(|| json!({}));
+    if !hooks.is_object() {
+        *hooks = json!({});
+    }
+    let hooks = hooks.as_object_mut().expect("made an object above");
+    let mut changed = false;
+    for (event, matcher) in EVENTS {
+        let groups = hooks.entry(*event).or_insert_with(|| json!([]));
+        if !groups.is_array() {
+            *groups = json!([]);
+        }
+        let groups = groups.as_array_mut().expect("made an array above");
+        let mut found = false;
+        for group in groups.iter_mut() {
+            for h in group.get_mut("hooks").and_then(Value::as_array_mut).into_iter().flatten() {
+                if h.get("command").and_then(Value::as_str).is_some_and(is_ours) {
+                    found = true;
+                    if h.get("command").and_then(Value::as_str) != Some(command) {
+                        h["command"] = json!(command);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !found {
+            let mut group = Map::new();
+            if let Some(m) = matcher {
+                group.insert("matcher".into(), json!(m));
+            }
+            group.insert("hooks".into(), json!([{"type": "command", "command": command, "timeout": 5}]));
+            groups.push(Value::Object(group));
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Removes ccmem's entries (and the groups and events they leave empty); returns whether
+/// anything changed.
+pub fn uninstall(settings: &mut Value) -> bool {
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else { return false };
+    let mut changed = false;
+    for groups in hooks.values_mut() {
+        let Some(groups) = groups.as_array_mut() else { continue };
+        for group in groups.iter_mut() {
+            if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                let n = list.len();
+                list.retain(|h| !h.get("command").and_then(Value::as_str).is_some_and(is_ours));
+                changed |= list.len() != n;
+            }
+        }
+        groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|l| !l.is_empty()));
+    }
+    hooks.retain(|_, g| g.as_array().is_none_or(|a| !a.is_empty()));
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn install_merges_is_idempotent_and_uninstall_removes_only_ours() {
+        let mut s = json!({
+            "model": "opus",
+            "hooks": {
+                "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint.sh", "timeout": 10}]}],
+                "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+            },
+            "permissions": {"allow": ["Bash(ls)"]}
+        });
+        let original = s.clone();
+        assert!(install(&mut s, "/usr/bin/ccmemctl hook"));
+        let once = s.clone();
+        assert!(!install(&mut s, "/usr/bin/ccmemctl hook"), "twice changes nothing");
+        assert_eq!(s, once);
+        assert_eq!(s["model"], "opus");
+        assert_eq!(s["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "lint.sh");
+        assert_eq!(s["hooks"]["PostToolUse"][1]["hooks"][0]["command"], "/usr/bin/ccmemctl hook");
+        assert_eq!(s["hooks"]["Notification"], original["hooks"]["Notification"]);
+        for (e, _) in EVENTS {
+            assert!(s["hooks"][e].to_string().contains("ccmemctl hook"), "{e}");
+        }
+        // A moved binary: the command is updated in place, not duplicated.
+        assert!(install(&mut s, "/opt/ccmemctl hook"));
+        assert_eq!(s.to_string().matches("ccmemctl hook").count(), EVENTS.len());
+        assert!(uninstall(&mut s));
+        assert_eq!(s, original, "uninstall leaves exactly what was there");
+        assert!(!uninstall(&mut s));
+    }
+
+    #[test]
+    fn key_order_is_kept() {
+        let mut s: Value = serde_json::from_str(r#"{"z": 1, "a": 2, "m": {"y": 1, "b": 2}}"#).unwrap();
+        install(&mut s, "ccmemctl hook");
+        let keys: Vec<&String> = s.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["z", "a", "m", "hooks"]);
+    }
+}

@@ -1,0 +1,64 @@
+//! The user-wide facts (`[REMEMBER GLOBAL: …]`): one store shared by every project, owned by
+//! a task of its own so that projects never write it at once.
+
+use crate::store::Store;
+use tokio::sync::{mpsc, oneshot};
+
+/// Facts kept at most (the oldest go first).
+const KEPT: usize = 500;
+
+enum Msg {
+    Add(String),
+    List(oneshot::Sender<Vec<String>>),
+}
+
+/// A handle on the user-wide facts.
+#[derive(Debug, Clone)]
+pub struct GlobalFacts {
+    tx: mpsc::Sender<Msg>,
+}
+
+impl GlobalFacts {
+    /// Starts the owner task; facts are loaded from and saved to `store`.
+    pub fn spawn(store: Store) -> Self {
+        let (tx, mut rx) = mpsc::channel::<Msg>(64);
+        tokio::spawn(async move {
+            let s = store.clone();
+            let mut memory = tokio::task::spawn_blocking(move || s.load_global_memory()).await.unwrap_or_default();
+            while let Some(msg) = rx.recv().await {
+                match msg {
+                    Msg::Add(fact) => {
+                        if fact.is_empty() || memory.facts.contains(&fact) {
+                            continue;
+                        }
+                        memory.facts.push(fact);
+                        let excess = memory.facts.len().saturating_sub(KEPT);
+                        memory.facts.drain(..excess);
+                        let (s, m) = (store.clone(), memory.clone());
+                        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.save_global_memory(&m)).await {
+                            tracing::error!(error = %e, "cannot save the user-wide facts");
+                        }
+                    }
+                    Msg::List(reply) => {
+                        let _ = reply.send(memory.facts.clone());
+                    }
+                }
+            }
+        });
+        Self { tx }
+    }
+
+    /// Remembers a fact for every project.
+    pub async fn add(&self, fact: String) {
+        let _ = self.tx.send(Msg::Add(fact)).await;
+    }
+
+    /// Every user-wide fact, oldest first.
+    pub async fn list(&self) -> Vec<String> {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Msg::List(tx)).await.is_err() {
+            return Vec::new();
+        }
+        rx.await.unwrap_or_default()
+    }
+}

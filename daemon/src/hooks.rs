@@ -1,0 +1,526 @@
+//! The agent's hook events: what each one means for the project's session.
+//!
+//! Payloads are read leniently: unknown events and fields are accepted, and a field of an
+//! unexpected type is as good as absent. Text is redacted before it is kept
+//! (`session::clean`), and tool outputs are never kept whole.
+
+use crate::session;
+use ccmem_proto::session::{
+    CheckpointReason, CheckpointType, Conversation, Session, SessionEvent, ShellCommand, Todo, TodoStatus,
+};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Conversations kept per session (the oldest ended ones go first).
+const CONVERSATIONS: usize = 50;
+/// Prompts kept per conversation.
+const PROMPTS: usize = 5;
+/// Shell commands kept per session.
+const SHELL_COMMANDS: usize = 50;
+/// Characters of a prompt kept as a command.
+const PROMPT_CHARS: usize = 500;
+
+/// One hook event, read from the agent's payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hook {
+    /// The agent's conversation id.
+    pub conversation: Option<String>,
+    /// The conversation's transcript file.
+    pub transcript: Option<String>,
+    /// Where the agent works.
+    pub cwd: Option<PathBuf>,
+    /// What happened.
+    pub kind: Kind,
+}
+
+/// Hook events this daemon acts on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// A conversation began (startup, resume, clear, compact, fork).
+    SessionStart { source: String },
+    /// The user sent a prompt.
+    Prompt { text: String },
+    /// A tool finished.
+    ToolUse { tool: String, input: Value },
+    /// The agent (or a subagent) stopped.
+    Stop { last_message: Option<String>, subagent: bool },
+    /// The conversation is about to be compacted.
+    PreCompact,
+    /// The conversation ended.
+    SessionEnd,
+    /// A task event (TaskCreated, TaskCompleted, …) with its payload.
+    Task { event: String, payload: Value },
+    /// Anything else: accepted, registers activity, nothing more.
+    Other(String),
+}
+
+fn text(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// Reads a payload; None when it is not a hook payload at all.
+pub fn parse(v: &Value) -> Option<Hook> {
+    let name = text(v, "hook_event_name")?;
+    let kind = match name.as_str() {
+        "SessionStart" => Kind::SessionStart { source: text(v, "source").unwrap_or_else(|| "startup".into()) },
+        "UserPromptSubmit" => Kind::Prompt { text: text(v, "prompt").unwrap_or_default() },
+        "PostToolUse" => Kind::ToolUse {
+            tool: text(v, "tool_name").unwrap_or_default(),
+            input: v.get("tool_input").cloned().unwrap_or(Value::Null),
+        },
+        "Stop" | "SubagentStop" => {
+            Kind::Stop { last_message: text(v, "last_assistant_message"), subagent: name == "SubagentStop" }
+        }
+        "PreCompact" => Kind::PreCompact,
+        "SessionEnd" => Kind::SessionEnd,
+        n if n.starts_with("Task") => Kind::Task { event: name.clone(), payload: v.clone() },
+        _ => Kind::Other(name),
+    };
+    Some(Hook {
+        conversation: text(v, "session_id").filter(|s| !s.is_empty()),
+        transcript: text(v, "transcript_path"),
+        cwd: text(v, "cwd").map(PathBuf::from),
+        kind,
+    })
+}
+
+/// What the project task must do after a hook changed the session.
+#[derive(Debug, Default, PartialEq)]
+pub struct Effects {
+    /// Write a checkpoint, for this reason.
+    pub checkpoint: Option<(CheckpointReason, CheckpointType)>,
+    /// Look for `[REMEMBER: …]` and the like in this text.
+    pub intents_in: Option<String>,
+    /// The assistant's last message was not given: read it from this transcript.
+    pub read_transcript: Option<String>,
+    /// A file the agent edited (relative): for matching with the watcher's sighting.
+    pub agent_edit: Option<(String, String, String)>,
+}
+
+/// Applies a hook to the session.
+pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
+    let mut fx = Effects::default();
+    let t = session::iso(now);
+    let conv_id = h.conversation.clone().unwrap_or_default();
+    if !conv_id.is_empty() {
+        let c = conversation(s, &conv_id, &t);
+        c.last_activity = t.clone();
+        if let Some(p) = &h.transcript {
+            c.transcript_path = Some(p.clone());
+        }
+    }
+    match &h.kind {
+        Kind::SessionStart { source } => {
+            if let Some(c) = find(s, &conv_id) {
+                c.source = source.clone();
+                c.ended = false;
+                if source == "compact" {
+                    c.compacted = true;
+                }
+            }
+        }
+        Kind::Prompt { text } => {
+            let prompt = session::clean(text);
+            if !prompt.is_empty() {
+                let workflow = prompt
+                    .strip_prefix('/')
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .map(|cmd| format!("/{cmd}"))
+                    .unwrap_or_else(|| "prompt".into());
+                let command = ccmem_proto::session::truncate_chars(&prompt, PROMPT_CHARS);
+                let _ = session::apply_quietly(
+                    s,
+                    SessionEvent::Command {
+                        command: command.clone(),
+                        workflow: Some(workflow),
+                        status: None,
+                        duration_seconds: None,
+                    },
+                    now,
+                );
+                let subject = ccmem_proto::session::truncate_chars(prompt.lines().next().unwrap_or(""), 120);
+                if let Some(c) = find(s, &conv_id) {
+                    c.message_count += 1;
+                    c.prompts.push(command);
+                    let excess = c.prompts.len().saturating_sub(PROMPTS);
+                    c.prompts.drain(..excess);
+                }
+                // The in-progress todo names the task best; without one, the prompt does.
+                if !s.todos.iter().any(|t| t.status == TodoStatus::InProgress) {
+                    s.context_snapshot.active_task = subject;
+                }
+            }
+        }
+        Kind::ToolUse { tool, input } => tool_use(s, &conv_id, tool, input, now, &mut fx),
+        Kind::Stop { last_message, subagent } => {
+            if !subagent {
+                close_last_command(s, now);
+            }
+            match last_message {
+                Some(m) => fx.intents_in = Some(m.clone()),
+                None => fx.read_transcript = h.transcript.clone(),
+            }
+            fx.checkpoint = Some((CheckpointReason::StopHook, CheckpointType::EventDriven));
+        }
+        Kind::PreCompact => {
+            if let Some(c) = find(s, &conv_id) {
+                c.compacted = true;
+            }
+            fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
+        }
+        Kind::SessionEnd => {
+            if let Some(c) = find(s, &conv_id) {
+                c.ended = true;
+            }
+            fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
+        }
+        Kind::Task { event, payload } => {
+            let subject = task_subject(payload.get("task").unwrap_or(payload));
+            if let Some(subject) = subject {
+                let status = if event.contains("Complet") { TodoStatus::Completed } else { TodoStatus::Pending };
+                upsert_todo(s, &conv_id, &subject, status);
+            }
+        }
+        Kind::Other(_) => {}
+    }
+    session::touch(s, now);
+    fx
+}
+
+fn tool_use(s: &mut Session, conv: &str, tool: &str, input: &Value, now: DateTime<Utc>, fx: &mut Effects) {
+    match tool {
+        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
+            let Some(path) =
+                text(input, "file_path").or_else(|| text(input, "notebook_path")).or_else(|| text(input, "path"))
+            else {
+                return;
+            };
+            let Ok(rel) = session::relative(&s.project_root, &path) else { return };
+            let lines = |k: &str| input.get(k).and_then(Value::as_str).map(|x| x.lines().count()).unwrap_or(0);
+            let summary = match tool {
+                "Edit" => format!("Edit: {} → {} lines", lines("old_string"), lines("new_string")),
+                "Write" => format!("Write: {} line{}", lines("content"), if lines("content") == 1 { "" } else { "s" }),
+                "MultiEdit" => {
+                    format!("MultiEdit: {} edits", input.get("edits").and_then(Value::as_array).map_or(0, Vec::len))
+                }
+                _ => format!("NotebookEdit: {}", text(input, "edit_mode").unwrap_or_else(|| "cell".into())),
+            };
+            fx.agent_edit = Some((rel, summary, tool.to_string()));
+        }
+        "TodoWrite" => {
+            let todos: Vec<Todo> = input
+                .get("todos")
+                .and_then(Value::as_array)
+                .map(|items| items.iter().filter_map(todo_of).collect())
+                .unwrap_or_default();
+            if let Some(c) = find(s, conv) {
+                c.todos = todos.clone();
+            }
+            let _ = session::apply_quietly(s, SessionEvent::Todos { todos }, now);
+        }
+        "TaskCreate" | "TaskUpdate" => {
+            if let Some(subject) = task_subject(input) {
+                let status =
+                    input.get("status").and_then(Value::as_str).and_then(status_of).unwrap_or(TodoStatus::Pending);
+                upsert_todo(s, conv, &subject, status);
+            }
+        }
+        "Bash" => {
+            if let Some(cmd) = text(input, "command") {
+                let command = ccmem_proto::session::truncate_chars(&session::clean(&cmd), PROMPT_CHARS);
+                if !command.is_empty() {
+                    s.shell_commands.push(ShellCommand {
+                        timestamp: session::iso(now),
+                        command,
+                        conversation: conv.to_string(),
+                    });
+                    let excess = s.shell_commands.len().saturating_sub(SHELL_COMMANDS);
+                    s.shell_commands.drain(..excess);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn status_of(s: &str) -> Option<TodoStatus> {
+    match s {
+        "pending" => Some(TodoStatus::Pending),
+        "in_progress" => Some(TodoStatus::InProgress),
+        "completed" => Some(TodoStatus::Completed),
+        _ => None,
+    }
+}
+
+fn todo_of(v: &Value) -> Option<Todo> {
+    let content = session::clean(v.get("content").and_then(Value::as_str)?);
+    if content.is_empty() {
+        return None;
+    }
+    Some(Todo {
+        status: v.get("status").and_then(Value::as_str).and_then(status_of).unwrap_or_default(),
+        active_form: v.get("activeForm").and_then(Value::as_str).map(session::clean).unwrap_or_else(|| content.clone()),
+        content,
+    })
+}
+
+fn task_subject(v: &Value) -> Option<String> {
+    ["subject", "title", "content", "description"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .map(session::clean)
+        .filter(|x| !x.is_empty())
+}
+
+fn upsert_todo(s: &mut Session, conv: &str, subject: &str, status: TodoStatus) {
+    let mut todos = find(s, conv).map(|c| c.todos.clone()).unwrap_or_else(|| s.todos.clone());
+    match todos.iter_mut().find(|t| t.content == subject) {
+        Some(t) => t.status = status,
+        None => todos.push(Todo { content: subject.to_string(), status, active_form: subject.to_string() }),
+    }
+    if let Some(c) = find(s, conv) {
+        c.todos = todos.clone();
+    }
+    let _ = session::apply_quietly(s, SessionEvent::Todos { todos }, chrono::Utc::now());
+}
+
+/// The last prompt's entry gets its duration and status when the agent stops.
+fn close_last_command(s: &mut Session, now: DateTime<Utc>) {
+    if let Some(c) = s.commands_executed.last_mut().filter(|c| c.duration_seconds.is_none()) {
+        if let Some(start) = session::parse_iso(&c.timestamp) {
+            c.duration_seconds = Some((now - start).num_milliseconds().max(0) as f64 / 1000.0);
+        }
+        c.status = Some("completed".into());
+    }
+}
+
+fn find<'a>(s: &'a mut Session, id: &str) -> Option<&'a mut Conversation> {
+    if id.is_empty() {
+        return None;
+    }
+    s.conversations.iter_mut().find(|c| c.id == id)
+}
+
+fn conversation<'a>(s: &'a mut Session, id: &str, now: &str) -> &'a mut Conversation {
+    if let Some(i) = s.conversations.iter().position(|c| c.id == id) {
+        return &mut s.conversations[i];
+    }
+    if s.conversations.len() >= CONVERSATIONS {
+        let drop = s.conversations.iter().position(|c| c.ended).unwrap_or(0);
+        s.conversations.remove(drop);
+    }
+    s.conversations.push(Conversation {
+        id: id.to_string(),
+        source: "startup".into(),
+        started_at: now.to_string(),
+        last_activity: now.to_string(),
+        ..Default::default()
+    });
+    let last = s.conversations.len() - 1;
+    &mut s.conversations[last]
+}
+
+/// The most recent conversation still within `ttl` (seed 002: an expired one counts as
+/// none), other than `except` (the one asking).
+pub fn resumable<'a>(
+    s: &'a Session,
+    ttl: std::time::Duration,
+    now: DateTime<Utc>,
+    except: Option<&str>,
+) -> Option<&'a Conversation> {
+    s.conversations
+        .iter()
+        .filter(|c| Some(c.id.as_str()) != except)
+        .filter(|c| {
+            session::parse_iso(&c.last_activity).is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
+        })
+        .max_by(|a, b| a.last_activity.cmp(&b.last_activity))
+}
+
+/// The text of the last assistant message in a Claude Code transcript (JSON lines), read
+/// from the end of the file only.
+pub fn last_assistant_text(path: &str) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 512 * 1024;
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut buf = Vec::new();
+    f.take(TAIL).read_to_end(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf);
+    for line in text.lines().rev() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        if v.get("type").and_then(Value::as_str) != Some("assistant") {
+            continue;
+        }
+        let content = v.get("message").and_then(|m| m.get("content"))?;
+        let joined = match content {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => continue,
+        };
+        if !joined.trim().is_empty() {
+            return Some(joined);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn session() -> Session {
+        let now = Utc::now();
+        session::start(PathBuf::from("/w/app"), "app".into(), session::new_id(now, None), now, None)
+    }
+
+    fn hook(v: Value) -> Hook {
+        parse(&v).expect("a hook payload")
+    }
+
+    #[test]
+    fn payloads_are_read_leniently() {
+        assert!(parse(&json!({"prompt": "no event name"})).is_none());
+        let h = hook(
+            json!({"hook_event_name": "UserPromptSubmit", "session_id": "c1", "cwd": 5, "prompt": ["not text"], "new_field": {"x": 1}}),
+        );
+        assert_eq!(h.kind, Kind::Prompt { text: String::new() });
+        assert_eq!(h.cwd, None);
+        assert!(matches!(hook(json!({"hook_event_name": "CwdChanged"})).kind, Kind::Other(_)));
+        assert!(matches!(
+            hook(json!({"hook_event_name": "TaskCompleted", "task": {"subject": "x"}})).kind,
+            Kind::Task { .. }
+        ));
+    }
+
+    #[test]
+    fn prompts_todos_edits_and_stops_shape_the_session() {
+        let mut s = session();
+        let now = Utc::now();
+        apply(
+            &mut s,
+            &hook(
+                json!({"hook_event_name": "SessionStart", "session_id": "c1", "source": "startup", "transcript_path": "/t/c1.jsonl"}),
+            ),
+            now,
+        );
+        apply(
+            &mut s,
+            &hook(
+                json!({"hook_event_name": "UserPromptSubmit", "session_id": "c1", "prompt": "/review add OAuth login; token=abc123secret"}),
+            ),
+            now,
+        );
+        assert_eq!(s.commands_executed[0].workflow.as_deref(), Some("/review"));
+        assert!(!s.commands_executed[0].command.contains("abc123secret"), "prompts are redacted");
+        assert_eq!(s.conversations[0].message_count, 1);
+        assert!(s.context_snapshot.active_task.starts_with("/review add OAuth login"));
+
+        let todos = json!({"todos": [
+            {"content": "Design", "status": "completed", "activeForm": "Designing"},
+            {"content": "Implement", "status": "in_progress", "activeForm": "Implementing"},
+            {"content": "Test", "status": "weird"}]});
+        apply(
+            &mut s,
+            &hook(
+                json!({"hook_event_name": "PostToolUse", "session_id": "c1", "tool_name": "TodoWrite", "tool_input": todos}),
+            ),
+            now,
+        );
+        assert_eq!(s.todos.len(), 3);
+        assert_eq!(s.todos[2].status, TodoStatus::Pending);
+        assert_eq!(s.context_snapshot.active_task, "Implement");
+        assert_eq!(s.conversations[0].todos.len(), 3);
+
+        let fx = apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "PostToolUse", "session_id": "c1", "tool_name": "Edit",
+            "tool_input": {"file_path": "/w/app/src/a.rs", "old_string": "a", "new_string": "a\nb"}, "tool_response": {"x": "y"}})),
+            now,
+        );
+        assert_eq!(fx.agent_edit, Some(("src/a.rs".into(), "Edit: 1 → 2 lines".into(), "Edit".into())));
+        let fx = apply(
+            &mut s,
+            &hook(
+                json!({"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": "/etc/x"}}),
+            ),
+            now,
+        );
+        assert_eq!(fx.agent_edit, None, "paths outside the project are not the project's");
+
+        apply(
+            &mut s,
+            &hook(
+                json!({"hook_event_name": "PostToolUse", "session_id": "c1", "tool_name": "Bash", "tool_input": {"command": "PGPASSWORD=hunter2 psql"}}),
+            ),
+            now,
+        );
+        assert_eq!(s.shell_commands[0].command, "PGPASSWORD=[REDACTED] psql");
+
+        let fx = apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "Stop", "session_id": "c1", "last_assistant_message": "[REMEMBER: x]"})),
+            now,
+        );
+        assert_eq!(fx.checkpoint, Some((CheckpointReason::StopHook, CheckpointType::EventDriven)));
+        assert_eq!(fx.intents_in.as_deref(), Some("[REMEMBER: x]"));
+        assert_eq!(s.commands_executed[0].status.as_deref(), Some("completed"));
+        assert!(s.commands_executed[0].duration_seconds.is_some());
+        let fx = apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "Stop", "session_id": "c1", "transcript_path": "/t/c1.jsonl"})),
+            now,
+        );
+        assert_eq!(fx.read_transcript.as_deref(), Some("/t/c1.jsonl"));
+
+        apply(&mut s, &hook(json!({"hook_event_name": "SessionEnd", "session_id": "c1", "reason": "exit"})), now);
+        assert!(s.conversations[0].ended);
+    }
+
+    #[test]
+    fn conversations_stay_apart() {
+        let mut s = session();
+        let now = Utc::now();
+        for (c, p) in [("a", "first in a"), ("b", "first in b"), ("a", "second in a")] {
+            apply(&mut s, &hook(json!({"hook_event_name": "UserPromptSubmit", "session_id": c, "prompt": p})), now);
+        }
+        let a = s.conversations.iter().find(|c| c.id == "a").unwrap();
+        let b = s.conversations.iter().find(|c| c.id == "b").unwrap();
+        assert_eq!((a.message_count, b.message_count), (2, 1));
+        assert_eq!(a.prompts, ["first in a", "second in a"]);
+        assert_eq!(b.prompts, ["first in b"]);
+        let later = now + chrono::Duration::seconds(5);
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "UserPromptSubmit", "session_id": "b", "prompt": "again"})),
+            later,
+        );
+        assert_eq!(resumable(&s, std::time::Duration::from_secs(3600), later, None).unwrap().id, "b");
+        assert_eq!(resumable(&s, std::time::Duration::from_secs(3600), later, Some("b")).unwrap().id, "a");
+        assert!(resumable(&s, std::time::Duration::from_secs(1), later + chrono::Duration::seconds(10), None).is_none());
+    }
+
+    #[test]
+    fn the_transcript_gives_the_last_assistant_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("t.jsonl");
+        let lines = [
+            json!({"type": "user", "message": {"content": "hi"}}),
+            json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "old [GOAL: a]"}]}}),
+            json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Bash"}, {"type": "text", "text": "[DONE: a]"}]}}),
+            json!({"type": "user", "message": {"content": "thanks"}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect::<String>() + "{broken";
+        std::fs::write(&p, text).unwrap();
+        assert_eq!(last_assistant_text(p.to_str().unwrap()).as_deref(), Some("[DONE: a]"));
+        assert_eq!(last_assistant_text("/no/such/file"), None);
+    }
+}
