@@ -1,0 +1,397 @@
+//! The agent's hooks end to end: real `ccmemctl hook` processes fed Claude Code payloads.
+#![cfg(unix)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `ccmemctl hook` with `payload` on stdin.
+fn hook(env: &Env, payload: &[u8]) -> Output {
+    let mut child =
+        env.ctl_cmd(&["hook"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(payload);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    env.note_daemon();
+    out
+}
+
+fn send(env: &Env, v: Value) -> Output {
+    let out = hook(env, v.to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0), "the hook always exits 0");
+    assert!(out.stderr.is_empty(), "the hook never writes to stderr: {}", text(&out.stderr));
+    out
+}
+
+fn ev(root: &Path, conv: &str, name: &str, extra: Value) -> Value {
+    let mut v = json!({"session_id": conv, "transcript_path": format!("/tmp/{conv}.jsonl"), "cwd": root, "hook_event_name": name, "permission_mode": "default"});
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    v
+}
+
+/// The additionalContext a SessionStart printed.
+fn context_of(out: &Output) -> String {
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("SessionStart printed no JSON ({e}): {}", text(&out.stdout)));
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string()
+}
+
+/// Waits until the daemon has processed what was sent (notifications are not answered).
+fn settle(env: &Env, root: &Path, cond: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            last = env.project_status(root);
+            cond(&last)
+        }),
+        "condition never met; status: {last:#}"
+    );
+    last
+}
+
+#[test]
+fn a_scripted_conversation_end_to_end() {
+    let env = Env::new();
+    let root = repo(&env, "app");
+    let c = "11111111-2222-3333-4444-555555555555";
+    // SessionStart auto-starts the daemon and registers the project and conversation.
+    let out = send(&env, ev(&root, c, "SessionStart", json!({"source": "startup"})));
+    assert!(context_of(&out).contains("Where you left off"));
+    send(
+        &env,
+        ev(
+            &root,
+            c,
+            "UserPromptSubmit",
+            json!({"prompt": "Add OAuth login to the API. Use token ghp_0123456789abcdefghijABCDEFGHIJ012345 for CI"}),
+        ),
+    );
+    send(
+        &env,
+        ev(
+            &root,
+            c,
+            "PostToolUse",
+            json!({"tool_name": "TodoWrite", "tool_use_id": "t1", "tool_input": {"todos": [
+        {"content": "Add the OAuth callback", "status": "in_progress", "activeForm": "Adding the OAuth callback"},
+        {"content": "Write tests for login", "status": "pending", "activeForm": "Writing tests for login"},
+        {"content": "Read the spec", "status": "completed", "activeForm": "Reading the spec"}]}, "tool_response": {}}),
+        ),
+    );
+    std::fs::create_dir_all(root.join("src/auth")).unwrap();
+    std::fs::write(root.join("src/auth/callback.rs"), "fn callback() {}\n").unwrap();
+    send(
+        &env,
+        ev(
+            &root,
+            c,
+            "PostToolUse",
+            json!({"tool_name": "Write", "tool_input": {"file_path": root.join("src/auth/callback.rs"), "content": "fn callback() {}\n"}, "tool_response": {"type": "create"}}),
+        ),
+    );
+    send(
+        &env,
+        ev(
+            &root,
+            c,
+            "PostToolUse",
+            json!({"tool_name": "Edit", "tool_input": {"file_path": root.join("README.md"), "old_string": "# test", "new_string": "# test\nOAuth"}}),
+        ),
+    );
+    std::fs::write(root.join("README.md"), "# test\nOAuth\n").unwrap();
+    send(
+        &env,
+        ev(
+            &root,
+            c,
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "cargo test auth"}, "tool_response": {"stdout": "test result: ok", "stderr": "", "interrupted": false}}),
+        ),
+    );
+    send(
+        &env,
+        ev(
+            &root,
+            c,
+            "Stop",
+            json!({"stop_hook_active": false, "last_assistant_message":
+        "Callback added. [REMEMBER: OAuth callbacks must use https] [REMEMBER GLOBAL: the user prefers small commits] [GOAL: ship OAuth login | DEADLINE: Friday] [GOAL: document the auth flow]"}),
+        ),
+    );
+
+    let st = settle(&env, &root, |s| s["session"]["last_checkpoint"]["reason"] == "Stop hook");
+    let s = &st["session"];
+    let cmd = &s["commands_executed"][0];
+    assert!(cmd["command"].as_str().unwrap().starts_with("Add OAuth login to the API"));
+    assert!(!st.to_string().contains("ghp_0123456789"), "the token never reaches the session");
+    assert_eq!(cmd["workflow"], "prompt");
+    assert_eq!(cmd["status"], "completed");
+    assert!(cmd["duration_seconds"].is_number());
+    assert_eq!(s["conversations"][0]["id"], c);
+    assert_eq!(s["conversations"][0]["message_count"], 1);
+    assert_eq!(s["context_snapshot"]["active_task"], "Add the OAuth callback");
+    let f = &s["files_modified"]["src/auth/callback.rs"];
+    assert_eq!(f["modification_count"], 1, "the agent's report and the watcher's sighting count once: {f}");
+    assert_eq!(f["workflows"], json!(["Write"]));
+    assert_eq!(f["changes_summary"], "Write: 1 line");
+    assert_eq!(s["files_modified"]["README.md"]["modification_count"], 1, "{}", s["files_modified"]);
+    assert_eq!(s["shell_commands"][0]["command"], "cargo test auth");
+
+    // The checkpoint has reason "Stop hook" and the todos.
+    let v = read_state(&root);
+    assert_seed_004(&v);
+    assert_eq!(v["checkpoint_reason"], "Stop hook");
+    assert_eq!(v["todos"][0]["status"], "in_progress");
+
+    // A second prompt, a [DONE: …], the end.
+    send(&env, ev(&root, c, "UserPromptSubmit", json!({"prompt": "/review the login flow"})));
+    send(&env, ev(&root, c, "Stop", json!({"last_assistant_message": "Reviewed. [DONE: OAuth login shipped]"})));
+    send(&env, ev(&root, c, "SessionEnd", json!({"reason": "exit"})));
+    let st = settle(&env, &root, |s| s["session"]["conversations"][0]["ended"] == true);
+    assert_eq!(st["session"]["commands_executed"][1]["workflow"], "/review");
+    assert_eq!(st["session"]["conversations"][0]["message_count"], 2);
+
+    // The resume id, for `claude --resume "$(ccmemctl resume-id)"`.
+    let out = env.ctl_cmd(&["resume-id"]).current_dir(&root).output().unwrap();
+    assert_ok(&out, "resume-id");
+    assert_eq!(text(&out.stdout).trim(), c);
+
+    // A new conversation starts with the context, most important first.
+    let out = send(&env, ev(&root, "conv-2", "SessionStart", json!({"source": "startup"})));
+    let ctx = context_of(&out);
+    for want in [
+        &format!("to resume it: {c}")[..],
+        "## Active task\nAdd the OAuth callback",
+        "- [in progress] Add the OAuth callback",
+        "- [ ] Write tests for login",
+        "- /review the login flow",
+        "- src/auth/callback.rs (1 change: Write: 1 line)",
+        "- document the auth flow",
+        "- OAuth callbacks must use https",
+        "- the user prefers small commits",
+    ] {
+        assert!(ctx.contains(want), "the context lacks {want:?}:\n{ctx}");
+    }
+    assert!(!ctx.contains("ship OAuth login"), "DONE moved that goal to completed:\n{ctx}");
+    assert!(!ctx.contains("Read the spec"), "completed todos are not open");
+    assert!(!ctx.contains("ghp_"), "no secrets in the agent's context");
+    assert!(!ctx.contains("test result: ok"), "raw tool output is never printed");
+    assert!(ctx.find("## Active task").unwrap() < ctx.find("## Facts").unwrap());
+
+    // The same context on demand; facts and goals are stored per project and user-wide.
+    let out = env.ctl_cmd(&["context"]).current_dir(&root).output().unwrap();
+    assert_ok(&out, "context");
+    assert!(text(&out.stdout).contains("## Open todos"));
+    let mem: Value = serde_json::from_slice(&std::fs::read(env.state.join("ccmem/memory.json")).unwrap()).unwrap();
+    assert_eq!(mem["facts"], json!(["the user prefers small commits"]));
+    let proj = std::fs::read_dir(env.state.join("ccmem/projects")).unwrap().next().unwrap().unwrap().path();
+    let pm: Value = serde_json::from_slice(&std::fs::read(proj.join("memory.json")).unwrap()).unwrap();
+    assert_eq!(pm["completedGoals"][0]["text"], "ship OAuth login");
+    assert_eq!(pm["goals"][0]["deadline"], Value::Null);
+    assert_eq!(pm["goals"][0]["text"], "document the auth flow");
+
+    // Budget: never over it.
+    let out = env.ctl_cmd(&["context", "--budget", "300"]).current_dir(&root).output().unwrap();
+    assert!(text(&out.stdout).trim_end().chars().count() <= 300);
+}
+
+#[test]
+fn after_compaction_the_context_stresses_exact_details() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "fix the flaky test"})));
+    send(&env, ev(&root, "c", "PreCompact", json!({"trigger": "auto", "custom_instructions": ""})));
+    settle(&env, &root, |s| s["session"]["last_checkpoint"]["kind"] == "event_driven");
+    let ctx = context_of(&send(&env, ev(&root, "c", "SessionStart", json!({"source": "compact"}))));
+    assert!(ctx.contains("just compacted"), "{ctx}");
+}
+
+#[test]
+fn conversations_in_one_project_stay_apart() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let todos = |t: &str| json!({"tool_name": "TodoWrite", "tool_input": {"todos": [{"content": t, "status": "in_progress", "activeForm": t}]}});
+    send(&env, ev(&root, "a", "UserPromptSubmit", json!({"prompt": "work on the parser"})));
+    send(&env, ev(&root, "a", "PostToolUse", todos("parser todo")));
+    send(&env, ev(&root, "b", "UserPromptSubmit", json!({"prompt": "work on the docs"})));
+    send(&env, ev(&root, "b", "PostToolUse", todos("docs todo")));
+    send(&env, ev(&root, "a", "UserPromptSubmit", json!({"prompt": "parser again"})));
+    let st = settle(&env, &root, |s| {
+        s["session"]["conversations"].as_array().is_some_and(|c| c.len() == 2 && c[0]["message_count"] == 2)
+    });
+    let convs = st["session"]["conversations"].as_array().unwrap();
+    let a = convs.iter().find(|c| c["id"] == "a").unwrap();
+    let b = convs.iter().find(|c| c["id"] == "b").unwrap();
+    assert_eq!(a["prompts"], json!(["work on the parser", "parser again"]));
+    assert_eq!(b["prompts"], json!(["work on the docs"]));
+    assert_eq!(a["todos"][0]["content"], "parser todo");
+    assert_eq!(b["todos"][0]["content"], "docs todo");
+    // Resuming b shows b's own todos and prompts.
+    let ctx = context_of(&send(&env, ev(&root, "b", "SessionStart", json!({"source": "resume"}))));
+    assert!(ctx.contains("docs todo") && !ctx.contains("parser todo"), "{ctx}");
+    assert!(ctx.contains("to resume it: a"), "the other conversation is the one to resume: {ctx}");
+}
+
+#[test]
+fn odd_and_broken_payloads_never_break_the_agent() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let odd_dir = root.join("dir with spaces/ünïcødé");
+    std::fs::create_dir_all(&odd_dir).unwrap();
+    let big = "x".repeat(5 << 20);
+    let payloads: Vec<Vec<u8>> = vec![
+        b"".to_vec(),
+        b"not json at all".to_vec(),
+        b"[1,2,3]".to_vec(),
+        br#"{"hook_event_name": 5}"#.to_vec(),
+        json!({"hook_event_name": "UserPromptSubmit"}).to_string().into_bytes(),
+        json!({"hook_event_name": "PostToolUse", "cwd": "/definitely/gone/now"}).to_string().into_bytes(),
+        json!({"hook_event_name": "PostToolUse", "cwd": "relative/dir", "tool_name": "Edit"}).to_string().into_bytes(),
+        ev(&root, "c", "SomeFutureEvent", json!({"brand_new": {"nested": [1, 2]}})).to_string().into_bytes(),
+        ev(&root, "c", "PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "cat big.log"}, "tool_response": {"stdout": big, "stderr": ""}})).to_string().into_bytes(),
+        ev(&root, "c", "PostToolUse", json!({"tool_name": "Write", "tool_input": {"file_path": odd_dir.join("fïle name.rs"), "content": big}})).to_string().into_bytes(),
+        ev(&root, "c", "PostToolUse", json!({"tool_name": "Edit", "tool_input": {"file_path": "/etc/passwd"}})).to_string().into_bytes(),
+        ev(&root, "c", "PostToolUse", json!({"tool_name": "TodoWrite", "tool_input": {"todos": "not a list"}})).to_string().into_bytes(),
+        ev(&root, "c", "Stop", json!({"last_assistant_message": null, "transcript_path": "/no/such/transcript.jsonl"})).to_string().into_bytes(),
+        ev(&odd_dir, "c", "UserPromptSubmit", json!({"prompt": "from an odd directory", "extra": true})).to_string().into_bytes(),
+    ];
+    for p in &payloads {
+        let out = hook(&env, p);
+        assert_eq!(out.status.code(), Some(0), "payload {:?}", String::from_utf8_lossy(&p[..p.len().min(80)]));
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "nothing printed for {:?}",
+            String::from_utf8_lossy(&p[..p.len().min(80)])
+        );
+    }
+    let st = settle(&env, &root, |s| s["session"]["commands_executed"].as_array().is_some_and(|c| !c.is_empty()));
+    assert_eq!(
+        st["session"]["commands_executed"][0]["command"], "from an odd directory",
+        "the odd directory belongs to the repository"
+    );
+    let f = &st["session"]["files_modified"];
+    assert!(f["dir with spaces/ünïcødé/fïle name.rs"].is_object(), "{f}");
+    assert!(f.get("/etc/passwd").is_none() && f.get("../../etc/passwd").is_none());
+    let log = d.log();
+    assert!(!log.contains("panicked"), "{log}");
+    assert_ok(&env.ctl(&["--no-start", "ping"]), "the daemon still answers");
+}
+
+#[test]
+fn with_the_daemon_down_and_auto_start_off_the_hook_exits_0_fast_and_silent() {
+    let env = Env::new();
+    let root = repo(&env, "app");
+    let payload = ev(&root, "c", "SessionStart", json!({"source": "startup"})).to_string();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut child = env
+            .ctl_cmd(&["hook"])
+            .env("CCMEM_NO_AUTOSTART", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let took = t.elapsed();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty() && out.stderr.is_empty());
+        // Generous: a hang would be seconds (the reply wait), not tens of milliseconds.
+        assert!(took < Duration::from_millis(1500), "took {took:?}");
+    }
+    assert!(env.daemons_running().is_empty());
+    let log = std::fs::read_to_string(env.state.join("ccmem/ccmemctl.log")).unwrap();
+    assert!(log.contains("hook: cannot reach ccmemd"), "the reason goes to the client log: {log}");
+}
+
+#[test]
+fn the_installer_merges_into_existing_settings_and_uninstalls_cleanly() {
+    let env = Env::new();
+    let settings = env.home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let original = r#"{
+  "model": "claude-opus",
+  "hooks": {
+    "PostToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/audit.sh", "timeout": 10}]}
+    ],
+    "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+  },
+  "env": {"FOO": "1"}
+}
+"#;
+    std::fs::write(&settings, original).unwrap();
+    let out = env.ctl(&["hooks", "install", "--dry-run"]);
+    assert_ok(&out, "dry run");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), original, "a dry run writes nothing");
+    assert!(text(&out.stdout).contains("ccmemctl hook"));
+
+    assert_ok(&env.ctl(&["hooks", "install"]), "install");
+    let once = std::fs::read_to_string(&settings).unwrap();
+    let v: Value = serde_json::from_str(&once).unwrap();
+    assert_eq!(v["model"], "claude-opus");
+    assert_eq!(v["env"]["FOO"], "1");
+    assert_eq!(v["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "~/bin/audit.sh");
+    let ours = v["hooks"]["PostToolUse"][1]["hooks"][0]["command"].as_str().unwrap();
+    assert!(ours.ends_with("ccmemctl hook") && Path::new(ours.trim_end_matches(" hook")).is_absolute(), "{ours}");
+    for e in ["SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "SessionEnd"] {
+        assert!(v["hooks"][e].to_string().contains("ccmemctl hook"), "{e}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(settings.with_extension("json.ccmem-backup")).unwrap(),
+        original,
+        "a backup of what was there"
+    );
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "hooks", "env"], "key order is kept");
+
+    assert_ok(&env.ctl(&["hooks", "install"]), "install again");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), once, "twice changes nothing");
+
+    assert_ok(&env.ctl(&["hooks", "uninstall"]), "uninstall");
+    let back: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(back, serde_json::from_str::<Value>(original).unwrap(), "only ours removed");
+
+    // Project settings, and a broken settings file is refused rather than overwritten.
+    let root = repo(&env, "app");
+    let out = env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&root).output().unwrap();
+    assert_ok(&out, "project install");
+    assert!(std::fs::read_to_string(root.join(".claude/settings.json")).unwrap().contains("ccmemctl hook"));
+    std::fs::write(&settings, "{ broken").unwrap();
+    let out = env.ctl(&["hooks", "install"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("not valid JSON"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ broken");
+}
+
+#[test]
+fn stop_reads_intents_from_the_transcript_when_the_message_is_absent() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let transcript = env.path().join("t.jsonl");
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "go"}}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "[REMEMBER: staging runs on port 8081]"}]}}),
+    ];
+    std::fs::write(&transcript, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let mut stop = ev(&root, "c", "Stop", json!({}));
+    stop["transcript_path"] = json!(transcript);
+    send(&env, stop);
+    settle(&env, &root, |s| s["session"]["last_checkpoint"]["reason"] == "Stop hook");
+    let out = env.ctl_cmd(&["context"]).current_dir(&root).output().unwrap();
+    assert!(text(&out.stdout).contains("staging runs on port 8081"), "{}", text(&out.stdout));
+}
