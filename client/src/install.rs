@@ -193,6 +193,17 @@ mod tests {
     }
 
     #[test]
+    fn the_plugin_hooks_match_the_installer() {
+        let plugin: Value = serde_json::from_str(include_str!("../plugin/hooks/hooks.json")).unwrap();
+        let mut installed = json!({});
+        install(&mut installed, "ccmemctl hook");
+        assert_eq!(plugin, installed);
+        let manifest: Value = serde_json::from_str(include_str!("../plugin/.claude-plugin/plugin.json")).unwrap();
+        assert_eq!(manifest["name"], "ccmem");
+        assert_eq!(manifest["version"], ccmem_proto::VERSION);
+    }
+
+    #[test]
     fn key_order_is_kept() {
         let mut s: Value = serde_json::from_str(r#"{"z": 1, "a": 2, "m": {"y": 1, "b": 2}}"#).unwrap();
         install(&mut s, "ccmemctl hook");

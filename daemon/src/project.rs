@@ -67,6 +67,17 @@ pub enum Msg {
     Hook { hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>> },
     /// The resume context.
     Context { budget: Option<usize>, reply: oneshot::Sender<ContextReply> },
+    /// A background checkpoint or git refresh finished (sent by the task to itself).
+    JobDone { seq: u64, result: Box<JobResult> },
+}
+
+/// What a background job hands back.
+#[derive(Debug)]
+pub enum JobResult {
+    /// A checkpoint: the session as written, what happened, and the version it was taken at.
+    Checkpoint { copy: Session, out: checkpoint::Outcome, exclude_done: bool, version: u64 },
+    /// Fresh git state.
+    Git { copy: Session },
 }
 
 impl Msg {
@@ -140,6 +151,18 @@ pub struct Project {
     /// Who last counted a change to each file, and when: the agent's hook and the watcher
     /// report the same edit, which must count once.
     recent_edits: std::collections::HashMap<String, (Instant, bool)>,
+    /// Bumped on every change: a checkpoint clears "unsaved" only if nothing changed meanwhile.
+    version: u64,
+    /// The background job (checkpoint or git refresh) in flight; one at a time.
+    job: Option<tokio::task::JoinHandle<()>>,
+    /// Sequence of the last job started, and of the last result applied.
+    seq: u64,
+    applied: u64,
+    /// Asked for while a job was running.
+    queued_checkpoint: Option<(CheckpointReason, CheckpointType)>,
+    queued_git: bool,
+    /// This task's own mailbox, for jobs to report back.
+    me: Option<mpsc::Sender<Msg>>,
 }
 
 /// An agent's report and the watcher's sighting of one edit arrive within this of each other.
@@ -161,6 +184,13 @@ impl Project {
             changed_since: None,
             memory: Memory::default(),
             recent_edits: Default::default(),
+            version: 0,
+            job: None,
+            seq: 0,
+            applied: 0,
+            queued_checkpoint: None,
+            queued_git: false,
+            me: None,
         }
     }
 
@@ -182,6 +212,13 @@ impl Project {
             changed_since,
             memory: Memory::default(),
             recent_edits: Default::default(),
+            version: 0,
+            job: None,
+            seq: 0,
+            applied: 0,
+            queued_checkpoint: None,
+            queued_git: false,
+            me: None,
         }
     }
 
@@ -190,6 +227,7 @@ impl Project {
     pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, mailbox: mpsc::Sender<Msg>, registration: Registration) {
         let (ctx, root) = (self.ctx.clone(), self.s.project_root.clone());
         self.memory = tokio::task::spawn_blocking(move || ctx.store.load_memory(&root)).await.unwrap_or_default();
+        self.me = Some(mailbox.clone());
         self.watcher =
             Some(watch::spawn(self.s.project_root.clone(), mailbox, self.ctx.watch.clone(), self.changed_since.take()));
         let period = self.ctx.checkpoint_interval;
@@ -208,7 +246,7 @@ impl Project {
                 }
                 _ = tick.tick() => {
                     if self.dirty {
-                        self.checkpoint(CheckpointReason::Automatic, CheckpointType::Periodic).await;
+                        self.checkpoint_soon(CheckpointReason::Automatic, CheckpointType::Periodic);
                     }
                 }
                 _ = &mut expiry => break Flow::End(EndReason::Expired, None),
@@ -228,6 +266,9 @@ impl Project {
                 false
             }
             Flow::Shutdown(reply) => {
+                if let Some(job) = self.job.take() {
+                    let _ = job.await;
+                }
                 if self.dirty {
                     self.checkpoint(CheckpointReason::Automatic, CheckpointType::EventDriven).await;
                 }
@@ -338,21 +379,10 @@ impl Project {
                 let _ = reply.send(self.context(None, false, budget).await);
             }
             Msg::GitChanged => {
-                let mut copy = self.s.clone();
-                if let Ok(copy) = tokio::task::spawn_blocking(move || {
-                    checkpoint::refresh_git(&mut copy);
-                    copy
-                })
-                .await
-                {
-                    self.s.git = copy.git;
-                    self.s.git_start = copy.git_start;
-                    self.s.activity_summary.lines_added = copy.activity_summary.lines_added;
-                    self.s.activity_summary.lines_deleted = copy.activity_summary.lines_deleted;
-                    self.s.activity_summary.commits = copy.activity_summary.commits;
-                    self.activity();
-                }
+                self.activity();
+                self.git_soon();
             }
+            Msg::JobDone { seq, result } => self.job_done(seq, *result),
             Msg::Shutdown { reply } => return Flow::Shutdown(reply),
         }
         Flow::Continue
@@ -398,7 +428,9 @@ impl Project {
             self.intents(&text).await;
         }
         if let Some((reason, kind)) = fx.checkpoint {
-            self.checkpoint(reason, kind).await;
+            // In the background: the next event (a SessionStart waiting for its context, say)
+            // must not wait for git and fsync.
+            self.checkpoint_soon(reason, kind);
         }
     }
 
@@ -480,13 +512,106 @@ impl Project {
     }
 
     fn activity(&mut self) {
+        self.version += 1;
         self.dirty = true;
         self.deadline = Instant::now() + self.ctx.ttl;
     }
 
-    /// Writes a checkpoint on the blocking pool. The session is copied there and the copy
-    /// (with fresh git data) taken back, so a failure mid-way loses nothing.
+    /// Starts a checkpoint in the background (or queues it behind the job in flight).
+    fn checkpoint_soon(&mut self, reason: CheckpointReason, kind: CheckpointType) {
+        if self.job.is_some() || self.me.is_none() {
+            self.queued_checkpoint = Some((reason, kind));
+            return;
+        }
+        let (mut copy, ctx, mut exclude_done, version) =
+            (self.s.clone(), self.ctx.clone(), self.exclude_done, self.version);
+        self.spawn_job(move || {
+            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done);
+            JobResult::Checkpoint { copy, out, exclude_done, version }
+        });
+    }
+
+    /// Refreshes git in the background (or after the job in flight).
+    fn git_soon(&mut self) {
+        if self.job.is_some() || self.me.is_none() {
+            self.queued_git = true;
+            return;
+        }
+        let mut copy = self.s.clone();
+        self.spawn_job(move || {
+            checkpoint::refresh_git(&mut copy);
+            JobResult::Git { copy }
+        });
+    }
+
+    fn spawn_job(&mut self, work: impl FnOnce() -> JobResult + Send + 'static) {
+        let Some(me) = self.me.clone() else { return };
+        self.seq += 1;
+        let seq = self.seq;
+        self.job = Some(tokio::spawn(async move {
+            if let Ok(result) = tokio::task::spawn_blocking(work).await {
+                let _ = me.send(Msg::JobDone { seq, result: Box::new(result) }).await;
+            }
+        }));
+    }
+
+    fn job_done(&mut self, seq: u64, result: JobResult) {
+        if seq == self.seq {
+            self.job = None;
+        }
+        // A synchronous checkpoint since then already holds newer data.
+        if seq > self.applied {
+            self.applied = seq;
+            match result {
+                JobResult::Checkpoint { copy, out, exclude_done, version } => {
+                    self.take_git(&copy);
+                    self.s.last_checkpoint = copy.last_checkpoint;
+                    self.s.saved_at_ms = copy.saved_at_ms;
+                    self.exclude_done = exclude_done;
+                    if out.written.is_some() && version == self.version {
+                        self.dirty = false;
+                    }
+                    self.report(&out);
+                }
+                JobResult::Git { copy } => self.take_git(&copy),
+            }
+        }
+        if let Some((reason, kind)) = self.queued_checkpoint.take() {
+            self.checkpoint_soon(reason, kind);
+        } else if std::mem::take(&mut self.queued_git) {
+            self.git_soon();
+        }
+    }
+
+    fn take_git(&mut self, copy: &Session) {
+        self.s.git = copy.git.clone();
+        self.s.git_start = copy.git_start.clone();
+        self.s.activity_summary.lines_added = copy.activity_summary.lines_added;
+        self.s.activity_summary.lines_deleted = copy.activity_summary.lines_deleted;
+        self.s.activity_summary.commits = copy.activity_summary.commits;
+    }
+
+    fn report(&mut self, out: &checkpoint::Outcome) {
+        let root = self.s.project_root.display().to_string();
+        match &out.written {
+            Some(info) => tracing::debug!(project = %root, bytes = info.bytes, "checkpoint written"),
+            None => tracing::warn!(project = %root, "checkpoint not written; retrying at the next one"),
+        }
+        for e in &out.errors {
+            tracing::warn!(project = %root, "{e}");
+        }
+        self.errors = out.errors.clone();
+    }
+
+    /// Writes a checkpoint now and waits for it (after any background job). The session is
+    /// copied to the blocking pool and the copy (with fresh git data) taken back, so a failure
+    /// mid-way loses nothing.
     async fn checkpoint(&mut self, reason: CheckpointReason, kind: CheckpointType) -> checkpoint::Outcome {
+        if let Some(job) = self.job.take() {
+            let _ = job.await;
+        }
+        self.seq += 1;
+        self.applied = self.seq;
         let mut copy = self.s.clone();
         let ctx = self.ctx.clone();
         let mut exclude_done = self.exclude_done;
@@ -502,18 +627,10 @@ impl Project {
             }
             Err(e) => checkpoint::Outcome { written: None, errors: vec![format!("checkpoint failed: {e}")] },
         };
-        let root = self.s.project_root.display().to_string();
-        match &out.written {
-            Some(info) => {
-                self.dirty = false;
-                tracing::debug!(project = %root, reason = ?reason, bytes = info.bytes, "checkpoint written");
-            }
-            None => tracing::warn!(project = %root, "checkpoint not written; retrying at the next one"),
+        if out.written.is_some() {
+            self.dirty = false;
         }
-        for e in &out.errors {
-            tracing::warn!(project = %root, "{e}");
-        }
-        self.errors = out.errors.clone();
+        self.report(&out);
         out
     }
 

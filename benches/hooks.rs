@@ -1,0 +1,171 @@
+//! Hook latency benchmark: `cargo bench --bench hooks`.
+//!
+//! Whole-process `ccmemctl hook` per event, fed a Claude Code payload on stdin, beside
+//! `/bin/true` given the same stdin in the same run (interleaved, so both see the same
+//! machine). SessionStart is measured with a full context: a session with hundreds of
+//! files, todos, facts, goals and prompts.
+//!
+//! Targets (issue 5): median ≤ 3× `/bin/true` for PostToolUse and Stop; SessionStart with a
+//! full context ≤ 5 ms. `CCMEM_BENCH_QUICK=1` for a short run.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn main() {
+    let quick = std::env::var_os("CCMEM_BENCH_QUICK").is_some();
+    let runs = if quick { 40 } else { 300 };
+    println!(
+        "ccmem hook latency benchmark ({} cores, {runs} runs per event){}",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        if quick { " [quick]" } else { "" }
+    );
+    println!();
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    fill(&env, &root);
+
+    let ev = |name: &str, extra: Value| {
+        let mut v = json!({"session_id": "bench-conv", "transcript_path": "/tmp/bench.jsonl", "cwd": root, "hook_event_name": name, "permission_mode": "default"});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v.to_string().into_bytes()
+    };
+    let events: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "PostToolUse (Edit)",
+            ev(
+                "PostToolUse",
+                json!({"tool_name": "Edit", "tool_input": {"file_path": root.join("src/lib.rs"), "old_string": "a", "new_string": "b"}, "tool_response": {"filePath": "src/lib.rs", "oldString": "a", "newString": "b"}}),
+            ),
+        ),
+        (
+            "PostToolUse (TodoWrite)",
+            ev(
+                "PostToolUse",
+                json!({"tool_name": "TodoWrite", "tool_input": {"todos": [{"content": "a", "status": "in_progress", "activeForm": "a-ing"}, {"content": "b", "status": "pending", "activeForm": "b-ing"}]}}),
+            ),
+        ),
+        (
+            "PostToolUse (Bash, 200 KB output)",
+            ev(
+                "PostToolUse",
+                json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "tool_response": {"stdout": "test ok\n".repeat(25_000), "stderr": ""}}),
+            ),
+        ),
+        ("UserPromptSubmit", ev("UserPromptSubmit", json!({"prompt": "add rate limiting to the login endpoint"}))),
+        ("Stop", ev("Stop", json!({"stop_hook_active": false, "last_assistant_message": "Done."}))),
+        ("SessionStart (full context)", ev("SessionStart", json!({"source": "resume"}))),
+    ];
+    let ctx_len = {
+        let out = run(&env, &events[5].1, true);
+        let v: Value = serde_json::from_slice(&out).expect("SessionStart output");
+        v["hookSpecificOutput"]["additionalContext"].as_str().map(|s| s.chars().count()).unwrap_or(0)
+    };
+    println!(
+        "{:<36} {:>9} {:>9}   {:>9} {:>9}   {:>7}",
+        "event", "median ms", "p99 ms", "true med", "true p99", "ratio"
+    );
+    let mut results = Vec::new();
+    for (name, payload) in &events {
+        let (mut h, mut t) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            h.push(time(|| {
+                run(&env, payload, false);
+            }));
+            t.push(time(|| {
+                let mut c = Command::new("/bin/true").stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+                let _ = c.stdin.take().unwrap().write_all(payload);
+                c.wait().unwrap();
+            }));
+        }
+        let (hm, hp, tm, tp) = (q(&h, 0.5), q(&h, 0.99), q(&t, 0.5), q(&t, 0.99));
+        println!("{name:<36} {hm:>9.3} {hp:>9.3}   {tm:>9.3} {tp:>9.3}   {:>6.2}×", hm / tm);
+        results.push((*name, hm, tm));
+    }
+    println!();
+    println!("SessionStart printed {ctx_len} characters of context");
+    assert!(!d.log().contains("panicked"));
+    println!("targets:");
+    let ratio = |n: &str| results.iter().find(|r| r.0.starts_with(n)).map(|r| r.1 / r.2).unwrap_or(f64::NAN);
+    let post = results
+        .iter()
+        .filter(|r| r.0.starts_with("PostToolUse (Edit)") || r.0.starts_with("PostToolUse (TodoWrite)"))
+        .all(|r| r.1 <= 3.0 * r.2);
+    println!(
+        "  [{}] PostToolUse median ≤ 3× /bin/true (Edit {:.2}×, TodoWrite {:.2}×)",
+        mark(post),
+        ratio("PostToolUse (Edit)"),
+        ratio("PostToolUse (TodoWrite)")
+    );
+    println!("  [{}] Stop median ≤ 3× /bin/true ({:.2}×)", mark(ratio("Stop") <= 3.0), ratio("Stop"));
+    let ss = results.iter().find(|r| r.0.starts_with("SessionStart")).map(|r| r.1).unwrap_or(f64::NAN);
+    println!("  [{}] SessionStart with a full context ≤ 5 ms ({ss:.2} ms)", mark(ss <= 5.0));
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+/// A busy session: 300 files, 40 todos, 60 facts, 10 goals, prompts.
+fn fill(env: &Env, root: &std::path::Path) {
+    for i in 0..300 {
+        env.event(root, json!({"kind": "file_edited", "path": format!("src/module_{i}/file_{i}.rs"), "summary": "Edit: 3 → 5 lines", "workflow": "Edit"}));
+    }
+    let todos: Vec<Value> = (0..40)
+        .map(|i| {
+            let status = ["completed", "in_progress", "pending"][i % 3];
+            json!({"content": format!("Task number {i}: do the thing properly"), "status": status, "activeForm": format!("Doing task {i}")})
+        })
+        .collect();
+    env.event(root, json!({"kind": "todos", "todos": todos}));
+    for i in 0..5 {
+        let p = json!({"session_id": "bench-conv", "cwd": root, "hook_event_name": "UserPromptSubmit", "prompt": format!("prompt {i}: refactor the module and keep the tests green")});
+        run(env, p.to_string().as_bytes(), false);
+    }
+    let mut said = String::new();
+    for i in 0..60 {
+        said.push_str(&format!("[REMEMBER: fact number {i} about the project's conventions] "));
+    }
+    for i in 0..10 {
+        said.push_str(&format!("[GOAL: goal number {i} | DEADLINE: next week] "));
+    }
+    let stop =
+        json!({"session_id": "bench-conv", "cwd": root, "hook_event_name": "Stop", "last_assistant_message": said});
+    run(env, stop.to_string().as_bytes(), false);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+}
+
+fn run(env: &Env, payload: &[u8], capture: bool) -> Vec<u8> {
+    let mut c = env
+        .ctl_cmd(&["hook"])
+        .stdin(Stdio::piped())
+        .stdout(if capture { Stdio::piped() } else { Stdio::null() })
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(payload).unwrap();
+    c.wait_with_output().unwrap().stdout
+}
+
+fn time(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn q(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[((s.len() - 1) as f64 * q).round() as usize]
+}
