@@ -395,3 +395,47 @@ fn stop_reads_intents_from_the_transcript_when_the_message_is_absent() {
     let out = env.ctl_cmd(&["context"]).current_dir(&root).output().unwrap();
     assert!(text(&out.stdout).contains("staging runs on port 8081"), "{}", text(&out.stdout));
 }
+
+#[test]
+fn every_event_kind_is_accepted_and_task_events_update_the_todos() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "plan the release"})));
+    for (name, extra) in [
+        ("PreToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "x"})),
+        ("Notification", json!({"message": "Claude needs your permission"})),
+        (
+            "SubagentStop",
+            json!({"stop_hook_active": false, "last_assistant_message": "subagent done [REMEMBER: the changelog lives in docs/]"}),
+        ),
+        ("PostCompact", json!({"trigger": "auto", "compact_summary": "summary"})),
+        ("CwdChanged", json!({"old_cwd": "/a", "new_cwd": "/b"})),
+        ("FileChanged", json!({"file_path": "x"})),
+        (
+            "PostToolUse",
+            json!({"tool_name": "TaskCreate", "tool_input": {"subject": "Tag the release", "description": "git tag"}}),
+        ),
+        ("PostToolUse", json!({"tool_name": "TaskCreate", "tool_input": {"subject": "Write release notes"}})),
+        ("TaskCompleted", json!({"task": {"subject": "Tag the release", "status": "completed"}})),
+        (
+            "PostToolUse",
+            json!({"tool_name": "TaskUpdate", "tool_input": {"subject": "Write release notes", "status": "in_progress"}}),
+        ),
+    ] {
+        let out = send(&env, ev(&root, "c", name, extra));
+        assert!(out.stdout.is_empty(), "{name} prints nothing");
+    }
+    let st = settle(&env, &root, |s| {
+        s["session"]["todos"].as_array().is_some_and(|t| t.len() == 2 && t[1]["status"] == "in_progress")
+    });
+    let todos = &st["session"]["todos"];
+    assert_eq!(todos[0]["content"], "Tag the release");
+    assert_eq!(todos[0]["status"], "completed");
+    assert_eq!(st["session"]["context_snapshot"]["active_task"], "Write release notes");
+    // A subagent's stop records its intents but does not close the user's prompt.
+    assert!(st["session"]["commands_executed"][0]["status"].is_null(), "{}", st["session"]["commands_executed"]);
+    let out = env.ctl_cmd(&["context"]).current_dir(&root).output().unwrap();
+    assert!(text(&out.stdout).contains("the changelog lives in docs/"), "{}", text(&out.stdout));
+    assert!(!d.log().contains("panicked"));
+}

@@ -2,9 +2,9 @@
 //! starting a process and must never break or slow the agent.
 //!
 //! Reads the payload from stdin, trims what the daemon does not need (tool outputs can be
-//! megabytes), and sends it. Events that print nothing go as a notification: the client
-//! writes and exits without waiting. SessionStart waits (briefly) for the resume context and
-//! prints it. Whatever happens, the exit code is 0 and nothing reaches stderr; reasons go to
+//! megabytes), and sends it. The daemon answers as soon as the event is queued for its
+//! project (so events keep their order and nobody waits for a checkpoint); SessionStart's
+//! answer carries the resume context, which is printed. Whatever happens, the exit code is 0 and nothing reaches stderr; reasons go to
 //! the daemon's log, or to a client log when the daemon cannot be reached.
 
 use crate::conn::Conn;
@@ -44,9 +44,11 @@ fn forward() -> Result<(), String> {
     trim(&mut payload);
     let socket = paths::socket_path(None).map_err(|e| e.to_string())?;
     let mut conn = connect(&socket)?;
-    if event == "SessionStart" {
-        conn.set_timeout(REPLY_WAIT).map_err(|e| e.to_string())?;
-        let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| format!("{event}: {e:?}"))?;
+    conn.set_timeout(REPLY_WAIT).map_err(|e| e.to_string())?;
+    // Every event waits for the daemon's word that it is queued (before it is handled), so
+    // that the agent's next event cannot overtake it. Only SessionStart waits for more.
+    let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| format!("{event}: {e:?}"))?;
+    {
         if !reply.additional_context.is_empty() {
             let out = serde_json::json!({
                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": reply.additional_context}
@@ -55,8 +57,6 @@ fn forward() -> Result<(), String> {
             let _ = writeln!(stdout, "{out}");
             let _ = stdout.flush();
         }
-    } else {
-        conn.notify(method::HOOK, &payload).map_err(|e| format!("{event}: {e}"))?;
     }
     Ok(())
 }

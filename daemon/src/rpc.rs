@@ -82,9 +82,12 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;
             let cwd = hook.cwd.clone().ok_or_else(|| RpcError::invalid_params(name, "the payload has no \"cwd\""))?;
             let root = root_of(name, cwd).await?;
-            if notification {
+            let prints = matches!(hook.kind, crate::hooks::Kind::SessionStart { .. });
+            if notification || !prints {
+                // Answered once queued, before it is handled: the agent's next event cannot
+                // overtake this one, and nobody waits for a checkpoint.
                 shared.projects.send(&root, Msg::Hook { hook, reply: None }).await;
-                return Ok(Value::Null);
+                return to_value(api::HookReply::default());
             }
             to_value(ask(shared, &root, |reply| Msg::Hook { hook, reply: Some(reply) }).await?)
         }
