@@ -113,29 +113,23 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum HooksAction {
     /// Add ccmem's hooks to settings.json (other hooks and keys are kept; a backup is made)
-    Install {
-        /// In ~/.claude/settings.json (the default)
-        #[arg(long, conflicts_with = "project")]
-        user: bool,
-        /// In the project's .claude/settings.json
-        #[arg(long)]
-        project: bool,
-        /// Show the result without writing it
-        #[arg(long)]
-        dry_run: bool,
-    },
+    Install(Target),
     /// Remove ccmem's hooks (and only those)
-    Uninstall {
-        /// From ~/.claude/settings.json (the default)
-        #[arg(long, conflicts_with = "project")]
-        user: bool,
-        /// From the project's .claude/settings.json
-        #[arg(long)]
-        project: bool,
-        /// Show the result without writing it
-        #[arg(long)]
-        dry_run: bool,
-    },
+    Uninstall(Target),
+}
+
+/// Which settings file, and whether to write it.
+#[derive(Debug, clap::Args)]
+pub struct Target {
+    /// ~/.claude/settings.json (the default)
+    #[arg(long, conflicts_with = "project")]
+    pub user: bool,
+    /// The project's .claude/settings.json
+    #[arg(long)]
+    pub project: bool,
+    /// Show the result without writing it
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Checkpoint reasons a user can give.

@@ -19,10 +19,11 @@ pub const EVENTS: &[(&str, Option<&str>)] = &[
 
 /// Runs `hooks install` or `hooks uninstall`.
 pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
-    let (project, dry_run, installing) = match action {
-        HooksAction::Install { project, dry_run, .. } => (project, dry_run, true),
-        HooksAction::Uninstall { project, dry_run, .. } => (project, dry_run, false),
+    let (target, installing) = match action {
+        HooksAction::Install(t) => (t, true),
+        HooksAction::Uninstall(t) => (t, false),
     };
+    let (project, dry_run) = (target.project, target.dry_run);
     let path = settings_path(project)?;
     let before = read(&path)?;
     let mut after = before.clone();

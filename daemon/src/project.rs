@@ -173,25 +173,8 @@ impl Project {
     pub async fn open(root: PathBuf, ctx: Arc<Ctx>) -> Self {
         let s = new_session(root, ctx.clone()).await;
         tracing::info!(project = %s.project_root.display(), session = %s.session_id, "session started");
-        Self {
-            s,
-            dirty: true,
-            deadline: Instant::now() + ctx.ttl,
-            errors: Vec::new(),
-            exclude_done: false,
-            ctx,
-            watcher: None,
-            changed_since: None,
-            memory: Memory::default(),
-            recent_edits: Default::default(),
-            version: 0,
-            job: None,
-            seq: 0,
-            applied: 0,
-            queued_checkpoint: None,
-            queued_git: false,
-            me: None,
-        }
+        let deadline = Instant::now() + ctx.ttl;
+        Self::with(s, true, deadline, None, ctx)
     }
 
     /// A session restored from the state dir, with `remaining` inactivity left.
@@ -201,10 +184,20 @@ impl Project {
         } else {
             session::parse_iso(&s.last_updated).map(std::time::SystemTime::from)
         };
+        Self::with(s, false, Instant::now() + remaining, changed_since, ctx)
+    }
+
+    fn with(
+        s: Session,
+        dirty: bool,
+        deadline: Instant,
+        changed_since: Option<std::time::SystemTime>,
+        ctx: Arc<Ctx>,
+    ) -> Self {
         Self {
             s,
-            dirty: false,
-            deadline: Instant::now() + remaining,
+            dirty,
+            deadline,
             errors: Vec::new(),
             exclude_done: false,
             ctx,
