@@ -24,9 +24,10 @@ const KEEP_CHARS: usize = 32 * 1024;
 /// Payloads larger than this are not read.
 const MAX_INPUT: u64 = 64 << 20;
 
-/// Runs the hook; always exit code 0.
-pub fn run() -> std::process::ExitCode {
-    let result = std::panic::catch_unwind(forward);
+/// Runs the hook against `socket` (default: the usual resolution), starting the daemon if
+/// `autostart`; always exit code 0.
+pub fn run(socket: Option<&Path>, autostart: bool) -> std::process::ExitCode {
+    let result = std::panic::catch_unwind(|| forward(socket, autostart));
     match result {
         Ok(Ok(())) => {}
         Ok(Err(why)) => log(&why),
@@ -35,15 +36,15 @@ pub fn run() -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-fn forward() -> Result<(), String> {
+fn forward(socket: Option<&Path>, autostart: bool) -> Result<(), String> {
     let mut input = Vec::new();
     std::io::stdin().take(MAX_INPUT).read_to_end(&mut input).map_err(|e| format!("cannot read the payload: {e}"))?;
     let mut payload: Value = serde_json::from_slice(&input).map_err(|e| format!("the payload is not JSON: {e}"))?;
     let event =
         payload.get("hook_event_name").and_then(Value::as_str).ok_or("the payload has no hook_event_name")?.to_string();
     trim(&mut payload);
-    let socket = paths::socket_path(None).map_err(|e| e.to_string())?;
-    let mut conn = connect(&socket)?;
+    let socket = paths::socket_path(socket).map_err(|e| e.to_string())?;
+    let mut conn = connect(&socket, autostart)?;
     conn.set_timeout(REPLY_WAIT).map_err(|e| e.to_string())?;
     // Every event waits for the daemon's word that it is queued (before it is handled), so
     // that the agent's next event cannot overtake it. Only SessionStart waits for more.
@@ -61,10 +62,10 @@ fn forward() -> Result<(), String> {
     Ok(())
 }
 
-fn connect(socket: &Path) -> Result<Conn, String> {
+fn connect(socket: &Path, autostart: bool) -> Result<Conn, String> {
     match Conn::connect(socket) {
         Ok(c) => Ok(c),
-        Err(e) if crate::autostart::is_absent(&e) && !crate::autostart_disabled() => {
+        Err(e) if autostart && crate::autostart::is_absent(&e) => {
             crate::autostart::start_and_connect(socket, START_BUDGET)
         }
         Err(e) => Err(format!("cannot reach ccmemd at {}: {e}", socket.display())),

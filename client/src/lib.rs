@@ -71,7 +71,7 @@ impl From<CallError> for Error {
 pub fn main() -> ExitCode {
     // The agent's hook path: straight there, before any argument parsing.
     if std::env::args_os().nth(1).is_some_and(|a| a == "hook") && std::env::args_os().len() == 2 {
-        return hook::run();
+        return hook::run(None, !autostart_disabled());
     }
     let cli = cli::Cli::parse();
     match run(cli) {
@@ -158,7 +158,7 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             Ok(())
         }
         cli::Command::Hook => {
-            hook::run();
+            hook::run(Some(&ctx.socket), ctx.autostart);
             Ok(())
         }
         cli::Command::Context { path, budget } => {
