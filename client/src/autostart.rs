@@ -5,7 +5,6 @@
 
 use crate::conn::Conn;
 use ccmem_proto::paths;
-use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -54,7 +53,7 @@ pub fn start_and_connect(socket: &Path, timeout: Duration) -> Result<Conn, Strin
 fn spawn(exe: &Path, socket: &Path, log: Option<&Path>) -> io::Result<Child> {
     let mut cmd = Command::new(exe);
     cmd.arg("--socket").arg(socket).stdin(Stdio::null());
-    match log.and_then(|l| open_log(l).ok()) {
+    match log.and_then(|l| paths::open_log(l, LOG_ROTATE_BYTES).ok()) {
         Some(file) => {
             let dup = file.try_clone()?;
             cmd.stdout(dup).stderr(file);
@@ -90,24 +89,6 @@ fn detach(cmd: &mut Command) {
     const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
     const CREATE_NO_WINDOW: u32 = 0x0800_0000;
     cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
-}
-
-fn open_log(path: &Path) -> io::Result<std::fs::File> {
-    if let Some(dir) = path.parent() {
-        let mut b = std::fs::DirBuilder::new();
-        b.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(dir)?;
-    }
-    if std::fs::metadata(path).map(|m| m.len() > LOG_ROTATE_BYTES).unwrap_or(false) {
-        let _ = std::fs::rename(path, path.with_extension("log.1"));
-    }
-    let mut opts = OpenOptions::new();
-    opts.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    opts.open(path)
 }
 
 /// `ccmemd` beside this executable (an install or a cargo build puts them together), else the

@@ -87,14 +87,6 @@ impl Conn {
         serde_json::from_value(value).map_err(|e| CallError::BadReply(format!("unexpected reply to {method}: {e}")))
     }
 
-    /// Sends a notification: no answer is read.
-    pub fn notify<P: Serialize>(&mut self, method: &str, params: &P) -> io::Result<()> {
-        let line = rpc::encode_request(None, method, params);
-        let mut stream = self.reader.get_ref();
-        stream.write_all(&line)?;
-        stream.flush()
-    }
-
     /// Sets how long a request may wait for the daemon.
     pub fn set_timeout(&self, t: Duration) -> io::Result<()> {
         self.reader.get_ref().set_recv_timeout(Some(t))?;

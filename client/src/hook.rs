@@ -119,22 +119,7 @@ fn ceil(s: &str, mut i: usize) -> usize {
 /// Appends a line to the client's log (kept under 1 MiB), never to the agent's terminal.
 fn log(why: &str) {
     let Ok(dir) = paths::state_dir() else { return };
-    let path = dir.join("ccmemctl.log");
-    if std::fs::metadata(&path).map(|m| m.len() > 1 << 20).unwrap_or(false) {
-        let _ = std::fs::rename(&path, dir.join("ccmemctl.log.1"));
-    }
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    if b.create(&dir).is_err() {
-        return;
-    }
-    let mut o = std::fs::OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    if let Ok(mut f) = o.open(&path) {
+    if let Ok(mut f) = paths::open_log(&dir.join("ccmemctl.log"), 1 << 20) {
         let _ = writeln!(f, "{} hook: {why}", Timestamp::now().iso());
     }
 }

@@ -58,7 +58,7 @@ impl Store {
     /// Saves the live session.
     pub fn save_tracker(&self, s: &Session) -> io::Result<()> {
         let dir = self.project_dir(&s.project_root);
-        create_private_dir(&dir)?;
+        ccmem_proto::paths::create_private_dirs(&dir)?;
         let path = dir.join(TRACKER);
         atomic::write(&path, &to_json(s)?, false)
     }
@@ -74,7 +74,7 @@ impl Store {
     /// Archives an ended session and prunes the oldest beyond the limit.
     pub fn archive(&self, ended: &ArchivedSession) -> io::Result<()> {
         let dir = self.project_dir(&ended.session.project_root).join(SESSIONS);
-        create_private_dir(&dir)?;
+        ccmem_proto::paths::create_private_dirs(&dir)?;
         atomic::write(&dir.join(format!("{}.json", ended.session.session_id)), &to_json(ended)?, false)?;
         let mut ids = self.archived_ids(&ended.session.project_root);
         while ids.len() > self.keep_sessions {
@@ -177,7 +177,7 @@ impl Store {
     /// Saves a project's facts and goals.
     pub fn save_memory(&self, project_root: &Path, m: &ccmem_proto::facts::Memory) -> io::Result<()> {
         let dir = self.project_dir(project_root);
-        create_private_dir(&dir)?;
+        ccmem_proto::paths::create_private_dirs(&dir)?;
         atomic::write(&dir.join(MEMORY), &to_json(m)?, false)
     }
 
@@ -188,7 +188,7 @@ impl Store {
 
     /// Saves the user-wide facts.
     pub fn save_global_memory(&self, m: &ccmem_proto::facts::Memory) -> io::Result<()> {
-        create_private_dir(&self.root)?;
+        ccmem_proto::paths::create_private_dirs(&self.root)?;
         atomic::write(&self.root.join(MEMORY), &to_json(m)?, false)
     }
 
@@ -222,14 +222,6 @@ fn to_json<T: serde::Serialize>(v: &T) -> io::Result<Vec<u8>> {
     let mut b = serde_json::to_vec_pretty(v).map_err(io::Error::other)?;
     b.push(b'\n');
     Ok(b)
-}
-
-fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut b = fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(dir)
 }
 
 /// FNV-1a, 64 bits: stable across Rust releases, unlike `DefaultHasher`.

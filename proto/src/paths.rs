@@ -96,14 +96,42 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Creates `dir` and its missing parents with mode 0700 (less the umask); nothing when it
+/// exists.
+pub fn create_private_dirs(dir: &Path) -> io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
+}
+
+/// Opens a log file for appending (mode 0600, its directory 0700), first moving it to
+/// `<name>.1` when it has grown past `rotate_over` bytes.
+pub fn open_log(path: &Path, rotate_over: u64) -> io::Result<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        create_private_dirs(dir)?;
+    }
+    if std::fs::metadata(path).map(|m| m.len() > rotate_over).unwrap_or(false) {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        let _ = std::fs::rename(path, old);
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    opts.open(path)
+}
+
 /// Creates `dir` (and its parents) if missing, mode 0700, then checks it with
 /// [`check_private_dir`].
 #[cfg(unix)]
 pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    use std::os::unix::fs::PermissionsExt;
     match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            create_private_dirs(dir)?;
             // The mode given to mkdir is masked by the umask; set it outright.
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
         }
