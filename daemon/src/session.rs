@@ -100,21 +100,7 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
             rec.last_modified = stamp;
             rec.modification_count += 1;
             rec.deleted = false;
-            if let Some(summary) = summary.map(|x| clean(&x)).filter(|x| !x.is_empty()) {
-                let joined = if rec.changes_summary.is_empty() {
-                    summary
-                } else {
-                    format!("{}, {summary}", rec.changes_summary)
-                };
-                rec.changes_summary = truncate_chars(&joined, caps::SUMMARY_CHARS).into();
-            }
-            if let Some(w) = workflow.map(|w| clean(&w)).filter(|w| !w.is_empty()) {
-                if !rec.workflows.iter().any(|x| **x == *w) {
-                    let mut all = std::mem::take(&mut rec.workflows).into_vec();
-                    all.push(w.into());
-                    rec.workflows = all.into_boxed_slice();
-                }
-            }
+            describe(rec, summary.as_deref(), workflow.as_deref());
             s.edited_files.retain(|f| f != &rel);
             s.edited_files.insert(0, rel.clone());
             s.edited_files.truncate(limits::EDITED_FILES);
@@ -220,15 +206,21 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
 /// the agent's word on an edit the watcher already counted.
 pub fn annotate(s: &mut Session, rel: &str, summary: &str, workflow: &str) {
     if let Some(rec) = s.files_modified.get_mut(rel) {
-        let summary = clean(summary);
-        if !summary.is_empty() {
-            let joined =
-                if rec.changes_summary.is_empty() { summary } else { format!("{}, {summary}", rec.changes_summary) };
-            rec.changes_summary = truncate_chars(&joined, caps::SUMMARY_CHARS).into();
-        }
-        if !workflow.is_empty() && !rec.workflows.iter().any(|w| &**w == workflow) {
+        describe(rec, Some(summary), Some(workflow));
+    }
+}
+
+/// Appends a change summary (bounded) and a workflow (once) to a file's record.
+fn describe(rec: &mut FileRecord, summary: Option<&str>, workflow: Option<&str>) {
+    if let Some(summary) = summary.map(clean).filter(|x| !x.is_empty()) {
+        let joined =
+            if rec.changes_summary.is_empty() { summary } else { format!("{}, {summary}", rec.changes_summary) };
+        rec.changes_summary = truncate_chars(&joined, caps::SUMMARY_CHARS).into();
+    }
+    if let Some(w) = workflow.map(clean).filter(|w| !w.is_empty()) {
+        if !rec.workflows.iter().any(|x| **x == *w) {
             let mut all = std::mem::take(&mut rec.workflows).into_vec();
-            all.push(workflow.into());
+            all.push(w.into());
             rec.workflows = all.into_boxed_slice();
         }
     }
