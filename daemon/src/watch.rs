@@ -226,7 +226,7 @@ impl Task {
             crate::memory::trim();
             (tree, changes)
         });
-        let Ok((mut tree, changes)) = job.await else { return };
+        let Ok((tree, changes)) = job.await else { return };
         tree.publish(&self.stats);
         self.stats.ready.store(true, Relaxed);
         tracing::info!(
@@ -240,6 +240,8 @@ impl Task {
         if !changes.is_empty() && !self.deliver(changes).await {
             return;
         }
+        // Taken by each job on the blocking pool and given back: the loop owns it between.
+        let mut tree = Some(tree);
 
         let mut pending: HashSet<PathBuf> = HashSet::new();
         let mut first_pending: Option<Instant> = None;
@@ -292,7 +294,7 @@ impl Task {
                     git_pending = None;
                     if self.mailbox.send(Msg::GitChanged).await.is_err() { break }
                 }
-                _ = poll.tick(), if !tree.polled.is_empty() => {
+                _ = poll.tick(), if tree.as_ref().is_some_and(|t| !t.polled.is_empty()) => {
                     let Some(changes) = self.blocking(&mut tree, |t| t.poll()).await else { break };
                     if !self.deliver(changes).await { break }
                 }
@@ -324,7 +326,7 @@ impl Task {
                 git_pending.get_or_insert_with(Instant::now);
             }
         }
-        let released = tree.watched.len();
+        let released = tree.as_ref().map_or(0, |t| t.watched.len());
         drop(tree);
         tracing::debug!(project = %self.root.display(), watches = released, "watches released");
     }
@@ -332,18 +334,18 @@ impl Task {
     /// Runs `f` on the tree in the blocking pool (stat calls, directory walks).
     async fn blocking<T: Send + 'static>(
         &self,
-        tree: &mut Tree,
+        tree: &mut Option<Tree>,
         f: impl FnOnce(&mut Tree) -> T + Send + 'static,
     ) -> Option<T> {
-        let mut t = std::mem::replace(tree, Tree::placeholder());
+        let mut t = tree.take()?;
         let (t, out) = tokio::task::spawn_blocking(move || {
             let out = f(&mut t);
             (t, out)
         })
         .await
         .ok()?;
-        *tree = t;
-        tree.publish(&self.stats);
+        t.publish(&self.stats);
+        *tree = Some(t);
         Some(out)
     }
 
@@ -454,19 +456,6 @@ impl Tree {
             watched: HashSet::new(),
             polled: HashSet::new(),
             ignores,
-        }
-    }
-
-    /// Stands in while the real tree is on the blocking pool.
-    fn placeholder() -> Self {
-        Self {
-            root: PathBuf::new(),
-            watcher: None,
-            settings: Arc::new(Settings::new(Duration::ZERO, Duration::from_secs(1), 1, 0)),
-            files: HashMap::new(),
-            watched: HashSet::new(),
-            polled: HashSet::new(),
-            ignores: Ignores::default(),
         }
     }
 
