@@ -75,8 +75,10 @@ fn connect(socket: &Path, autostart: bool) -> Result<Conn, String> {
 /// Keeps what the daemon reads and bounds the rest: tool outputs keep the start and the end
 /// of each long string (where test summaries and errors are), tool inputs the start.
 fn trim(payload: &mut Value) {
-    if let Some(resp) = payload.get_mut("tool_response") {
-        shorten(resp, true);
+    for key in ["tool_response", "error"] {
+        if let Some(resp) = payload.get_mut(key) {
+            shorten(resp, true);
+        }
     }
     if let Some(input) = payload.get_mut("tool_input") {
         shorten(input, false);

@@ -11,6 +11,7 @@ pub const EVENTS: &[(&str, Option<&str>)] = &[
     ("SessionStart", None),
     ("UserPromptSubmit", None),
     ("PostToolUse", Some("Edit|Write|MultiEdit|NotebookEdit|TodoWrite|Bash|TaskCreate|TaskUpdate")),
+    ("PostToolUseFailure", Some("Bash")),
     ("Stop", None),
     ("SubagentStop", None),
     ("PreCompact", None),

@@ -4,7 +4,8 @@
 //! unexpected type is as good as absent. Text is redacted before it is kept
 //! (`session::clean`), and tool outputs are never kept whole.
 
-use crate::session;
+use crate::{session, testout};
+use ccmem_proto::env::{SuiteStatus, TestFailure, TestSuite};
 use ccmem_proto::session::{
     CheckpointReason, CheckpointType, Conversation, Session, SessionEvent, ShellCommand, Todo, TodoStatus,
 };
@@ -41,8 +42,9 @@ pub enum Kind {
     SessionStart { source: String },
     /// The user sent a prompt.
     Prompt { text: String },
-    /// A tool finished.
-    ToolUse { tool: String, input: Value },
+    /// A tool finished; `failed` when it reported an error (PostToolUseFailure: for Bash, a
+    /// non-zero exit), whose text is then the response.
+    ToolUse { tool: String, input: Value, response: Value, failed: bool },
     /// The agent (or a subagent) stopped.
     Stop { last_message: Option<String>, subagent: bool },
     /// The conversation is about to be compacted.
@@ -65,9 +67,16 @@ pub fn parse(v: &Value) -> Option<Hook> {
     let kind = match name.as_str() {
         "SessionStart" => Kind::SessionStart { source: text(v, "source").unwrap_or_else(|| "startup".into()) },
         "UserPromptSubmit" => Kind::Prompt { text: text(v, "prompt").unwrap_or_default() },
-        "PostToolUse" => Kind::ToolUse {
+        "PostToolUse" | "PostToolUseFailure" => Kind::ToolUse {
             tool: text(v, "tool_name").unwrap_or_default(),
             input: v.get("tool_input").cloned().unwrap_or(Value::Null),
+            response: match name.as_str() {
+                "PostToolUse" => v.get("tool_response").cloned().unwrap_or(Value::Null),
+                _ => {
+                    serde_json::json!({"error": text(v, "error").unwrap_or_default(), "interrupted": v.get("is_interrupt")})
+                }
+            },
+            failed: name == "PostToolUseFailure",
         },
         "Stop" | "SubagentStop" => {
             Kind::Stop { last_message: text(v, "last_assistant_message"), subagent: name == "SubagentStop" }
@@ -152,7 +161,12 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 }
             }
         }
-        Kind::ToolUse { tool, input } => tool_use(s, &conv_id, tool, input, now, &mut fx),
+        Kind::ToolUse { tool, input, response, failed } => {
+            tool_use(s, &conv_id, tool, input, now, &mut fx);
+            if tool == "Bash" {
+                results(s, input, response, *failed, now);
+            }
+        }
         Kind::Stop { last_message, subagent } => {
             if !subagent {
                 close_last_command(s, now);
@@ -241,6 +255,54 @@ fn tool_use(s: &mut Session, conv: &str, tool: &str, input: &Value, now: DateTim
             }
         }
         _ => {}
+    }
+}
+
+/// Test and build results from a shell command's output.
+fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, now: DateTime<Utc>) {
+    let Some(cmd) = text(input, "command") else { return };
+    let kind = testout::command::classify(&cmd);
+    if kind.test.is_none() && !kind.build {
+        return;
+    }
+    if response.get("interrupted").and_then(Value::as_bool) == Some(true) {
+        return; // a run cut short says nothing about the code
+    }
+    let code = ["exit_code", "exitCode", "returncode"].iter().find_map(|k| response.get(*k).and_then(Value::as_i64));
+    let failed = failed || code.is_some_and(|c| c != 0);
+    let output = match response {
+        Value::String(t) => t.clone(),
+        r => ["stdout", "stderr", "error", "output"]
+            .iter()
+            .filter_map(|k| r.get(*k).and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    let command = ccmem_proto::session::truncate_chars(&cmd, PROMPT_CHARS);
+    if let Some(hint) = kind.test {
+        let mut runs = testout::parse(&output, hint);
+        if runs.is_empty() {
+            // Nothing a runner printed: the exit status alone, and why it failed (a compile
+            // error, a missing script) as its one failure.
+            let mut suite = TestSuite { framework: hint.unwrap_or("unknown").into(), ..Default::default() };
+            if failed {
+                let why = testout::build::parse(&output, true).errors.into_iter().next();
+                suite.failures.push(TestFailure { test_name: "(run)".into(), message: why, ..Default::default() });
+            } else {
+                suite.status = SuiteStatus::Passed;
+            }
+            runs.push(testout::Run { e2e: kind.e2e, suite });
+        }
+        for mut run in runs {
+            run.suite.command = command.clone();
+            let e2e = run.e2e || kind.e2e;
+            let _ = session::apply_quietly(s, SessionEvent::Tests { suite: run.suite, e2e }, now);
+        }
+    }
+    if kind.build {
+        let mut b = testout::build::parse(&output, failed);
+        b.command = command;
+        let _ = session::apply_quietly(s, SessionEvent::Build(b), now);
     }
 }
 
@@ -483,6 +545,61 @@ mod tests {
 
         apply(&mut s, &hook(json!({"hook_event_name": "SessionEnd", "session_id": "c1", "reason": "exit"})), now);
         assert!(s.conversations[0].ended);
+    }
+
+    #[test]
+    fn test_runs_and_builds_in_bash_output_are_recorded() {
+        let mut s = session();
+        let now = Utc::now();
+        let out = crate::testout::tests::fixture("cargo-fail.txt");
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "tool_name": "Bash",
+                "tool_input": {"command": "cargo test 2>&1"}, "error": format!("Exit code 101\n{out}")})),
+            now,
+        );
+        let u = &s.test_results.unit;
+        assert_eq!((u.status, u.framework.as_str(), u.passed, u.failed), (SuiteStatus::Failed, "cargo", 3, 1));
+        assert_eq!(u.command, "cargo test 2>&1");
+        assert_eq!(u.failures[0].test_name, "tests::parses");
+
+        let out = crate::testout::tests::fixture("playwright-pass.txt");
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+                "tool_input": {"command": "npm run test:e2e"}, "tool_response": {"stdout": out, "stderr": "", "interrupted": false}})),
+            now,
+        );
+        assert_eq!((s.test_results.e2e.status, s.test_results.e2e.passed), (SuiteStatus::Passed, 2));
+        assert_eq!(s.test_results.unit.status, SuiteStatus::Failed, "the unit suite is left as it was");
+
+        let out = crate::testout::tests::fixture("cargo-build-fail.txt");
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                "tool_input": {"command": "cargo test"}, "error": format!("Exit code 101\n{out}")})),
+            now,
+        );
+        let u = &s.test_results.unit;
+        assert_eq!(
+            u.failures[0].message.as_deref(),
+            Some("src/lib.rs:10:3: error: this file contains an unclosed delimiter")
+        );
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                "tool_input": {"command": "cargo build"}, "error": format!("Exit code 101\n{out}")})),
+            now,
+        );
+        assert_eq!(s.environment.build.status, ccmem_proto::env::BuildState::Failed);
+        let before = s.test_results.clone();
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                "tool_input": {"command": "cargo test"}, "error": "interrupted", "is_interrupt": true})),
+            now,
+        );
+        assert_eq!(s.test_results, before, "an interrupted run changes nothing");
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub mod checkpoint;
 pub mod cli;
 pub mod connection;
 pub mod context;
+pub mod deps;
+pub mod environment;
 pub mod git;
 pub mod global;
 pub mod hooks;
@@ -30,6 +32,7 @@ pub mod shutdown;
 pub mod socket;
 pub mod state;
 pub mod store;
+pub mod testout;
 pub mod watch;
 
 use anyhow::Context;

@@ -6,10 +6,12 @@
 //! - [`rpc`]: the JSON-RPC 2.0 envelope and error codes.
 //! - [`frame`]: newline-delimited framing with a size limit.
 //! - [`api`]: method names and their parameter and result types.
+//! - [`session`], [`env`], [`facts`]: the session and its parts, as the seeds define them.
 //! - [`paths`]: where the socket, pidfile and state live, and the checks that keep them private.
 
 pub mod api;
 pub mod atomic;
+pub mod env;
 pub mod facts;
 pub mod frame;
 pub mod paths;

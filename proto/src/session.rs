@@ -6,6 +6,7 @@
 //! dir, and returns from `status`. [`ProjectState`] is seed 004's checkpoint file,
 //! `.claude/.project-state.json`, derived from it within the seed's size limits.
 
+use crate::env::{BuildStatus, EnvironmentState, ServerInfo, TestResults, TestSuite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -70,6 +71,24 @@ pub struct Session {
     pub conversations: Vec<Conversation>,
     /// Shell commands the agent ran, oldest first, redacted.
     pub shell_commands: Vec<ShellCommand>,
+    /// Dev servers, dependencies and build (seed 000).
+    pub environment: EnvironmentState,
+    /// The last unit and end-to-end test runs (seed 000).
+    pub test_results: TestResults,
+    /// Notable moments, oldest first: servers started and stopped, test runs, builds.
+    pub timeline: Vec<TimelineEntry>,
+}
+
+/// A notable moment in a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TimelineEntry {
+    /// ISO 8601.
+    pub timestamp: String,
+    /// server_started, server_stopped, tests, build.
+    pub kind: String,
+    /// What happened, for a human.
+    pub text: String,
 }
 
 /// One agent conversation in a project (seed 002's SessionState, one per conversation).
@@ -459,6 +478,18 @@ pub enum SessionEvent {
         /// The warning.
         text: String,
     },
+    /// A dev server started listening (`status: running`) or went away (`stopped`).
+    Server(ServerInfo),
+    /// A test run's results.
+    Tests {
+        /// The suite as run.
+        suite: TestSuite,
+        /// End-to-end rather than unit.
+        #[serde(default)]
+        e2e: bool,
+    },
+    /// A build's outcome.
+    Build(BuildStatus),
 }
 
 /// A session that has ended, as kept in the daemon's archive.
