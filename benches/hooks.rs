@@ -60,17 +60,24 @@ fn main() {
                 json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "tool_response": {"stdout": "test ok\n".repeat(25_000), "stderr": ""}}),
             ),
         ),
+        (
+            "PostToolUseFailure (failing cargo test)",
+            ev(
+                "PostToolUseFailure",
+                json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "error": format!("Exit code 101\n{}", include_str!("../daemon/fixtures/testout/cargo-fail.txt").repeat(20))}),
+            ),
+        ),
         ("UserPromptSubmit", ev("UserPromptSubmit", json!({"prompt": "add rate limiting to the login endpoint"}))),
         ("Stop", ev("Stop", json!({"stop_hook_active": false, "last_assistant_message": "Done."}))),
         ("SessionStart (full context)", ev("SessionStart", json!({"source": "resume"}))),
     ];
     let ctx_len = {
-        let out = run(&env, &events[5].1, true);
+        let out = run(&env, &events[events.len() - 1].1, true);
         let v: Value = serde_json::from_slice(&out).expect("SessionStart output");
         v["hookSpecificOutput"]["additionalContext"].as_str().map(|s| s.chars().count()).unwrap_or(0)
     };
     println!(
-        "{:<36} {:>9} {:>9}   {:>9} {:>9}   {:>7}",
+        "{:<40} {:>9} {:>9}   {:>9} {:>9}   {:>7}",
         "event", "median ms", "p99 ms", "true med", "true p99", "ratio"
     );
     let mut results = Vec::new();
@@ -87,7 +94,7 @@ fn main() {
             }));
         }
         let (hm, hp, tm, tp) = (q(&h, 0.5), q(&h, 0.99), q(&t, 0.5), q(&t, 0.99));
-        println!("{name:<36} {hm:>9.3} {hp:>9.3}   {tm:>9.3} {tp:>9.3}   {:>6.2}×", hm / tm);
+        println!("{name:<40} {hm:>9.3} {hp:>9.3}   {tm:>9.3} {tp:>9.3}   {:>6.2}×", hm / tm);
         results.push((*name, hm, tm));
     }
     println!();

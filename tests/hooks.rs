@@ -10,25 +10,6 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs `ccmemctl hook` with `payload` on stdin.
-fn hook(env: &Env, payload: &[u8]) -> Output {
-    let mut child =
-        env.ctl_cmd(&["hook"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let _ = stdin.write_all(payload);
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    env.note_daemon();
-    out
-}
-
-fn send(env: &Env, v: Value) -> Output {
-    let out = hook(env, v.to_string().as_bytes());
-    assert_eq!(out.status.code(), Some(0), "the hook always exits 0");
-    assert!(out.stderr.is_empty(), "the hook never writes to stderr: {}", text(&out.stderr));
-    out
-}
-
 fn ev(root: &Path, conv: &str, name: &str, extra: Value) -> Value {
     let mut v = json!({"session_id": conv, "transcript_path": format!("/tmp/{conv}.jsonl"), "cwd": root, "hook_event_name": name, "permission_mode": "default"});
     for (k, x) in extra.as_object().unwrap() {
@@ -43,19 +24,6 @@ fn context_of(out: &Output) -> String {
         .unwrap_or_else(|e| panic!("SessionStart printed no JSON ({e}): {}", text(&out.stdout)));
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
     v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string()
-}
-
-/// Waits until the daemon has processed what was sent (notifications are not answered).
-fn settle(env: &Env, root: &Path, cond: impl Fn(&Value) -> bool) -> Value {
-    let mut last = Value::Null;
-    assert!(
-        wait_until(Duration::from_secs(10), || {
-            last = env.project_status(root);
-            cond(&last)
-        }),
-        "condition never met; status: {last:#}"
-    );
-    last
 }
 
 #[test]

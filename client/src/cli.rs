@@ -97,6 +97,26 @@ pub enum Command {
         #[command(subcommand)]
         action: HooksAction,
     },
+    /// Record test results from a runner's output on stdin, or from a JUnit XML file:
+    /// `cargo test 2>&1 | ccmemctl test-report`, `ccmemctl test-report --junit report.xml`
+    TestReport {
+        /// A directory or file inside the project (default: the current directory)
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// The runner: cargo, nextest, pytest, go, jest, vitest, mocha, node, playwright,
+        /// cypress, bun, rspec, phpunit, dotnet, maven, gradle [default: recognised]
+        #[arg(long, value_name = "NAME")]
+        framework: Option<String>,
+        /// Read a JUnit XML report instead of stdin
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// The command that ran the tests, kept with the results
+        #[arg(long, value_name = "COMMAND")]
+        command: Option<String>,
+        /// The tests are end-to-end [default: by the runner]
+        #[arg(long)]
+        e2e: bool,
+    },
     /// Record an event in the project's session, given as JSON (or read from stdin), e.g.
     /// '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'
     Event {

@@ -179,6 +179,26 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             }
         }
         cli::Command::Hooks { action } => install::run(action, ctx.json).map_err(Error::Failed),
+        cli::Command::TestReport { path, framework, junit, command, e2e } => {
+            let output = match &junit {
+                Some(_) => None,
+                None => Some(read_output()?),
+            };
+            let junit = junit
+                .map(|f| std::path::absolute(&f).map_err(|e| Error::Failed(format!("{}: {e}", f.display()))))
+                .transpose()?;
+            let params = api::TestReportParams {
+                path: project_path(path)?,
+                output,
+                junit,
+                framework,
+                command,
+                e2e: e2e.then_some(true),
+            };
+            let r: api::TestReportReply = with_daemon(&ctx, |c, _| c.call(method::TEST_REPORT, &params))?;
+            show(&ctx, &r, || output::test_runs(&r.runs));
+            Ok(())
+        }
         cli::Command::Event { event, project } => {
             let text = match event.as_deref() {
                 Some(t) if t != "-" => t.to_string(),
@@ -197,6 +217,24 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             Ok(())
         }
     }
+}
+
+/// A test runner's output from stdin: its start and its end (where summaries are) when it is
+/// too long for one message.
+fn read_output() -> Result<String, Error> {
+    const HEAD: usize = 128 << 10;
+    const TAIL: usize = 640 << 10;
+    let mut buf = Vec::new();
+    io::Read::read_to_end(&mut io::stdin(), &mut buf)
+        .map_err(|e| Error::Failed(format!("cannot read the test output from stdin: {e}")))?;
+    if buf.len() > HEAD + TAIL {
+        let cut = buf.len() - HEAD - TAIL;
+        let mut kept = buf[..HEAD].to_vec();
+        kept.extend_from_slice(format!("\n[… {cut} bytes cut by ccmemctl …]\n").as_bytes());
+        kept.extend_from_slice(&buf[buf.len() - TAIL..]);
+        buf = kept;
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Whether `CCMEM_NO_AUTOSTART` is set (to anything but `0`).

@@ -61,6 +61,93 @@ pub fn status(r: &StatusReply) -> String {
 
 const SHOWN: usize = 10;
 
+/// The human form of recorded test runs.
+pub fn test_runs(runs: &[ccmem_proto::api::TestRun]) -> String {
+    let mut s = String::new();
+    for r in runs {
+        let t = &r.suite;
+        let kind = if r.e2e { "e2e" } else { "unit" };
+        let _ = writeln!(
+            s,
+            "recorded {kind} tests ({}): {:?} · {} passed, {} failed, {} skipped of {} ({:.1}%)",
+            t.framework, t.status, t.passed, t.failed, t.skipped, t.total, t.percentage
+        );
+        for f in t.failures.iter().take(SHOWN) {
+            let at = f.line.map_or_else(|| f.file.clone(), |l| format!("{}:{l}", f.file));
+            let msg = f.message.as_deref().map(|m| format!(" — {m}")).unwrap_or_default();
+            let _ = writeln!(s, "  ✗ {} {at}{msg}", f.test_name);
+        }
+    }
+    s.trim_end().to_string()
+}
+
+/// Tests, build, servers and dependencies (seed 000's TestResults and EnvironmentState).
+fn environment(s: &mut String, x: &Session) {
+    use ccmem_proto::env::{BuildState, DependencyState, ServerStatus, SuiteStatus};
+    let t = &x.test_results;
+    let e = &x.environment;
+    let mut lines = Vec::new();
+    for (kind, suite) in [("unit", &t.unit), ("e2e", &t.e2e)] {
+        let when = suite.ran_at.as_deref().map(|r| format!(" · {r}")).unwrap_or_default();
+        match suite.status {
+            SuiteStatus::NotRun => {}
+            SuiteStatus::Passed => lines.push(format!(
+                "tests ({kind})  passed · {} · {}/{} ({:.1}%) · `{}`{when}",
+                suite.framework, suite.passed, suite.total, suite.percentage, suite.command
+            )),
+            SuiteStatus::Failed => {
+                lines.push(format!(
+                    "tests ({kind})  FAILED · {} · {} failed, {} passed of {} · `{}`{when}",
+                    suite.framework, suite.failed, suite.passed, suite.total, suite.command
+                ));
+                for f in suite.failures.iter().take(SHOWN) {
+                    let at = f.line.map_or_else(|| f.file.clone(), |l| format!("{}:{l}", f.file));
+                    let msg = f.message.as_deref().map(|m| format!(" — {m}")).unwrap_or_default();
+                    lines.push(format!("     ✗ {} {at}{msg}", f.test_name));
+                }
+                let more = suite.failures.len().saturating_sub(SHOWN) as u64 + suite.more_failures;
+                if more > 0 {
+                    lines.push(format!("     … and {more} more failures"));
+                }
+            }
+        }
+    }
+    let b = &e.build;
+    let dir = b.output_dir.as_deref().map(|d| format!(" · {d}")).unwrap_or_default();
+    let when = b.last_build.as_deref().map(|r| format!(" · {r}")).unwrap_or_default();
+    match b.status {
+        BuildState::NotRun => {}
+        BuildState::Success => lines.push(format!("build         ok{dir}{when}")),
+        BuildState::Failed => {
+            lines.push(format!("build         FAILED · `{}`{when}", b.command));
+            lines.extend(b.errors.iter().map(|e| format!("     {e}")));
+        }
+    }
+    for v in &e.servers {
+        let state = match v.status {
+            ServerStatus::Running => "running".to_string(),
+            ServerStatus::Stopped => format!("stopped {}", v.stopped_at.as_deref().unwrap_or("")),
+        };
+        let pid = v.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
+        lines.push(format!("server        {} · {} ·{pid} {} · {}", v.url, state, v.process, v.command));
+    }
+    for m in &e.dependencies.managers {
+        let state = match m.status {
+            DependencyState::UpToDate => "up to date".to_string(),
+            DependencyState::Outdated => format!("OUTDATED: {}", m.detail),
+            DependencyState::Unknown => "unknown".to_string(),
+        };
+        let when = m.last_install.as_deref().map(|r| format!(" · installed {r}")).unwrap_or_default();
+        lines.push(format!("deps          {} ({}) · {state}{when}", m.package_manager, m.lockfile));
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(s, "\n🧪 Environment:");
+        for l in lines {
+            let _ = writeln!(s, "   {}", l.trim_end());
+        }
+    }
+}
+
 /// Seed 001's "SESSION CONTEXT" block.
 pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
     let mut s = String::new();
@@ -110,6 +197,7 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
     }
     let focus = &x.context_snapshot.active_task;
     let _ = writeln!(s, "\n🎯 Current Focus: {}", if focus.is_empty() { "(not known yet)" } else { focus });
+    environment(&mut s, x);
     let done = &x.context_snapshot.completed_steps;
     if !done.is_empty() {
         let _ = writeln!(s, "\n✅ Completed ({} task{}):", done.len(), if done.len() == 1 { "" } else { "s" });

@@ -39,6 +39,7 @@ pub fn run(
     let now = chrono::Utc::now();
     refresh_git(s);
     session::refresh(s, now);
+    crate::environment::refresh_files(s);
     let mut out = Outcome::default();
     let path = s.project_root.join(STATE_FILE);
     let bytes = session::checkpoint_file(s, reason, kind, now);

@@ -59,6 +59,11 @@ pub struct Args {
     #[arg(long, default_value_t = 6000, value_name = "CHARS", value_parser = clap::value_parser!(u32).range(200..=10_000))]
     pub context_budget: u32,
 
+    /// How often listening dev servers are looked for; `off` scans only when a status,
+    /// context or checkpoint asks
+    #[arg(long, env = "CCMEM_PORT_SCAN_INTERVAL", default_value = "10s", value_parser = parse_interval_or_off, value_name = "DURATION|off")]
+    pub port_scan_interval: Every,
+
     /// Ended sessions kept per project (`ccmemctl history`)
     #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub keep_sessions: u32,
@@ -111,6 +116,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(total)
 }
 
+/// A period, or never (`off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Every(pub Option<Duration>);
+
+/// A positive duration, or `off` (also `0`, `never`, `false`, `no`).
+pub fn parse_interval_or_off(text: &str) -> Result<Every, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "off" | "never" | "false" | "no" | "0" => Ok(Every(None)),
+        _ => parse_positive_duration(text).map(|d| Every(Some(d))),
+    }
+}
+
 /// A duration of at least 10 ms: zero would mean "never" or "always", neither meant.
 pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     let d = parse_duration(text)?;
@@ -138,6 +155,9 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert_eq!(parse_interval_or_off("off"), Ok(Every(None)));
+        assert_eq!(parse_interval_or_off("10s"), Ok(Every(Some(Duration::from_secs(10)))));
+        assert!(parse_interval_or_off("1ms").is_err());
         for bad in ["", "s", "5x", "1.5h", "-3s", "h5"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be rejected");
         }

@@ -4,6 +4,7 @@
 //! Built from what the session already holds (redacted when it came in); never from raw
 //! tool inputs or outputs.
 
+use ccmem_proto::env::{BuildState, DependencyState, ServerStatus, SuiteStatus};
 use ccmem_proto::facts::{Memory, FACTS_SHOWN, GOALS_SHOWN};
 use ccmem_proto::session::{truncate_chars, Conversation, Session, TodoStatus};
 
@@ -63,7 +64,16 @@ pub fn build(i: &Input, budget: usize) -> String {
                 .into(),
         );
     }
+    for (kind, suite) in [("Unit", &s.test_results.unit), ("E2E", &s.test_results.e2e)] {
+        if suite.status == SuiteStatus::Passed {
+            head.push(format!(
+                "{kind} tests passed ({}: {} of {}) with `{}`.",
+                suite.framework, suite.passed, suite.total, suite.command
+            ));
+        }
+    }
     sections.push(("# Where you left off (ccmem)".into(), head));
+    environment_first(&mut sections, s);
 
     let todos = i.conversation.filter(|c| !c.todos.is_empty()).map(|c| &c.todos).unwrap_or(&s.todos);
     let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
@@ -142,7 +152,83 @@ pub fn build(i: &Input, budget: usize) -> String {
     if !s.context_notes.is_empty() {
         sections.push(("## Notes".into(), vec![s.context_notes.clone()]));
     }
+    environment_rest(&mut sections, s);
     pack(sections, budget)
+}
+
+/// Failing tests, a failing build and running servers: near the top, the agent's first
+/// concern on resuming.
+fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session) {
+    let mut failing = Vec::new();
+    for (kind, suite) in [("Unit", &s.test_results.unit), ("E2E", &s.test_results.e2e)] {
+        if suite.status != SuiteStatus::Failed {
+            continue;
+        }
+        failing.push(format!(
+            "{kind}: {} failed, {} passed ({}, `{}`{}).",
+            suite.failed,
+            suite.passed,
+            suite.framework,
+            suite.command,
+            suite.ran_at.as_deref().map(|t| format!(", {t}")).unwrap_or_default()
+        ));
+        for f in &suite.failures {
+            let at = match (f.file.is_empty(), f.line) {
+                (true, _) => String::new(),
+                (false, Some(l)) => format!(" ({}:{l})", f.file),
+                (false, None) => format!(" ({})", f.file),
+            };
+            let msg = f.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
+            failing.push(format!("- {}{at}{msg}", f.test_name));
+        }
+        if suite.more_failures > 0 {
+            failing.push(format!("- … and {} more failures", suite.more_failures));
+        }
+    }
+    push(sections, "## Failing tests", failing);
+    let b = &s.environment.build;
+    if b.status == BuildState::Failed {
+        let mut l = vec![format!(
+            "`{}` failed{}.",
+            b.command,
+            b.last_build.as_deref().map(|t| format!(" at {t}")).unwrap_or_default()
+        )];
+        l.extend(b.errors.iter().map(|e| format!("- {e}")));
+        sections.push(("## Build failing".into(), l));
+    }
+    let running: Vec<String> = s
+        .environment
+        .servers
+        .iter()
+        .filter(|x| x.status == ServerStatus::Running)
+        .map(|x| {
+            let pid = x.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
+            let cmd = if x.command.is_empty() { String::new() } else { format!(": {}", x.command) };
+            format!("- {} ({}{pid}){cmd}", x.url, x.process)
+        })
+        .collect();
+    push(sections, "## Dev servers running", running);
+}
+
+/// Dependencies to install and servers that stopped: useful, not urgent.
+fn environment_rest(sections: &mut Vec<(String, Vec<String>)>, s: &Session) {
+    let mut l: Vec<String> = s
+        .environment
+        .dependencies
+        .managers
+        .iter()
+        .filter(|m| m.status == DependencyState::Outdated)
+        .map(|m| format!("- {}: {}", m.package_manager, m.detail))
+        .collect();
+    l.extend(s.environment.servers.iter().filter(|x| x.status == ServerStatus::Stopped).map(|x| {
+        format!(
+            "- {} ({}) stopped{}",
+            x.url,
+            x.process,
+            x.stopped_at.as_deref().map(|t| format!(" at {t}")).unwrap_or_default()
+        )
+    }));
+    push(sections, "## Environment", l);
 }
 
 fn push(sections: &mut Vec<(String, Vec<String>)>, title: &str, lines: Vec<String>) {

@@ -22,6 +22,7 @@ pub mod instance;
 pub mod logging;
 pub mod manifest;
 pub mod memory;
+pub mod ports;
 pub mod project;
 pub mod projects;
 pub mod redact;
@@ -88,7 +89,9 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
     };
     let state_dir = paths::state_dir().context("cannot find the state directory")?;
     let store = store::Store::new(state_dir.clone(), args.keep_sessions as usize);
+    let (ports, port_requests) = ports::channel();
     let ctx = project::Ctx {
+        ports,
         global: global::GlobalFacts::spawn(store.clone()),
         context_budget: (args.context_budget as usize).min(context::MAX_BUDGET),
         store,
@@ -103,6 +106,7 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
     };
     let shared = Arc::new(state::Shared::new(socket.clone(), started, limits, ctx));
     tokio::spawn(shutdown::on_signals(shared.shutdown.clone()));
+    ports::spawn(port_requests, shared.projects.clone(), args.port_scan_interval.0);
     let (restored, archived) = shared.projects.restore().await;
     if restored + archived > 0 {
         tracing::info!(restored, archived, state_dir = %state_dir.display(), "sessions found at start-up");

@@ -7,7 +7,9 @@
 //! and no lock is ever held around the session.
 
 use crate::projects::Registration;
-use crate::{checkpoint, context, git, global::GlobalFacts, hooks, manifest, session, store::Store, watch};
+use crate::{
+    checkpoint, context, environment, git, global::GlobalFacts, hooks, manifest, session, store::Store, watch,
+};
 use ccmem_proto::api::{
     CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, RequestedReason,
 };
@@ -34,6 +36,8 @@ pub struct Ctx {
     pub global: GlobalFacts,
     /// Default size of the resume context, in characters.
     pub context_budget: usize,
+    /// The dev-server scanner.
+    pub ports: crate::ports::Ports,
 }
 
 /// Messages a project task accepts.
@@ -63,6 +67,8 @@ pub enum Msg {
     FsChanges(Vec<(String, watch::Change)>),
     /// `.git/HEAD`, the index or a ref changed.
     GitChanged,
+    /// The dev servers listening from this project now (from the port scanner).
+    Servers(Vec<ccmem_proto::env::ServerInfo>),
     /// An agent hook event; `reply` is None for notifications.
     Hook { hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>> },
     /// The resume context.
@@ -221,6 +227,7 @@ impl Project {
         let (ctx, root) = (self.ctx.clone(), self.s.project_root.clone());
         self.memory = tokio::task::spawn_blocking(move || ctx.store.load_memory(&root)).await.unwrap_or_default();
         self.me = Some(mailbox.clone());
+        self.ctx.ports.kick(&self.s.project_root);
         self.watcher =
             Some(watch::spawn(self.s.project_root.clone(), mailbox, self.ctx.watch.clone(), self.changed_since.take()));
         let period = self.ctx.checkpoint_interval;
@@ -375,6 +382,13 @@ impl Project {
                 self.activity();
                 self.git_soon();
             }
+            Msg::Servers(listening) => {
+                // A change, not activity: a server left running does not keep a session alive.
+                if environment::apply_scan(&mut self.s, &listening, chrono::Utc::now()) {
+                    self.version += 1;
+                    self.dirty = true;
+                }
+            }
             Msg::JobDone { seq, result } => self.job_done(seq, *result),
             Msg::Shutdown { reply } => return Flow::Shutdown(reply),
         }
@@ -486,6 +500,7 @@ impl Project {
         let mut s = self.s.clone();
         let now = chrono::Utc::now();
         session::refresh(&mut s, now);
+        environment::refresh_files(&mut s);
         // A conversation that is starting is pointed at the one before it.
         let resume = hooks::resumable(&s, self.ctx.ttl, now, conversation).map(|c| c.id.clone());
         let conv = conversation.or(resume.as_deref()).and_then(|id| s.conversations.iter().find(|c| c.id == id));
@@ -515,6 +530,10 @@ impl Project {
         if self.job.is_some() || self.me.is_none() {
             self.queued_checkpoint = Some((reason, kind));
             return;
+        }
+        if kind == CheckpointType::EventDriven {
+            // The agent stopped or compacts: the next checkpoint will hold fresh servers.
+            self.ctx.ports.kick(&self.s.project_root);
         }
         let (mut copy, ctx, mut exclude_done, version) =
             (self.s.clone(), self.ctx.clone(), self.exclude_done, self.version);
@@ -664,6 +683,7 @@ impl Project {
     fn status(&self) -> ProjectStatus {
         let mut s = self.s.clone();
         session::refresh(&mut s, chrono::Utc::now());
+        environment::refresh_files(&mut s);
         ProjectStatus {
             root: s.project_root.clone(),
             live: true,

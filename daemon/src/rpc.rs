@@ -66,6 +66,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::CHECKPOINT => {
             let p: api::CheckpointParams = parse(name, params)?;
             let root = root_of(name, p.path).await?;
+            fresh_servers(shared, &root).await;
             let r = ask(shared, &root, |reply| Msg::Checkpoint { reason: p.reason, note: p.note, reply }).await?;
             to_value(r.map_err(RpcError::app)?)
         }
@@ -94,9 +95,30 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::CONTEXT => {
             let p: api::ContextParams = parse(name, params)?;
             let root = root_of(name, p.path).await?;
+            fresh_servers(shared, &root).await;
             to_value(ask(shared, &root, |reply| Msg::Context { budget: p.budget, reply }).await?)
         }
+        method::TEST_REPORT => {
+            let p: api::TestReportParams = parse(name, params)?;
+            let root = root_of(name, p.path.clone()).await?;
+            let runs = tokio::task::spawn_blocking(move || crate::testout::report(&p))
+                .await
+                .map_err(|e| RpcError::app(format!("reading the report failed: {e}")))?
+                .map_err(|e| RpcError::invalid_params(name, &e))?;
+            for run in &runs {
+                let event = ccmem_proto::session::SessionEvent::Tests { suite: run.suite.clone(), e2e: run.e2e };
+                ask(shared, &root, |reply| Msg::Event { event, reply: Some(reply) }).await?.map_err(RpcError::app)?;
+            }
+            to_value(api::TestReportReply { runs })
+        }
         _ => Err(RpcError::method_not_found(name)),
+    }
+}
+
+/// Has the port scanner tell a live project its servers, before a request that shows them.
+async fn fresh_servers(shared: &Arc<Shared>, root: &Path) {
+    if shared.projects.is_live(root) {
+        shared.projects.ctx().ports.refresh(root).await;
     }
 }
 
@@ -129,6 +151,7 @@ async fn status(name: &str, p: api::StatusParams, shared: &Arc<Shared>) -> Resul
         None => None,
         Some(path) => {
             let root = root_of(name, path).await?;
+            fresh_servers(shared, &root).await;
             let (tx, rx) = oneshot::channel();
             shared.projects.send(&root, Msg::Status { reply: tx }).await;
             Some(rx.await.unwrap_or_else(|_| project::not_live(&root)))

@@ -276,7 +276,17 @@ pub fn checkpoint_file(s: &Session, reason: CheckpointReason, kind: CheckpointTy
         checkpoint_type: kind,
         activity_summary: s.activity_summary.clone(),
         context_notes: truncate_chars(&s.context_notes, limits::CONTEXT_NOTES_CHARS),
-        warnings: s.warnings.iter().rev().take(20).rev().map(|w| truncate_chars(w, limits::WARNING_CHARS)).collect(),
+        // The last warnings reported, then what is failing now (last: shrinking drops the
+        // oldest first).
+        warnings: s
+            .warnings
+            .iter()
+            .rev()
+            .take(20)
+            .rev()
+            .map(|w| truncate_chars(w, limits::WARNING_CHARS))
+            .chain(crate::environment::warnings(s))
+            .collect(),
     };
     st.git.last_commit = truncate_chars(&st.git.last_commit, 200);
     st.git.branch = truncate_chars(&st.git.branch, 200);

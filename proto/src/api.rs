@@ -36,6 +36,8 @@ pub mod method {
     pub const HOOK: &str = "hook";
     /// What a fresh agent needs to carry on: [`super::ContextParams`] → [`super::ContextReply`].
     pub const CONTEXT: &str = "session.context";
+    /// Test results from a runner's output or a JUnit XML file.
+    pub const TEST_REPORT: &str = "session.test_report";
 }
 
 /// Params of `hello`: who the client is.
@@ -343,4 +345,42 @@ pub struct ContextReply {
     /// The most recent conversation still within its TTL, for `--resume`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
+}
+
+/// Params of `session.test_report`: the output a test runner printed, or a JUnit XML file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestReportParams {
+    /// A directory or file inside the project (absolute).
+    pub path: PathBuf,
+    /// What the runner printed (its summary is read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// A JUnit XML report (absolute path; the daemon reads it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub junit: Option<PathBuf>,
+    /// The runner (cargo, pytest, jest, …); default: recognised from the output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<String>,
+    /// The command that ran the tests, for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// End-to-end tests (default: by the runner, Playwright and Cypress being end-to-end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e: Option<bool>,
+}
+
+/// One suite's results as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestRun {
+    /// End-to-end rather than unit.
+    pub e2e: bool,
+    /// The suite.
+    pub suite: crate::env::TestSuite,
+}
+
+/// Result of `session.test_report`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestReportReply {
+    /// The suites found and recorded.
+    pub runs: Vec<TestRun>,
 }

@@ -547,3 +547,37 @@ pub fn cpu_secs(pid: u32) -> f64 {
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     (ticks(11) + ticks(12)) / hz
 }
+
+// The agent's side: `ccmemctl hook` fed payloads, and waiting for the daemon to take them.
+
+/// Runs `ccmemctl hook` with `payload` on stdin.
+pub fn hook(env: &Env, payload: &[u8]) -> std::process::Output {
+    let mut child =
+        env.ctl_cmd(&["hook"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(payload);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    env.note_daemon();
+    out
+}
+
+pub fn send(env: &Env, v: serde_json::Value) -> std::process::Output {
+    let out = hook(env, v.to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0), "the hook always exits 0");
+    assert!(out.stderr.is_empty(), "the hook never writes to stderr: {}", text(&out.stderr));
+    out
+}
+
+/// Waits until the daemon has processed what was sent (notifications are not answered).
+pub fn settle(env: &Env, root: &Path, cond: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            last = env.project_status(root);
+            cond(&last)
+        }),
+        "condition never met; status: {last:#}"
+    );
+    last
+}

@@ -87,6 +87,61 @@ pub fn parse(output: &str, hint: Option<&str>) -> Vec<Run> {
     runs
 }
 
+/// Largest JUnit report read.
+const MAX_JUNIT: u64 = 64 << 20;
+
+/// The suites in a `session.test_report`: its JUnit file or its output, each suite with the
+/// command given. An unknown framework, an unreadable file or an output with no results is
+/// an error that says what was expected.
+pub fn report(p: &ccmem_proto::api::TestReportParams) -> Result<Vec<ccmem_proto::api::TestRun>, String> {
+    let fw = p.framework.as_deref().map(str::trim).filter(|f| !f.is_empty());
+    let mut runs = match (&p.junit, &p.output) {
+        (Some(file), _) => {
+            use std::io::Read;
+            let f = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let mut xml = String::new();
+            f.take(MAX_JUNIT + 1)
+                .read_to_string(&mut xml)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            if xml.len() as u64 > MAX_JUNIT {
+                return Err(format!("{} is larger than {} MiB", file.display(), MAX_JUNIT >> 20));
+            }
+            vec![junit::parse(&xml, fw).map_err(|e| format!("{}: {e}", file.display()))?]
+        }
+        (None, Some(out)) => {
+            if let Some(f) = fw {
+                let known =
+                    frameworks().any(|n| n == f.to_ascii_lowercase()) || aliases(&f.to_ascii_lowercase()).is_some();
+                if !known {
+                    return Err(format!(
+                        "unknown framework {f:?}; known: {}",
+                        frameworks().collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
+            let runs = parse(out, fw);
+            if runs.is_empty() {
+                return Err(match fw {
+                    Some(f) => format!("no {f} results found in the output (is it the runner's whole output?)"),
+                    None => format!(
+                        "no test results recognised in the output; name the runner with --framework ({})",
+                        frameworks().collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
+            runs
+        }
+        (None, None) => return Err("give the runner's output or a JUnit file".into()),
+    };
+    Ok(runs
+        .drain(..)
+        .map(|mut r| {
+            r.suite.command = p.command.clone().unwrap_or_default();
+            ccmem_proto::api::TestRun { e2e: p.e2e.unwrap_or(r.e2e), suite: r.suite }
+        })
+        .collect())
+}
+
 fn aliases(name: &str) -> Option<&'static str> {
     Some(match name {
         "cargo-test" | "rust" | "cargo test" => "cargo",

@@ -1,0 +1,421 @@
+//! Dev servers: the user's listening TCP sockets, the processes behind them, and the
+//! projects they were started from.
+//!
+//! One task scans for every project, on an interval and when a project asks (status,
+//! context, checkpoint), and tells each live project which servers are its own: those
+//! whose process, or one of its ancestors, works inside the project's root (the innermost
+//! project wins). A project only hears from the scanner when its list changed.
+//!
+//! A scan is cheap: one netlink dump of TCP sockets, socket inodes mapped to pids through
+//! `/proc/<pid>/fd` of the user's own processes only (and remembered between scans), then
+//! the few processes found (and their ancestors) read through sysinfo, which is told not
+//! to keep `/proc` files open.
+
+use crate::project::Msg;
+use crate::projects::Projects;
+use ccmem_proto::env::ServerInfo;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, UpdateKind};
+use tokio::sync::{mpsc, oneshot};
+
+/// How far up the process tree a server's project is looked for.
+const ANCESTORS: usize = 16;
+/// Sockets with no owner in sight are looked for again every this many scans.
+#[cfg(target_os = "linux")]
+const UNSEEN_RETRY: u64 = 30;
+/// A scan this recent answers an on-demand request.
+const FRESH: Duration = Duration::from_millis(500);
+
+/// A listening server as one scan saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listener {
+    /// TCP port.
+    pub port: u16,
+    /// The process holding the socket.
+    pub pid: u32,
+    /// Its name.
+    pub process: String,
+    /// Its command line.
+    pub command: String,
+    /// Its working directory, then its ancestors' (nearest first).
+    pub cwds: Vec<PathBuf>,
+}
+
+/// Asks the scanner for scans. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Ports {
+    tx: mpsc::Sender<Request>,
+}
+
+/// A request for a scan.
+#[derive(Debug)]
+pub struct Request {
+    /// The project that must hear the result, changed or not.
+    root: Option<PathBuf>,
+    done: Option<oneshot::Sender<()>>,
+}
+
+/// A handle and the receiving end for [`spawn`]: projects get the handle before the
+/// scanner (which needs the registry of projects) starts.
+pub fn channel() -> (Ports, mpsc::Receiver<Request>) {
+    let (tx, rx) = mpsc::channel(256);
+    (Ports { tx }, rx)
+}
+
+impl Ports {
+    /// Scans now (or uses a scan under half a second old) and returns once `root`'s task
+    /// has been told; gives up after two seconds (status is not held up by a slow /proc).
+    pub async fn refresh(&self, root: &Path) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.send(Request { root: Some(root.to_path_buf()), done: Some(done) }).await.is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), wait).await;
+        }
+    }
+
+    /// Asks for a scan whose result `root` will hear, without waiting.
+    pub fn kick(&self, root: &Path) {
+        let _ = self.tx.try_send(Request { root: Some(root.to_path_buf()), done: None });
+    }
+}
+
+/// Runs the scanner: every `interval` (None: only on request) while any project is live.
+pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, interval: Option<Duration>) {
+    tokio::spawn(async move {
+        let mut scanner = Some(Scanner::new());
+        let mut told: HashMap<PathBuf, Vec<ServerInfo>> = HashMap::new();
+        let mut last: Option<(Instant, Arc<Vec<Listener>>)> = None;
+        let period = interval.unwrap_or(Duration::from_secs(3600 * 24 * 365));
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let mut requests = Vec::new();
+            tokio::select! {
+                r = rx.recv() => match r {
+                    Some(r) => requests.push(r),
+                    None => return,
+                },
+                _ = tick.tick(), if interval.is_some() => {
+                    if projects.is_empty() {
+                        continue;
+                    }
+                }
+            }
+            while let Ok(r) = rx.try_recv() {
+                requests.push(r);
+            }
+            let reuse = !requests.is_empty() && last.as_ref().is_some_and(|(t, _)| t.elapsed() < FRESH);
+            let listeners = match (reuse, &last) {
+                (true, Some((_, l))) => l.clone(),
+                _ => {
+                    let Some(mut s) = scanner.take() else { return };
+                    let Ok((s, found)) = tokio::task::spawn_blocking(move || {
+                        let found = s.scan();
+                        (s, found)
+                    })
+                    .await
+                    else {
+                        tracing::error!("the port scan panicked; dev servers are no longer tracked");
+                        return;
+                    };
+                    scanner = Some(s);
+                    let found = Arc::new(found);
+                    last = Some((Instant::now(), found.clone()));
+                    found
+                }
+            };
+            let roots = projects.roots();
+            let mut mine = assign(&listeners, &roots);
+            told.retain(|r, _| roots.contains(r));
+            for root in &roots {
+                let servers = mine.remove(root).unwrap_or_default();
+                let asked = requests.iter().any(|r| r.root.as_deref() == Some(root.as_path()));
+                if asked || told.get(root) != Some(&servers) {
+                    told.insert(root.clone(), servers.clone());
+                    projects.send(root, Msg::Servers(servers)).await;
+                }
+            }
+            for r in requests {
+                if let Some(done) = r.done {
+                    let _ = done.send(());
+                }
+            }
+        }
+    });
+}
+
+/// Each listener goes to the innermost project root holding the nearest of its cwds.
+pub fn assign(listeners: &[Listener], roots: &[PathBuf]) -> HashMap<PathBuf, Vec<ServerInfo>> {
+    let mut out: HashMap<PathBuf, Vec<ServerInfo>> = HashMap::new();
+    for l in listeners {
+        let owner = l
+            .cwds
+            .iter()
+            .find_map(|cwd| roots.iter().filter(|r| cwd.starts_with(r)).max_by_key(|r| r.components().count()));
+        if let Some(root) = owner {
+            let list = out.entry(root.clone()).or_default();
+            if !list.iter().any(|s| s.port == l.port && s.pid == Some(l.pid)) {
+                list.push(ServerInfo {
+                    process: l.process.clone(),
+                    port: l.port,
+                    url: ServerInfo::url_for(l.port),
+                    pid: Some(l.pid),
+                    command: l.command.clone(),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    for list in out.values_mut() {
+        list.sort_by_key(|s| (s.port, s.pid));
+    }
+    out
+}
+
+/// What a scan needs between runs: the process table it refreshes in place, and which pid
+/// held each socket last time.
+pub struct Scanner {
+    sys: sysinfo::System,
+    /// Socket inode → the pid holding it (None: not found among the user's processes).
+    #[cfg(target_os = "linux")]
+    owners: HashMap<u32, Option<u32>>,
+    #[cfg(target_os = "linux")]
+    scans: u64,
+    uid: u32,
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Scanner {
+    /// A scanner for the current user's servers.
+    pub fn new() -> Self {
+        // sysinfo would otherwise keep a /proc/<pid>/stat open per process it has seen.
+        sysinfo::set_open_files_limit(0);
+        Self {
+            sys: sysinfo::System::new(),
+            #[cfg(target_os = "linux")]
+            owners: HashMap::new(),
+            #[cfg(target_os = "linux")]
+            scans: 0,
+            uid: ccmem_proto::paths::euid(),
+        }
+    }
+
+    /// The user's listening TCP servers now. Errors (no netlink, a process gone mid-scan)
+    /// shrink the answer, never fail it.
+    pub fn scan(&mut self) -> Vec<Listener> {
+        let sockets = self.listening();
+        let pids: Vec<u32> = {
+            let mut p: Vec<u32> = sockets.iter().map(|(_, pid)| *pid).collect();
+            p.sort_unstable();
+            p.dedup();
+            p
+        };
+        self.refresh(&pids);
+        let mut out = Vec::new();
+        for (port, pid) in sockets {
+            let Some(p) = self.sys.process(Pid::from_u32(pid)) else { continue };
+            let mut cwds = Vec::new();
+            let mut cur = Some(p);
+            for _ in 0..ANCESTORS {
+                let Some(c) = cur else { break };
+                if let Some(cwd) = c.cwd().filter(|d| !d.as_os_str().is_empty()) {
+                    cwds.push(cwd.to_path_buf());
+                }
+                cur = c.parent().and_then(|pp| self.sys.process(pp));
+            }
+            let command: Vec<String> = p.cmd().iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            out.push(Listener {
+                port,
+                pid,
+                process: p.name().to_string_lossy().into_owned(),
+                command: command.join(" "),
+                cwds,
+            });
+        }
+        out.sort_by_key(|l| (l.port, l.pid));
+        out.dedup_by_key(|l| (l.port, l.pid));
+        out
+    }
+
+    /// Reads the processes and their ancestors, layer by layer.
+    fn refresh(&mut self, pids: &[u32]) {
+        let kind = ProcessRefreshKind::nothing()
+            .without_tasks()
+            .with_cwd(UpdateKind::Always)
+            .with_cmd(UpdateKind::Always)
+            .with_user(UpdateKind::OnlyIfNotSet);
+        let mut layer: Vec<Pid> = pids.iter().map(|p| Pid::from_u32(*p)).collect();
+        let mut seen: Vec<Pid> = Vec::new();
+        for _ in 0..ANCESTORS {
+            layer.retain(|p| !seen.contains(p) && p.as_u32() > 1);
+            if layer.is_empty() {
+                break;
+            }
+            self.sys.refresh_processes_specifics(ProcessesToUpdate::Some(&layer), true, kind);
+            seen.extend(&layer);
+            layer = layer.iter().filter_map(|p| self.sys.process(*p)?.parent()).collect();
+        }
+        // Forget processes no longer involved, so the table stays small.
+        let keep: std::collections::HashSet<Pid> = seen.into_iter().collect();
+        let stale: Vec<Pid> = self.sys.processes().keys().filter(|p| !keep.contains(p)).copied().collect();
+        if !stale.is_empty() {
+            self.sys.refresh_processes_specifics(ProcessesToUpdate::Some(&stale), true, ProcessRefreshKind::nothing());
+        }
+    }
+
+    /// (port, pid) of the user's listening TCP sockets.
+    #[cfg(target_os = "linux")]
+    fn listening(&mut self) -> Vec<(u16, u32)> {
+        use netstat2::{AddressFamilyFlags, ProtocolFlags, ProtocolSocketInfo, TcpState};
+        let af = AddressFamilyFlags::IPV4 | AddressFamilyFlags::IPV6;
+        let Ok(iter) = netstat2::iterate_sockets_info_without_pids(af, ProtocolFlags::TCP) else { return Vec::new() };
+        let mut socks: Vec<(u16, u32)> = Vec::new();
+        for si in iter.flatten() {
+            if si.uid != self.uid {
+                continue;
+            }
+            if let ProtocolSocketInfo::Tcp(t) = &si.protocol_socket_info {
+                if t.state == TcpState::Listen && !socks.iter().any(|(_, i)| *i == si.inode) {
+                    socks.push((t.local_port, si.inode));
+                }
+            }
+        }
+        let inodes: std::collections::HashSet<u32> = socks.iter().map(|(_, i)| *i).collect();
+        // Sockets whose owner cannot be seen (another pid namespace, a kernel socket) are
+        // remembered as such and looked for again only now and then: otherwise every scan
+        // would read every process's descriptors.
+        self.scans += 1;
+        let retry = self.scans.is_multiple_of(UNSEEN_RETRY);
+        self.owners.retain(|inode, pid| {
+            inodes.contains(inode)
+                && match pid {
+                    Some(pid) => Path::new(&format!("/proc/{pid}")).exists(),
+                    None => !retry,
+                }
+        });
+        let missing: Vec<u32> = inodes.iter().filter(|i| !self.owners.contains_key(i)).copied().collect();
+        if !missing.is_empty() {
+            let found = socket_owners(&missing, self.uid);
+            for inode in missing {
+                let pid = found.iter().find(|(i, _)| *i == inode).map(|(_, p)| *p);
+                self.owners.insert(inode, pid);
+            }
+        }
+        socks
+            .into_iter()
+            .filter_map(|(port, inode)| self.owners.get(&inode).copied().flatten().map(|pid| (port, pid)))
+            .collect()
+    }
+
+    /// (port, pid) of the user's listening TCP sockets.
+    #[cfg(not(target_os = "linux"))]
+    fn listening(&mut self) -> Vec<(u16, u32)> {
+        use netstat2::{AddressFamilyFlags, ProtocolFlags, ProtocolSocketInfo, TcpState};
+        let af = AddressFamilyFlags::IPV4 | AddressFamilyFlags::IPV6;
+        let Ok(sockets) = netstat2::get_sockets_info(af, ProtocolFlags::TCP) else { return Vec::new() };
+        let mut out = Vec::new();
+        for si in sockets {
+            if let ProtocolSocketInfo::Tcp(t) = &si.protocol_socket_info {
+                if t.state == TcpState::Listen {
+                    out.extend(si.associated_pids.iter().map(|p| (t.local_port, *p)));
+                }
+            }
+        }
+        // Other users' processes: skipped (their cwd is not ours to read anyway).
+        let pids: Vec<Pid> = out.iter().map(|(_, p)| Pid::from_u32(*p)).collect();
+        self.sys.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&pids),
+            true,
+            ProcessRefreshKind::nothing().with_user(UpdateKind::OnlyIfNotSet),
+        );
+        let uid = self.uid;
+        out.retain(|(_, p)| self.sys.process(Pid::from_u32(*p)).and_then(|p| p.user_id()).is_some_and(|u| **u == uid));
+        out
+    }
+}
+
+/// Which of the user's processes hold the sockets with these inodes: `/proc/<pid>/fd` of
+/// processes owned by `uid` only, stopping once all are found.
+#[cfg(target_os = "linux")]
+fn socket_owners(inodes: &[u32], uid: u32) -> Vec<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else { return found };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if p.metadata().map(|m| m.uid()).ok() != Some(uid) {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else { continue };
+        for fd in fds.flatten() {
+            let Ok(target) = std::fs::read_link(fd.path()) else { continue };
+            let Some(inode) = target
+                .to_str()
+                .and_then(|t| t.strip_prefix("socket:["))
+                .and_then(|t| t.strip_suffix(']'))
+                .and_then(|t| t.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if inodes.contains(&inode) && !found.iter().any(|(i, _)| *i == inode) {
+                found.push((inode, pid));
+                if found.len() == inodes.len() {
+                    return found;
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_go_to_the_innermost_project_of_the_nearest_cwd() {
+        let l = |port, cwds: &[&str]| Listener {
+            port,
+            pid: port as u32,
+            process: "node".into(),
+            command: String::new(),
+            cwds: cwds.iter().map(PathBuf::from).collect(),
+        };
+        let roots = vec![PathBuf::from("/w/app"), PathBuf::from("/w/app/packages/web"), PathBuf::from("/w/api")];
+        let got = assign(
+            &[
+                l(3000, &["/w/app/packages/web/src"]),
+                l(3001, &["/tmp", "/w/api"]),
+                l(3002, &["/w/app", "/w/api"]),
+                l(3003, &["/home/u"]),
+                l(3004, &["/w/application"]),
+            ],
+            &roots,
+        );
+        let ports = |r: &str| got.get(Path::new(r)).map(|v| v.iter().map(|s| s.port).collect::<Vec<_>>());
+        assert_eq!(ports("/w/app/packages/web"), Some(vec![3000]));
+        assert_eq!(ports("/w/api"), Some(vec![3001]));
+        assert_eq!(ports("/w/app"), Some(vec![3002]));
+        assert_eq!(got.len(), 3, "a server outside every project belongs to none");
+    }
+
+    #[test]
+    fn a_scan_finds_this_process_listening() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut s = Scanner::new();
+        let found = s.scan();
+        let me = found.iter().find(|l| l.port == port).unwrap_or_else(|| panic!("port {port} not in {found:?}"));
+        assert_eq!(me.pid, std::process::id());
+        assert_eq!(me.cwds.first(), Some(&std::env::current_dir().unwrap()));
+        drop(listener);
+        assert!(!s.scan().iter().any(|l| l.port == port), "a closed socket is gone at the next scan");
+    }
+}
