@@ -337,6 +337,8 @@ impl Project {
                 let ended = self.end_session(EndReason::Reset).await;
                 self.s = new_session(self.s.project_root.clone(), self.ctx.clone()).await;
                 self.activity();
+                // The scanner only speaks on changes: the new session must hear the servers.
+                self.ctx.ports.kick(&self.s.project_root);
                 tracing::info!(project = %self.s.project_root.display(), session = %self.s.session_id, "session started");
                 let _ = reply.send(EndReply {
                     root: self.s.project_root.clone(),

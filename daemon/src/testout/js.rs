@@ -1,6 +1,6 @@
 //! JavaScript runners: Vitest, Jest, Playwright, Cypress, Bun, node's test runner, Mocha.
 
-use super::{failure, location, re, suite, Run};
+use super::{failure, location, re, suite, Run, Slot};
 use ccmem_proto::env::{SuiteStatus, TestFailure};
 
 re!(vitest_tests, r"(?m)^\s+Tests\s+(.*?)\s*\((\d+)\)\s*$");
@@ -95,15 +95,11 @@ pub fn playwright(out: &str) -> Option<Run> {
     if !pw_running().is_match(out) {
         return None;
     }
-    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    for c in pw_count().captures_iter(out) {
-        let n: u64 = c[1].parse().unwrap_or(0);
-        match &c[2] {
-            "passed" | "flaky" => passed += n,
-            "failed" | "interrupted" => failed += n,
-            _ => skipped += n,
-        }
-    }
+    let (passed, failed, skipped) = super::tally(pw_count(), out, |w| match w {
+        "passed" | "flaky" => Slot::Passed,
+        "failed" | "interrupted" => Slot::Failed,
+        _ => Slot::Skipped,
+    });
     let lines: Vec<&str> = out.lines().collect();
     let mut failures: Vec<TestFailure> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -147,15 +143,11 @@ pub fn bun(out: &str) -> Option<Run> {
     if !bun_head().is_match(out) {
         return None;
     }
-    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    for c in bun_count().captures_iter(out) {
-        let n: u64 = c[1].parse().unwrap_or(0);
-        match &c[2] {
-            "pass" => passed += n,
-            "fail" => failed += n,
-            _ => skipped += n,
-        }
-    }
+    let (passed, failed, skipped) = super::tally(bun_count(), out, |w| match w {
+        "pass" => Slot::Passed,
+        "fail" => Slot::Failed,
+        _ => Slot::Skipped,
+    });
     let lines: Vec<&str> = out.lines().collect();
     let mut failures = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -234,15 +226,8 @@ pub fn mocha(out: &str) -> Option<Run> {
     if !mocha_passing().is_match(out) {
         return None;
     }
-    let (mut failed, mut skipped) = (0, 0);
-    for c in mocha_line().captures_iter(out) {
-        let n: u64 = c[1].parse().unwrap_or(0);
-        if &c[2] == "failing" {
-            failed += n;
-        } else {
-            skipped += n;
-        }
-    }
+    let (_, failed, skipped) =
+        super::tally(mocha_line(), out, |w| if w == "failing" { Slot::Failed } else { Slot::Skipped });
     let mut s = suite("mocha", passed, failed, skipped, None);
     s.failures = mocha_failures(out);
     Some(Run { e2e: false, suite: s })

@@ -13,17 +13,7 @@ re!(mvn_item, r"^\[ERROR\]\s{2,}(?:Run \d+: )?([\w$.]+?)(?::(\d+))?(?: (?:»|->)
 /// Maven Surefire: each module's `Tests run: N, Failures: F, Errors: E, Skipped: S`
 /// total, summed; failures from the `Failures:` and `Errors:` lists of the results.
 pub fn maven(out: &str) -> Option<Run> {
-    let mut t = [0u64; 4];
-    let mut any = false;
-    for c in mvn_total().captures_iter(out) {
-        any = true;
-        for (i, v) in t.iter_mut().enumerate() {
-            *v += c[i + 1].parse::<u64>().unwrap_or(0);
-        }
-    }
-    if !any {
-        return None;
-    }
+    let t: [u64; 4] = super::sums(mvn_total(), out)?;
     let [run, fails, errors, skipped] = t;
     let mut failures = Vec::new();
     let mut in_list = false;

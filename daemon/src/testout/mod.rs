@@ -223,6 +223,43 @@ fn count(summary: &str, words: &[&str]) -> u64 {
     n
 }
 
+/// Where a count in a summary goes.
+#[derive(Clone, Copy, PartialEq)]
+enum Slot {
+    Passed,
+    Failed,
+    Skipped,
+}
+
+/// Sums summary lines such as `2 passed` / ` 1 fail` (group 1 the number, group 2 the word
+/// that `slot` files) into (passed, failed, skipped).
+fn tally(re: &Regex, out: &str, slot: impl Fn(&str) -> Slot) -> (u64, u64, u64) {
+    let mut t = (0, 0, 0);
+    for c in re.captures_iter(out) {
+        let n: u64 = c[1].parse().unwrap_or(0);
+        match slot(&c[2]) {
+            Slot::Passed => t.0 += n,
+            Slot::Failed => t.1 += n,
+            Slot::Skipped => t.2 += n,
+        }
+    }
+    t
+}
+
+/// Sums each numbered group over every match of `re` (one summary per binary, assembly or
+/// module); None when nothing matches.
+fn sums<const N: usize>(re: &Regex, out: &str) -> Option<[u64; N]> {
+    let mut t = [0u64; N];
+    let mut any = false;
+    for c in re.captures_iter(out) {
+        any = true;
+        for (i, v) in t.iter_mut().enumerate() {
+            *v += c.get(i + 1).and_then(|m| m.as_str().parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    any.then_some(t)
+}
+
 /// `file:line[:col]` at the end of a stack frame or location, outside dependencies and the
 /// runtime.
 fn location(line: &str) -> Option<(String, Option<u32>)> {

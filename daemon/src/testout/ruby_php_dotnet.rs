@@ -89,17 +89,7 @@ re!(dotnet_at, r" in (.+):line (\d+)\s*$");
 /// `dotnet test`: one `Passed!`/`Failed!` line per test assembly, summed; failures from
 /// `Failed Namespace.Class.Method [4 ms]` with `Error Message:` and the stack's `in file:line`.
 pub fn dotnet(out: &str) -> Option<Run> {
-    let mut totals = [0u64; 4];
-    let mut any = false;
-    for c in dotnet_summary().captures_iter(out) {
-        any = true;
-        for (i, t) in totals.iter_mut().enumerate() {
-            *t += c[i + 1].parse::<u64>().unwrap_or(0);
-        }
-    }
-    if !any {
-        return None;
-    }
+    let totals: [u64; 4] = super::sums(dotnet_summary(), out)?;
     let lines: Vec<&str> = out.lines().collect();
     let mut failures = Vec::new();
     for (i, line) in lines.iter().enumerate() {

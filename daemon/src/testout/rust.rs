@@ -12,14 +12,7 @@ re!(panic_old, r"^\s*thread '([^']+)'(?: \(\d+\))? panicked at '(.*)', ([^\s:]+)
 
 /// `cargo test`: every binary's `test result:` line summed; failures with their panic.
 pub fn cargo(out: &str) -> Option<Run> {
-    let mut totals = (0, 0, 0);
-    let mut seen = false;
-    for c in result_line().captures_iter(out) {
-        seen = true;
-        totals.0 += c[1].parse::<u64>().unwrap_or(0);
-        totals.1 += c[2].parse::<u64>().unwrap_or(0);
-        totals.2 += c[3].parse::<u64>().unwrap_or(0);
-    }
+    let totals: Option<[u64; 3]> = super::sums(result_line(), out);
     let mut names: Vec<String> = failed_line().captures_iter(out).map(|c| c[1].to_string()).collect();
     // The list after the last `failures:` heading names them all, even when the per-test
     // lines were cut from a long output.
@@ -39,11 +32,12 @@ pub fn cargo(out: &str) -> Option<Run> {
             }
         }
     }
-    if !seen && names.is_empty() {
+    if totals.is_none() && names.is_empty() {
         return None;
     }
+    let [passed, failed, ignored] = totals.unwrap_or_default();
     let panics = panics(out);
-    let mut s = suite("cargo", totals.0, totals.1.max(names.len() as u64), totals.2, None);
+    let mut s = suite("cargo", passed, failed.max(names.len() as u64), ignored, None);
     s.failures = names.iter().map(|n| with_panic(n, n, &panics)).collect();
     Some(Run { e2e: false, suite: s })
 }
