@@ -23,9 +23,10 @@ use tokio::sync::{mpsc, oneshot};
 
 /// How far up the process tree a server's project is looked for.
 const ANCESTORS: usize = 16;
-/// Sockets with no owner in sight are looked for again every this many scans.
+/// A socket with no owner in sight is looked for again after 1, 2, 4, … scans, at most
+/// this many apart: such owners (another pid namespace, the kernel) rarely come into view.
 #[cfg(target_os = "linux")]
-const UNSEEN_RETRY: u64 = 30;
+const UNSEEN_RETRY_MAX: u64 = 360;
 /// A scan this recent answers an on-demand request.
 const FRESH: Duration = Duration::from_millis(500);
 
@@ -178,11 +179,15 @@ pub fn assign(listeners: &[Listener], roots: &[PathBuf]) -> HashMap<PathBuf, Vec
 /// held each socket last time.
 pub struct Scanner {
     sys: sysinfo::System,
-    /// Socket inode → the pid holding it (None: not found among the user's processes).
+    /// Socket inode → the pid holding it, or when to look again.
     #[cfg(target_os = "linux")]
-    owners: HashMap<u32, Option<u32>>,
+    owners: HashMap<u32, Owner>,
     #[cfg(target_os = "linux")]
     scans: u64,
+    /// Sockets looked for in vain, and how many times (the wait before the next look
+    /// doubles with each).
+    #[cfg(target_os = "linux")]
+    misses: HashMap<u32, u32>,
     uid: u32,
 }
 
@@ -203,6 +208,8 @@ impl Scanner {
             owners: HashMap::new(),
             #[cfg(target_os = "linux")]
             scans: 0,
+            #[cfg(target_os = "linux")]
+            misses: HashMap::new(),
             uid: ccmem_proto::paths::euid(),
         }
     }
@@ -292,25 +299,36 @@ impl Scanner {
         // remembered as such and looked for again only now and then: otherwise every scan
         // would read every process's descriptors.
         self.scans += 1;
-        let retry = self.scans.is_multiple_of(UNSEEN_RETRY);
-        self.owners.retain(|inode, pid| {
+        let scan = self.scans;
+        self.owners.retain(|inode, owner| {
             inodes.contains(inode)
-                && match pid {
-                    Some(pid) => Path::new(&format!("/proc/{pid}")).exists(),
-                    None => !retry,
+                && match owner {
+                    Owner::Pid(pid) => Path::new(&format!("/proc/{pid}")).exists(),
+                    Owner::Unseen { next } => *next > scan,
                 }
         });
         let missing: Vec<u32> = inodes.iter().filter(|i| !self.owners.contains_key(i)).copied().collect();
         if !missing.is_empty() {
             let found = socket_owners(&missing, self.uid);
             for inode in missing {
-                let pid = found.iter().find(|(i, _)| *i == inode).map(|(_, p)| *p);
-                self.owners.insert(inode, pid);
+                let owner = match found.iter().find(|(i, _)| *i == inode) {
+                    Some((_, pid)) => Owner::Pid(*pid),
+                    None => {
+                        let misses = self.misses.remove(&inode).unwrap_or(0) + 1;
+                        self.misses.insert(inode, misses);
+                        Owner::Unseen { next: scan + (1u64 << misses.min(16)).min(UNSEEN_RETRY_MAX) }
+                    }
+                };
+                self.owners.insert(inode, owner);
             }
         }
+        self.misses.retain(|i, _| inodes.contains(i));
         socks
             .into_iter()
-            .filter_map(|(port, inode)| self.owners.get(&inode).copied().flatten().map(|pid| (port, pid)))
+            .filter_map(|(port, inode)| match self.owners.get(&inode) {
+                Some(Owner::Pid(pid)) => Some((port, *pid)),
+                _ => None,
+            })
             .collect()
     }
 
@@ -339,6 +357,17 @@ impl Scanner {
         out.retain(|(_, p)| self.sys.process(Pid::from_u32(*p)).and_then(|p| p.user_id()).is_some_and(|u| **u == uid));
         out
     }
+}
+
+/// Who holds a socket, as far as the scanner knows.
+#[cfg(target_os = "linux")]
+#[derive(Debug, Clone, Copy)]
+enum Owner {
+    Pid(u32),
+    /// Not among the user's processes: look again at scan `next`.
+    Unseen {
+        next: u64,
+    },
 }
 
 /// Which of the user's processes hold the sockets with these inodes: `/proc/<pid>/fd` of
