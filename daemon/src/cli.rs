@@ -64,6 +64,11 @@ pub struct Args {
     #[arg(long, env = "CCMEM_PORT_SCAN_INTERVAL", default_value = "10s", value_parser = parse_interval_or_off, value_name = "DURATION|off")]
     pub port_scan_interval: Every,
 
+    /// Extra redaction patterns, one `kind = regex` per line
+    /// [default: $XDG_CONFIG_HOME/ccmem/redact-patterns, when it exists]
+    #[arg(long, env = "CCMEM_REDACT_PATTERNS", value_name = "FILE")]
+    pub redact_patterns: Option<std::path::PathBuf>,
+
     /// Ended sessions kept per project (`ccmemctl history`)
     #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub keep_sessions: u32,

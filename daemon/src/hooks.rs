@@ -525,7 +525,7 @@ mod tests {
             ),
             now,
         );
-        assert_eq!(s.shell_commands[0].command, "PGPASSWORD=[REDACTED] psql");
+        assert_eq!(s.shell_commands[0].command, "PGPASSWORD=[REDACTED:secret] psql");
 
         let fx = apply(
             &mut s,

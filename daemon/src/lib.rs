@@ -25,7 +25,6 @@ pub mod memory;
 pub mod ports;
 pub mod project;
 pub mod projects;
-pub mod redact;
 pub mod rpc;
 pub mod server;
 pub mod session;
@@ -87,6 +86,7 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
         max_frame: ccmem_proto::frame::MAX_FRAME,
         shutdown_grace: args.shutdown_grace,
     };
+    install_redaction(args.redact_patterns.as_deref())?;
     let state_dir = paths::state_dir().context("cannot find the state directory")?;
     let store = store::Store::new(state_dir.clone(), args.keep_sessions as usize);
     let (ports, port_requests) = ports::channel();
@@ -133,6 +133,30 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
     lock.release();
     tracing::info!("ccmemd stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sensitive-data filter with the user's extra patterns. A pattern file that is given
+/// but cannot be read, or holds a bad pattern, stops the start: running without a rule the
+/// user relies on would leak what it was meant to hide.
+fn install_redaction(file: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let (path, required) = match file {
+        Some(f) => (f.to_path_buf(), true),
+        None => match paths::config_dir() {
+            Ok(d) => (d.join(paths::REDACT_PATTERNS_FILE), false),
+            Err(_) => return ccmem_proto::redact::install(&[]).map_err(anyhow::Error::msg),
+        },
+    };
+    let extra = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            ccmem_proto::redact::parse_patterns(&text, &path.display().to_string()).map_err(anyhow::Error::msg)?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Vec::new(),
+        Err(e) => anyhow::bail!("cannot read the redaction patterns {}: {e}", path.display()),
+    };
+    if !extra.is_empty() {
+        tracing::info!(patterns = extra.len(), file = %path.display(), "extra redaction patterns");
+    }
+    ccmem_proto::redact::install(&extra).map_err(anyhow::Error::msg)
 }
 
 fn already_running(socket: &std::path::Path, peer: &ccmem_proto::api::HelloReply) -> ExitCode {

@@ -368,7 +368,7 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
 
 /// Redacts secrets, trims, drops control characters and bounds the length of client text.
 pub fn clean(s: &str) -> String {
-    let redacted = crate::redact::redact(s);
+    let redacted = ccmem_proto::redact::redact(s);
     let t: String = redacted.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     truncate_chars(&t, caps::TEXT_CHARS)
 }

@@ -15,6 +15,7 @@ pub mod env;
 pub mod facts;
 pub mod frame;
 pub mod paths;
+pub mod redact;
 pub mod rpc;
 pub mod session;
 

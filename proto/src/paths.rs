@@ -84,6 +84,16 @@ pub fn state_dir() -> io::Result<PathBuf> {
     Ok(dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir()).to_path_buf())
 }
 
+/// The user's ccmem configuration directory (`$XDG_CONFIG_HOME/ccmem` on Linux).
+pub fn config_dir() -> io::Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "ccmem")
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "cannot find the home directory (is HOME set?)"))?;
+    Ok(dirs.config_dir().to_path_buf())
+}
+
+/// Extra redaction patterns, one per line (`kind = regex`), when the file exists.
+pub const REDACT_PATTERNS_FILE: &str = "redact-patterns";
+
 /// Where an auto-started daemon's output goes.
 pub fn daemon_log_file() -> io::Result<PathBuf> {
     Ok(state_dir()?.join("ccmemd.log"))

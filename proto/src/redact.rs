@@ -1,0 +1,402 @@
+//! The sensitive-data filter: every string the daemon keeps, writes or prints into the
+//! agent's context passes through [`redact`] first.
+//!
+//! Rules are modelled on gitleaks': provider token formats are matched whole (AWS, GitHub,
+//! GitLab, Slack, Stripe, OpenAI, Anthropic, npm, PyPI, Google, JWTs, PEM private keys);
+//! `key=value` and `"key": "value"` pairs lose their value when the key names a secret;
+//! credentials in URLs and `Authorization` headers lose the credential. A match becomes
+//! `[REDACTED:<kind>]`. `<private>…</private>` spans are dropped whole.
+//!
+//! Near-misses are kept: commit hashes, UUIDs, base64 images, colours, code such as
+//! `let token = lexer.next()` or `password: string`, prose such as "the token count".
+
+use regex::{Captures, Regex};
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+/// What a secret of `kind` becomes.
+pub fn mask(kind: &str) -> String {
+    format!("[REDACTED:{kind}]")
+}
+
+/// How a rule's match is replaced.
+#[derive(Debug, Clone, Copy)]
+enum Keep {
+    /// The whole match goes.
+    Nothing,
+    /// Group 1 (a key, a scheme) stays; the rest goes.
+    Prefix,
+    /// Group 1 stays, group 2 goes, group 3 stays.
+    Around,
+}
+
+#[derive(Debug)]
+struct Rule {
+    kind: String,
+    re: Regex,
+    keep: Keep,
+}
+
+/// The filter: the built-in rules and any the user added.
+#[derive(Debug)]
+pub struct Redactor {
+    rules: Vec<Rule>,
+    pairs: Regex,
+    private: Regex,
+}
+
+const BUILT_IN: &[(&str, &str, Keep)] = &[
+    (
+        "private-key",
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        Keep::Nothing,
+    ),
+    ("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b", Keep::Nothing),
+    (
+        "aws-secret-key",
+        r#"(?i)(aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})\b"#,
+        Keep::Prefix,
+    ),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b", Keep::Nothing),
+    ("gitlab-token", r"\bgl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,}", Keep::Nothing),
+    ("slack-token", r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}", Keep::Nothing),
+    ("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}", Keep::Nothing),
+    ("stripe-key", r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b", Keep::Nothing),
+    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", Keep::Nothing),
+    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}", Keep::Nothing),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", Keep::Nothing),
+    ("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", Keep::Nothing),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b", Keep::Nothing),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", Keep::Nothing),
+    (
+        "azure-key",
+        r"(?i)\b((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)([A-Za-z0-9+/=%]{16,})",
+        Keep::Prefix,
+    ),
+    ("url-password", r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@'\x22]+:)([^/\s@'\x22]+)(@)", Keep::Around),
+    (
+        "authorization",
+        r#"(?i)\b(authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|digest|token|apikey)\s+)?)([^\s'"\[]{6,})"#,
+        Keep::Prefix,
+    ),
+    ("bearer-token", r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})", Keep::Prefix),
+];
+
+/// Keys that name a secret, at the end of the key (`DB_PASSWORD`, `access_token`,
+/// `"apiKey"`), followed by `=` or `:` and the value.
+const PAIRS: &str = r#"(?i)\b([a-z0-9_.-]*?(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth[_-]?token))(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s'",;]+)"#;
+
+impl Redactor {
+    /// The built-in rules plus `extra` (kind, regex) pairs; an invalid pattern is an error
+    /// naming it.
+    pub fn new(extra: &[(String, String)]) -> Result<Self, String> {
+        let mut rules: Vec<Rule> = BUILT_IN
+            .iter()
+            .map(|(kind, pat, keep)| Rule {
+                kind: (*kind).into(),
+                re: Regex::new(pat).unwrap_or_else(|e| panic!("built-in rule {kind}: {e}")),
+                keep: *keep,
+            })
+            .collect();
+        for (kind, pat) in extra {
+            let re = Regex::new(pat).map_err(|e| format!("redaction pattern {kind:?} is not a valid regex: {e}"))?;
+            rules.push(Rule { kind: kind.clone(), re, keep: Keep::Nothing });
+        }
+        Ok(Self {
+            rules,
+            pairs: Regex::new(PAIRS).expect("pair rule"),
+            private: Regex::new(r"(?is)<private>.*?(?:</private>|\z)").expect("private rule"),
+        })
+    }
+
+    /// `text` with every secret replaced by `[REDACTED:<kind>]` and private spans dropped.
+    /// Borrowed when nothing was found.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        if out.contains("<private>") || out.contains("<PRIVATE>") || out.contains("<Private>") {
+            out = Cow::Owned(self.private.replace_all(&out, "").into_owned());
+        }
+        for r in &self.rules {
+            if !r.re.is_match(&out) {
+                continue;
+            }
+            let m = mask(&r.kind);
+            let replaced = r.re.replace_all(&out, |c: &Captures| match r.keep {
+                Keep::Nothing => m.clone(),
+                Keep::Prefix => format!("{}{m}", &c[1]),
+                Keep::Around => format!("{}{m}{}", &c[1], &c[3]),
+            });
+            out = Cow::Owned(replaced.into_owned());
+        }
+        if self.pairs.is_match(&out) {
+            let replaced = self.pairs.replace_all(&out, |c: &Captures| {
+                let v = &c[3];
+                if is_secret_value(&c[1], v) {
+                    let q = if v.starts_with('"') || v.starts_with('\'') { &v[..1] } else { "" };
+                    format!("{}{}{q}{}{q}", &c[1], &c[2], mask("secret"))
+                } else {
+                    c[0].to_string()
+                }
+            });
+            if replaced != out {
+                out = Cow::Owned(replaced.into_owned());
+            }
+        }
+        out
+    }
+
+    /// Whether `text` holds anything the filter would take out.
+    pub fn finds(&self, text: &str) -> bool {
+        matches!(self.redact(text), Cow::Owned(ref o) if o != text)
+    }
+}
+
+/// Whether the value after a secret-naming key is a secret rather than code or prose:
+/// `DB_PASSWORD=hunter2` and `"token": "abc"` are; `password: string`, `token = lexer.next()`,
+/// `API_KEY=$API_KEY` and an already redacted value are not.
+fn is_secret_value(key: &str, value: &str) -> bool {
+    let quoted = value.len() >= 2 && (value.starts_with('"') || value.starts_with('\''));
+    let inner = if quoted { &value[1..value.len() - 1] } else { value };
+    if inner.is_empty() || inner.starts_with("[REDACTED") || inner.starts_with('$') || inner.starts_with("${") {
+        return false;
+    }
+    let names_password = {
+        let k = key.to_ascii_lowercase();
+        ["password", "passwd", "pwd", "passphrase", "secret"].iter().any(|w| k.ends_with(w))
+    };
+    if inner.bytes().all(|b| b.is_ascii_digit()) {
+        // `max_token=4096` is a setting; a numeric password is still a password.
+        return names_password;
+    }
+    if quoted {
+        return !inner.contains(' ') || names_password;
+    }
+    // An environment-style key (`GITHUB_TOKEN=…`): any value.
+    if key.bytes().any(|b| b.is_ascii_uppercase()) && !key.bytes().any(|b| b.is_ascii_lowercase()) {
+        return true;
+    }
+    // Code: an identifier, a member path or a call (`string`, `process.env.X`, `next()`).
+    let code = inner.split('.').all(|seg| {
+        let seg = seg.split('(').next().unwrap_or(seg);
+        let mut chars = seg.chars();
+        chars.next().is_some_and(|c| c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+    }) && !inner.chars().any(|c| c.is_ascii_digit());
+    !code && inner.chars().count() >= 6
+}
+
+fn global() -> &'static OnceLock<Redactor> {
+    static R: OnceLock<Redactor> = OnceLock::new();
+    &R
+}
+
+/// Sets the filter used by [`redact`] (the built-in rules plus `extra`). Only the first
+/// call counts; it must come before the first [`redact`].
+pub fn install(extra: &[(String, String)]) -> Result<(), String> {
+    let r = Redactor::new(extra)?;
+    let _ = global().set(r);
+    Ok(())
+}
+
+/// `text` with every secret replaced by `[REDACTED:<kind>]`, through the installed filter
+/// (the built-in rules if none was installed).
+pub fn redact(text: &str) -> Cow<'_, str> {
+    global().get_or_init(|| Redactor::new(&[]).expect("built-in rules compile")).redact(text)
+}
+
+/// Whether `text` holds anything [`redact`] would take out.
+pub fn finds(text: &str) -> bool {
+    global().get_or_init(|| Redactor::new(&[]).expect("built-in rules compile")).finds(text)
+}
+
+/// Reads extra patterns: one per line, `kind = regex` or a bare regex (kind `custom`);
+/// blank lines and `#` comments skipped. Errors name the line.
+pub fn parse_patterns(text: &str, source: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (kind, pat) = match line.split_once(" = ") {
+            Some((k, p))
+                if !k.trim().is_empty()
+                    && k.trim().chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+            {
+                (k.trim().to_string(), p.trim().to_string())
+            }
+            _ => ("custom".to_string(), line.to_string()),
+        };
+        if let Err(e) = Regex::new(&pat) {
+            return Err(format!("{source}:{}: {kind}: not a valid regex: {e}", n + 1));
+        }
+        out.push((kind, pat));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(text: &str) -> String {
+        Redactor::new(&[]).unwrap().redact(text).into_owned()
+    }
+
+    /// (text, the kind it must be redacted as)
+    const POSITIVES: &[(&str, &str)] = &[
+        ("key AKIAIOSFODNN7EXAMPLE here", "aws-access-key"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
+        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
+        ("token ghp_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
+        ("gho_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
+        ("ghu_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
+        ("ghs_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
+        ("ghr_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
+        ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github-token"),
+        ("glpat-abcdefghij0123456789", "gitlab-token"),
+        ("xoxb-1234567890-abcdefghij", "slack-token"),
+        ("xoxp-1234567890-1234567890-abcdefabcdef", "slack-token"),
+        ("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "slack-webhook"),
+        ("sk_live_abcdefghijklmnop1234", "stripe-key"),
+        ("rk_live_abcdefghijklmnop1234", "stripe-key"),
+        ("sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789", "anthropic-key"),
+        ("sk-proj-abcdefghijklmnopqrstuvwx", "openai-key"),
+        ("sk-abcdefghijklmnopqrstuvwxyz012345", "openai-key"),
+        ("npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm-token"),
+        ("pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlszLCJlZjA", "pypi-token"),
+        ("AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "google-api-key"),
+        (
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "jwt",
+        ),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "private-key"),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----", "private-key"),
+        (
+            r#"{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"}"#,
+            "private-key",
+        ),
+        (
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4==;EndpointSuffix=core.windows.net",
+            "azure-key",
+        ),
+        ("Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abcdefghijklmnop0123456789=", "azure-key"),
+        ("git clone https://bob:s3cret@example.com/r.git", "url-password"),
+        ("DATABASE_URL=postgres://app:hunter2@db:5432/app", "url-password"),
+        ("curl -H 'Authorization: Bearer abcdef.ghijkl.mnop' x", "authorization"),
+        ("requests.get(url, headers=h) # bearer eyJ0eXAiOiJKV1Qi", "bearer-token"),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "authorization"),
+        ("export DB_PASSWORD=hunter2 && run", "secret"),
+        ("PGPASSWORD=hunter2 psql", "secret"),
+        ("GITHUB_TOKEN=abc npm publish", "secret"),
+        (r#"{"api_key": "abc123"}"#, "secret"),
+        (r#"config = {"password": "correct horse battery staple"}"#, "secret"),
+        ("client_secret: 'Zx9-Qa7_Lm3'", "secret"),
+        ("token=abc123secret", "secret"),
+        ("password=123456", "secret"),
+        ("apiKey: \"k-8f9a7c\"", "secret"),
+    ];
+
+    /// Text that must come out unchanged.
+    const NEAR_MISSES: &[&str] = &[
+        "commit 3f2a9c1e8b7d6f5a4c3b2a1f0e9d8c7b6a5f4e3d",
+        "request id 123e4567-e89b-12d3-a456-426614174000",
+        "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "background: #ff00ff; color: #0a0a0a;",
+        "<img src=\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==\">",
+        "the token bucket algorithm refills at a fixed rate",
+        "password reset flow needs tests",
+        "Password: reset via the email link",
+        "keep the secret sauce in the README",
+        "let token = lexer.next();",
+        "const apiKey = process.env.API_KEY;",
+        "password: string;",
+        "if (secret == null) return;",
+        "max_tokens=4096 temperature=0.2",
+        "export API_KEY=$API_KEY",
+        "tokenizer: \"gpt2\"",
+        "integrity sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+JJNZ5o8zZDS1vEhsZcYGi4Zlk8Awqcsrrm1a2w==",
+        "see docs/api.md and src/auth/token.rs:42",
+        "fn parse(s: &str) -> Result<Token, Error> { todo!() }",
+        "https://example.com/path?page=2&sort=desc",
+        "ssh git@github.com:owner/repo.git",
+        "The access key rotation runs nightly.",
+        "sk-learn is not a key, nor is sk_test",
+    ];
+
+    #[test]
+    fn precision_and_recall_on_the_corpus() {
+        let f = Redactor::new(&[]).unwrap();
+        let (mut tp, mut fn_, mut fp) = (0, 0, 0);
+        let mut problems = Vec::new();
+        for (text, kind) in POSITIVES {
+            let out = f.redact(text);
+            if out.contains(&mask(kind)) {
+                tp += 1;
+            } else {
+                fn_ += 1;
+                problems.push(format!("missed {kind}: {text:?} → {out:?}"));
+            }
+        }
+        for text in NEAR_MISSES {
+            let out = f.redact(text);
+            if out != *text {
+                fp += 1;
+                problems.push(format!("shredded: {text:?} → {out:?}"));
+            }
+        }
+        let precision = tp as f64 / (tp + fp).max(1) as f64;
+        let recall = tp as f64 / (tp + fn_).max(1) as f64;
+        println!(
+            "redaction corpus: {} positives, {} near-misses; precision {precision:.3}, recall {recall:.3}",
+            POSITIVES.len(),
+            NEAR_MISSES.len()
+        );
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn secrets_leave_nothing_behind() {
+        assert_eq!(r("export DB_PASSWORD=hunter2 && run"), "export DB_PASSWORD=[REDACTED:secret] && run");
+        assert_eq!(
+            r("git clone https://bob:s3cret@example.com/r.git"),
+            "git clone https://bob:[REDACTED:url-password]@example.com/r.git"
+        );
+        assert_eq!(
+            r("curl -H 'Authorization: Bearer abc.def.ghi' x"),
+            "curl -H 'Authorization: Bearer [REDACTED:authorization]' x"
+        );
+        let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----";
+        assert_eq!(r(&format!("key:\n{key}\nend")), "key:\n[REDACTED:private-key]\nend");
+        assert_eq!(
+            r("cut -----BEGIN PRIVATE KEY-----\nMIIE"),
+            "cut [REDACTED:private-key]",
+            "a cut key goes to the end"
+        );
+        for (text, _) in POSITIVES {
+            let out = r(text);
+            for secret in ["hunter2", "s3cret", "abc123", "MIIE", "wJalrXUtn", "Zm9vYmFy", "dXNlcjpw", "Zx9-Qa7"] {
+                assert!(!text.contains(secret) || !out.contains(secret), "{secret} left in {out:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn private_spans_are_dropped_whole() {
+        assert_eq!(r("fix <private>my ssn is 123</private> the bug"), "fix  the bug");
+        assert_eq!(r("a <PRIVATE>x\ny</PRIVATE> b <private>unclosed"), "a  b ");
+    }
+
+    #[test]
+    fn ordinary_text_is_not_copied_and_extra_patterns_apply() {
+        let f = Redactor::new(&[("employee-id".into(), r"\bEMP-\d{6}\b".into())]).unwrap();
+        assert!(matches!(f.redact("fix the login page"), Cow::Borrowed(_)));
+        assert_eq!(f.redact("ask EMP-123456 about it"), "ask [REDACTED:employee-id] about it");
+        assert!(Redactor::new(&[("bad".into(), "(".into())]).unwrap_err().contains("\"bad\""));
+        let p = parse_patterns("# mine\nemployee-id = \\bEMP-\\d{6}\\b\n\nACME-[0-9]+\n", "f").unwrap();
+        assert_eq!(
+            p,
+            [("employee-id".to_string(), r"\bEMP-\d{6}\b".to_string()), ("custom".into(), "ACME-[0-9]+".into())]
+        );
+        assert!(parse_patterns("ok = a\nbroken = (", "redact.txt").unwrap_err().starts_with("redact.txt:2: broken"));
+    }
+}
