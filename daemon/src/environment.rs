@@ -214,7 +214,7 @@ mod tests {
             process: "node".into(),
             port,
             pid: Some(pid),
-            command: "node server.js --token=abc".into(),
+            command: "node server.js --token=s3cr3t-v4lue".into(),
             ..Default::default()
         }
     }
@@ -227,7 +227,7 @@ mod tests {
         assert!(!apply_scan(&mut s, &[server(3000, 10)], now), "a server still listening changes nothing");
         let x = &s.environment.servers[0];
         assert_eq!((x.status, x.url.as_str()), (ServerStatus::Running, "http://localhost:3000"));
-        assert!(!x.command.contains("abc"), "commands are redacted: {}", x.command);
+        assert!(!x.command.contains("s3cr3t"), "commands are redacted: {}", x.command);
         assert!(apply_scan(&mut s, &[], now));
         assert_eq!(s.environment.servers[0].status, ServerStatus::Stopped);
         assert!(s.environment.servers[0].stopped_at.is_some());
