@@ -16,6 +16,7 @@ pub mod facts;
 pub mod frame;
 pub mod paths;
 pub mod redact;
+pub mod report;
 pub mod rpc;
 pub mod session;
 

@@ -1,0 +1,396 @@
+//! The session memory report's markdown form: every valid report reads back exactly
+//! (property test over generated reports), damaged files give partial data and warnings,
+//! and `check` names what breaks the rules.
+
+use ccmem_proto::env::*;
+use ccmem_proto::report::*;
+use proptest::prelude::*;
+
+/// One-line text without surrounding spaces: unicode, pipes, backticks, backslashes, and
+/// the markdown the report itself uses.
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[^\\x00-\\x1f\\x7f]{0,30}",
+        "[a-z|`\\\\*#>\\-\\[\\]()0-9 .:→—]{0,30}",
+        Just("| pipes | and `ticks` \\ and **bold**".to_string()),
+        Just("—".to_string()),
+        Just("- Key: value".to_string()),
+        Just("## Blockers".to_string()),
+        Just("1. [high] `x`:3 — y".to_string()),
+    ]
+    .prop_map(|s| s.trim().to_string())
+}
+
+fn word() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9_./-]{1,20}"
+}
+
+fn time() -> impl Strategy<Value = String> {
+    (0i64..4_000_000_000)
+        .prop_map(|s| chrono::DateTime::from_timestamp(s, 0).unwrap().format("%Y-%m-%dT%H:%M:%SZ").to_string())
+}
+
+fn pct() -> impl Strategy<Value = f64> {
+    (0u32..=1000).prop_map(|k| k as f64 / 10.0)
+}
+
+fn imperative() -> impl Strategy<Value = String> {
+    (prop::sample::select(IMPERATIVE_VERBS), text()).prop_map(|(v, t)| format!("{v} {t}").trim().to_string())
+}
+
+fn task() -> impl Strategy<Value = TaskReference> {
+    (text(), text(), text()).prop_map(|(id, title, phase)| TaskReference { id, title, phase })
+}
+
+fn priority() -> impl Strategy<Value = Priority> {
+    prop_oneof![Just(Priority::High), Just(Priority::Medium), Just(Priority::Low)]
+}
+
+fn blockers() -> impl Strategy<Value = Vec<BlockerEntry>> {
+    prop::collection::vec(
+        (
+            priority(),
+            prop::option::of(word()),
+            text().prop_map(|t| t.chars().take(100).collect::<String>().trim().to_string()),
+            text(),
+            imperative(),
+            prop::option::of(time()),
+        )
+            .prop_map(|(priority, task_id, title, description, required_action, detected_at)| BlockerEntry {
+                priority,
+                task_id,
+                title,
+                description,
+                required_action,
+                detected_at,
+            }),
+        0..8,
+    )
+    .prop_map(|mut v| {
+        v.sort_by_key(|b| b.priority);
+        v
+    })
+}
+
+fn suite() -> impl Strategy<Value = TestSuite> {
+    (
+        text(),
+        prop_oneof![Just(SuiteStatus::Passed), Just(SuiteStatus::Failed), Just(SuiteStatus::NotRun)],
+        (0u64..100_000, 0u64..1000, 0u64..1000, 0u64..200_000),
+        pct(),
+        prop::collection::vec(
+            (
+                text(),
+                prop::option::of(1u32..100_000),
+                text(),
+                prop::option::of(text().prop_filter("not empty", |t| !t.is_empty())),
+            )
+                .prop_map(|(file, line, test_name, message)| TestFailure {
+                    file,
+                    line,
+                    test_name,
+                    message: message
+                        .map(|m| m.chars().take(200).collect::<String>().trim().to_string())
+                        .filter(|m| !m.is_empty()),
+                }),
+            0..20,
+        ),
+        text(),
+        prop::option::of(time()),
+        0u64..50,
+    )
+        .prop_map(
+            |(framework, status, (passed, failed, skipped, total), percentage, failures, command, ran_at, more)| {
+                TestSuite {
+                    framework,
+                    status,
+                    passed,
+                    failed,
+                    total,
+                    percentage,
+                    failures,
+                    command,
+                    skipped,
+                    more_failures: more,
+                    ran_at,
+                }
+            },
+        )
+}
+
+fn environment() -> impl Strategy<Value = EnvironmentState> {
+    let server = (
+        text(),
+        1u16..,
+        prop::option::of(1u32..4_000_000),
+        prop::bool::ANY,
+        text(),
+        prop::option::of(time()),
+        prop::option::of(time()),
+    )
+        .prop_map(|(process, port, pid, running, command, started, stopped)| ServerInfo {
+            process,
+            port,
+            url: ServerInfo::url_for(port),
+            pid,
+            status: if running { ServerStatus::Running } else { ServerStatus::Stopped },
+            command,
+            started_at: started.unwrap_or_default(),
+            stopped_at: stopped,
+        });
+    let dep_state =
+        prop_oneof![Just(DependencyState::UpToDate), Just(DependencyState::Outdated), Just(DependencyState::Unknown)];
+    let manager = (word(), text(), dep_state.clone(), prop::option::of(time()), text()).prop_map(
+        |(package_manager, lockfile, status, last_install, detail)| ManagerStatus {
+            package_manager,
+            lockfile,
+            status,
+            last_install,
+            detail,
+        },
+    );
+    let deps = (
+        dep_state,
+        prop::option::of(time()),
+        word(),
+        prop::option::of(0u64..500),
+        prop::collection::vec(manager, 0..4),
+    )
+        .prop_map(|(status, last_install, package_manager, outdated_count, managers)| DependencyStatus {
+            status,
+            last_install,
+            package_manager,
+            outdated_count,
+            managers,
+        });
+    let build = (
+        prop_oneof![Just(BuildState::Success), Just(BuildState::Failed), Just(BuildState::NotRun)],
+        prop::option::of(time()),
+        prop::option::of(word()),
+        prop::collection::vec(text(), 0..10),
+        text(),
+    )
+        .prop_map(|(status, last_build, output_dir, errors, command)| BuildStatus {
+            status,
+            last_build,
+            output_dir,
+            errors,
+            command,
+        });
+    (prop::collection::vec(server, 0..5), deps, build).prop_map(|(servers, dependencies, build)| EnvironmentState {
+        servers,
+        dependencies,
+        build,
+    })
+}
+
+fn memory() -> impl Strategy<Value = SessionMemory> {
+    let metadata = (text(), time(), word(), prop::option::of(text()), (1u32..5, 0u32..20)).prop_map(
+        |(project_name, generated_at, branch, session_duration, (a, b))| SessionMetadata {
+            project_name,
+            generated_at,
+            branch,
+            session_duration,
+            version: format!("{a}.{b}"),
+        },
+    );
+    let summary = (text(), (0u64..300, 0u64..300, pct()), text(), prop::option::of(text()), imperative()).prop_map(
+        |(project_description, (done, total, p), current_phase, major_blocker, next_action)| ExecutiveSummary {
+            project_description,
+            completion_status: format!("{done}/{} tasks complete ({p:.1}%)", done.max(total)),
+            current_phase,
+            major_blocker,
+            next_action,
+        },
+    );
+    // Large projects too: up to 40 phases of up to 300 tasks each.
+    let phases = prop::collection::vec(
+        (text(), 0u64..300, 0u64..300).prop_map(|(name, a, b)| {
+            let (completed, total) = (a.min(b), a.max(b));
+            let percentage = if total == 0 { 0.0 } else { (completed as f64 * 1000.0 / total as f64).round() / 10.0 };
+            PhaseStatus { name, completed, total, percentage }
+        }),
+        0..40,
+    );
+    let tasks = (
+        prop::option::of(word()).prop_map(|w| w.unwrap_or_default()),
+        phases,
+        prop::option::of(task()),
+        prop::collection::vec(task(), 0..=5),
+    )
+        .prop_map(|(source_file, phases, current_task, next_tasks)| TaskStatus {
+            source_file,
+            phases,
+            current_task,
+            next_tasks,
+        });
+    let files = prop::collection::vec(
+        (
+            "[a-z0-9_-]{1,8}(/[a-z0-9_-][a-z0-9_.-]{0,7}){0,3}",
+            prop::option::of(1u32..10_000),
+            text().prop_filter("a reason", |t| !t.is_empty()),
+            priority(),
+        )
+            .prop_map(|(path, line, reason, priority)| FileReference { path, line, reason, priority }),
+        0..8,
+    );
+    let step_priority = prop_oneof![
+        Just(StepPriority::Immediate),
+        Just(StepPriority::ShortTerm),
+        Just(StepPriority::MediumTerm),
+        Just(StepPriority::LongTerm)
+    ];
+    let steps =
+        prop::collection::vec(
+            (step_priority, imperative(), prop::option::of(text()))
+                .prop_map(|(priority, action, reference)| NextStep { priority, action, reference }),
+            0..=10,
+        )
+        .prop_map(|mut v| {
+            v.sort_by_key(|s| s.priority);
+            v
+        });
+    let results = (prop::option::of(time()), suite(), suite()).prop_map(|(last_run, unit, e2e)| TestResults {
+        last_run,
+        unit,
+        e2e,
+    });
+    (metadata, summary, tasks, blockers(), results, environment(), files, steps).prop_map(
+        |(metadata, summary, task_status, blockers, test_results, environment, files_needing_attention, next_steps)| {
+            SessionMemory {
+                metadata,
+                summary,
+                task_status,
+                blockers,
+                test_results,
+                environment,
+                files_needing_attention,
+                next_steps,
+            }
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_valid_report_reads_back_exactly(m in memory()) {
+        let problems = validate(&m);
+        prop_assert!(problems.is_empty(), "the generator made an invalid report: {problems:?}");
+        let md = serialize(&m);
+        let p = parse(&md);
+        prop_assert!(p.warnings.is_empty(), "warnings: {:?}\n{md}", p.warnings);
+        prop_assert_eq!(&p.memory, &m, "\n{}", md);
+    }
+
+    #[test]
+    fn any_damage_gives_partial_data_never_a_panic(m in memory(), cut in 0usize..20_000, drop_line in 0usize..400) {
+        let md = serialize(&m);
+        let mut end = cut.min(md.len());
+        while !md.is_char_boundary(end) {
+            end -= 1;
+        }
+        let _ = parse(&md[..end]);
+        let damaged: String = md.lines().enumerate().filter(|(i, _)| *i != drop_line).map(|(_, l)| format!("{l}\n")).collect();
+        let _ = parse(&damaged);
+        let _ = check(&damaged);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(s in "(?s).{0,2000}") {
+        let _ = parse(&s);
+        let _ = check(&s);
+    }
+}
+
+fn nominal() -> SessionMemory {
+    SessionMemory {
+        metadata: SessionMetadata {
+            project_name: "ElectroMate".into(),
+            generated_at: "2025-12-25T14:30:00Z".into(),
+            branch: "001-session-memory-file".into(),
+            session_duration: Some("2h 15m".into()),
+            version: "1.0".into(),
+        },
+        summary: ExecutiveSummary {
+            project_description: "ElectroMate - electrical engineering calculation platform".into(),
+            completion_status: "60/155 tasks complete (38.7%)".into(),
+            current_phase: "Core Development".into(),
+            major_blocker: Some("Database setup blocked: missing .env.local".into()),
+            next_action: "Create .env.local and configure NEON_DATABASE_URL".into(),
+        },
+        blockers: vec![BlockerEntry {
+            priority: Priority::High,
+            task_id: Some("T032".into()),
+            title: "Missing .env.local file".into(),
+            description: "Database connection requires NEON_DATABASE_URL".into(),
+            required_action: "Create .env.local from .env.local.example".into(),
+            detected_at: None,
+        }],
+        ..SessionMemory::no_data()
+    }
+}
+
+#[test]
+fn the_seeds_nominal_case_reads_back() {
+    let m = nominal();
+    assert_eq!(validate(&m), Vec::<String>::new());
+    let md = serialize(&m);
+    assert!(md.starts_with("# Session Memory: ElectroMate\n"));
+    for section in [
+        "## Executive Summary",
+        "## Task Status",
+        "## Blockers",
+        "## Test Results",
+        "## Environment State",
+        "## Files Needing Attention",
+        "## Next Steps",
+    ] {
+        assert!(md.contains(section), "{section}");
+    }
+    assert_eq!(parse(&md).memory, m);
+}
+
+#[test]
+fn an_empty_file_is_no_session_data_and_a_damaged_one_is_partial() {
+    let p = parse("");
+    assert_eq!(p.memory, SessionMemory::no_data());
+    assert_eq!(p.memory.summary.project_description, "No session data");
+    let md = serialize(&nominal());
+    let without_blockers: String = {
+        let start = md.find("## Blockers").unwrap();
+        let end = md.find("## Test Results").unwrap();
+        format!("{}{}", &md[..start], &md[end..])
+    };
+    let p = parse(&without_blockers);
+    assert!(p.warnings.iter().any(|w| w.contains("missing section: Blockers")), "{:?}", p.warnings);
+    assert_eq!(p.memory.summary, nominal().summary, "the rest is still read");
+    let garbled = md.replace("| Task | Title |", "| Task |").replace("| T032 |", "| T032 | x | y |");
+    let p = parse(&garbled);
+    assert!(p.memory.blockers.is_empty() || p.warnings.iter().any(|w| w.contains("table row")), "{:?}", p.warnings);
+}
+
+#[test]
+fn check_names_what_is_wrong() {
+    let mut m = nominal();
+    m.metadata.generated_at = "yesterday".into();
+    m.blockers[0].required_action = "the env file".into();
+    m.blockers[0].title = "x".repeat(120);
+    m.next_steps.push(NextStep { priority: StepPriority::Immediate, action: "maybe later".into(), reference: None });
+    m.task_status.phases.push(PhaseStatus { name: "Setup".into(), completed: 3, total: 2, percentage: 150.0 });
+    m.summary.project_description = "uses token ghp_0123456789abcdefghijABCDEFGHIJ012345".into();
+    let problems = check(&serialize(&m));
+    for want in [
+        "metadata.generatedAt must be ISO 8601",
+        "blockers[0].requiredAction must start with an imperative verb",
+        "blockers[0].title is longer than 100",
+        "nextSteps[0].action must start with an imperative verb",
+        "taskStatus.phases[0].percentage must be 0.0 to 100.0",
+        "completed 3 exceeds total 2",
+        "sensitive data detected",
+    ] {
+        assert!(problems.iter().any(|p| p.contains(want)), "{want} not in {problems:#?}");
+    }
+    assert_eq!(check(&serialize(&nominal())), Vec::<String>::new());
+}
