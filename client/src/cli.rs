@@ -97,6 +97,19 @@ pub enum Command {
         #[command(subcommand)]
         action: HooksAction,
     },
+    /// Write the session memory report (.claude/session-memory.md) now and print its path;
+    /// --stdout prints it instead; --check FILE validates a report file (no daemon needed)
+    Report {
+        /// A directory or file inside the project (default: the current directory)
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// Print the report instead of writing it
+        #[arg(long, conflicts_with = "check")]
+        stdout: bool,
+        /// Check a report file against seed 000's rules and list what is wrong (exit 1 if anything)
+        #[arg(long, value_name = "FILE")]
+        check: Option<PathBuf>,
+    },
     /// Record test results from a runner's output on stdin, or from a JUnit XML file:
     /// `cargo test 2>&1 | ccmemctl test-report`, `ccmemctl test-report --junit report.xml`
     TestReport {

@@ -46,13 +46,15 @@ pub enum Error {
     Unreachable(String),
     /// The daemon said no, or something local went wrong (exit 1).
     Failed(String),
+    /// A failure already reported on stdout (exit 1).
+    Quiet,
 }
 
 impl Error {
     fn code(&self) -> u8 {
         match self {
             Error::Unreachable(_) => exit::UNREACHABLE,
-            Error::Failed(_) => exit::ERROR,
+            Error::Failed(_) | Error::Quiet => exit::ERROR,
         }
     }
 }
@@ -77,8 +79,9 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
-            let (Error::Unreachable(m) | Error::Failed(m)) = &e;
-            eprintln!("ccmemctl: {m}");
+            if let Error::Unreachable(m) | Error::Failed(m) = &e {
+                eprintln!("ccmemctl: {m}");
+            }
             ExitCode::from(e.code())
         }
     }
@@ -179,6 +182,19 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             }
         }
         cli::Command::Hooks { action } => install::run(action, ctx.json).map_err(Error::Failed),
+        cli::Command::Report { path, stdout, check } => {
+            if let Some(file) = check {
+                return check_report(&ctx, &file);
+            }
+            let params = api::ReportParams { path: project_path(path)?, write: !stdout };
+            let r: api::ReportReply = with_daemon(&ctx, |c, _| c.call(method::REPORT, &params))?;
+            match (&r.path, stdout) {
+                (_, true) => show(&ctx, &r, || r.markdown.trim_end().to_string()),
+                (Some(p), false) => show(&ctx, &r, || format!("wrote {} ({} bytes)", p.display(), r.markdown.len())),
+                (None, false) => show(&ctx, &r, || r.markdown.trim_end().to_string()),
+            }
+            Ok(())
+        }
         cli::Command::TestReport { path, framework, junit, command, e2e } => {
             let output = match &junit {
                 Some(_) => None,
@@ -216,6 +232,29 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             show(&ctx, &json!({"recorded": true}), || "recorded".to_string());
             Ok(())
         }
+    }
+}
+
+/// `report --check FILE`: what cannot be read and what breaks seed 000's rules; exit 1 when
+/// anything does.
+fn check_report(ctx: &Ctx, file: &std::path::Path) -> Result<(), Error> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| Error::Failed(format!("cannot read {}: {e}", file.display())))?;
+    let problems = ccmem_proto::report::check(&text);
+    if ctx.json {
+        output::print_json(&json!({"file": file, "valid": problems.is_empty(), "problems": problems}));
+    } else if problems.is_empty() {
+        println!("{}: valid", file.display());
+    } else {
+        println!("{}: {} problem{}", file.display(), problems.len(), if problems.len() == 1 { "" } else { "s" });
+        for p in &problems {
+            println!("  - {p}");
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Quiet)
     }
 }
 

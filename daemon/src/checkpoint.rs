@@ -1,6 +1,7 @@
 //! Writing a checkpoint: refresh git, save the whole tracker in the state dir, write
-//! `<project>/.claude/.project-state.json` (seed 004, previous copy kept as `.bak`), and keep
-//! the checkpoint files out of git through `.git/info/exclude`.
+//! `<project>/.claude/.project-state.json` (seed 004, previous copy kept as `.bak`) and the
+//! report `<project>/.claude/session-memory.md` (seed 000), and keep them out of git through
+//! `.git/info/exclude`.
 //!
 //! Blocking: the project task runs it on the blocking pool.
 
@@ -35,11 +36,12 @@ pub fn run(
     kind: CheckpointType,
     store: &Store,
     exclude_done: &mut bool,
+    comments: &mut crate::blockers::CommentCache,
 ) -> Outcome {
     let now = chrono::Utc::now();
     refresh_git(s);
     session::refresh(s, now);
-    crate::environment::refresh_files(s);
+    refresh_from_disk(s);
     let mut out = Outcome::default();
     let path = s.project_root.join(STATE_FILE);
     let bytes = session::checkpoint_file(s, reason, kind, now);
@@ -61,6 +63,11 @@ pub fn run(
             }
         }
     }
+    // The human-readable report beside it (seed 000), from the same session.
+    let memory = crate::report::build(s, comments, now);
+    if let Err(e) = crate::report::write(&s.project_root, &memory) {
+        out.errors.push(format!("cannot write {}: {e}", s.project_root.join(crate::report::REPORT_FILE).display()));
+    }
     if out.written.is_some() && !*exclude_done {
         match exclude_from_git(&s.project_root) {
             Ok(()) => *exclude_done = true,
@@ -68,6 +75,12 @@ pub fn run(
         }
     }
     out
+}
+
+/// Re-reads what the project's files say: dependencies, build outputs, the task list.
+pub fn refresh_from_disk(s: &mut Session) {
+    crate::environment::refresh_files(s);
+    crate::tasks::refresh(s);
 }
 
 /// Refreshes the git block and the line and commit counts since the session began.

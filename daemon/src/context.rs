@@ -75,6 +75,16 @@ pub fn build(i: &Input, budget: usize) -> String {
     sections.push(("# Where you left off (ccmem)".into(), head));
     environment_first(&mut sections, s);
 
+    let t = &s.task_status;
+    if !t.source_file.is_empty() {
+        let (done, total) = t.phases.iter().fold((0, 0), |a, p| (a.0 + p.completed, a.1 + p.total));
+        let mut l = vec![format!("{}: {done} of {total} tasks done.", t.source_file)];
+        if let Some(c) = &t.current_task {
+            l.push(format!("Current: {} {} ({})", c.id, c.title, c.phase).replace("  ", " "));
+        }
+        l.extend(t.next_tasks.iter().map(|n| format!("- next: {} {}", n.id, n.title).replace("  ", " ")));
+        sections.push(("## Task list".into(), l));
+    }
     let todos = i.conversation.filter(|c| !c.todos.is_empty()).map(|c| &c.todos).unwrap_or(&s.todos);
     let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
     let active = &s.context_snapshot.active_task;

@@ -38,7 +38,9 @@ pub fn state(root: &Path) -> GitState {
         return GitState::default();
     };
     let mut st = parse_status(&out);
-    st.last_commit = git(root, &["log", "-1", "--format=%h %s"]).map(|o| text(&o)).unwrap_or_default();
+    // A commit subject can hold anything: it goes through the filter like all text kept.
+    st.last_commit =
+        git(root, &["log", "-1", "--format=%h %s"]).map(|o| crate::session::clean(&text(&o))).unwrap_or_default();
     st
 }
 

@@ -9,6 +9,7 @@
 //! the socket and pidfile are removed.
 
 pub use ccmem_proto::atomic;
+pub mod blockers;
 pub mod checkpoint;
 pub mod cli;
 pub mod connection;
@@ -25,6 +26,7 @@ pub mod memory;
 pub mod ports;
 pub mod project;
 pub mod projects;
+pub mod report;
 pub mod rpc;
 pub mod server;
 pub mod session;
@@ -32,6 +34,7 @@ pub mod shutdown;
 pub mod socket;
 pub mod state;
 pub mod store;
+pub mod tasks;
 pub mod testout;
 pub mod watch;
 

@@ -1,16 +1,25 @@
-//! The project's human-readable name, from its manifest: package.json, Cargo.toml,
-//! pyproject.toml or go.mod, else the directory's name.
+//! The project's human-readable name and description, from its manifest: package.json,
+//! Cargo.toml, pyproject.toml or go.mod, else the directory's name.
 
 use std::path::Path;
 
 /// The name of the project at `root`.
 pub fn project_name(root: &Path) -> String {
-    from_package_json(root)
-        .or_else(|| toml_name(root, "Cargo.toml", &["package"]))
-        .or_else(|| toml_name(root, "pyproject.toml", &["project", "tool.poetry"]))
+    from_package_json(root, "name")
+        .or_else(|| toml_field(root, "Cargo.toml", &["package"], "name"))
+        .or_else(|| toml_field(root, "pyproject.toml", &["project", "tool.poetry"], "name"))
         .or_else(|| from_go_mod(root))
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".into()))
+}
+
+/// The manifest's one-line description, if it has one.
+pub fn project_description(root: &Path) -> Option<String> {
+    from_package_json(root, "description")
+        .or_else(|| toml_field(root, "Cargo.toml", &["package"], "description"))
+        .or_else(|| toml_field(root, "pyproject.toml", &["project", "tool.poetry"], "description"))
+        .map(|d| d.lines().next().unwrap_or("").trim().to_string())
+        .filter(|d| !d.is_empty())
 }
 
 fn read(root: &Path, file: &str) -> Option<String> {
@@ -22,20 +31,20 @@ fn read(root: &Path, file: &str) -> Option<String> {
     std::fs::read_to_string(p).ok()
 }
 
-fn from_package_json(root: &Path) -> Option<String> {
+fn from_package_json(root: &Path, key: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(&read(root, "package.json")?).ok()?;
-    v.get("name")?.as_str().map(str::to_string)
+    v.get(key)?.as_str().map(str::to_string)
 }
 
-/// `name = "…"` inside one of `sections`; enough TOML for a manifest's name.
-fn toml_name(root: &Path, file: &str, sections: &[&str]) -> Option<String> {
+/// `key = "…"` inside one of `sections`; enough TOML for a manifest's name.
+fn toml_field(root: &Path, file: &str, sections: &[&str], key: &str) -> Option<String> {
     let text = read(root, file)?;
     let mut current = String::new();
     for line in text.lines().map(str::trim) {
         if let Some(h) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             current = h.trim().to_string();
         } else if sections.contains(&current.as_str()) {
-            if let Some(v) = line.strip_prefix("name").map(str::trim_start).and_then(|l| l.strip_prefix('=')) {
+            if let Some(v) = line.strip_prefix(key).map(str::trim_start).and_then(|l| l.strip_prefix('=')) {
                 return Some(v.trim().trim_matches(|c| c == '"' || c == '\'').to_string());
             }
         }
@@ -65,8 +74,10 @@ mod tests {
         assert_eq!(project_name(&d), "poetic");
         std::fs::write(d.join("Cargo.toml"), "[workspace]\nmembers=[]\n[package]\nname = \"crate-name\"\nversion=\"1\"\n[dependencies]\nname = \"nope\"\n").unwrap();
         assert_eq!(project_name(&d), "crate-name");
-        std::fs::write(d.join("package.json"), "{\"name\": \"@scope/web\"}").unwrap();
+        assert_eq!(project_description(&d), None);
+        std::fs::write(d.join("package.json"), "{\"name\": \"@scope/web\", \"description\": \"The web app\"}").unwrap();
         assert_eq!(project_name(&d), "@scope/web");
+        assert_eq!(project_description(&d).as_deref(), Some("The web app"));
         std::fs::write(d.join("package.json"), "{broken").unwrap();
         assert_eq!(project_name(&d), "crate-name");
     }

@@ -6,12 +6,13 @@
 //! and git work goes to the blocking pool while the task waits, so messages queue in order
 //! and no lock is ever held around the session.
 
+use crate::blockers::CommentCache;
 use crate::projects::Registration;
 use crate::{
     checkpoint, context, environment, git, global::GlobalFacts, hooks, manifest, session, store::Store, watch,
 };
 use ccmem_proto::api::{
-    CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, RequestedReason,
+    CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, ReportReply, RequestedReason,
 };
 use ccmem_proto::facts::{self, Memory};
 use ccmem_proto::session::{ArchivedSession, CheckpointReason, CheckpointType, EndReason, Session, SessionEvent};
@@ -73,6 +74,8 @@ pub enum Msg {
     Hook { hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>> },
     /// The resume context.
     Context { budget: Option<usize>, reply: oneshot::Sender<ContextReply> },
+    /// The session memory report, written into the project when `write`.
+    Report { write: bool, reply: oneshot::Sender<Result<ReportReply, String>> },
     /// A background checkpoint or git refresh finished (sent by the task to itself).
     JobDone { seq: u64, result: Box<JobResult> },
 }
@@ -80,8 +83,9 @@ pub enum Msg {
 /// What a background job hands back.
 #[derive(Debug)]
 pub enum JobResult {
-    /// A checkpoint: the session as written, what happened, and the version it was taken at.
-    Checkpoint { copy: Session, out: checkpoint::Outcome, exclude_done: bool, version: u64 },
+    /// A checkpoint: the session as written, what happened, the version it was taken at,
+    /// and the comment cache it used.
+    Checkpoint { copy: Session, out: checkpoint::Outcome, exclude_done: bool, version: u64, comments: CommentCache },
     /// Fresh git state.
     Git { copy: Session },
 }
@@ -91,7 +95,12 @@ impl Msg {
     pub fn starts_session(&self) -> bool {
         matches!(
             self,
-            Msg::Event { .. } | Msg::Watch { .. } | Msg::Checkpoint { .. } | Msg::Reset { .. } | Msg::Hook { .. }
+            Msg::Event { .. }
+                | Msg::Watch { .. }
+                | Msg::Checkpoint { .. }
+                | Msg::Reset { .. }
+                | Msg::Hook { .. }
+                | Msg::Report { .. }
         )
     }
 
@@ -169,6 +178,8 @@ pub struct Project {
     queued_git: bool,
     /// This task's own mailbox, for jobs to report back.
     me: Option<mpsc::Sender<Msg>>,
+    /// Marker comments of the files read for the report; lent to the job that writes it.
+    comments: Option<CommentCache>,
 }
 
 /// An agent's report and the watcher's sighting of one edit arrive within this of each other.
@@ -218,6 +229,7 @@ impl Project {
             queued_checkpoint: None,
             queued_git: false,
             me: None,
+            comments: Some(CommentCache::default()),
         }
     }
 
@@ -292,6 +304,9 @@ impl Project {
 
     async fn handle(&mut self, msg: Msg) -> Flow {
         match msg {
+            Msg::Report { write, reply } => {
+                let _ = reply.send(self.memory_report(write).await);
+            }
             Msg::Event { event, reply } => {
                 let r = session::apply(&mut self.s, event, chrono::Utc::now());
                 if r.is_ok() {
@@ -502,7 +517,7 @@ impl Project {
         let mut s = self.s.clone();
         let now = chrono::Utc::now();
         session::refresh(&mut s, now);
-        environment::refresh_files(&mut s);
+        checkpoint::refresh_from_disk(&mut s);
         // A conversation that is starting is pointed at the one before it.
         let resume = hooks::resumable(&s, self.ctx.ttl, now, conversation).map(|c| c.id.clone());
         let conv = conversation.or(resume.as_deref()).and_then(|id| s.conversations.iter().find(|c| c.id == id));
@@ -539,9 +554,10 @@ impl Project {
         }
         let (mut copy, ctx, mut exclude_done, version) =
             (self.s.clone(), self.ctx.clone(), self.exclude_done, self.version);
+        let mut comments = self.comments.take().unwrap_or_default();
         self.spawn_job(move || {
-            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done);
-            JobResult::Checkpoint { copy, out, exclude_done, version }
+            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments);
+            JobResult::Checkpoint { copy, out, exclude_done, version, comments }
         });
     }
 
@@ -577,7 +593,8 @@ impl Project {
         if seq > self.applied {
             self.applied = seq;
             match result {
-                JobResult::Checkpoint { copy, out, exclude_done, version } => {
+                JobResult::Checkpoint { copy, out, exclude_done, version, comments } => {
+                    self.comments = Some(comments);
                     self.take_git(&copy);
                     self.s.last_checkpoint = copy.last_checkpoint;
                     self.s.saved_at_ms = copy.saved_at_ms;
@@ -629,14 +646,16 @@ impl Project {
         let mut copy = self.s.clone();
         let ctx = self.ctx.clone();
         let mut exclude_done = self.exclude_done;
+        let mut comments = self.comments.take().unwrap_or_default();
         let job = tokio::task::spawn_blocking(move || {
-            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done);
-            (copy, out, exclude_done)
+            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments);
+            (copy, out, exclude_done, comments)
         });
         let out = match job.await {
-            Ok((copy, out, exclude_done)) => {
+            Ok((copy, out, exclude_done, comments)) => {
                 self.s = copy;
                 self.exclude_done = exclude_done;
+                self.comments = Some(comments);
                 out
             }
             Err(e) => checkpoint::Outcome { written: None, errors: vec![format!("checkpoint failed: {e}")] },
@@ -646,6 +665,33 @@ impl Project {
         }
         self.report(&out);
         out
+    }
+
+    /// Builds the report on the blocking pool (it reads files) and writes it if asked.
+    async fn memory_report(&mut self, write: bool) -> Result<ReportReply, String> {
+        let mut copy = self.s.clone();
+        let mut comments = self.comments.take().unwrap_or_default();
+        let job = tokio::task::spawn_blocking(move || {
+            let now = chrono::Utc::now();
+            session::refresh(&mut copy, now);
+            checkpoint::refresh_from_disk(&mut copy);
+            let m = crate::report::build(&copy, &mut comments, now);
+            let written = write.then(|| crate::report::write(&copy.project_root, &m));
+            (m, written, comments)
+        });
+        let (m, written, comments) = job.await.map_err(|e| format!("building the report failed: {e}"))?;
+        self.comments = Some(comments);
+        let path = match written {
+            Some(Ok(_)) => Some(self.s.project_root.join(crate::report::REPORT_FILE)),
+            Some(Err(e)) => {
+                return Err(format!(
+                    "cannot write {}: {e}",
+                    self.s.project_root.join(crate::report::REPORT_FILE).display()
+                ))
+            }
+            None => None,
+        };
+        Ok(ReportReply { markdown: ccmem_proto::report::serialize(&m), path })
     }
 
     /// Final checkpoint, archive, and the tracker forgotten. Returns the ended session's id.
@@ -685,7 +731,7 @@ impl Project {
     fn status(&self) -> ProjectStatus {
         let mut s = self.s.clone();
         session::refresh(&mut s, chrono::Utc::now());
-        environment::refresh_files(&mut s);
+        checkpoint::refresh_from_disk(&mut s);
         ProjectStatus {
             root: s.project_root.clone(),
             live: true,

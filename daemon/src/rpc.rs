@@ -98,6 +98,13 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             fresh_servers(shared, &root).await;
             to_value(ask(shared, &root, |reply| Msg::Context { budget: p.budget, reply }).await?)
         }
+        method::REPORT => {
+            let p: api::ReportParams = parse(name, params)?;
+            let root = root_of(name, p.path).await?;
+            fresh_servers(shared, &root).await;
+            let r = ask(shared, &root, |reply| Msg::Report { write: p.write, reply }).await?;
+            to_value(r.map_err(RpcError::app)?)
+        }
         method::TEST_REPORT => {
             let p: api::TestReportParams = parse(name, params)?;
             let root = root_of(name, p.path.clone()).await?;

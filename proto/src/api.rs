@@ -36,6 +36,8 @@ pub mod method {
     pub const HOOK: &str = "hook";
     /// What a fresh agent needs to carry on: [`super::ContextParams`] → [`super::ContextReply`].
     pub const CONTEXT: &str = "session.context";
+    /// The session memory report (seed 000), written and returned.
+    pub const REPORT: &str = "session.report";
     /// Test results from a runner's output or a JUnit XML file.
     pub const TEST_REPORT: &str = "session.test_report";
 }
@@ -383,4 +385,28 @@ pub struct TestRun {
 pub struct TestReportReply {
     /// The suites found and recorded.
     pub runs: Vec<TestRun>,
+}
+
+/// Params of `session.report`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportParams {
+    /// A directory or file inside the project (absolute).
+    pub path: PathBuf,
+    /// Write `.claude/session-memory.md` too (default); false only returns it.
+    #[serde(default = "yes")]
+    pub write: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Result of `session.report`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportReply {
+    /// The report, markdown.
+    pub markdown: String,
+    /// The file written, when asked to write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
 }

@@ -77,6 +77,8 @@ pub struct Session {
     pub test_results: TestResults,
     /// Notable moments, oldest first: servers started and stopped, test runs, builds.
     pub timeline: Vec<TimelineEntry>,
+    /// The project's task list (seed 000's TaskStatus), when it has one.
+    pub task_status: crate::report::TaskStatus,
 }
 
 /// A notable moment in a session.

@@ -1,0 +1,321 @@
+//! What stands in the way (seed 000's BlockerEntry heuristics): `TODO`, `FIXME`, `BLOCKED`,
+//! `NEEDS`, `XXX` and `HACK` comments in the files edited this session, failing tests and
+//! builds, outdated dependencies, files a task relies on that do not exist, and the blocking
+//! issues the agent reported.
+//!
+//! Comments are read from at most [`MAX_FILES`] edited files per checkpoint, and a file is
+//! read again only when its size or time changed: never a whole-repository scan.
+
+use crate::tasks::TaskList;
+use ccmem_proto::env::{BuildState, DependencyState, SuiteStatus};
+use ccmem_proto::report::{limits, BlockerEntry, Priority};
+use ccmem_proto::session::{truncate_chars, Session};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// Edited files read for comments per checkpoint (the most recently modified).
+pub const MAX_FILES: usize = 200;
+/// Larger files are not read.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Comments kept per file.
+const PER_FILE: usize = 20;
+
+/// A marker comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comment {
+    /// Relative path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u32,
+    /// TODO, FIXME, BLOCKED, NEEDS, XXX or HACK.
+    pub keyword: &'static str,
+    /// The comment after the keyword, redacted.
+    pub text: String,
+}
+
+/// Comments per file, kept between checkpoints by the project's task.
+#[derive(Debug, Default)]
+pub struct CommentCache {
+    files: HashMap<String, (SystemTime, u64, Vec<Comment>)>,
+}
+
+const KEYWORDS: &[&str] = &["BLOCKED", "FIXME", "TODO", "NEEDS", "XXX", "HACK"];
+
+impl CommentCache {
+    /// The marker comments in `files` (relative to `root`), reading only the changed ones.
+    pub fn scan(&mut self, root: &Path, files: &[String]) -> Vec<Comment> {
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for rel in files.iter().take(MAX_FILES) {
+            seen.insert(rel.clone());
+            let p = root.join(rel);
+            let Ok(meta) = std::fs::metadata(&p) else { continue };
+            if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+                continue;
+            }
+            let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            let fresh = self.files.get(rel).is_some_and(|(t, n, _)| *t == mtime && *n == meta.len());
+            if !fresh {
+                let found = std::fs::read(&p).map(|b| comments_in(rel, &b)).unwrap_or_default();
+                self.files.insert(rel.clone(), (mtime, meta.len(), found));
+            }
+            if let Some((_, _, c)) = self.files.get(rel) {
+                out.extend(c.iter().cloned());
+            }
+        }
+        self.files.retain(|k, _| seen.contains(k));
+        out
+    }
+}
+
+/// Marker comments in a file's bytes (nothing for binary files).
+pub fn comments_in(rel: &str, bytes: &[u8]) -> Vec<Comment> {
+    if bytes.iter().take(8192).any(|b| *b == 0) {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let markdown = rel.ends_with(".md") || rel.ends_with(".markdown");
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for kw in KEYWORDS {
+            let Some(at) = find_word(line, kw) else { continue };
+            let before = &line[..at];
+            let in_comment = if markdown {
+                before.contains("<!--")
+            } else {
+                ["//", "#", "/*", "<!--", "-- ", ";", "%"].iter().any(|m| before.contains(m))
+                    || line.trim_start().starts_with('*')
+            };
+            if !in_comment {
+                continue;
+            }
+            let rest = line[at + kw.len()..].trim_start();
+            // `TODO(alice):` and `TODO:`
+            let rest = if rest.starts_with('(') { rest.split_once(')').map_or(rest, |(_, r)| r) } else { rest };
+            let rest = rest.trim_start_matches(':').trim().trim_end_matches("*/").trim_end_matches("-->").trim();
+            out.push(Comment {
+                path: rel.to_string(),
+                line: n as u32 + 1,
+                keyword: kw,
+                text: truncate_chars(&crate::session::clean(rest), 200),
+            });
+            break;
+        }
+        if out.len() >= PER_FILE {
+            break;
+        }
+    }
+    out
+}
+
+/// `kw` as a whole upper-case word in `line`.
+fn find_word(line: &str, kw: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let mut from = 0;
+    while let Some(i) = line[from..].find(kw).map(|i| i + from) {
+        let before_ok = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        let end = i + kw.len();
+        let after_ok = end >= b.len() || !(b[end].is_ascii_alphanumeric() || b[end] == b'_');
+        if before_ok && after_ok {
+            return Some(i);
+        }
+        from = end;
+    }
+    None
+}
+
+fn priority_of(keyword: &str) -> Priority {
+    match keyword {
+        "BLOCKED" => Priority::High,
+        "FIXME" | "XXX" => Priority::Medium,
+        _ => Priority::Low,
+    }
+}
+
+/// A title within seed 000's 100 characters.
+pub fn title(s: &str) -> String {
+    truncate_chars(&one_line(s), limits::TITLE_CHARS)
+}
+
+/// Text on one line, trimmed.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every blocker, high priority first, at most 50 (low priority dropped first).
+pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &str) -> Vec<BlockerEntry> {
+    let mut out: Vec<BlockerEntry> = Vec::new();
+    let entry = |priority, task_id: Option<String>, t: String, description: String, action: String| BlockerEntry {
+        priority,
+        task_id,
+        title: title(&t),
+        description: one_line(&description),
+        required_action: one_line(&action),
+        detected_at: Some(now.to_string()),
+    };
+    for issue in &s.context_snapshot.blocking_issues {
+        out.push(entry(Priority::High, None, issue.clone(), issue.clone(), format!("Resolve: {issue}")));
+    }
+    for (kind, suite) in [("unit", &s.test_results.unit), ("e2e", &s.test_results.e2e)] {
+        if suite.status != SuiteStatus::Failed {
+            continue;
+        }
+        let names: Vec<&str> = suite.failures.iter().take(3).map(|f| f.test_name.as_str()).collect();
+        let first = suite.failures.first();
+        out.push(entry(
+            Priority::High,
+            None,
+            format!(
+                "{} failing {kind} test{} ({})",
+                suite.failed.max(1),
+                if suite.failed == 1 { "" } else { "s" },
+                suite.framework
+            ),
+            format!(
+                "`{}` failed{}",
+                suite.command,
+                first.and_then(|f| f.message.as_deref()).map(|m| format!(": {m}")).unwrap_or_default()
+            ),
+            format!("Fix the failing tests: {}", names.join(", ")),
+        ));
+    }
+    let b = &s.environment.build;
+    if b.status == BuildState::Failed {
+        let first = b.errors.first().cloned().unwrap_or_else(|| format!("`{}` failed", b.command));
+        out.push(entry(
+            Priority::High,
+            None,
+            format!("Build failing: {first}"),
+            b.errors.join("; "),
+            format!("Fix the build error: {first}"),
+        ));
+    }
+    for m in &s.environment.dependencies.managers {
+        if m.status == DependencyState::Outdated {
+            out.push(entry(
+                Priority::Medium,
+                None,
+                format!("{} dependencies outdated", m.package_manager),
+                m.detail.clone(),
+                format!("Install the dependencies ({})", m.detail.rsplit('`').nth(1).unwrap_or("reinstall")),
+            ));
+        }
+    }
+    if let Some(list) = tasks {
+        out.extend(missing_files(s, list, now));
+    }
+    for c in comments {
+        let action = match c.keyword {
+            "FIXME" | "XXX" => "Fix",
+            "BLOCKED" => "Resolve",
+            "HACK" => "Replace",
+            _ => "Resolve",
+        };
+        let what = if c.text.is_empty() { String::new() } else { format!(": {}", c.text) };
+        out.push(entry(
+            priority_of(c.keyword),
+            None,
+            format!("{} in {}:{}{what}", c.keyword, c.path, c.line),
+            format!("{} comment at {}:{}{what}", c.keyword, c.path, c.line),
+            format!("{action} the {} at {}:{}", c.keyword, c.path, c.line),
+        ));
+    }
+    out.sort_by_key(|b| b.priority);
+    out.truncate(limits::BLOCKERS);
+    out
+}
+
+/// Files a task relies on that are not there: named by a done task (high: the work is
+/// gone), or configuration an open task needs and does not create (medium: `.env.local`).
+/// Code an open task names is that task's work, not a blocker.
+fn missing_files(s: &Session, list: &TaskList, now: &str) -> Vec<BlockerEntry> {
+    const CREATES: &[&str] = &[
+        "create",
+        "add",
+        "write",
+        "implement",
+        "generate",
+        "initialize",
+        "init",
+        "scaffold",
+        "set",
+        "setup",
+        "build",
+        "make",
+        "new",
+    ];
+    const CONFIG: &[&str] = &["env", "json", "yaml", "yml", "toml", "ini", "cfg", "conf", "pem", "key", "crt", "lock"];
+    let is_config = |p: &str| {
+        let name = p.rsplit('/').next().unwrap_or(p);
+        name.starts_with('.') || name.rsplit_once('.').is_some_and(|(_, ext)| CONFIG.contains(&ext))
+    };
+    let mut out = Vec::new();
+    let mut checked = 0;
+    for t in &list.tasks {
+        for p in &t.paths {
+            checked += 1;
+            if checked > 200 {
+                return out;
+            }
+            if s.project_root.join(p).exists() {
+                continue;
+            }
+            let first = t.title.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+            let (priority, action) = if t.done {
+                (Priority::High, format!("Restore {p} or reopen {}", if t.id.is_empty() { &t.title } else { &t.id }))
+            } else if is_config(p) && !CREATES.contains(&first.as_str()) {
+                (Priority::Medium, format!("Create {p}"))
+            } else {
+                continue;
+            };
+            out.push(BlockerEntry {
+                priority,
+                task_id: (!t.id.is_empty()).then(|| t.id.clone()),
+                title: title(&format!("Missing {p}")),
+                description: one_line(&format!(
+                    "{}:{} names {p}, which does not exist: {}",
+                    list.file, t.line, t.title
+                )),
+                required_action: action,
+                detected_at: Some(now.to_string()),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_comments_in_code_not_in_prose() {
+        let src = b"fn a() {} // TODO: handle errors\n# FIXME(bob): off by one\nlet TODO_LIST = 1;\n/* BLOCKED waiting on the API */\n  * XXX check this\nprintln!(\"TODO later\");\nx = 1 # HACK token=abc123secret\n";
+        let c = comments_in("src/a.rs", src);
+        let got: Vec<(u32, &str, &str)> = c.iter().map(|c| (c.line, c.keyword, c.text.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (1, "TODO", "handle errors"),
+                (2, "FIXME", "off by one"),
+                (4, "BLOCKED", "waiting on the API"),
+                (5, "XXX", "check this"),
+                (7, "HACK", "token=[REDACTED:secret]")
+            ]
+        );
+        assert!(comments_in("README.md", b"# TODO list\n<!-- TODO: fix link -->\n").iter().map(|c| c.line).eq([2]));
+        assert!(comments_in("a.bin", b"\0\0 // TODO x").is_empty());
+    }
+
+    #[test]
+    fn the_cache_rereads_only_changed_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.rs"), "// TODO one\n").unwrap();
+        let mut cache = CommentCache::default();
+        let files = vec!["a.rs".to_string(), "gone.rs".to_string()];
+        assert_eq!(cache.scan(tmp.path(), &files).len(), 1);
+        std::fs::write(tmp.path().join("a.rs"), "// TODO one\n// FIXME two\n").unwrap();
+        assert_eq!(cache.scan(tmp.path(), &files).len(), 2, "a changed size is read again");
+    }
+}

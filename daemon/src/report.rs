@@ -1,0 +1,391 @@
+//! Builds the session memory report (seed 000) from the session, the task list and the
+//! comments found, and writes `.claude/session-memory.md`.
+//!
+//! Everything in it comes from the session (redacted when it came in) or passes through the
+//! filter here (comments); the result is checked against seed 000's rules before it is
+//! written, and shrunk to stay under 50 KB.
+
+use crate::blockers::{self, one_line, Comment, CommentCache};
+use crate::tasks::{self, TaskList};
+use crate::{manifest, session};
+use ccmem_proto::atomic;
+use ccmem_proto::env::{SuiteStatus, TestSuite};
+use ccmem_proto::report::{
+    self, limits, ExecutiveSummary, FileReference, NextStep, Priority, SessionMemory, SessionMetadata, StepPriority,
+};
+use ccmem_proto::session::{truncate_chars, Session, TodoStatus};
+use chrono::{DateTime, Utc};
+use std::path::{Path, PathBuf};
+
+/// The report file, relative to the project root.
+pub const REPORT_FILE: &str = ".claude/session-memory.md";
+
+/// The report for `s` now. `cache` keeps the comments of files already read.
+pub fn build(s: &Session, cache: &mut CommentCache, now: DateTime<Utc>) -> SessionMemory {
+    let list = tasks::find(&s.project_root);
+    let mut edited: Vec<(&Box<str>, i64)> =
+        s.files_modified.iter().filter(|(_, r)| !r.deleted).map(|(p, r)| (p, r.last_modified.0)).collect();
+    edited.sort_by_key(|e| std::cmp::Reverse(e.1));
+    let skip = list.as_ref().map(|l| l.file.as_str()).unwrap_or("");
+    let files: Vec<String> =
+        edited.iter().map(|(p, _)| p.to_string()).filter(|p| p != skip && !p.starts_with(".claude/")).collect();
+    let comments = cache.scan(&s.project_root, &files);
+    assemble(s, list.as_ref(), &comments, now)
+}
+
+/// The report from its parts.
+pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now: DateTime<Utc>) -> SessionMemory {
+    let t = session::iso(now);
+    let blockers = blockers::build(s, list, comments, &t);
+    let task_status = list.map(TaskList::status).unwrap_or_default();
+    let (done, total) = match list {
+        Some(l) => l.counts(),
+        None => {
+            let done = s.todos.iter().filter(|x| x.status == TodoStatus::Completed).count() as u64;
+            (done, s.todos.len() as u64)
+        }
+    };
+    let files = attention(s, comments);
+    let steps = next_steps(s, list, &blockers);
+    let current_phase = task_status
+        .current_task
+        .as_ref()
+        .map(|c| c.phase.clone())
+        .or_else(|| s.phase.as_ref().map(|p| p.name.clone()))
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| if total > 0 && done == total { "Complete".into() } else { "unknown".into() });
+    let next_action =
+        steps.first().map(|n| n.action.clone()).unwrap_or_else(|| match s.context_snapshot.active_task.as_str() {
+            "" => "Start the next task".into(),
+            a => format!("Continue {}", one_line(a)),
+        });
+    let mut m = SessionMemory {
+        metadata: SessionMetadata {
+            project_name: line(&s.project_name, 200),
+            generated_at: t.clone(),
+            branch: if s.git.branch.is_empty() { "unknown".into() } else { line(&s.git.branch, 200) },
+            session_duration: session::parse_iso(&s.created_at).map(|c| duration(now - c)),
+            version: report::FORMAT_VERSION.into(),
+        },
+        summary: ExecutiveSummary {
+            project_description: line(
+                &manifest::project_description(&s.project_root)
+                    .map(|d| format!("{} - {}", s.project_name, session::clean(&d)))
+                    .unwrap_or_else(|| format!("{} ({})", s.project_name, s.project_root.display())),
+                300,
+            ),
+            completion_status: format!("{done}/{total} tasks complete ({:.1}%)", tasks::percent(done, total)),
+            current_phase: line(&current_phase, 200),
+            major_blocker: blockers.iter().find(|b| b.priority == Priority::High).map(|b| b.title.clone()),
+            next_action: line(&next_action, 300),
+        },
+        task_status,
+        blockers,
+        test_results: s.test_results.clone(),
+        environment: s.environment.clone(),
+        files_needing_attention: files,
+        next_steps: steps,
+    };
+    tidy(&mut m);
+    fit(&mut m);
+    m
+}
+
+/// One line, no surrounding space, at most `max` characters.
+fn line(s: &str, max: usize) -> String {
+    truncate_chars(&one_line(s), max).trim().to_string()
+}
+
+/// `2h 15m`.
+fn duration(d: chrono::Duration) -> String {
+    let m = d.num_minutes().max(0);
+    if m >= 60 {
+        format!("{}h {}m", m / 60, m % 60)
+    } else {
+        format!("{m}m")
+    }
+}
+
+/// Failing test files and build errors first, then marked comments.
+fn attention(s: &Session, comments: &[Comment]) -> Vec<FileReference> {
+    let mut out: Vec<FileReference> = Vec::new();
+    let mut push = |path: &str, line: Option<u32>, reason: String, priority: Priority| {
+        let path = relative(&s.project_root, path);
+        if path.is_empty() || out.iter().any(|f| f.path == path && f.line == line) {
+            return;
+        }
+        out.push(FileReference { path, line, reason: one_line(&reason), priority });
+    };
+    for suite in [&s.test_results.unit, &s.test_results.e2e] {
+        if suite.status == SuiteStatus::Failed {
+            for f in &suite.failures {
+                push(&f.file, f.line, format!("Failing test: {}", f.test_name), Priority::High);
+            }
+        }
+    }
+    for e in &s.environment.build.errors {
+        if let Some((file, line)) = error_location(e) {
+            push(&file, line, format!("Build error: {}", truncate_chars(e, 150)), Priority::High);
+        }
+    }
+    for c in comments {
+        let p = match c.keyword {
+            "BLOCKED" => Priority::High,
+            "FIXME" | "XXX" => Priority::Medium,
+            _ => Priority::Low,
+        };
+        push(&c.path, Some(c.line), format!("{} comment", c.keyword), p);
+    }
+    out.sort_by_key(|f| f.priority);
+    out.truncate(limits::FILES);
+    out
+}
+
+/// `src/a.rs:10:3: error …` → (src/a.rs, 10).
+fn error_location(e: &str) -> Option<(String, Option<u32>)> {
+    let head = e.split(": ").next()?;
+    let mut parts = head.split(':');
+    let file = parts.next()?.trim();
+    let line = parts.next().and_then(|l| l.parse().ok());
+    (file.contains('.') && !file.contains(' ')).then(|| (file.to_string(), line))
+}
+
+/// A path as the report wants it: relative to the root, forward slashes; "" when it is
+/// outside the project or not a path.
+fn relative(root: &Path, p: &str) -> String {
+    let p = p.trim().trim_start_matches("./");
+    if p.is_empty() {
+        return String::new();
+    }
+    let path = PathBuf::from(p);
+    let rel = if path.is_absolute() {
+        match path.strip_prefix(root) {
+            Ok(r) => r.to_path_buf(),
+            Err(_) => return String::new(),
+        }
+    } else {
+        path
+    };
+    let s = rel.to_string_lossy().replace('\\', "/");
+    if s.split('/').any(|c| c == "..") {
+        String::new()
+    } else {
+        s
+    }
+}
+
+/// Seed 000's generation logic: blockers and failing tests now, the current phase's tasks
+/// next, the next phase after, the rest later; at most 10.
+fn next_steps(s: &Session, list: Option<&TaskList>, blockers: &[ccmem_proto::report::BlockerEntry]) -> Vec<NextStep> {
+    let mut out: Vec<NextStep> = Vec::new();
+    for b in blockers.iter().filter(|b| b.priority == Priority::High).take(3) {
+        out.push(NextStep {
+            priority: StepPriority::Immediate,
+            action: b.required_action.clone(),
+            reference: b.task_id.clone(),
+        });
+    }
+    let failing = |suite: &TestSuite| suite.status == SuiteStatus::Failed;
+    if (failing(&s.test_results.unit) || failing(&s.test_results.e2e))
+        && !out.iter().any(|n| n.action.starts_with("Fix the failing tests"))
+    {
+        let cmd =
+            if failing(&s.test_results.unit) { &s.test_results.unit.command } else { &s.test_results.e2e.command };
+        out.push(NextStep {
+            priority: StepPriority::Immediate,
+            action: format!("Run `{cmd}` again once fixed"),
+            reference: None,
+        });
+    }
+    match list {
+        Some(l) => {
+            let current_phase = l.current().map(|t| t.phase.clone());
+            let open: Vec<&tasks::Task> = l.tasks.iter().filter(|t| !t.done).collect();
+            for t in open.iter().filter(|t| Some(&t.phase) == current_phase.as_ref()).take(3) {
+                out.push(NextStep {
+                    priority: StepPriority::ShortTerm,
+                    action: format!("Complete {}", task_label(t)),
+                    reference: Some(l.file.clone()),
+                });
+            }
+            let later: Vec<&String> =
+                l.phases.iter().skip_while(|p| Some(*p) != current_phase.as_ref()).skip(1).collect();
+            if let Some(next) = later.first() {
+                if let Some(t) = open.iter().find(|t| &&t.phase == next) {
+                    out.push(NextStep {
+                        priority: StepPriority::MediumTerm,
+                        action: format!("Prepare {next}: start with {}", task_label(t)),
+                        reference: Some(l.file.clone()),
+                    });
+                }
+            }
+            for p in later.iter().skip(1).take(2) {
+                out.push(NextStep {
+                    priority: StepPriority::LongTerm,
+                    action: format!("Plan {p}"),
+                    reference: Some(l.file.clone()),
+                });
+            }
+        }
+        None => {
+            let todos = s.todos.iter().filter(|t| t.status != TodoStatus::Completed);
+            for t in todos.take(4) {
+                out.push(NextStep {
+                    priority: StepPriority::ShortTerm,
+                    action: format!("Complete {}", t.content),
+                    reference: None,
+                });
+            }
+        }
+    }
+    for n in &s.context_snapshot.next_steps {
+        let action = if report::is_imperative(n) { n.clone() } else { format!("Complete {n}") };
+        out.push(NextStep { priority: StepPriority::MediumTerm, action, reference: None });
+    }
+    out.sort_by_key(|n| n.priority);
+    out.truncate(limits::NEXT_STEPS);
+    out
+}
+
+fn task_label(t: &tasks::Task) -> String {
+    if t.id.is_empty() {
+        t.title.clone()
+    } else {
+        format!("{}: {}", t.id, t.title)
+    }
+}
+
+/// Every text on one line and within its limits, so the report passes seed 000's rules.
+fn tidy(m: &mut SessionMemory) {
+    for b in &mut m.blockers {
+        b.title = blockers::title(&b.title);
+        b.description = line(&b.description, 500);
+        b.required_action = line(&b.required_action, 300);
+    }
+    for n in &mut m.next_steps {
+        n.action = line(&n.action, 300);
+        n.reference = n.reference.as_deref().map(|r| line(r, 300)).filter(|r| !r.is_empty());
+    }
+    for f in &mut m.files_needing_attention {
+        f.reason = line(&f.reason, 300);
+    }
+    let t = &mut m.task_status;
+    for r in t.current_task.iter_mut().chain(t.next_tasks.iter_mut()) {
+        r.title = line(&r.title, 300);
+        r.phase = line(&r.phase, 200);
+    }
+    for p in &mut t.phases {
+        p.name = line(&p.name, 200);
+    }
+    for suite in [&mut m.test_results.unit, &mut m.test_results.e2e] {
+        suite.command = line(&suite.command, 500);
+        for f in &mut suite.failures {
+            f.file = line(&f.file, 300);
+            f.test_name = line(&f.test_name, 300);
+            f.message = f.message.as_deref().map(|x| line(x, 200)).filter(|x| !x.is_empty());
+        }
+    }
+    for v in &mut m.environment.servers {
+        v.command = line(&v.command, 300);
+        v.process = line(&v.process, 100);
+    }
+    let b = &mut m.environment.build;
+    b.command = line(&b.command, 500);
+    for e in &mut b.errors {
+        *e = line(e, 200);
+    }
+    for x in &mut m.environment.dependencies.managers {
+        x.detail = line(&x.detail, 300);
+    }
+}
+
+/// Shrinks the longest lists until the markdown is under 50 KB: low-priority files and
+/// blockers first, then failures.
+fn fit(m: &mut SessionMemory) {
+    while report::serialize(m).len() > report::MAX_BYTES {
+        if m.files_needing_attention.len() > 10 {
+            m.files_needing_attention.pop();
+        } else if m.blockers.len() > 10 {
+            m.blockers.pop();
+        } else if m.test_results.unit.failures.len() > 5 {
+            m.test_results.unit.failures.pop();
+            m.test_results.unit.more_failures += 1;
+        } else if m.test_results.e2e.failures.len() > 5 {
+            m.test_results.e2e.failures.pop();
+            m.test_results.e2e.more_failures += 1;
+        } else if !m.environment.servers.is_empty() {
+            m.environment.servers.pop();
+        } else {
+            break;
+        }
+    }
+}
+
+/// Writes the report into the project (atomically); returns its size in bytes.
+pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
+    let text = report::serialize(m);
+    let path = root.join(REPORT_FILE);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    atomic::write(&path, text.as_bytes(), false)?;
+    Ok(text.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccmem_proto::report::validate;
+
+    #[test]
+    fn a_session_makes_a_valid_report() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        std::fs::create_dir_all(root.join("specs/001-x")).unwrap();
+        std::fs::write(
+            root.join("specs/001-x/tasks.md"),
+            "## Phase 1: Setup\n- [x] T001 Create app\n## Phase 2: Core\n- [ ] T002 [P] Wire `src/db.ts` using .env.local\n- [ ] T003 Add login\n## Phase 3: Polish\n- [ ] T004 Write docs\n## Phase 4: Release\n- [ ] T005 Ship\n",
+        )
+        .unwrap();
+        let now = Utc::now();
+        let mut s = session::start(root.clone(), "demo".into(), session::new_id(now, None), now, None);
+        let out = crate::testout::tests::fixture("cargo-fail.txt");
+        let mut suite = crate::testout::parse(&out, Some("cargo"))[0].suite.clone();
+        suite.command = "cargo test".into();
+        crate::environment::apply_tests(&mut s, suite, false, now);
+        let comments = blockers::comments_in("src/lib.rs", b"// FIXME: off by one\n// TODO later\n");
+        let list = tasks::find(&root).unwrap();
+        let m = assemble(&s, Some(&list), &comments, now);
+        assert_eq!(validate(&m), Vec::<String>::new());
+        assert_eq!(m.summary.completion_status, "1/5 tasks complete (20.0%)");
+        assert_eq!(m.summary.current_phase, "Core");
+        assert_eq!(m.summary.major_blocker.as_deref(), Some("1 failing unit test (cargo)"));
+        assert!(
+            m.blockers.iter().any(|b| b.title == "Missing .env.local" && b.task_id.as_deref() == Some("T002")),
+            "{:#?}",
+            m.blockers
+        );
+        assert!(
+            !m.blockers.iter().any(|b| b.title.contains("src/db.ts")),
+            "code an open task names is its work, not a blocker: {:#?}",
+            m.blockers
+        );
+        assert!(m.files_needing_attention[0].reason.starts_with("Failing test"));
+        assert_eq!(m.next_steps[0].priority, StepPriority::Immediate);
+        assert!(m.next_steps.iter().any(|n| n.action == "Complete T002: Wire `src/db.ts` using .env.local"));
+        assert!(m.next_steps.iter().any(|n| n.action.starts_with("Prepare Polish")));
+        assert!(m.next_steps.iter().any(|n| n.action == "Plan Release"));
+        let back = report::parse(&report::serialize(&m));
+        assert_eq!(back.memory, m);
+    }
+
+    #[test]
+    fn an_empty_session_makes_a_minimal_valid_report() {
+        let now = Utc::now();
+        let s = session::start(PathBuf::from("/w/empty"), "empty".into(), session::new_id(now, None), now, None);
+        let m = assemble(&s, None, &[], now);
+        assert_eq!(validate(&m), Vec::<String>::new());
+        assert_eq!(m.summary.completion_status, "0/0 tasks complete (0.0%)");
+        assert_eq!(m.summary.major_blocker, None);
+    }
+}

@@ -1,0 +1,378 @@
+//! The project's task list: spec-kit's `specs/*/tasks.md` (the most recently modified), or
+//! a plain checklist in a root `TODO.md`, `PLAN.md` or `tasks.md`.
+//!
+//! `## Phase N: Name` (or any heading) starts a phase; `- [ ]`, `- [x]`, `- [X]` and ✅
+//! items are tasks; a leading `T001`-style id is kept apart and markers such as `[P]` and
+//! `[US1]` are kept out of the title. Fenced code is skipped.
+
+use ccmem_proto::report::{PhaseStatus, TaskReference, TaskStatus};
+use ccmem_proto::session::{Phase, Plan, Session};
+use std::path::{Path, PathBuf};
+
+/// Task files larger than this are not read.
+const MAX_BYTES: u64 = 4 << 20;
+/// Root checklists looked for, in order, when there is no spec-kit task list.
+const ROOT_LISTS: &[&str] = &["tasks.md", "TODO.md", "todo.md", "PLAN.md", "plan.md", "TASKS.md"];
+
+/// One task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    /// `T001`, or empty.
+    pub id: String,
+    /// The title without id and markers.
+    pub title: String,
+    /// Its phase's name.
+    pub phase: String,
+    /// Done.
+    pub done: bool,
+    /// 1-based line in the file.
+    pub line: usize,
+    /// Paths the title names (in backticks, or path-like words).
+    pub paths: Vec<String>,
+}
+
+/// A parsed task list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskList {
+    /// Relative to the project root, forward slashes.
+    pub file: String,
+    /// Phase names in file order.
+    pub phases: Vec<String>,
+    /// All tasks in file order.
+    pub tasks: Vec<Task>,
+    /// The file's modification time.
+    pub modified: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// The task list of the project at `root`, if it has one.
+pub fn find(root: &Path) -> Option<TaskList> {
+    let file = spec_kit(root).or_else(|| ROOT_LISTS.iter().map(|f| root.join(f)).find(|p| p.is_file()))?;
+    let meta = std::fs::metadata(&file).ok()?;
+    if meta.len() > MAX_BYTES {
+        return None;
+    }
+    let text = std::fs::read_to_string(&file).ok()?;
+    let rel = file.strip_prefix(root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
+    let mut list = parse(&text);
+    list.file = rel;
+    list.modified = meta.modified().ok().map(chrono::DateTime::from);
+    Some(list)
+}
+
+/// The most recently modified `specs/*/tasks.md`.
+fn spec_kit(root: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(root.join("specs"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("tasks.md"))
+        .filter_map(|p| std::fs::metadata(&p).and_then(|m| m.modified()).ok().map(|t| (t, p)))
+        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
+        .map(|(_, p)| p)
+}
+
+/// Reads a task list's text.
+pub fn parse(text: &str) -> TaskList {
+    let mut list = TaskList::default();
+    let mut phase = String::new();
+    let mut fenced = false;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.starts_with("```") || line.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        if let Some(h) = heading(line) {
+            phase = crate::session::clean(&h);
+            continue;
+        }
+        let Some((done, rest)) = checkbox(line) else { continue };
+        let (id, title) = split_id(rest);
+        let done = done || title.contains('✅');
+        // Task lists are the user's text like any other: filtered before they are kept.
+        let title = crate::session::clean(&title.replace('✅', ""));
+        if title.is_empty() && id.is_empty() {
+            continue;
+        }
+        let phase_name = if phase.is_empty() { "Tasks".to_string() } else { phase.clone() };
+        if !list.phases.contains(&phase_name) {
+            list.phases.push(phase_name.clone());
+        }
+        list.tasks.push(Task { paths: paths_in(&title), id, title, phase: phase_name, done, line: n + 1 });
+    }
+    list
+}
+
+/// A phase heading's name: `## Phase 2: Core (MVP)` → `Core (MVP)`; other `##`/`###`
+/// headings by their text. The document title (`#`) is not a phase.
+fn heading(line: &str) -> Option<String> {
+    let h = line.strip_prefix("## ").or_else(|| line.strip_prefix("### "))?.trim().trim_matches('#').trim();
+    let h = h.trim_matches('*').trim();
+    let lower = h.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("phase") {
+        // `Phase 2: Name`, `Phase 2 - Name`, `Phase 2`.
+        let after_num = rest.trim_start().trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '.');
+        let name_at = h.len() - after_num.len();
+        let name = h[name_at..].trim_start_matches([':', '-', '–', '—', ' ']).trim();
+        return Some(if name.is_empty() { h.to_string() } else { name.to_string() });
+    }
+    Some(h.to_string())
+}
+
+/// `- [ ] x`, `* [x] x`, `1. [X] x`, `- ✅ x`: (done, the rest).
+fn checkbox(line: &str) -> Option<(bool, &str)> {
+    let rest = line
+        .strip_prefix("- ")
+        .or_else(|| line.strip_prefix("* "))
+        .or_else(|| line.strip_prefix("+ "))
+        .or_else(|| {
+            let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+            (digits > 0)
+                .then(|| line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") ")))
+                .flatten()
+        })?
+        .trim_start();
+    if let Some(r) = rest.strip_prefix("[ ]") {
+        return Some((false, r.trim()));
+    }
+    if let Some(r) = rest.strip_prefix("[x]").or_else(|| rest.strip_prefix("[X]")) {
+        return Some((true, r.trim()));
+    }
+    rest.strip_prefix('✅').map(|r| (true, r.trim()))
+}
+
+/// A leading `T001` / `TASK-12` id (bold or bracketed too) and the markers after it.
+fn split_id(rest: &str) -> (String, String) {
+    let mut r = rest.trim();
+    let mut id = String::new();
+    let token = r.split_whitespace().next().unwrap_or("");
+    let bare = token.trim_matches(|c| c == '*' || c == '[' || c == ']' || c == ':');
+    let looks_like_id = {
+        let letters = bare.bytes().take_while(u8::is_ascii_uppercase).count();
+        let tail = bare[letters..].trim_start_matches('-');
+        (1..=5).contains(&letters) && !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit())
+    };
+    if looks_like_id {
+        id = bare.to_string();
+        r = r[token.len()..].trim_start();
+    }
+    // Markers: `[P]`, `[US1]`, `[Story 2]` right after the id.
+    while let Some(after) = r.strip_prefix('[') {
+        match after.find(']') {
+            Some(end) if end <= 16 => r = after[end + 1..].trim_start(),
+            _ => break,
+        }
+    }
+    (id, r.trim_start_matches([':', '-', '–', '—']).trim().to_string())
+}
+
+/// Paths a task names: backticked ones, and words with a slash or a file extension.
+pub fn paths_in(title: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut push = |p: &str| {
+        let p = p.trim_matches(|c: char| "`'\"(),;:".contains(c)).trim_end_matches('.');
+        let plausible = !p.is_empty()
+            && !p.contains("://")
+            && !p.starts_with('/')
+            && !p.contains("..")
+            && p.len() <= 200
+            && (p.contains('/') || p.starts_with('.') || has_extension(p))
+            && p.chars().all(|c| c.is_alphanumeric() || "._-/@+".contains(c));
+        if plausible && !found.iter().any(|f| f == p) {
+            found.push(p.to_string());
+        }
+    };
+    let parts: Vec<&str> = title.split('`').collect();
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 {
+            push(part);
+        } else {
+            part.split_whitespace().for_each(&mut push);
+        }
+    }
+    found
+}
+
+fn has_extension(p: &str) -> bool {
+    match p.rsplit_once('.') {
+        Some((stem, ext)) => {
+            stem.chars().count() >= 2
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        }
+        None => false,
+    }
+}
+
+impl TaskList {
+    /// (done, total).
+    pub fn counts(&self) -> (u64, u64) {
+        (self.tasks.iter().filter(|t| t.done).count() as u64, self.tasks.len() as u64)
+    }
+
+    /// The first incomplete task.
+    pub fn current(&self) -> Option<&Task> {
+        self.tasks.iter().find(|t| !t.done)
+    }
+
+    /// Seed 000's TaskStatus: per phase, the current task and at most 5 next ones.
+    pub fn status(&self) -> TaskStatus {
+        let phases = self
+            .phases
+            .iter()
+            .map(|name| {
+                let of: Vec<&Task> = self.tasks.iter().filter(|t| &t.phase == name).collect();
+                let done = of.iter().filter(|t| t.done).count() as u64;
+                PhaseStatus {
+                    name: name.clone(),
+                    completed: done,
+                    total: of.len() as u64,
+                    percentage: percent(done, of.len() as u64),
+                }
+            })
+            .collect();
+        let mut open = self.tasks.iter().filter(|t| !t.done).map(|t| TaskReference {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            phase: t.phase.clone(),
+        });
+        let current_task = open.next();
+        TaskStatus { source_file: self.file.clone(), phases, current_task, next_tasks: open.take(5).collect() }
+    }
+}
+
+/// Reads the project's task list into the session: seed 000's TaskStatus, and seed 004's
+/// plan and phase (the current task's phase and its progress).
+pub fn refresh(s: &mut Session) {
+    let Some(list) = find(&s.project_root) else {
+        s.task_status = TaskStatus::default();
+        return;
+    };
+    let (done, total) = list.counts();
+    s.plan = Some(Plan {
+        file: list.file.rsplit('/').next().unwrap_or(&list.file).to_string(),
+        path: s.project_root.join(&list.file).to_string_lossy().into_owned(),
+        total_tasks: total,
+        completed_tasks: done,
+        progress: percent(done, total),
+        last_modified: list.modified.map(crate::session::iso).unwrap_or_default(),
+    });
+    let status = list.status();
+    if let Some(cur) = &status.current_task {
+        let completion = status.phases.iter().find(|p| p.name == cur.phase).map_or(0.0, |p| p.percentage);
+        let keep = s.phase.take().unwrap_or_default();
+        s.phase = Some(Phase { name: cur.phase.clone(), completion, ..keep });
+    }
+    s.task_status = status;
+}
+
+/// `part / whole × 100`, one decimal.
+pub fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 * 1000.0 / whole as f64).round() / 10.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC_KIT: &str = "# Tasks: Session memory
+
+**Input**: Design documents from `/specs/001-session-memory/`
+
+## Phase 1: Setup (Shared Infrastructure)
+
+- [x] T001 Create project structure per implementation plan
+- [X] T002 [P] Initialize TypeScript project in `package.json`
+- [ ] T003 [P] Configure linting in .eslintrc.json ✅
+
+## Phase 2: Foundational
+
+- [ ] T004 [US1] Add `src/lib/db.ts` connection using `.env.local`
+- [ ] T005 [P] [US1] Write tests in tests/db.test.ts
+- [ ] **T006** Document the setup
+
+```markdown
+- [ ] T999 not a task, an example in a fence
+```
+
+## Phase 3: User Story 1 - Resume (Priority: P1) 🎯 MVP
+
+- [ ] T007 [US1] Implement resume
+";
+
+    #[test]
+    fn spec_kit_tasks_read_with_ids_markers_and_phases() {
+        let l = parse(SPEC_KIT);
+        assert_eq!(
+            l.phases,
+            ["Setup (Shared Infrastructure)", "Foundational", "User Story 1 - Resume (Priority: P1) 🎯 MVP"]
+        );
+        assert_eq!(l.tasks.len(), 7, "the fenced example is not a task");
+        assert_eq!(l.counts(), (3, 7), "[x], [X] and ✅ are done");
+        let t2 = &l.tasks[1];
+        assert_eq!((t2.id.as_str(), t2.title.as_str()), ("T002", "Initialize TypeScript project in `package.json`"));
+        let t5 = &l.tasks[4];
+        assert_eq!((t5.id.as_str(), t5.title.as_str()), ("T005", "Write tests in tests/db.test.ts"));
+        assert_eq!(l.tasks[5].id, "T006");
+        assert_eq!(l.tasks[3].paths, ["src/lib/db.ts", ".env.local"]);
+        let st = l.status();
+        assert_eq!(st.phases[0].percentage, 100.0);
+        assert_eq!((st.phases[1].completed, st.phases[1].total, st.phases[1].percentage), (0, 3, 0.0));
+        assert_eq!(st.current_task.as_ref().unwrap().id, "T004");
+        assert_eq!(st.next_tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["T005", "T006", "T007"]);
+    }
+
+    #[test]
+    fn plain_checklists_and_big_lists() {
+        let l = parse("# TODO\n\n- [ ] write docs\n* [x] ship it\n1. [ ] third\n- plain bullet\n- [ ]\n");
+        assert_eq!(l.phases, ["Tasks"]);
+        assert_eq!(
+            l.tasks.iter().map(|t| (t.title.as_str(), t.done)).collect::<Vec<_>>(),
+            [("write docs", false), ("ship it", true), ("third", false)]
+        );
+        let big: String =
+            (0..250).map(|i| format!("- [{}] T{i:03} task {i}\n", if i < 100 { "x" } else { " " })).collect();
+        let st = parse(&format!("## Phase 1: Big\n{big}")).status();
+        assert_eq!((st.phases[0].completed, st.phases[0].total, st.phases[0].percentage), (100, 250, 40.0));
+        assert_eq!(st.next_tasks.len(), 5);
+    }
+
+    #[test]
+    fn the_newest_spec_kit_list_wins_over_root_checklists() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        assert!(find(r).is_none());
+        std::fs::write(r.join("TODO.md"), "- [ ] root item\n").unwrap();
+        assert_eq!(find(r).unwrap().file, "TODO.md");
+        for (d, t) in [("001-a", 100), ("002-b", 10)] {
+            std::fs::create_dir_all(r.join("specs").join(d)).unwrap();
+            let p = r.join("specs").join(d).join("tasks.md");
+            std::fs::write(&p, format!("- [ ] from {d}\n")).unwrap();
+            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(t);
+            std::fs::File::options().write(true).open(&p).unwrap().set_modified(when).unwrap();
+        }
+        let l = find(r).unwrap();
+        assert_eq!(l.file, "specs/002-b/tasks.md");
+        assert_eq!(l.tasks[0].title, "from 002-b");
+    }
+
+    #[test]
+    fn paths_named_by_tasks() {
+        assert_eq!(
+            paths_in("Create `src/app.ts` and update README.md, then docs/setup"),
+            ["src/app.ts", "README.md", "docs/setup"]
+        );
+        assert!(
+            paths_in("Discuss e.g. the plan at 3.5 pm with https://x.io/a").is_empty(),
+            "{:?}",
+            paths_in("Discuss e.g. the plan at 3.5 pm with https://x.io/a")
+        );
+    }
+}
