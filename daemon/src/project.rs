@@ -366,6 +366,7 @@ impl Project {
                 let now = chrono::Utc::now();
                 let large = changes.len() > crate::memory::LARGE_BATCH;
                 let at = Instant::now();
+                let task_list = changes.iter().any(|(p, _)| crate::tasks::is_task_list(p));
                 for (path, change) in changes {
                     if change != watch::Change::Deleted {
                         // Already counted from the agent's own report of this edit.
@@ -387,6 +388,10 @@ impl Project {
                 }
                 session::touch(&mut self.s, now);
                 self.activity();
+                if task_list {
+                    // The plan moved: the checkpoint and the report follow it now.
+                    self.checkpoint_soon(CheckpointReason::Automatic, CheckpointType::EventDriven);
+                }
                 if large {
                     tokio::task::spawn_blocking(crate::memory::trim);
                 }

@@ -44,6 +44,12 @@ pub struct TaskList {
     pub modified: Option<chrono::DateTime<chrono::Utc>>,
 }
 
+/// Whether a changed file (relative path) may be the project's task list.
+pub fn is_task_list(rel: &str) -> bool {
+    ROOT_LISTS.contains(&rel)
+        || rel.strip_prefix("specs/").is_some_and(|r| r.split('/').count() == 2 && r.ends_with("/tasks.md"))
+}
+
 /// The task list of the project at `root`, if it has one.
 pub fn find(root: &Path) -> Option<TaskList> {
     let file = spec_kit(root).or_else(|| ROOT_LISTS.iter().map(|f| root.join(f)).find(|p| p.is_file()))?;
@@ -361,6 +367,16 @@ mod tests {
         let l = find(r).unwrap();
         assert_eq!(l.file, "specs/002-b/tasks.md");
         assert_eq!(l.tasks[0].title, "from 002-b");
+    }
+
+    #[test]
+    fn task_list_files_are_recognised() {
+        for yes in ["TODO.md", "tasks.md", "specs/001-x/tasks.md"] {
+            assert!(is_task_list(yes), "{yes}");
+        }
+        for no in ["src/tasks.md", "specs/tasks.md", "specs/a/b/tasks.md", "README.md"] {
+            assert!(!is_task_list(no), "{no}");
+        }
     }
 
     #[test]
