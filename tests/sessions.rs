@@ -582,21 +582,6 @@ fn an_unwritable_project_gives_a_warning_and_the_daemon_carries_on() {
     assert!(v["project"].get("warnings").is_none(), "{v}");
 }
 
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = vec![dir.to_path_buf()];
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                out.extend(walk(&p));
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn shutdown_checkpoints_every_live_project() {
     let env = Env::new();

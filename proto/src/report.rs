@@ -14,6 +14,17 @@ use crate::env::{
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
+/// The report's sections, in order.
+pub const SECTIONS: [&str; 7] = [
+    "Executive Summary",
+    "Task Status",
+    "Blockers",
+    "Test Results",
+    "Environment State",
+    "Files Needing Attention",
+    "Next Steps",
+];
+
 /// The format version written in the header.
 pub const FORMAT_VERSION: &str = "1.0";
 /// The report stays under this size.

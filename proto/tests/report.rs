@@ -338,16 +338,8 @@ fn the_seeds_nominal_case_reads_back() {
     assert_eq!(validate(&m), Vec::<String>::new());
     let md = serialize(&m);
     assert!(md.starts_with("# Session Memory: ElectroMate\n"));
-    for section in [
-        "## Executive Summary",
-        "## Task Status",
-        "## Blockers",
-        "## Test Results",
-        "## Environment State",
-        "## Files Needing Attention",
-        "## Next Steps",
-    ] {
-        assert!(md.contains(section), "{section}");
+    for section in SECTIONS {
+        assert!(md.contains(&format!("\n## {section}\n")), "{section}");
     }
     assert_eq!(parse(&md).memory, m);
 }

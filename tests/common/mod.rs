@@ -581,3 +581,19 @@ pub fn settle(env: &Env, root: &Path, cond: impl Fn(&serde_json::Value) -> bool)
     );
     last
 }
+
+/// `dir` and everything below it (directories included), depth first.
+pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
