@@ -6,7 +6,6 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn edit(path: &str) -> serde_json::Value {
