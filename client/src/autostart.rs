@@ -93,7 +93,8 @@ fn detach(cmd: &mut Command) {
 
 /// `ccmemd` beside this executable (an install or a cargo build puts them together), else the
 /// first one on PATH.
-fn find_daemon() -> Option<PathBuf> {
+/// `ccmemd` beside this executable, else on PATH.
+pub fn find_daemon() -> Option<PathBuf> {
     let name = format!("ccmemd{}", std::env::consts::EXE_SUFFIX);
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join(&name)));
     beside

@@ -97,6 +97,22 @@ pub enum Command {
         #[command(subcommand)]
         action: HooksAction,
     },
+    /// Print a shell completion script: `ccmemctl completions bash > ~/.local/share/bash-completion/completions/ccmemctl`
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `ccmemctl man | man -l -`
+    Man,
+    /// Check the installation: daemon, socket, service, hooks, watch limits, git, directories
+    Doctor,
+    /// Run ccmemd as a user service (systemd socket activation on Linux, launchd on macOS)
+    Service {
+        /// What to do
+        #[command(subcommand)]
+        action: crate::service::Action,
+    },
     /// Write the session memory report (.claude/session-memory.md) now and print its path;
     /// --stdout prints it instead; --check FILE validates a report file (no daemon needed)
     Report {

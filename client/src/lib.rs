@@ -7,9 +7,11 @@
 pub mod autostart;
 pub mod cli;
 pub mod conn;
+pub mod doctor;
 pub mod hook;
 pub mod install;
 mod output;
+pub mod service;
 
 use ccmem_proto::api::{self, method};
 use ccmem_proto::rpc::RpcError;
@@ -182,6 +184,25 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             }
         }
         cli::Command::Hooks { action } => install::run(action, ctx.json).map_err(Error::Failed),
+        cli::Command::Completions { shell } => {
+            let mut cmd = <cli::Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "ccmemctl", &mut io::stdout());
+            Ok(())
+        }
+        cli::Command::Man => {
+            let cmd = <cli::Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd)
+                .render(&mut io::stdout())
+                .map_err(|e| Error::Failed(format!("cannot write the man page: {e}")))
+        }
+        cli::Command::Doctor => doctor::run(&ctx.socket, ctx.json),
+        cli::Command::Service { action } => {
+            // A daemon started on demand holds the socket the service manager must bind.
+            let stop = || stop_daemon(&ctx).map(|_| ()).map_err(|e| format!("cannot stop the running ccmemd: {e:?}"));
+            let said = service::act(action, stop).map_err(Error::Failed)?;
+            output::say(ctx.json, json!({"action": format!("{action:?}").to_lowercase(), "result": said}), &said);
+            Ok(())
+        }
         cli::Command::Report { path, stdout, check } => {
             if let Some(file) = check {
                 return check_report(&ctx, &file);
@@ -385,19 +406,26 @@ fn status(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
 }
 
 fn shutdown(ctx: &Ctx) -> Result<(), Error> {
-    // Never starts a daemon just to stop it.
+    match stop_daemon(ctx)? {
+        None => output::say(ctx.json, json!({"stopped": false, "running": false}), "ccmemd is not running"),
+        Some(pid) => {
+            output::say(ctx.json, json!({"stopped": true, "pid": pid}), &format!("ccmemd (pid {pid}) stopped"))
+        }
+    }
+    Ok(())
+}
+
+/// Stops the running daemon and waits for it to exit; its pid, or None when none ran.
+/// Never starts a daemon just to stop it.
+fn stop_daemon(ctx: &Ctx) -> Result<Option<u32>, Error> {
     let quiet = Ctx { socket: ctx.socket.clone(), json: ctx.json, autostart: false };
     let reply = match with_daemon(&quiet, |c, _| c.call::<_, api::ShutdownReply>(method::SHUTDOWN, &json!({}))) {
         Ok(r) => r,
-        Err(Error::Unreachable(_)) if !ctx.socket_present() => {
-            output::say(ctx.json, json!({"stopped": false, "running": false}), "ccmemd is not running");
-            return Ok(());
-        }
+        Err(Error::Unreachable(_)) if !ctx.socket_present() => return Ok(None),
         Err(e) => return Err(e),
     };
     wait_for_exit(&ctx.socket, SHUTDOWN_WAIT).map_err(Error::Failed)?;
-    output::say(ctx.json, json!({"stopped": true, "pid": reply.pid}), &format!("ccmemd (pid {}) stopped", reply.pid));
-    Ok(())
+    Ok(Some(reply.pid))
 }
 
 impl Ctx {

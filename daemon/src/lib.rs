@@ -29,6 +29,7 @@ pub mod projects;
 pub mod report;
 pub mod rpc;
 pub mod server;
+pub mod service;
 pub mod session;
 pub mod shutdown;
 pub mod socket;
@@ -72,7 +73,17 @@ pub fn main() -> ExitCode {
 
 /// Runs the daemon until it is told to stop. `started` is when the process began.
 pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> {
-    let socket = paths::socket_path(args.socket.as_deref()).context("cannot work out the socket path")?;
+    // Socket activation: the service manager's socket is the one clients reach.
+    #[cfg(unix)]
+    let inherited = service::inherited_socket()?;
+    #[cfg(unix)]
+    let given = inherited.as_ref().and_then(|i| i.path.clone());
+    #[cfg(not(unix))]
+    let given: Option<std::path::PathBuf> = None;
+    let socket = match given {
+        Some(p) => p,
+        None => paths::socket_path(args.socket.as_deref()).context("cannot work out the socket path")?,
+    };
     #[cfg(unix)]
     if let Some(dir) = paths::socket_dir(&socket) {
         paths::ensure_private_dir(dir)?;
@@ -116,7 +127,13 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
     }
 
     // Last step of start-up: a client that can connect finds the daemon fully set up.
-    let (listener, socket_file) = socket::bind(&socket)?;
+    #[cfg(unix)]
+    let (listener, socket_file) = match inherited {
+        Some(i) => (socket::adopt(i, &socket)?, None),
+        None => socket::bind(&socket).map(|(l, f)| (l, Some(f)))?,
+    };
+    #[cfg(not(unix))]
+    let (listener, socket_file) = socket::bind(&socket).map(|(l, f)| (l, Some(f)))?;
     let ready_ms = started.elapsed().as_secs_f64() * 1000.0;
     let _ = shared.ready_ms.set(ready_ms);
     tracing::info!(
@@ -125,14 +142,21 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
         version = ccmem_proto::VERSION,
         ready_ms = format!("{ready_ms:.1}"),
         max_connections,
+        activated = socket_file.is_none(),
         "ccmemd ready"
     );
+    service::notify(&format!("READY=1\nMAINPID={}", std::process::id()));
+    service::spawn_watchdog();
 
     server::serve(listener, shared.clone()).await;
+    service::notify("STOPPING=1");
     shared.projects.final_checkpoint_all().await;
     // The listener was closed by `serve`; the file goes only after the checkpoints, so a
     // client meanwhile finds a refusing socket and waits for the lock rather than racing it.
-    socket_file.remove_file();
+    // A socket the service manager made stays: it is the manager's to remove.
+    if let Some(f) = socket_file {
+        f.remove_file();
+    }
     lock.release();
     tracing::info!("ccmemd stopped");
     Ok(ExitCode::SUCCESS)

@@ -37,6 +37,24 @@ pub fn bind(socket: &Path) -> anyhow::Result<(Listener, SocketFile)> {
     Ok((listener, file))
 }
 
+/// Serves on a socket inherited from the service manager (socket activation). It was
+/// bound by the manager, which also removes it: we only tighten its mode to 0600 when the
+/// file is ours (the unit's SocketMode= should have done so already).
+#[cfg(unix)]
+pub fn adopt(i: crate::service::Inherited, socket: &Path) -> anyhow::Result<Listener> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if let Ok(m) = std::fs::metadata(socket) {
+        if m.uid() == paths::euid() && m.mode() & 0o077 != 0 {
+            std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
+                .with_context(|| format!("cannot make {} private", socket.display()))?;
+        }
+    }
+    let uds = interprocess::os::unix::uds_local_socket::tokio::Listener::try_from(i.fd)
+        .context("cannot serve on the socket passed by the service manager")?;
+    tracing::info!(socket = %socket.display(), "serving on the socket passed by the service manager");
+    Ok(Listener::from(uds))
+}
+
 impl SocketFile {
     /// Removes the socket file, unless something else has replaced it since we bound it.
     pub fn remove_file(&self) {

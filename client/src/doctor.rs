@@ -1,0 +1,302 @@
+//! `ccmemctl doctor`: checks the installation and says, for each check that fails, how to
+//! fix it. Never starts the daemon.
+
+use crate::conn::Conn;
+use ccmem_proto::api::{method, Hello, HelloReply};
+use ccmem_proto::paths;
+use serde::Serialize;
+use std::path::Path;
+
+/// One check's outcome.
+#[derive(Debug, Serialize)]
+pub struct Check {
+    /// What was checked.
+    pub name: &'static str,
+    /// ok, warn or fail.
+    pub status: &'static str,
+    /// What was found.
+    pub detail: String,
+    /// How to fix it, when it is not ok.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+fn ok(name: &'static str, detail: impl Into<String>) -> Check {
+    Check { name, status: "ok", detail: detail.into(), fix: None }
+}
+
+fn bad(name: &'static str, status: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+    Check { name, status, detail: detail.into(), fix: Some(fix.into()) }
+}
+
+/// Runs every check and prints them; fails (exit 1) when one fails.
+pub fn run(socket: &Path, json: bool) -> Result<(), crate::Error> {
+    let checks = checks(socket);
+    if json {
+        crate::output::print_json(&checks);
+    } else {
+        for c in &checks {
+            let mark = match c.status {
+                "ok" => "✓",
+                "warn" => "!",
+                _ => "✗",
+            };
+            println!("{mark} {}: {}", c.name, c.detail);
+            if let Some(f) = &c.fix {
+                println!("    fix: {f}");
+            }
+        }
+    }
+    if checks.iter().any(|c| c.status == "fail") {
+        Err(crate::Error::Quiet)
+    } else {
+        Ok(())
+    }
+}
+
+/// Every check, in order.
+pub fn checks(socket: &Path) -> Vec<Check> {
+    let mut out = Vec::new();
+    let peer = daemon(socket, &mut out);
+    #[cfg(unix)]
+    permissions(socket, &mut out);
+    service(&mut out);
+    hooks(&mut out);
+    #[cfg(target_os = "linux")]
+    inotify(peer.as_ref().map(|p| p.pid), &mut out);
+    let _ = &peer;
+    git(&mut out);
+    dirs(&mut out);
+    out
+}
+
+fn daemon(socket: &Path, out: &mut Vec<Check>) -> Option<HelloReply> {
+    const NAME: &str = "daemon";
+    let mut conn = match Conn::connect(socket) {
+        Ok(c) => c,
+        Err(e) => {
+            out.push(bad(
+                NAME,
+                "warn",
+                format!("not running at {} ({e})", socket.display()),
+                "nothing to do if you use auto-start (any ccmemctl command starts it); or `ccmemctl service install`",
+            ));
+            return None;
+        }
+    };
+    let hello = Hello {
+        client: "ccmemctl doctor".into(),
+        version: ccmem_proto::VERSION.into(),
+        protocol: ccmem_proto::PROTOCOL_VERSION,
+    };
+    match conn.call::<_, HelloReply>(method::HELLO, &hello) {
+        Ok(r) if r.daemon_version == ccmem_proto::VERSION && r.compatible => {
+            out.push(ok(NAME, format!("ccmemd {} (pid {}) answers at {}", r.daemon_version, r.pid, socket.display())));
+            Some(r)
+        }
+        Ok(r) => {
+            out.push(bad(
+                NAME,
+                "fail",
+                format!("ccmemd {} (pid {}) runs; this ccmemctl is {}", r.daemon_version, r.pid, ccmem_proto::VERSION),
+                "restart it on the new version: `ccmemctl shutdown` (the next command starts the new one)",
+            ));
+            Some(r)
+        }
+        Err(e) => {
+            out.push(bad(
+                NAME,
+                "fail",
+                format!("{} does not answer: {e:?}", socket.display()),
+                "`ccmemctl shutdown`, then any command starts it again; see ccmemd.log in the state dir",
+            ));
+            None
+        }
+    }
+}
+
+#[cfg(unix)]
+fn permissions(socket: &Path, out: &mut Vec<Check>) {
+    use std::os::unix::fs::MetadataExt;
+    const NAME: &str = "socket permissions";
+    let me = paths::euid();
+    let mut problems = Vec::new();
+    if let Some(dir) = paths::socket_dir(socket) {
+        match std::fs::metadata(dir) {
+            Ok(m) if m.uid() != me => problems.push(format!("{} belongs to uid {}", dir.display(), m.uid())),
+            Ok(m) if m.mode() & 0o077 != 0 => {
+                problems.push(format!("{} is mode {:o}, not 0700", dir.display(), m.mode() & 0o777))
+            }
+            Ok(_) => {}
+            Err(_) => {}
+        }
+    }
+    match std::fs::symlink_metadata(socket) {
+        Ok(m) if m.uid() != me => problems.push(format!("{} belongs to uid {}", socket.display(), m.uid())),
+        Ok(m) if m.mode() & 0o077 != 0 => {
+            problems.push(format!("{} is mode {:o}, not 0600", socket.display(), m.mode() & 0o777))
+        }
+        _ => {}
+    }
+    if problems.is_empty() {
+        out.push(ok(NAME, "directory 0700, socket 0600, both yours"));
+    } else {
+        out.push(bad(
+            NAME,
+            "fail",
+            problems.join("; "),
+            format!("`chmod 700 {}` and restart ccmemd", paths::socket_dir(socket).unwrap_or(socket).display()),
+        ));
+    }
+}
+
+fn service(out: &mut Vec<Check>) {
+    const NAME: &str = "user service";
+    let Some(b) = directories::BaseDirs::new() else { return };
+    let lines = crate::service::status(b.home_dir(), b.config_dir());
+    let installed = lines.iter().any(|l| l.starts_with("installed:"));
+    let warnings: Vec<&String> = lines.iter().filter(|l| l.starts_with("warning:")).collect();
+    if !installed {
+        out.push(bad(
+            NAME,
+            "warn",
+            "not installed (ccmemctl starts ccmemd on demand)",
+            "`ccmemctl service install` to have it started at login",
+        ));
+    } else if !warnings.is_empty() {
+        out.push(bad(
+            NAME,
+            "fail",
+            warnings.iter().map(|w| w.trim_start_matches("warning: ")).collect::<Vec<_>>().join("; "),
+            "`ccmemctl service install`",
+        ));
+    } else {
+        let state = lines
+            .iter()
+            .filter(|l| l.starts_with("ccmemd.") || l.starts_with("launchd:") || l.starts_with("no systemd"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ");
+        let enabled = state.contains("enabled") || state.contains("loaded") && !state.contains("not loaded");
+        if enabled {
+            out.push(ok(NAME, format!("installed and enabled ({state})")));
+        } else {
+            out.push(bad(
+                NAME,
+                "warn",
+                format!("installed, not enabled ({state})"),
+                "`ccmemctl service install` where a user service manager runs",
+            ));
+        }
+    }
+}
+
+fn hooks(out: &mut Vec<Check>) {
+    const NAME: &str = "agent hooks";
+    let Some(b) = directories::BaseDirs::new() else { return };
+    let user = b.home_dir().join(".claude/settings.json");
+    let project = std::env::current_dir().ok().map(|d| d.join(".claude/settings.json"));
+    let found = [Some(user.clone()), project].into_iter().flatten().find_map(|p| {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
+        let hooks = v.get("hooks")?;
+        let missing: Vec<&str> = crate::install::EVENTS
+            .iter()
+            .map(|(e, _)| *e)
+            .filter(|e| !hooks.get(*e).is_some_and(|h| h.to_string().contains("ccmemctl hook")))
+            .collect();
+        Some((p, missing))
+    });
+    match found {
+        Some((p, missing)) if missing.is_empty() => out.push(ok(NAME, format!("all events hooked in {}", p.display()))),
+        Some((p, missing)) => out.push(bad(
+            NAME,
+            "warn",
+            format!("{} lacks {}", p.display(), missing.join(", ")),
+            "`ccmemctl hooks install`",
+        )),
+        None => out.push(bad(
+            NAME,
+            "warn",
+            format!("not installed in {}", user.display()),
+            "`ccmemctl hooks install` (or `--project`)",
+        )),
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn inotify(pid: Option<u32>, out: &mut Vec<Check>) {
+    const NAME: &str = "inotify watches";
+    let limit: Option<u64> =
+        std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches").ok().and_then(|t| t.trim().parse().ok());
+    let used = pid.map(|p| {
+        std::fs::read_dir(format!("/proc/{p}/fdinfo"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .lines()
+                    .filter(|l| l.starts_with("inotify wd:"))
+                    .count() as u64
+            })
+            .sum::<u64>()
+    });
+    match (limit, used) {
+        (Some(l), Some(u)) if u * 10 >= l * 8 => out.push(bad(
+            NAME,
+            "warn",
+            format!("ccmemd uses {u} of the {l} allowed; beyond it directories are polled"),
+            "`sudo sysctl fs.inotify.max_user_watches=524288` (and in /etc/sysctl.d/ to keep it)",
+        )),
+        (Some(l), Some(u)) => out.push(ok(NAME, format!("ccmemd uses {u} of the {l} allowed"))),
+        (Some(l), None) => out.push(ok(NAME, format!("limit {l} (daemon not running)"))),
+        (None, _) => {
+            out.push(bad(NAME, "warn", "cannot read fs.inotify.max_user_watches", "check that /proc is mounted"))
+        }
+    }
+}
+
+fn git(out: &mut Vec<Check>) {
+    match std::process::Command::new("git").arg("--version").output() {
+        Ok(o) if o.status.success() => out.push(ok("git", String::from_utf8_lossy(&o.stdout).trim().to_string())),
+        _ => out.push(bad("git", "warn", "not found: branch, commits and line counts are left out", "install git")),
+    }
+}
+
+fn dirs(out: &mut Vec<Check>) {
+    let mut targets: Vec<(&'static str, std::path::PathBuf)> = Vec::new();
+    if let Ok(d) = paths::state_dir() {
+        targets.push(("state directory", d));
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        let root = std::process::Command::new("git")
+            .args(["rev-parse", "--show-toplevel"])
+            .current_dir(&cwd)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+            .unwrap_or(cwd);
+        targets.push(("project directory", root.join(".claude")));
+    }
+    for (name, dir) in targets {
+        let probe = dir.join(format!(".ccmem-doctor-{}", std::process::id()));
+        let made_dir = !dir.exists();
+        let r = std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(&probe, b"x"))
+            .and_then(|_| std::fs::remove_file(&probe));
+        if made_dir {
+            let _ = std::fs::remove_dir(&dir);
+        }
+        match r {
+            Ok(()) => out.push(ok(name, format!("{} is writable", dir.display()))),
+            Err(e) => out.push(bad(
+                name,
+                "fail",
+                format!("{} is not writable: {e}", dir.display()),
+                format!("make {} writable by you", dir.display()),
+            )),
+        }
+    }
+}
