@@ -97,6 +97,12 @@ pub enum Command {
         #[command(subcommand)]
         action: HooksAction,
     },
+    /// Show the daemon's configuration and where each value came from, or reload it
+    Config {
+        /// What to do
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Print a shell completion script: `ccmemctl completions bash > ~/.local/share/bash-completion/completions/ccmemctl`
     Completions {
         /// The shell
@@ -156,6 +162,21 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         project: Option<PathBuf>,
     },
+}
+
+/// `ccmemctl config …`
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// The effective configuration: every key, its value and its source (with PATH's
+    /// project overrides from .claude/ccmem.toml)
+    Show {
+        /// A directory or file inside a project
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+    },
+    /// Read the configuration file again (as SIGHUP does); a bad file leaves the previous
+    /// configuration in force and says why
+    Reload,
 }
 
 /// `ccmemctl hooks …`

@@ -184,6 +184,17 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             }
         }
         cli::Command::Hooks { action } => install::run(action, ctx.json).map_err(Error::Failed),
+        cli::Command::Config { action } => {
+            let (method, params) = match action {
+                cli::ConfigAction::Show { path } => {
+                    (method::CONFIG_SHOW, api::ConfigParams { path: path.map(|p| project_path(Some(p))).transpose()? })
+                }
+                cli::ConfigAction::Reload => (method::CONFIG_RELOAD, api::ConfigParams::default()),
+            };
+            let r: api::ConfigReply = with_daemon(&ctx, |c, _| c.call(method, &params))?;
+            show(&ctx, &r, || output::config(&r));
+            Ok(())
+        }
         cli::Command::Completions { shell } => {
             let mut cmd = <cli::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "ccmemctl", &mut io::stdout());

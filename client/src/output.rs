@@ -328,3 +328,18 @@ mod tests {
         assert_eq!(human_duration(273_600.0), "3d 4h");
     }
 }
+
+/// The human form of the configuration.
+pub fn config(r: &ccmem_proto::api::ConfigReply) -> String {
+    let mut s = String::new();
+    let exists = if r.file.exists() { "" } else { " (not present: defaults apply)" };
+    let _ = writeln!(s, "config file  {}{exists}", r.file.display());
+    let width = r.entries.iter().map(|e| e.key.len()).max().unwrap_or(0);
+    for e in &r.entries {
+        let _ = writeln!(s, "{:<width$}  {}    [{}; applies: {}]", e.key, e.value, e.source, e.applies);
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s.trim_end().to_string()
+}

@@ -10,6 +10,14 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "ccmemd", version, about, long_about = None)]
 pub struct Args {
+    /// Print a configuration file with every key at its default, commented, and exit
+    #[arg(long)]
+    pub config_template: bool,
+
+    /// Configuration file [default: $XDG_CONFIG_HOME/ccmem/config.toml, when it exists]
+    #[arg(long, env = "CCMEM_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     /// Socket to listen on [default: $CCMEM_SOCKET, else $XDG_RUNTIME_DIR/ccmem/ccmemd.sock]
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
@@ -121,6 +129,48 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(total)
 }
 
+/// A duration as the flags take it: `15m`, `1h30m`, `250ms`.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms == 0 {
+        return "0s".into();
+    }
+    if !ms.is_multiple_of(1000) {
+        return format!("{ms}ms");
+    }
+    let mut secs = d.as_secs();
+    let mut out = String::new();
+    for (unit, n) in [("h", 3600), ("m", 60), ("s", 1)] {
+        if secs >= n {
+            out.push_str(&format!("{}{unit}", secs / n));
+            secs %= n;
+        }
+    }
+    out
+}
+
+/// Which settings the command line and the environment gave: flag id → where from.
+pub fn given(m: &clap::ArgMatches) -> std::collections::BTreeMap<String, String> {
+    use clap::parser::ValueSource;
+    let mut out = std::collections::BTreeMap::new();
+    for id in m.ids() {
+        let from = match m.value_source(id.as_str()) {
+            Some(ValueSource::CommandLine) => "command line".to_string(),
+            Some(ValueSource::EnvVariable) => {
+                let env = <Args as clap::CommandFactory>::command()
+                    .get_arguments()
+                    .find(|a| a.get_id() == id)
+                    .and_then(|a| a.get_env().map(|e| e.to_string_lossy().into_owned()))
+                    .unwrap_or_default();
+                format!("environment {env}")
+            }
+            _ => continue,
+        };
+        out.insert(id.to_string(), from);
+    }
+    out
+}
+
 /// A period, or never (`off`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Every(pub Option<Duration>);
@@ -160,6 +210,9 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        for d in ["15m", "24h", "1h30m", "250ms", "2s", "26h"] {
+            assert_eq!(format_duration(parse_duration(d).unwrap()), d);
+        }
         assert_eq!(parse_interval_or_off("off"), Ok(Every(None)));
         assert_eq!(parse_interval_or_off("10s"), Ok(Every(Some(Duration::from_secs(10)))));
         assert!(parse_interval_or_off("1ms").is_err());

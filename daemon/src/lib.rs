@@ -12,6 +12,7 @@ pub use ccmem_proto::atomic;
 pub mod blockers;
 pub mod checkpoint;
 pub mod cli;
+pub mod config;
 pub mod connection;
 pub mod context;
 pub mod deps;
@@ -41,7 +42,6 @@ pub mod watch;
 
 use anyhow::Context;
 use ccmem_proto::paths;
-use clap::Parser;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -53,7 +53,16 @@ const STARTING_PEER_WAIT: Duration = Duration::from_secs(3);
 pub fn main() -> ExitCode {
     let started = Instant::now();
     memory::limit_arenas();
-    let args = cli::Args::parse();
+    let matches = <cli::Args as clap::CommandFactory>::command().get_matches();
+    let args = match <cli::Args as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(a) => a,
+        Err(e) => e.exit(),
+    };
+    let given = cli::given(&matches);
+    if args.config_template {
+        print!("{}", config::template());
+        return ExitCode::SUCCESS;
+    }
     logging::init(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("ccmemd").build() {
         Ok(rt) => rt,
@@ -62,7 +71,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args, started)) {
+    match runtime.block_on(run(args, given, started)) {
         Ok(code) => code,
         Err(e) => {
             tracing::error!("{e:#}");
@@ -71,16 +80,17 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Runs the daemon until it is told to stop. `started` is when the process began.
-pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> {
+/// Runs the daemon until it is told to stop. `given` says which settings the command line
+/// and the environment set; `started` is when the process began.
+pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> anyhow::Result<ExitCode> {
     // Socket activation: the service manager's socket is the one clients reach.
     #[cfg(unix)]
     let inherited = service::inherited_socket()?;
     #[cfg(unix)]
-    let given = inherited.as_ref().and_then(|i| i.path.clone());
+    let inherited_path = inherited.as_ref().and_then(|i| i.path.clone());
     #[cfg(not(unix))]
-    let given: Option<std::path::PathBuf> = None;
-    let socket = match given {
+    let inherited_path: Option<std::path::PathBuf> = None;
+    let socket = match inherited_path {
         Some(p) => p,
         None => paths::socket_path(args.socket.as_deref()).context("cannot work out the socket path")?,
     };
@@ -100,27 +110,31 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
         max_frame: ccmem_proto::frame::MAX_FRAME,
         shutdown_grace: args.shutdown_grace,
     };
-    install_redaction(args.redact_patterns.as_deref())?;
+    // A bad configuration stops the start with the key and the file, before anything runs.
+    let cfg = config::load(&args, &given).map_err(anyhow::Error::msg)?;
+    ccmem_proto::redact::install(&cfg.live.redact_patterns).map_err(anyhow::Error::msg)?;
     let state_dir = paths::state_dir().context("cannot find the state directory")?;
-    let store = store::Store::new(state_dir.clone(), args.keep_sessions as usize);
+    let store = store::Store::new(state_dir.clone(), cfg.keep_sessions);
     let (ports, port_requests) = ports::channel();
+    let watch = Arc::new(watch::Settings::new(
+        cfg.watch_coalesce,
+        cfg.watch_poll_interval,
+        cfg.watch_queue,
+        cfg.max_watches.unwrap_or(usize::MAX),
+    ));
+    let (reloader, live) = config::Reloader::new(args, given, cfg);
     let ctx = project::Ctx {
         ports,
         global: global::GlobalFacts::spawn(store.clone()),
-        context_budget: (args.context_budget as usize).min(context::MAX_BUDGET),
         store,
-        ttl: args.session_ttl,
-        checkpoint_interval: args.checkpoint_interval,
-        watch: Arc::new(watch::Settings::new(
-            args.watch_coalesce,
-            args.watch_poll_interval,
-            args.watch_queue as usize,
-            args.max_watches.unwrap_or(usize::MAX),
-        )),
+        live: live.clone(),
+        watch,
+        config: reloader.clone(),
     };
     let shared = Arc::new(state::Shared::new(socket.clone(), started, limits, ctx));
     tokio::spawn(shutdown::on_signals(shared.shutdown.clone()));
-    ports::spawn(port_requests, shared.projects.clone(), args.port_scan_interval.0);
+    ports::spawn(port_requests, shared.projects.clone(), live);
+    tokio::spawn(shutdown::on_hangup(reloader));
     let (restored, archived) = shared.projects.restore().await;
     if restored + archived > 0 {
         tracing::info!(restored, archived, state_dir = %state_dir.display(), "sessions found at start-up");
@@ -160,30 +174,6 @@ pub async fn run(args: cli::Args, started: Instant) -> anyhow::Result<ExitCode> 
     lock.release();
     tracing::info!("ccmemd stopped");
     Ok(ExitCode::SUCCESS)
-}
-
-/// The sensitive-data filter with the user's extra patterns. A pattern file that is given
-/// but cannot be read, or holds a bad pattern, stops the start: running without a rule the
-/// user relies on would leak what it was meant to hide.
-fn install_redaction(file: Option<&std::path::Path>) -> anyhow::Result<()> {
-    let (path, required) = match file {
-        Some(f) => (f.to_path_buf(), true),
-        None => match paths::config_dir() {
-            Ok(d) => (d.join(paths::REDACT_PATTERNS_FILE), false),
-            Err(_) => return ccmem_proto::redact::install(&[]).map_err(anyhow::Error::msg),
-        },
-    };
-    let extra = match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            ccmem_proto::redact::parse_patterns(&text, &path.display().to_string()).map_err(anyhow::Error::msg)?
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Vec::new(),
-        Err(e) => anyhow::bail!("cannot read the redaction patterns {}: {e}", path.display()),
-    };
-    if !extra.is_empty() {
-        tracing::info!(patterns = extra.len(), file = %path.display(), "extra redaction patterns");
-    }
-    ccmem_proto::redact::install(&extra).map_err(anyhow::Error::msg)
 }
 
 fn already_running(socket: &std::path::Path, peer: &ccmem_proto::api::HelloReply) -> ExitCode {

@@ -82,15 +82,21 @@ impl Ports {
     }
 }
 
-/// Runs the scanner: every `interval` (None: only on request) while any project is live.
-pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, interval: Option<Duration>) {
+/// Runs the scanner: every `ports.scan_interval` of the live configuration (off: only on
+/// request) while any project is live.
+pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live: crate::config::LiveRx) {
     tokio::spawn(async move {
         let mut scanner = Some(Scanner::new());
         let mut told: HashMap<PathBuf, Vec<ServerInfo>> = HashMap::new();
         let mut last: Option<(Instant, Arc<Vec<Listener>>)> = None;
-        let period = interval.unwrap_or(Duration::from_secs(3600 * 24 * 365));
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let timer = |interval: Option<Duration>| {
+            let period = interval.unwrap_or(Duration::from_secs(3600 * 24 * 365));
+            let mut t = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            t
+        };
+        let mut interval = live.borrow().port_scan_interval;
+        let mut tick = timer(interval);
         loop {
             let mut requests = Vec::new();
             tokio::select! {
@@ -98,6 +104,11 @@ pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, interval:
                     Some(r) => requests.push(r),
                     None => return,
                 },
+                Ok(()) = live.changed() => {
+                    interval = live.borrow().port_scan_interval;
+                    tick = timer(interval);
+                    continue;
+                }
                 _ = tick.tick(), if interval.is_some() => {
                     if projects.is_empty() {
                         continue;

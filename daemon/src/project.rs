@@ -27,18 +27,16 @@ use tokio::time::{Instant, MissedTickBehavior};
 pub struct Ctx {
     /// Where trackers and archives live.
     pub store: Store,
-    /// Inactivity after which a session ends.
-    pub ttl: Duration,
-    /// Period of the automatic checkpoint.
-    pub checkpoint_interval: Duration,
+    /// The configuration's values that can change at run time.
+    pub live: crate::config::LiveRx,
     /// File watching.
     pub watch: Arc<watch::Settings>,
     /// User-wide facts.
     pub global: GlobalFacts,
-    /// Default size of the resume context, in characters.
-    pub context_budget: usize,
     /// The dev-server scanner.
     pub ports: crate::ports::Ports,
+    /// The configuration, for `config show` and reloads.
+    pub config: Arc<crate::config::Reloader>,
 }
 
 /// Messages a project task accepts.
@@ -180,6 +178,12 @@ pub struct Project {
     me: Option<mpsc::Sender<Msg>>,
     /// Marker comments of the files read for the report; lent to the job that writes it.
     comments: Option<CommentCache>,
+    /// The project's `.claude/ccmem.toml`.
+    overrides: crate::config::ProjectConfig,
+    /// Why that file was not used, for status.
+    config_error: Option<String>,
+    /// The last activity (what the expiry counts from).
+    active_at: Instant,
 }
 
 /// An agent's report and the watcher's sighting of one edit arrive within this of each other.
@@ -190,7 +194,7 @@ impl Project {
     pub async fn open(root: PathBuf, ctx: Arc<Ctx>) -> Self {
         let s = new_session(root, ctx.clone()).await;
         tracing::info!(project = %s.project_root.display(), session = %s.session_id, "session started");
-        let deadline = Instant::now() + ctx.ttl;
+        let deadline = Instant::now() + ctx.live.borrow().session_ttl;
         Self::with(s, true, deadline, None, ctx)
     }
 
@@ -211,6 +215,7 @@ impl Project {
         changed_since: Option<std::time::SystemTime>,
         ctx: Arc<Ctx>,
     ) -> Self {
+        let active_at = deadline.checked_sub(ctx.live.borrow().session_ttl).unwrap_or_else(Instant::now);
         Self {
             s,
             dirty,
@@ -230,6 +235,9 @@ impl Project {
             queued_git: false,
             me: None,
             comments: Some(CommentCache::default()),
+            overrides: Default::default(),
+            config_error: None,
+            active_at,
         }
     }
 
@@ -238,11 +246,29 @@ impl Project {
     pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, mailbox: mpsc::Sender<Msg>, registration: Registration) {
         let (ctx, root) = (self.ctx.clone(), self.s.project_root.clone());
         self.memory = tokio::task::spawn_blocking(move || ctx.store.load_memory(&root)).await.unwrap_or_default();
+        let root = self.s.project_root.clone();
+        match tokio::task::spawn_blocking(move || crate::config::project(&root)).await {
+            Ok(Ok(p)) => self.overrides = p,
+            Ok(Err(e)) => {
+                tracing::warn!(project = %self.s.project_root.display(), error = %e, "project configuration ignored");
+                self.config_error = Some(e);
+            }
+            Err(_) => {}
+        }
         self.me = Some(mailbox.clone());
         self.ctx.ports.kick(&self.s.project_root);
-        self.watcher =
-            Some(watch::spawn(self.s.project_root.clone(), mailbox, self.ctx.watch.clone(), self.changed_since.take()));
-        let period = self.ctx.checkpoint_interval;
+        let mut ignore = self.ctx.live.borrow().watch_ignore.clone();
+        ignore.extend(self.overrides.watch_ignore.iter().cloned());
+        self.watcher = Some(watch::spawn(
+            self.s.project_root.clone(),
+            mailbox,
+            self.ctx.watch.clone(),
+            self.changed_since.take(),
+            ignore,
+        ));
+        self.deadline = self.active_at + self.ttl();
+        let mut live = self.ctx.live.clone();
+        let period = self.checkpoint_interval();
         let mut tick = tokio::time::interval_at(Instant::now() + period, period);
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let expiry = tokio::time::sleep_until(self.deadline);
@@ -262,6 +288,14 @@ impl Project {
                     }
                 }
                 _ = &mut expiry => break Flow::End(EndReason::Expired, None),
+                Ok(()) = live.changed() => {
+                    // A reload: the new period and TTL count from now and from the last activity.
+                    let period = self.checkpoint_interval();
+                    tick = tokio::time::interval_at(Instant::now() + period, period);
+                    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+                    self.deadline = self.active_at + self.ttl();
+                    expiry.as_mut().reset(self.deadline);
+                }
             }
         };
         // From here on, senders wait for this task to be gone and then start a new session.
@@ -524,7 +558,7 @@ impl Project {
         session::refresh(&mut s, now);
         checkpoint::refresh_from_disk(&mut s);
         // A conversation that is starting is pointed at the one before it.
-        let resume = hooks::resumable(&s, self.ctx.ttl, now, conversation).map(|c| c.id.clone());
+        let resume = hooks::resumable(&s, self.ttl(), now, conversation).map(|c| c.id.clone());
         let conv = conversation.or(resume.as_deref()).and_then(|id| s.conversations.iter().find(|c| c.id == id));
         let after_compact = after_compact || conv.is_some_and(|c| c.compacted && conversation.is_none());
         let text = context::build(
@@ -536,7 +570,7 @@ impl Project {
                 global_facts: &global,
                 after_compact,
             },
-            budget.unwrap_or(self.ctx.context_budget),
+            budget.unwrap_or_else(|| self.context_budget()),
         );
         ContextReply { context: text, conversation_id: resume.clone() }
     }
@@ -544,7 +578,21 @@ impl Project {
     fn activity(&mut self) {
         self.version += 1;
         self.dirty = true;
-        self.deadline = Instant::now() + self.ctx.ttl;
+        self.active_at = Instant::now();
+        self.deadline = self.active_at + self.ttl();
+    }
+
+    /// Session TTL: the project's own, else the configuration's.
+    fn ttl(&self) -> Duration {
+        self.overrides.session_ttl.unwrap_or_else(|| self.ctx.live.borrow().session_ttl)
+    }
+
+    fn checkpoint_interval(&self) -> Duration {
+        self.overrides.checkpoint_interval.unwrap_or_else(|| self.ctx.live.borrow().checkpoint_interval)
+    }
+
+    fn context_budget(&self) -> usize {
+        self.overrides.context_budget.unwrap_or_else(|| self.ctx.live.borrow().context_budget)
     }
 
     /// Starts a checkpoint in the background (or queues it behind the job in flight).
@@ -762,6 +810,7 @@ impl Project {
 
     fn warnings(&self) -> Vec<String> {
         let mut w = self.errors.clone();
+        w.extend(self.config_error.clone());
         if self.watch_status().is_some_and(|st| st.directories_polled > 0) {
             w.push(watch::limit_warning(&self.ctx.watch));
         }

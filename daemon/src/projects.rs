@@ -151,15 +151,16 @@ impl Projects {
                 session::parse_iso(&s.last_activity).or_else(|| session::parse_iso(&s.created_at)).unwrap_or(now);
             let idle = (now - last).to_std().unwrap_or(Duration::ZERO);
             let alive = s.project_root.is_dir();
-            if alive && idle < self.ctx.ttl {
+            let ttl = self.ctx.live.borrow().session_ttl;
+            if alive && idle < ttl {
                 let root = s.project_root.clone();
                 tracing::info!(project = %root.display(), session = %s.session_id, "session restored");
-                let e = self.spawn(root.clone(), Some((s, self.ctx.ttl - idle)));
+                let e = self.spawn(root.clone(), Some((s, ttl - idle)));
                 self.lock().insert(root, e);
                 restored += 1;
             } else {
                 let reason = if alive { EndReason::Expired } else { EndReason::Restored };
-                let ended_at = session::iso(last + chrono::Duration::from_std(self.ctx.ttl).unwrap_or_default());
+                let ended_at = session::iso(last + chrono::Duration::from_std(ttl).unwrap_or_default());
                 let a = ArchivedSession { ended: reason, ended_at, session: s };
                 let ctx = self.ctx.clone();
                 let r = tokio::task::spawn_blocking(move || {

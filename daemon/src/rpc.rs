@@ -98,6 +98,38 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             fresh_servers(shared, &root).await;
             to_value(ask(shared, &root, |reply| Msg::Context { budget: p.budget, reply }).await?)
         }
+        method::CONFIG_SHOW => {
+            let p: api::ConfigParams = parse(name, params)?;
+            let cfg = shared.projects.ctx().config.current();
+            let (project, warnings) = match p.path {
+                Some(path) => {
+                    let root = root_of(name, path).await?;
+                    match tokio::task::spawn_blocking(move || crate::config::project(&root)).await {
+                        Ok(Ok(pc)) => (Some(pc), Vec::new()),
+                        Ok(Err(e)) => (None, vec![e]),
+                        Err(e) => (None, vec![e.to_string()]),
+                    }
+                }
+                None => (None, Vec::new()),
+            };
+            to_value(api::ConfigReply {
+                file: cfg.file.clone(),
+                entries: crate::config::entries(&cfg, project.as_ref()),
+                warnings,
+            })
+        }
+        method::CONFIG_RELOAD => {
+            let reloader = shared.projects.ctx().config.clone();
+            let cfg = tokio::task::spawn_blocking(move || reloader.reload())
+                .await
+                .map_err(|e| RpcError::app(e.to_string()))?
+                .map_err(|e| RpcError::app(format!("{e}; the previous configuration stays in force")))?;
+            to_value(api::ConfigReply {
+                file: cfg.file.clone(),
+                entries: crate::config::entries(&cfg, None),
+                warnings: Vec::new(),
+            })
+        }
         method::REPORT => {
             let p: api::ReportParams = parse(name, params)?;
             let root = root_of(name, p.path).await?;

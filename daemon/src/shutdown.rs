@@ -36,3 +36,20 @@ pub async fn on_signals(token: CancellationToken) {
         token.cancel();
     }
 }
+
+/// Reads the configuration again on every SIGHUP; a bad file is logged and the previous
+/// configuration stays.
+#[cfg(unix)]
+pub async fn on_hangup(config: std::sync::Arc<crate::config::Reloader>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut hup) = signal(SignalKind::hangup()) else { return };
+    while hup.recv().await.is_some() {
+        if let Err(e) = config.reload() {
+            tracing::error!(error = %e, "configuration not reloaded; the previous one stays in force");
+        }
+    }
+}
+
+/// No SIGHUP here: `ccmemctl config reload` reloads.
+#[cfg(not(unix))]
+pub async fn on_hangup(_config: std::sync::Arc<crate::config::Reloader>) {}

@@ -109,10 +109,16 @@ impl Drop for Handle {
 /// Starts watching `root`. Changes go to the project's mailbox as [`Msg::FsChanges`] and
 /// [`Msg::GitChanged`]. With `since`, files modified after it count as modified (changes
 /// made while the daemon was not running).
-pub fn spawn(root: PathBuf, mailbox: mpsc::Sender<Msg>, settings: Arc<Settings>, since: Option<SystemTime>) -> Handle {
+pub fn spawn(
+    root: PathBuf,
+    mailbox: mpsc::Sender<Msg>,
+    settings: Arc<Settings>,
+    since: Option<SystemTime>,
+    ignore: Vec<String>,
+) -> Handle {
     let cancel = CancellationToken::new();
     let stats = Arc::new(Stats::default());
-    let task = Task { root, mailbox, settings, stats: stats.clone(), cancel: cancel.clone() };
+    let task = Task { root, mailbox, settings, stats: stats.clone(), cancel: cancel.clone(), ignore };
     tokio::spawn(task.run(since));
     Handle { cancel, stats }
 }
@@ -123,6 +129,8 @@ struct Task {
     settings: Arc<Settings>,
     stats: Arc<Stats>,
     cancel: CancellationToken,
+    /// Patterns from the configuration, on top of the project's ignore files.
+    ignore: Vec<String>,
 }
 
 /// Delay before git is asked again after files changed (at most one `git status` per delay).
@@ -182,7 +190,7 @@ enum Note {
 }
 
 impl Task {
-    async fn run(self, since: Option<SystemTime>) {
+    async fn run(mut self, since: Option<SystemTime>) {
         let inbox = Arc::new(Inbox::new(self.settings.queue));
         let git_dir = self.root.join(".git");
         let handler = {
@@ -219,9 +227,10 @@ impl Task {
         };
         let settings = self.settings.clone();
         let root = self.root.clone();
+        let extra = std::mem::take(&mut self.ignore);
         let started = std::time::Instant::now();
         let job = tokio::task::spawn_blocking(move || {
-            let mut tree = Tree::new(root, watcher, settings);
+            let mut tree = Tree::new(root, watcher, settings, &extra);
             let changes = tree.scan(since);
             crate::memory::trim();
             (tree, changes)
@@ -446,8 +455,8 @@ impl Drop for Tree {
 }
 
 impl Tree {
-    fn new(root: PathBuf, watcher: notify::RecommendedWatcher, settings: Arc<Settings>) -> Self {
-        let ignores = Ignores::new(&root);
+    fn new(root: PathBuf, watcher: notify::RecommendedWatcher, settings: Arc<Settings>, extra: &[String]) -> Self {
+        let ignores = Ignores::new(&root).with_patterns(&root, extra);
         Self {
             root,
             watcher: Some(watcher),
@@ -494,6 +503,7 @@ impl Tree {
     /// are watched while the walk goes on: adding a watch is a round trip to notify's thread.
     fn walk(&mut self, rel_dir: &str) -> Vec<(String, Option<Seen>)> {
         let start = if rel_dir.is_empty() { self.root.clone() } else { self.root.join(rel_dir) };
+        let extra = self.ignores.extra.clone();
         let walker = ignore::WalkBuilder::new(&start)
             .hidden(false)
             .parents(true)
@@ -504,7 +514,12 @@ impl Tree {
             .require_git(false)
             .follow_links(false)
             .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
-            .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| ALWAYS_IGNORED.contains(&n)))
+            .filter_entry(move |e| {
+                !e.file_name().to_str().is_some_and(|n| ALWAYS_IGNORED.contains(&n))
+                    && !extra.as_ref().is_some_and(|g| {
+                        g.matched_path_or_any_parents(e.path(), e.file_type().is_some_and(|t| t.is_dir())).is_ignore()
+                    })
+            })
             .build_parallel();
         let (tx, rx) = std::sync::mpsc::channel::<Batch>();
         let mut found = Vec::new();
@@ -754,6 +769,8 @@ pub fn limit_warning(s: &Settings) -> String {
 struct Ignores {
     per_dir: HashMap<String, Option<Arc<Gitignore>>>,
     base: Vec<Gitignore>,
+    /// The configuration's patterns (`watch.ignore`): they cover whole trees.
+    extra: Option<Arc<Gitignore>>,
 }
 
 impl Ignores {
@@ -766,7 +783,19 @@ impl Ignores {
         if let Ok(g) = b.build() {
             base.push(g);
         }
-        Self { per_dir: HashMap::new(), base }
+        Self { per_dir: HashMap::new(), base, extra: None }
+    }
+
+    /// Adds the configuration's patterns (already checked when the configuration was read).
+    fn with_patterns(mut self, root: &Path, patterns: &[String]) -> Self {
+        if !patterns.is_empty() {
+            let mut b = GitignoreBuilder::new(root);
+            for p in patterns {
+                let _ = b.add_line(None, p);
+            }
+            self.extra = b.build().ok().map(Arc::new);
+        }
+        self
     }
 
     fn forget(&mut self, rel_file: &str) {
@@ -794,6 +823,9 @@ impl Ignores {
 
     fn is_ignored(&mut self, root: &Path, rel: &str, is_dir: bool) -> bool {
         let path = root.join(rel);
+        if self.extra.as_ref().is_some_and(|g| g.matched_path_or_any_parents(&path, is_dir).is_ignore()) {
+            return true;
+        }
         let mut verdict = None;
         for g in &self.base {
             match g.matched(&path, is_dir) {
@@ -848,7 +880,9 @@ mod tests {
         std::fs::write(root.join(".gitignore"), "*.log\nbuild/\n!keep.log\n").unwrap();
         std::fs::create_dir_all(root.join("sub")).unwrap();
         std::fs::write(root.join("sub/.gitignore"), "secret.txt\n!important.log\n").unwrap();
-        let mut ig = Ignores::new(root);
+        let mut ig = Ignores::new(root).with_patterns(root, &["fixtures/".to_string(), "*.tmp".to_string()]);
+        assert!(ig.is_ignored(root, "fixtures/a/b.json", false), "configured patterns cover whole trees");
+        assert!(ig.is_ignored(root, "sub/x.tmp", false));
         assert!(ig.is_ignored(root, "debug.log", false));
         assert!(!ig.is_ignored(root, "keep.log", false));
         assert!(ig.is_ignored(root, "build", true));

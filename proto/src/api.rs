@@ -36,6 +36,10 @@ pub mod method {
     pub const HOOK: &str = "hook";
     /// What a fresh agent needs to carry on: [`super::ContextParams`] → [`super::ContextReply`].
     pub const CONTEXT: &str = "session.context";
+    /// The effective configuration and where each value came from.
+    pub const CONFIG_SHOW: &str = "config.show";
+    /// Read the configuration file again.
+    pub const CONFIG_RELOAD: &str = "config.reload";
     /// The session memory report (seed 000), written and returned.
     pub const REPORT: &str = "session.report";
     /// Test results from a runner's output or a JUnit XML file.
@@ -409,4 +413,39 @@ pub struct ReportReply {
     /// The file written, when asked to write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
+}
+
+/// One configuration key as the daemon runs with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigEntry {
+    /// e.g. `watch.ignore`.
+    pub key: String,
+    /// The value in force.
+    pub value: String,
+    /// default, config file …, environment …, command line, project file ….
+    pub source: String,
+    /// What it does.
+    pub about: String,
+    /// When a change applies: reload, new sessions, restart.
+    pub applies: String,
+}
+
+/// Params of `config.show`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfigParams {
+    /// A project whose `.claude/ccmem.toml` overrides are shown too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+}
+
+/// Result of `config.show` and `config.reload`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfigReply {
+    /// The configuration file (it may not exist).
+    pub file: PathBuf,
+    /// Every key.
+    pub entries: Vec<ConfigEntry>,
+    /// Problems with the project's file, if one was asked about.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }

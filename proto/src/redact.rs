@@ -12,7 +12,7 @@
 
 use regex::{Captures, Regex};
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// What a secret of `kind` becomes.
 pub fn mask(kind: &str) -> String {
@@ -184,28 +184,38 @@ fn is_secret_value(key: &str, value: &str) -> bool {
     !code && inner.chars().count() >= 6
 }
 
-fn global() -> &'static OnceLock<Redactor> {
-    static R: OnceLock<Redactor> = OnceLock::new();
-    &R
+fn global() -> &'static RwLock<Arc<Redactor>> {
+    static R: OnceLock<RwLock<Arc<Redactor>>> = OnceLock::new();
+    R.get_or_init(|| RwLock::new(Arc::new(Redactor::new(&[]).expect("built-in rules compile"))))
 }
 
-/// Sets the filter used by [`redact`] (the built-in rules plus `extra`). Only the first
-/// call counts; it must come before the first [`redact`].
+fn current() -> Arc<Redactor> {
+    match global().read() {
+        Ok(r) => r.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    }
+}
+
+/// Sets the filter used by [`redact`]: the built-in rules plus `extra`. On an invalid
+/// pattern the filter in force stays and the error names the pattern.
 pub fn install(extra: &[(String, String)]) -> Result<(), String> {
-    let r = Redactor::new(extra)?;
-    let _ = global().set(r);
+    let r = Arc::new(Redactor::new(extra)?);
+    match global().write() {
+        Ok(mut g) => *g = r,
+        Err(poisoned) => *poisoned.into_inner() = r,
+    }
     Ok(())
 }
 
 /// `text` with every secret replaced by `[REDACTED:<kind>]`, through the installed filter
 /// (the built-in rules if none was installed).
 pub fn redact(text: &str) -> Cow<'_, str> {
-    global().get_or_init(|| Redactor::new(&[]).expect("built-in rules compile")).redact(text)
+    current().redact(text)
 }
 
 /// Whether `text` holds anything [`redact`] would take out.
 pub fn finds(text: &str) -> bool {
-    global().get_or_init(|| Redactor::new(&[]).expect("built-in rules compile")).finds(text)
+    current().finds(text)
 }
 
 /// Reads extra patterns: one per line, `kind = regex` or a bare regex (kind `custom`);

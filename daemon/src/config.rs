@@ -1,0 +1,502 @@
+//! Configuration: `$XDG_CONFIG_HOME/ccmem/config.toml` (or `--config`), under environment
+//! variables and command-line flags, over the defaults; and per project,
+//! `<project>/.claude/ccmem.toml` over all of them for the keys a project may set.
+//!
+//! Every value remembers where it came from (`ccmemctl config show`). A bad file is an
+//! error naming the key and the file: at start-up the daemon does not start; on reload
+//! (SIGHUP, `ccmemctl config reload`) the previous configuration stays in force.
+
+use crate::cli::{self, Args};
+use ccmem_proto::api::ConfigEntry;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The file name in the config dir.
+pub const FILE: &str = "config.toml";
+/// The per-project file, relative to the root.
+pub const PROJECT_FILE: &str = ".claude/ccmem.toml";
+
+/// Every key: (key, flag's id, what it is, when a change applies).
+pub const KEYS: &[(&str, Option<&str>, &str, &str)] = &[
+    (
+        "checkpoint_interval",
+        Some("checkpoint_interval"),
+        "checkpoint live sessions this often, when something changed",
+        "reload",
+    ),
+    ("session_ttl", Some("session_ttl"), "a session idle this long ends", "reload"),
+    ("context_budget", Some("context_budget"), "characters of resume context given to the agent (200–10000)", "reload"),
+    ("keep_sessions", Some("keep_sessions"), "ended sessions kept per project", "restart"),
+    (
+        "ports.scan_interval",
+        Some("port_scan_interval"),
+        "how often dev servers are looked for; \"off\": only on demand",
+        "reload",
+    ),
+    ("watch.ignore", None, "extra gitignore-style patterns never watched or counted", "new sessions"),
+    ("watch.coalesce", Some("watch_coalesce"), "quiet time before file changes are counted", "restart"),
+    (
+        "watch.poll_interval",
+        Some("watch_poll_interval"),
+        "how often directories past the watch limit are polled",
+        "restart",
+    ),
+    ("watch.queue", Some("watch_queue"), "file notifications buffered per project", "restart"),
+    ("watch.max_watches", Some("max_watches"), "most directory watches (0: the kernel's limit only)", "restart"),
+    ("redact.patterns", None, "extra secret patterns: [\"kind = regex\", …]", "reload"),
+];
+
+/// Keys a project's `.claude/ccmem.toml` may set.
+pub const PROJECT_KEYS: &[&str] = &["checkpoint_interval", "session_ttl", "context_budget", "watch.ignore"];
+
+/// What can change while the daemon runs (sent to every task on reload).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Live {
+    /// Period of the automatic checkpoint.
+    pub checkpoint_interval: Duration,
+    /// Inactivity after which a session ends.
+    pub session_ttl: Duration,
+    /// Default size of the resume context.
+    pub context_budget: usize,
+    /// Dev-server scan period; None: on demand only.
+    pub port_scan_interval: Option<Duration>,
+    /// Extra ignore patterns for watchers opened from now on.
+    pub watch_ignore: Vec<String>,
+    /// Extra redaction patterns (kind, regex).
+    pub redact_patterns: Vec<(String, String)>,
+}
+
+/// The whole configuration, with the source of each value.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// What can change at run time.
+    pub live: Live,
+    /// Ended sessions kept per project.
+    pub keep_sessions: usize,
+    /// Watch settings, fixed at start.
+    pub watch_coalesce: Duration,
+    /// Poll period past the watch limit.
+    pub watch_poll_interval: Duration,
+    /// Notifications buffered per project.
+    pub watch_queue: usize,
+    /// Most watches; None: no limit of our own.
+    pub max_watches: Option<usize>,
+    /// The config file read (it may not exist).
+    pub file: PathBuf,
+    /// key → (value, source), for `config show`.
+    pub sources: BTreeMap<String, (String, String)>,
+}
+
+/// Where flags and environment variables gave a value: flag id → "command line" or
+/// "environment CCMEM_…".
+pub type Given = BTreeMap<String, String>;
+
+/// The config file to read.
+pub fn file_path(args: &Args) -> Result<PathBuf, String> {
+    match &args.config {
+        Some(p) => Ok(p.clone()),
+        None => ccmem_proto::paths::config_dir().map(|d| d.join(FILE)).map_err(|e| e.to_string()),
+    }
+}
+
+/// Reads the configuration: defaults, then the file, then environment and flags (`given`),
+/// plus the redaction patterns file of `--redact-patterns` (or the config dir's).
+pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
+    let file = file_path(args)?;
+    let table = read_table(&file, args.config.is_some())?;
+    let mut c = Config {
+        live: Live {
+            checkpoint_interval: args.checkpoint_interval,
+            session_ttl: args.session_ttl,
+            context_budget: (args.context_budget as usize).min(crate::context::MAX_BUDGET),
+            port_scan_interval: args.port_scan_interval.0,
+            watch_ignore: Vec::new(),
+            redact_patterns: Vec::new(),
+        },
+        keep_sessions: args.keep_sessions as usize,
+        watch_coalesce: args.watch_coalesce,
+        watch_poll_interval: args.watch_poll_interval,
+        watch_queue: args.watch_queue as usize,
+        max_watches: args.max_watches,
+        file: file.clone(),
+        sources: BTreeMap::new(),
+    };
+    let flat = flatten(&table);
+    let src = format!("config file {}", file.display());
+    for (key, v) in &flat {
+        let Some((_, flag, _, _)) = KEYS.iter().find(|(k, ..)| k == key) else {
+            return Err(unknown(key, &file, KEYS.iter().map(|k| k.0)));
+        };
+        if let Some(from) = flag.and_then(|f| given.get(f)) {
+            c.sources.insert(key.clone(), (String::new(), format!("{from} (over {src})")));
+            continue;
+        }
+        set(&mut c, key, v).map_err(|e| format!("{}: key `{key}`: {e}", file.display()))?;
+        c.sources.insert(key.clone(), (String::new(), src.clone()));
+    }
+    for (key, flag, ..) in KEYS {
+        let source = c
+            .sources
+            .get(*key)
+            .map(|s| s.1.clone())
+            .or_else(|| flag.and_then(|f| given.get(f).cloned()))
+            .unwrap_or_else(|| "default".into());
+        c.sources.insert(key.to_string(), (show(&c, key), source));
+    }
+    let extra = patterns_file(args)?;
+    if let Some((path, pats)) = extra {
+        c.live.redact_patterns.extend(pats);
+        c.sources.insert(
+            "redact.patterns".into(),
+            (show(&c, "redact.patterns"), format!("{} and {path}", c.sources["redact.patterns"].1)),
+        );
+    }
+    // Compile them now: a bad pattern is the file's error, not a surprise later.
+    ccmem_proto::redact::Redactor::new(&c.live.redact_patterns)
+        .map_err(|e| format!("{}: key `redact.patterns`: {e}", file.display()))?;
+    Ok(c)
+}
+
+fn unknown<'a>(key: &str, file: &Path, known: impl Iterator<Item = &'a str>) -> String {
+    format!("{}: unknown key `{key}` (known: {})", file.display(), known.collect::<Vec<_>>().join(", "))
+}
+
+fn read_table(file: &Path, required: bool) -> Result<toml::Table, String> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => text.parse::<toml::Table>().map_err(|e| format!("{}: {}", file.display(), e.to_string().trim())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(toml::Table::new()),
+        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+    }
+}
+
+/// `{watch = {queue = 1}}` → `watch.queue`.
+fn flatten(t: &toml::Table) -> Vec<(String, toml::Value)> {
+    let mut out = Vec::new();
+    for (k, v) in t {
+        match v {
+            toml::Value::Table(sub) => out.extend(flatten(sub).into_iter().map(|(kk, vv)| (format!("{k}.{kk}"), vv))),
+            v => out.push((k.clone(), v.clone())),
+        }
+    }
+    out
+}
+
+fn duration(v: &toml::Value, off: bool) -> Result<Option<Duration>, String> {
+    match v {
+        toml::Value::String(s) if off => cli::parse_interval_or_off(s).map(|e| e.0),
+        toml::Value::String(s) => cli::parse_positive_duration(s).map(Some),
+        toml::Value::Integer(n) if *n > 0 => Ok(Some(Duration::from_secs(*n as u64))),
+        toml::Value::Boolean(false) | toml::Value::Integer(0) if off => Ok(None),
+        other => {
+            Err(format!("expected a duration such as \"15m\"{}, got {other}", if off { " or \"off\"" } else { "" }))
+        }
+    }
+}
+
+fn count(v: &toml::Value, min: i64, max: i64) -> Result<usize, String> {
+    match v {
+        toml::Value::Integer(n) if (min..=max).contains(n) => Ok(*n as usize),
+        other => Err(format!("expected a whole number from {min} to {max}, got {other}")),
+    }
+}
+
+fn strings(v: &toml::Value) -> Result<Vec<String>, String> {
+    match v {
+        toml::Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_string).ok_or_else(|| format!("expected a list of strings, got {x}")))
+            .collect(),
+        other => Err(format!("expected a list of strings, got {other}")),
+    }
+}
+
+fn set(c: &mut Config, key: &str, v: &toml::Value) -> Result<(), String> {
+    let need = |d: Option<Duration>| d.ok_or_else(|| "cannot be off".to_string());
+    match key {
+        "checkpoint_interval" => c.live.checkpoint_interval = need(duration(v, false)?)?,
+        "session_ttl" => c.live.session_ttl = need(duration(v, false)?)?,
+        "context_budget" => c.live.context_budget = count(v, 200, 10_000)?,
+        "keep_sessions" => c.keep_sessions = count(v, 1, 100_000)?,
+        "ports.scan_interval" => c.live.port_scan_interval = duration(v, true)?,
+        "watch.ignore" => c.live.watch_ignore = globs(v)?,
+        "watch.coalesce" => c.watch_coalesce = need(duration(v, false)?)?,
+        "watch.poll_interval" => c.watch_poll_interval = need(duration(v, false)?)?,
+        "watch.queue" => c.watch_queue = count(v, 1, 1 << 24)?,
+        "watch.max_watches" => c.max_watches = Some(count(v, 0, i64::from(u32::MAX))?).filter(|n| *n > 0),
+        "redact.patterns" => {
+            let lines = strings(v)?.join("\n");
+            c.live.redact_patterns = ccmem_proto::redact::parse_patterns(&lines, "redact.patterns")?;
+        }
+        _ => return Err("unknown key".into()),
+    }
+    Ok(())
+}
+
+fn globs(v: &toml::Value) -> Result<Vec<String>, String> {
+    let g = strings(v)?;
+    let mut b = ignore::gitignore::GitignoreBuilder::new("/");
+    for p in &g {
+        b.add_line(None, p).map_err(|e| format!("{p:?} is not a gitignore pattern: {e}"))?;
+    }
+    Ok(g)
+}
+
+/// A value as `config show` prints it.
+fn show(c: &Config, key: &str) -> String {
+    let d = |d: Duration| cli::format_duration(d);
+    match key {
+        "checkpoint_interval" => d(c.live.checkpoint_interval),
+        "session_ttl" => d(c.live.session_ttl),
+        "context_budget" => c.live.context_budget.to_string(),
+        "keep_sessions" => c.keep_sessions.to_string(),
+        "ports.scan_interval" => c.live.port_scan_interval.map_or("off".into(), d),
+        "watch.ignore" => format!("{:?}", c.live.watch_ignore),
+        "watch.coalesce" => d(c.watch_coalesce),
+        "watch.poll_interval" => d(c.watch_poll_interval),
+        "watch.queue" => c.watch_queue.to_string(),
+        "watch.max_watches" => c.max_watches.map_or("0".into(), |n| n.to_string()),
+        "redact.patterns" => format!(
+            "{} pattern(s): {}",
+            c.live.redact_patterns.len(),
+            c.live.redact_patterns.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Extra redaction patterns: (kind, regex).
+type Patterns = Vec<(String, String)>;
+
+/// The redaction patterns file (`--redact-patterns`, else the config dir's when it exists):
+/// its name and its patterns.
+fn patterns_file(args: &Args) -> Result<Option<(String, Patterns)>, String> {
+    let (path, required) = match &args.redact_patterns {
+        Some(f) => (f.clone(), true),
+        None => match ccmem_proto::paths::config_dir() {
+            Ok(d) => (d.join(ccmem_proto::paths::REDACT_PATTERNS_FILE), false),
+            Err(_) => return Ok(None),
+        },
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let name = path.display().to_string();
+            Ok(Some((name.clone(), ccmem_proto::redact::parse_patterns(&text, &name)?)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(None),
+        Err(e) => Err(format!("cannot read the redaction patterns {}: {e}", path.display())),
+    }
+}
+
+/// A project's overrides from `.claude/ccmem.toml`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProjectConfig {
+    /// Checkpoint period.
+    pub checkpoint_interval: Option<Duration>,
+    /// Session TTL.
+    pub session_ttl: Option<Duration>,
+    /// Context budget.
+    pub context_budget: Option<usize>,
+    /// Ignore patterns added to the global ones.
+    pub watch_ignore: Vec<String>,
+    /// The file, when it exists.
+    pub file: Option<PathBuf>,
+}
+
+/// Reads `<root>/.claude/ccmem.toml`; an error names the key and the file.
+pub fn project(root: &Path) -> Result<ProjectConfig, String> {
+    let file = root.join(PROJECT_FILE);
+    let table = read_table(&file, false)?;
+    let mut p = ProjectConfig { file: file.exists().then(|| file.clone()), ..Default::default() };
+    for (key, v) in flatten(&table) {
+        let err = |e: String| format!("{}: key `{key}`: {e}", file.display());
+        match key.as_str() {
+            "checkpoint_interval" => p.checkpoint_interval = duration(&v, false).map_err(err)?,
+            "session_ttl" => p.session_ttl = duration(&v, false).map_err(err)?,
+            "context_budget" => p.context_budget = Some(count(&v, 200, 10_000).map_err(err)?),
+            "watch.ignore" => p.watch_ignore = globs(&v).map_err(err)?,
+            _ => return Err(unknown(&key, &file, PROJECT_KEYS.iter().copied())),
+        }
+    }
+    Ok(p)
+}
+
+/// The entries of `config show`, with a project's overrides when one is given.
+pub fn entries(c: &Config, project: Option<&ProjectConfig>) -> Vec<ConfigEntry> {
+    let mut out: Vec<ConfigEntry> = KEYS
+        .iter()
+        .map(|(key, _, about, applies)| {
+            let (value, source) = c.sources.get(*key).cloned().unwrap_or_default();
+            ConfigEntry { key: key.to_string(), value, source, about: about.to_string(), applies: applies.to_string() }
+        })
+        .collect();
+    if let Some(p) = project {
+        let src = p.file.as_ref().map(|f| format!("project file {}", f.display())).unwrap_or_default();
+        for e in &mut out {
+            let v = match e.key.as_str() {
+                "checkpoint_interval" => p.checkpoint_interval.map(cli::format_duration),
+                "session_ttl" => p.session_ttl.map(cli::format_duration),
+                "context_budget" => p.context_budget.map(|n| n.to_string()),
+                "watch.ignore" if !p.watch_ignore.is_empty() => Some(format!("{:?} + {}", p.watch_ignore, e.value)),
+                _ => None,
+            };
+            if let Some(v) = v {
+                e.value = v;
+                e.source = src.clone();
+            }
+        }
+    }
+    out
+}
+
+/// The live values sent to tasks.
+pub type LiveRx = tokio::sync::watch::Receiver<Arc<Live>>;
+
+/// A commented config file with every key at its default, for `ccmemctl config show --template`.
+pub fn template() -> String {
+    let mut s = String::from("# ccmem configuration ($XDG_CONFIG_HOME/ccmem/config.toml). Every key is optional;\n# the values shown are the defaults. Command-line flags and CCMEM_* variables win over this file.\n\n");
+    let defaults: &[(&str, &str)] = &[
+        ("checkpoint_interval", "\"15m\""),
+        ("session_ttl", "\"24h\""),
+        ("context_budget", "6000"),
+        ("keep_sessions", "20"),
+        ("ports.scan_interval", "\"10s\""),
+        ("watch.ignore", "[]"),
+        ("watch.coalesce", "\"100ms\""),
+        ("watch.poll_interval", "\"2s\""),
+        ("watch.queue", "65536"),
+        ("watch.max_watches", "0"),
+        ("redact.patterns", "[]"),
+    ];
+    let mut section = "";
+    for (key, _, about, applies) in KEYS {
+        let (sec, name) = key.split_once('.').unwrap_or(("", key));
+        if sec != section {
+            s.push_str(&format!("\n[{sec}]\n"));
+            section = sec;
+        }
+        let default = defaults.iter().find(|d| d.0 == *key).map_or("", |d| d.1);
+        s.push_str(&format!("# {about} (applies: {applies})\n{name} = {default}\n"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> Args {
+        let mut v = vec!["ccmemd"];
+        v.extend(extra);
+        Args::parse_from(v)
+    }
+
+    #[test]
+    fn the_template_is_a_valid_config_of_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config.toml");
+        std::fs::write(&f, template()).unwrap();
+        let c = load(&args(&["--config", f.to_str().unwrap()]), &Given::new()).unwrap();
+        let d = load(&args(&["--config", dir.path().join("none.toml").to_str().unwrap()]), &Given::new());
+        assert!(d.unwrap_err().contains("cannot read"), "a --config that does not exist is an error");
+        assert_eq!(c.live.session_ttl, Duration::from_secs(86_400));
+        assert_eq!(c.live.port_scan_interval, Some(Duration::from_secs(10)));
+        assert!(c.sources["session_ttl"].1.starts_with("config file"));
+    }
+
+    #[test]
+    fn values_layer_and_errors_name_key_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config.toml");
+        std::fs::write(&f, "session_ttl = \"2h\"\ncontext_budget = 900\n[ports]\nscan_interval = \"off\"\n[watch]\nignore = [\"*.log\", \"tmp/\"]\n[redact]\npatterns = [\"emp = EMP-[0-9]+\"]\n").unwrap();
+        let a = args(&["--config", f.to_str().unwrap(), "--context-budget", "700"]);
+        let given = Given::from([("context_budget".to_string(), "command line".to_string())]);
+        let c = load(&a, &given).unwrap();
+        assert_eq!(c.live.session_ttl, Duration::from_secs(7200));
+        assert_eq!(c.live.context_budget, 700, "the flag wins over the file");
+        assert!(c.sources["context_budget"].1.starts_with("command line (over config file"));
+        assert_eq!(c.live.port_scan_interval, None);
+        assert_eq!(c.live.watch_ignore, ["*.log", "tmp/"]);
+        assert_eq!(c.live.redact_patterns, [("emp".to_string(), "EMP-[0-9]+".to_string())]);
+        assert_eq!(c.sources["checkpoint_interval"], ("15m".to_string(), "default".to_string()));
+
+        for (text, want) in [
+            ("session_tll = \"2h\"", "unknown key `session_tll`"),
+            ("session_ttl = \"soon\"", "key `session_ttl`"),
+            ("context_budget = 5", "key `context_budget`: expected a whole number from 200 to 10000"),
+            ("[watch]\nqueue = \"big\"", "key `watch.queue`"),
+            ("[redact]\npatterns = [\"bad = (\"]", "key `redact.patterns`"),
+            ("this is not toml", "config.toml"),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let e = load(&a, &Given::new()).unwrap_err();
+            assert!(e.contains(want) && e.contains(f.to_str().unwrap()), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn projects_override_their_keys_only() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(project(dir.path()).unwrap(), ProjectConfig::default());
+        std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+        std::fs::write(dir.path().join(PROJECT_FILE), "session_ttl = \"1h\"\n[watch]\nignore = [\"fixtures/\"]\n")
+            .unwrap();
+        let p = project(dir.path()).unwrap();
+        assert_eq!(
+            (p.session_ttl, p.watch_ignore.clone()),
+            (Some(Duration::from_secs(3600)), vec!["fixtures/".to_string()])
+        );
+        std::fs::write(dir.path().join(PROJECT_FILE), "keep_sessions = 3\n").unwrap();
+        assert!(project(dir.path()).unwrap_err().contains("unknown key `keep_sessions`"));
+    }
+}
+
+/// The configuration in force, and how to read it again.
+#[derive(Debug)]
+pub struct Reloader {
+    args: Args,
+    given: Given,
+    current: std::sync::Mutex<Config>,
+    tx: tokio::sync::watch::Sender<Arc<Live>>,
+}
+
+impl Reloader {
+    /// Starts from `config` (already loaded); returns the reloader and the receiver tasks watch.
+    pub fn new(args: Args, given: Given, config: Config) -> (Arc<Self>, LiveRx) {
+        let (tx, rx) = tokio::sync::watch::channel(Arc::new(config.live.clone()));
+        (Arc::new(Self { args, given, current: std::sync::Mutex::new(config), tx }), rx)
+    }
+
+    /// The configuration in force.
+    pub fn current(&self) -> Config {
+        match self.current.lock() {
+            Ok(c) => c.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// Reads the file again. On success the new values take effect (those marked
+    /// "restart" excepted); on error the previous configuration stays and the error says why.
+    pub fn reload(&self) -> Result<Config, String> {
+        let next = load(&self.args, &self.given)?;
+        ccmem_proto::redact::install(&next.live.redact_patterns)?;
+        let changed = self.tx.borrow().as_ref() != &next.live;
+        if changed {
+            self.tx.send_replace(Arc::new(next.live.clone()));
+        }
+        let old = self.current();
+        for (key, _, _, applies) in KEYS {
+            if *applies == "restart" && old.sources.get(*key).map(|s| &s.0) != next.sources.get(*key).map(|s| &s.0) {
+                tracing::warn!(key, "changed in the configuration; it takes effect when ccmemd restarts");
+            }
+        }
+        match self.current.lock() {
+            Ok(mut c) => *c = next.clone(),
+            Err(p) => *p.into_inner() = next.clone(),
+        }
+        tracing::info!(file = %next.file.display(), changed, "configuration reloaded");
+        Ok(next)
+    }
+}
