@@ -315,20 +315,6 @@ pub fn human_duration(secs: f64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_naturally() {
-        assert_eq!(human_duration(0.4), "0s");
-        assert_eq!(human_duration(59.0), "59s");
-        assert_eq!(human_duration(250.0), "4m 10s");
-        assert_eq!(human_duration(7500.0), "2h 5m");
-        assert_eq!(human_duration(273_600.0), "3d 4h");
-    }
-}
-
 /// The human form of the configuration.
 pub fn config(r: &ccmem_proto::api::ConfigReply) -> String {
     let mut s = String::new();
@@ -342,4 +328,18 @@ pub fn config(r: &ccmem_proto::api::ConfigReply) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(human_duration(0.4), "0s");
+        assert_eq!(human_duration(59.0), "59s");
+        assert_eq!(human_duration(250.0), "4m 10s");
+        assert_eq!(human_duration(7500.0), "2h 5m");
+        assert_eq!(human_duration(273_600.0), "3d 4h");
+    }
 }
