@@ -199,3 +199,34 @@ fn doctor_completions_and_man_page() {
     let t = text(&man.stdout);
     assert!(t.starts_with(".ie") && t.contains(".TH ccmemctl 1") && t.contains("doctor"), "{t}");
 }
+
+#[test]
+fn type_notify_says_ready_pings_the_watchdog_and_says_stopping() {
+    use std::os::unix::net::UnixDatagram;
+    let env = Env::new();
+    let path = env.path().join("notify.sock");
+    let listener = UnixDatagram::bind(&path).unwrap();
+    listener.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.env("NOTIFY_SOCKET", &path).env("WATCHDOG_USEC", "200000");
+    let mut d = Daemon::spawn(&mut cmd, env.path().join("notify.stderr"));
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    while got.iter().filter(|m: &&String| m.as_str() == "WATCHDOG=1").count() < 2 {
+        let n = listener
+            .recv(&mut buf)
+            .unwrap_or_else(|e| panic!("no notification ({e}); so far {got:?}; log:\n{}", d.log()));
+        got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    assert_eq!(got[0], format!("READY=1\nMAINPID={}", d.pid), "READY first, once accepting");
+    assert_ok(&env.ctl(&["--no-start", "ping"]), "ping after READY");
+    let _ = d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
+    let mut rest = Vec::new();
+    while let Ok(n) = listener.recv(&mut buf) {
+        rest.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        if rest.last().is_some_and(|m| m == "STOPPING=1") {
+            break;
+        }
+    }
+    assert!(rest.iter().any(|m| m == "STOPPING=1"), "{rest:?}");
+}

@@ -160,6 +160,12 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         "ccmemd ready"
     );
     service::notify(&format!("READY=1\nMAINPID={}", std::process::id()));
+    // Compile the redaction rules soon, rather than in the first hook; not at once, where
+    // the compile would compete with the first clients for the CPU.
+    tokio::spawn(async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let _ = tokio::task::spawn_blocking(|| ccmem_proto::redact::finds("")).await;
+    });
     service::spawn_watchdog();
 
     server::serve(listener, shared.clone()).await;

@@ -86,7 +86,8 @@ impl Ports {
 /// request) while any project is live.
 pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live: crate::config::LiveRx) {
     tokio::spawn(async move {
-        let mut scanner = Some(Scanner::new());
+        // Made at the first scan: nothing of it is needed to start.
+        let mut scanner: Option<Option<Scanner>> = Some(None);
         let mut told: HashMap<PathBuf, Vec<ServerInfo>> = HashMap::new();
         let mut last: Option<(Instant, Arc<Vec<Listener>>)> = None;
         let timer = |interval: Option<Duration>| {
@@ -122,10 +123,11 @@ pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live:
             let listeners = match (reuse, &last) {
                 (true, Some((_, l))) => l.clone(),
                 _ => {
-                    let Some(mut s) = scanner.take() else { return };
+                    let Some(s) = scanner.take() else { return };
                     let Ok((s, found)) = tokio::task::spawn_blocking(move || {
+                        let mut s = s.unwrap_or_default();
                         let found = s.scan();
-                        (s, found)
+                        (Some(s), found)
                     })
                     .await
                     else {

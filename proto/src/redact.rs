@@ -184,9 +184,11 @@ fn is_secret_value(key: &str, value: &str) -> bool {
     !code && inner.chars().count() >= 6
 }
 
+static GLOBAL: OnceLock<RwLock<Arc<Redactor>>> = OnceLock::new();
+
+/// Compiling the rules takes milliseconds: done on first use, not at start-up.
 fn global() -> &'static RwLock<Arc<Redactor>> {
-    static R: OnceLock<RwLock<Arc<Redactor>>> = OnceLock::new();
-    R.get_or_init(|| RwLock::new(Arc::new(Redactor::new(&[]).expect("built-in rules compile"))))
+    GLOBAL.get_or_init(|| RwLock::new(Arc::new(Redactor::new(&[]).expect("built-in rules compile"))))
 }
 
 fn current() -> Arc<Redactor> {
@@ -199,6 +201,9 @@ fn current() -> Arc<Redactor> {
 /// Sets the filter used by [`redact`]: the built-in rules plus `extra`. On an invalid
 /// pattern the filter in force stays and the error names the pattern.
 pub fn install(extra: &[(String, String)]) -> Result<(), String> {
+    if extra.is_empty() && GLOBAL.get().is_none() {
+        return Ok(()); // the built-in rules, compiled when first needed
+    }
     let r = Arc::new(Redactor::new(extra)?);
     match global().write() {
         Ok(mut g) => *g = r,
