@@ -49,7 +49,8 @@ pub const KEYS: &[(&str, Option<&str>, &str, &str)] = &[
 ];
 
 /// Keys a project's `.claude/ccmem.toml` may set.
-pub const PROJECT_KEYS: &[&str] = &["checkpoint_interval", "session_ttl", "context_budget", "watch.ignore"];
+pub const PROJECT_KEYS: &[&str] =
+    &["checkpoint_interval", "session_ttl", "context_budget", "watch.ignore", "tasks.file"];
 
 /// What can change while the daemon runs (sent to every task on reload).
 #[derive(Debug, Clone, PartialEq)]
@@ -300,6 +301,8 @@ pub struct ProjectConfig {
     pub context_budget: Option<usize>,
     /// Ignore patterns added to the global ones.
     pub watch_ignore: Vec<String>,
+    /// The task list to read, relative to the root (instead of looking for one).
+    pub tasks_file: Option<String>,
     /// The file, when it exists.
     pub file: Option<PathBuf>,
 }
@@ -316,6 +319,12 @@ pub fn project(root: &Path) -> Result<ProjectConfig, String> {
             "session_ttl" => p.session_ttl = duration(&v, false).map_err(err)?,
             "context_budget" => p.context_budget = Some(count(&v, 200, 10_000).map_err(err)?),
             "watch.ignore" => p.watch_ignore = globs(&v).map_err(err)?,
+            "tasks.file" => match v.as_str() {
+                Some(f) if !f.starts_with('/') && !f.split('/').any(|c| c == "..") && !f.is_empty() => {
+                    p.tasks_file = Some(f.to_string())
+                }
+                _ => return Err(err(format!("expected a path inside the project, got {v}"))),
+            },
             _ => return Err(unknown(&key, &file, PROJECT_KEYS.iter().copied())),
         }
     }
@@ -345,6 +354,15 @@ pub fn entries(c: &Config, project: Option<&ProjectConfig>) -> Vec<ConfigEntry> 
                 e.value = v;
                 e.source = src.clone();
             }
+        }
+        if let Some(f) = &p.tasks_file {
+            out.push(ConfigEntry {
+                key: "tasks.file".into(),
+                value: f.clone(),
+                source: src,
+                about: "the project's task list".into(),
+                applies: "next checkpoint".into(),
+            });
         }
     }
     out

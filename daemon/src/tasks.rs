@@ -50,9 +50,14 @@ pub fn is_task_list(rel: &str) -> bool {
         || rel.strip_prefix("specs/").is_some_and(|r| r.split('/').count() == 2 && r.ends_with("/tasks.md"))
 }
 
-/// The task list of the project at `root`, if it has one.
+/// The task list of the project at `root`, if it has one: the one `tasks.file` in the
+/// project's `.claude/ccmem.toml` names, else the newest spec-kit list, else a root checklist.
 pub fn find(root: &Path) -> Option<TaskList> {
-    let file = spec_kit(root).or_else(|| ROOT_LISTS.iter().map(|f| root.join(f)).find(|p| p.is_file()))?;
+    let configured = crate::config::project(root).ok().and_then(|p| p.tasks_file).map(|f| root.join(f));
+    let file = match configured {
+        Some(f) => f,
+        None => spec_kit(root).or_else(|| ROOT_LISTS.iter().map(|f| root.join(f)).find(|p| p.is_file()))?,
+    };
     let meta = std::fs::metadata(&file).ok()?;
     if meta.len() > MAX_BYTES {
         return None;
@@ -367,6 +372,9 @@ mod tests {
         let l = find(r).unwrap();
         assert_eq!(l.file, "specs/002-b/tasks.md");
         assert_eq!(l.tasks[0].title, "from 002-b");
+        std::fs::create_dir_all(r.join(".claude")).unwrap();
+        std::fs::write(r.join(".claude/ccmem.toml"), "[tasks]\nfile = \"specs/001-a/tasks.md\"\n").unwrap();
+        assert_eq!(find(r).unwrap().file, "specs/001-a/tasks.md", "the configured list wins");
     }
 
     #[test]
