@@ -41,7 +41,7 @@ pub fn run(
     let now = chrono::Utc::now();
     refresh_git(s);
     session::refresh(s, now);
-    refresh_from_disk(s);
+    let tasks = refresh_from_disk(s);
     let mut out = Outcome::default();
     let path = s.project_root.join(STATE_FILE);
     let bytes = session::checkpoint_file(s, reason, kind, now);
@@ -64,7 +64,7 @@ pub fn run(
         }
     }
     // The human-readable report beside it (seed 000), from the same session.
-    let memory = crate::report::build(s, comments, now);
+    let memory = crate::report::build(s, tasks.as_ref(), comments, now);
     if let Err(e) = crate::report::write(&s.project_root, &memory) {
         out.errors.push(format!("cannot write {}: {e}", s.project_root.join(crate::report::REPORT_FILE).display()));
     }
@@ -77,10 +77,11 @@ pub fn run(
     out
 }
 
-/// Re-reads what the project's files say: dependencies, build outputs, the task list.
-pub fn refresh_from_disk(s: &mut Session) {
+/// Re-reads what the project's files say: dependencies, build outputs, the task list
+/// (returned, so that a report made now need not read it again).
+pub fn refresh_from_disk(s: &mut Session) -> Option<crate::tasks::TaskList> {
     crate::environment::refresh_files(s);
-    crate::tasks::refresh(s);
+    crate::tasks::refresh(s)
 }
 
 /// Refreshes the git block and the line and commit counts since the session began.

@@ -727,8 +727,8 @@ impl Project {
         let job = tokio::task::spawn_blocking(move || {
             let now = chrono::Utc::now();
             session::refresh(&mut copy, now);
-            checkpoint::refresh_from_disk(&mut copy);
-            let m = crate::report::build(&copy, &mut comments, now);
+            let tasks = checkpoint::refresh_from_disk(&mut copy);
+            let m = crate::report::build(&copy, tasks.as_ref(), &mut comments, now);
             let written = write.then(|| crate::report::write(&copy.project_root, &m));
             (m, written, comments)
         });

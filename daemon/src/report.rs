@@ -20,17 +20,17 @@ use std::path::{Path, PathBuf};
 /// The report file, relative to the project root.
 pub const REPORT_FILE: &str = ".claude/session-memory.md";
 
-/// The report for `s` now. `cache` keeps the comments of files already read.
-pub fn build(s: &Session, cache: &mut CommentCache, now: DateTime<Utc>) -> SessionMemory {
-    let list = tasks::find(&s.project_root);
+/// The report for `s` now, with the task list `list` read with it. `cache` keeps the
+/// comments of files already read.
+pub fn build(s: &Session, list: Option<&TaskList>, cache: &mut CommentCache, now: DateTime<Utc>) -> SessionMemory {
     let mut edited: Vec<(&Box<str>, i64)> =
         s.files_modified.iter().filter(|(_, r)| !r.deleted).map(|(p, r)| (p, r.last_modified.0)).collect();
     edited.sort_by_key(|e| std::cmp::Reverse(e.1));
-    let skip = list.as_ref().map(|l| l.file.as_str()).unwrap_or("");
+    let skip = list.map(|l| l.file.as_str()).unwrap_or("");
     let files: Vec<String> =
         edited.iter().map(|(p, _)| p.to_string()).filter(|p| p != skip && !p.starts_with(".claude/")).collect();
     let comments = cache.scan(&s.project_root, &files);
-    assemble(s, list.as_ref(), &comments, now)
+    assemble(s, list, &comments, now)
 }
 
 /// The report from its parts.

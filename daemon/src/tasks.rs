@@ -256,11 +256,12 @@ impl TaskList {
 }
 
 /// Reads the project's task list into the session: seed 000's TaskStatus, and seed 004's
-/// plan and phase (the current task's phase and its progress).
-pub fn refresh(s: &mut Session) {
+/// plan and phase (the current task's phase and its progress). Returns the list read, for
+/// the report built from the same state.
+pub fn refresh(s: &mut Session) -> Option<TaskList> {
     let Some(list) = find(&s.project_root) else {
         s.task_status = TaskStatus::default();
-        return;
+        return None;
     };
     let (done, total) = list.counts();
     s.plan = Some(Plan {
@@ -278,6 +279,7 @@ pub fn refresh(s: &mut Session) {
         s.phase = Some(Phase { name: cur.phase.clone(), completion, ..keep });
     }
     s.task_status = status;
+    Some(list)
 }
 
 /// `part / whole × 100`, one decimal.
