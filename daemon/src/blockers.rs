@@ -125,7 +125,8 @@ fn find_word(line: &str, kw: &str) -> Option<usize> {
     None
 }
 
-fn priority_of(keyword: &str) -> Priority {
+/// How much a marker comment matters, by its keyword.
+pub fn priority_of(keyword: &str) -> Priority {
     match keyword {
         "BLOCKED" => Priority::High,
         "FIXME" | "XXX" => Priority::Medium,

@@ -129,12 +129,7 @@ fn attention(s: &Session, comments: &[Comment]) -> Vec<FileReference> {
         }
     }
     for c in comments {
-        let p = match c.keyword {
-            "BLOCKED" => Priority::High,
-            "FIXME" | "XXX" => Priority::Medium,
-            _ => Priority::Low,
-        };
-        push(&c.path, Some(c.line), format!("{} comment", c.keyword), p);
+        push(&c.path, Some(c.line), format!("{} comment", c.keyword), blockers::priority_of(c.keyword));
     }
     out.sort_by_key(|f| f.priority);
     out.truncate(limits::FILES);
