@@ -31,13 +31,7 @@ fn main() {
     let root = repo(&env, "app");
     fill(&env, &root);
 
-    let ev = |name: &str, extra: Value| {
-        let mut v = json!({"session_id": "bench-conv", "transcript_path": "/tmp/bench.jsonl", "cwd": root, "hook_event_name": name, "permission_mode": "default"});
-        for (k, x) in extra.as_object().unwrap() {
-            v[k] = x.clone();
-        }
-        v.to_string().into_bytes()
-    };
+    let ev = |name: &str, extra: Value| ev(&root, "bench-conv", name, extra).to_string().into_bytes();
     let events: Vec<(&str, Vec<u8>)> = vec![
         (
             "PostToolUse (Edit)",

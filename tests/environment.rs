@@ -163,14 +163,7 @@ fn a_failing_cargo_test_in_bash_reaches_context_and_checkpoint() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);
     let app = repo(&env, "app");
-    let ev = |name: &str, extra: Value| {
-        let mut v =
-            json!({"session_id": "c1", "cwd": app, "hook_event_name": name, "transcript_path": "/tmp/none.jsonl"});
-        for (k, x) in extra.as_object().unwrap() {
-            v[k] = x.clone();
-        }
-        v
-    };
+    let ev = |name: &str, extra: Value| ev(&app, "c1", name, extra);
     send(&env, ev("SessionStart", json!({"source": "startup"})));
     send(
         &env,

@@ -10,14 +10,6 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn ev(root: &Path, conv: &str, name: &str, extra: Value) -> Value {
-    let mut v = json!({"session_id": conv, "transcript_path": format!("/tmp/{conv}.jsonl"), "cwd": root, "hook_event_name": name, "permission_mode": "default"});
-    for (k, x) in extra.as_object().unwrap() {
-        v[k] = x.clone();
-    }
-    v
-}
-
 /// The additionalContext a SessionStart printed.
 fn context_of(out: &Output) -> String {
     let v: Value = serde_json::from_slice(&out.stdout)

@@ -28,15 +28,6 @@ const TASKS: &str = "# Tasks: Login
 - [ ] T006 Document the API
 ";
 
-fn ev(root: &Path, name: &str, extra: Value) -> Value {
-    let mut v =
-        json!({"session_id": "conv-1", "cwd": root, "hook_event_name": name, "transcript_path": "/tmp/none.jsonl"});
-    for (k, x) in extra.as_object().unwrap() {
-        v[k] = x.clone();
-    }
-    v
-}
-
 fn report_file(root: &Path) -> std::path::PathBuf {
     root.join(".claude/session-memory.md")
 }
@@ -62,7 +53,7 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
     std::fs::write(app.join("specs/001-login/tasks.md"), TASKS).unwrap();
     std::fs::create_dir_all(app.join("src")).unwrap();
 
-    send(&env, ev(&app, "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&app, "conv-1", "SessionStart", json!({"source": "startup"})));
     std::fs::write(
         app.join("src/login.rs"),
         "fn login() {}\n// FIXME: passwords are compared in plain text\n// TODO(ana): rate limit\n",
@@ -72,6 +63,7 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
         &env,
         ev(
             &app,
+            "conv-1",
             "PostToolUse",
             json!({"tool_name": "Write", "tool_input": {"file_path": app.join("src/login.rs"), "content": "x"}}),
         ),
@@ -81,11 +73,12 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
         &env,
         ev(
             &app,
+            "conv-1",
             "PostToolUseFailure",
             json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}, "error": format!("Exit code 101\n{out}")}),
         ),
     );
-    send(&env, ev(&app, "Stop", json!({"last_assistant_message": "Done for now."})));
+    send(&env, ev(&app, "conv-1", "Stop", json!({"last_assistant_message": "Done for now."})));
 
     let md = wait_report(&app, |t| t.contains("FIXME in src/login.rs:2") && t.contains("failing unit test"));
     assert!(md.starts_with("# Session Memory: app\n"), "{md}");
@@ -172,11 +165,12 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
         "EMP-123456",
         "my-ssn-is-078-05-1120",
     ];
-    send(&env, ev(&app, "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&app, "conv-1", "SessionStart", json!({"source": "startup"})));
     send(
         &env,
         ev(
             &app,
+            "conv-1",
             "UserPromptSubmit",
             json!({"prompt": "deploy with ghp_0123456789abcdefghijABCDEFGHIJ012345 and ask EMP-123456 <private>my-ssn-is-078-05-1120</private> about it"}),
         ),
@@ -185,6 +179,7 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
         &env,
         ev(
             &app,
+            "conv-1",
             "PostToolUse",
             json!({"tool_name": "Bash", "tool_input": {"command": "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE DB_PASSWORD=hunter2hunter2 ./deploy.sh"}}),
         ),
@@ -193,6 +188,7 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
         &env,
         ev(
             &app,
+            "conv-1",
             "PostToolUse",
             json!({"tool_name": "TodoWrite", "tool_input": {"todos": [{"content": "then rotate DB_PASSWORD=hunter2hunter2", "status": "pending"}]}}),
         ),
@@ -201,6 +197,7 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
         &env,
         ev(
             &app,
+            "conv-1",
             "Stop",
             json!({"last_assistant_message": "[REMEMBER: the token is ghp_0123456789abcdefghijABCDEFGHIJ012345]"}),
         ),

@@ -597,3 +597,13 @@ pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A Claude Code hook payload: event `name` of conversation `conv` in `root`, with `extra`'s
+/// fields added.
+pub fn ev(root: &Path, conv: &str, name: &str, extra: serde_json::Value) -> serde_json::Value {
+    let mut v = serde_json::json!({"session_id": conv, "transcript_path": format!("/tmp/{conv}.jsonl"), "cwd": root, "hook_event_name": name, "permission_mode": "default"});
+    for (k, x) in extra.as_object().expect("extra fields as an object") {
+        v[k] = x.clone();
+    }
+    v
+}
