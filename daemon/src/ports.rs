@@ -87,7 +87,7 @@ impl Ports {
 pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live: crate::config::LiveRx) {
     tokio::spawn(async move {
         // Made at the first scan: nothing of it is needed to start.
-        let mut scanner: Option<Option<Scanner>> = Some(None);
+        let mut scanner: Option<Scanner> = None;
         let mut told: HashMap<PathBuf, Vec<ServerInfo>> = HashMap::new();
         let mut last: Option<(Instant, Arc<Vec<Listener>>)> = None;
         let timer = |interval: Option<Duration>| {
@@ -123,11 +123,11 @@ pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live:
             let listeners = match (reuse, &last) {
                 (true, Some((_, l))) => l.clone(),
                 _ => {
-                    let Some(s) = scanner.take() else { return };
+                    // Lent to the blocking pool and taken back.
+                    let mut s = scanner.take().unwrap_or_default();
                     let Ok((s, found)) = tokio::task::spawn_blocking(move || {
-                        let mut s = s.unwrap_or_default();
                         let found = s.scan();
-                        (Some(s), found)
+                        (s, found)
                     })
                     .await
                     else {
