@@ -289,14 +289,13 @@ fn cells(line: &str) -> Option<Vec<String>> {
                     cur.push(n);
                 }
             }
-            '|' => out.push(unesc(cur.trim())),
+            '|' => {
+                out.push(unesc(cur.trim()));
+                cur.clear();
+            }
             c => cur.push(c),
         }
-        if c == '|' {
-            cur.clear();
-        }
     }
-    // An escaped trailing pipe (`\|` before the closing one) was pushed raw: fine.
     out.push(unesc(cur.trim()));
     Some(out)
 }
