@@ -153,11 +153,14 @@ pub fn format_duration(d: Duration) -> String {
 pub fn given(m: &clap::ArgMatches) -> std::collections::BTreeMap<String, String> {
     use clap::parser::ValueSource;
     let mut out = std::collections::BTreeMap::new();
+    // Built once, and only when a value came from the environment.
+    let cmd = std::cell::OnceCell::new();
     for id in m.ids() {
         let from = match m.value_source(id.as_str()) {
             Some(ValueSource::CommandLine) => "command line".to_string(),
             Some(ValueSource::EnvVariable) => {
-                let env = <Args as clap::CommandFactory>::command()
+                let env = cmd
+                    .get_or_init(<Args as clap::CommandFactory>::command)
                     .get_arguments()
                     .find(|a| a.get_id() == id)
                     .and_then(|a| a.get_env().map(|e| e.to_string_lossy().into_owned()))
