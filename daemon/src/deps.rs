@@ -21,15 +21,16 @@ struct Manager {
     must_install: bool,
 }
 
-fn node_modules(files: &'static [&'static str]) -> impl Fn(&Path) -> Vec<PathBuf> {
-    move |root| files.iter().map(|f| root.join("node_modules").join(f)).collect()
+/// `files` inside the project's `node_modules`.
+fn node_modules(root: &Path, files: &[&str]) -> Vec<PathBuf> {
+    files.iter().map(|f| root.join("node_modules").join(f)).collect()
 }
 
 const MANAGERS: &[Manager] = &[
     Manager {
         name: "pnpm",
         locks: &["pnpm-lock.yaml"],
-        installed: |r| node_modules(&[".modules.yaml", ".pnpm/lock.yaml"])(r),
+        installed: |r| node_modules(r, &[".modules.yaml", ".pnpm/lock.yaml"]),
         install: "pnpm install",
         must_install: true,
     },
@@ -37,7 +38,7 @@ const MANAGERS: &[Manager] = &[
         name: "yarn",
         locks: &["yarn.lock"],
         installed: |r| {
-            let mut v = node_modules(&[".yarn-integrity", ".yarn-state.yml"])(r);
+            let mut v = node_modules(r, &[".yarn-integrity", ".yarn-state.yml"]);
             v.push(r.join(".pnp.cjs"));
             v
         },
@@ -54,7 +55,7 @@ const MANAGERS: &[Manager] = &[
     Manager {
         name: "npm",
         locks: &["package-lock.json", "npm-shrinkwrap.json"],
-        installed: |r| node_modules(&[".package-lock.json"])(r),
+        installed: |r| node_modules(r, &[".package-lock.json"]),
         install: "npm install",
         must_install: true,
     },
