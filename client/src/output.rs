@@ -199,7 +199,7 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
     let _ = writeln!(s, "\n🎯 Current Focus: {}", if focus.is_empty() { "(not known yet)" } else { focus });
     let t = &x.task_status;
     if !t.source_file.is_empty() {
-        let (done, total) = t.phases.iter().fold((0, 0), |a, p| (a.0 + p.completed, a.1 + p.total));
+        let (done, total) = t.totals();
         let pct = if total == 0 { 0.0 } else { done as f64 * 100.0 / total as f64 };
         let _ = writeln!(s, "   tasks: {done}/{total} ({pct:.1}%) in {}", t.source_file);
         if let Some(c) = &t.current_task {

@@ -77,7 +77,7 @@ pub fn build(i: &Input, budget: usize) -> String {
 
     let t = &s.task_status;
     if !t.source_file.is_empty() {
-        let (done, total) = t.phases.iter().fold((0, 0), |a, p| (a.0 + p.completed, a.1 + p.total));
+        let (done, total) = t.totals();
         let mut l = vec![format!("{}: {done} of {total} tasks done.", t.source_file)];
         if let Some(c) = &t.current_task {
             l.push(format!("Current: {} {} ({})", c.id, c.title, c.phase).replace("  ", " "));

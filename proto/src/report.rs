@@ -210,6 +210,13 @@ pub struct NextStep {
     pub reference: Option<String>,
 }
 
+impl TaskStatus {
+    /// (done, total) over every phase.
+    pub fn totals(&self) -> (u64, u64) {
+        self.phases.iter().fold((0, 0), |a, p| (a.0 + p.completed, a.1 + p.total))
+    }
+}
+
 impl SessionMemory {
     /// What an empty file reads as.
     pub fn no_data() -> Self {
