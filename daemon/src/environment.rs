@@ -33,8 +33,8 @@ fn same(known: &ServerInfo, seen: &ServerInfo) -> bool {
         && (known.status == ServerStatus::Stopped || known.pid.is_none() || seen.pid.is_none() || known.pid == seen.pid)
 }
 
-/// A server started (`running`) or went away (`stopped`).
-pub fn apply_server(s: &mut Session, mut info: ServerInfo, now: DateTime<Utc>) {
+/// A server started (`running`) or went away (`stopped`). False when that was known already.
+pub fn apply_server(s: &mut Session, mut info: ServerInfo, now: DateTime<Utc>) -> bool {
     info.process = truncate_chars(&clean(&info.process), 100);
     info.command = truncate_chars(&clean(&info.command), SERVER_COMMAND_CHARS);
     info.url = ServerInfo::url_for(info.port);
@@ -45,7 +45,7 @@ pub fn apply_server(s: &mut Session, mut info: ServerInfo, now: DateTime<Utc>) {
         (ServerStatus::Running, Some(i))
             if servers[i].status == ServerStatus::Running && servers[i].pid == info.pid =>
         {
-            return;
+            return false;
         }
         (ServerStatus::Running, known) => {
             info.started_at = t;
@@ -63,7 +63,7 @@ pub fn apply_server(s: &mut Session, mut info: ServerInfo, now: DateTime<Utc>) {
             x.stopped_at = Some(t);
             ("server_stopped", format!("{} on {} stopped", x.process, x.url))
         }
-        (ServerStatus::Stopped, _) => return,
+        (ServerStatus::Stopped, _) => return false,
     };
     // Running first, by port; then the most recently stopped; at most 20.
     servers.sort_by(|a, b| {
@@ -74,13 +74,13 @@ pub fn apply_server(s: &mut Session, mut info: ServerInfo, now: DateTime<Utc>) {
     });
     servers.truncate(limits::SERVERS);
     log(s, now, text.0, text.1);
+    true
 }
 
 /// The port scanner's view of the project: the servers listening now. Those new are
 /// started, those gone are stopped. True when anything changed.
 pub fn apply_scan(s: &mut Session, listening: &[ServerInfo], now: DateTime<Utc>) -> bool {
-    let before = s.timeline.len();
-    let last = s.timeline.last().cloned();
+    let mut changed = false;
     let gone: Vec<ServerInfo> = s
         .environment
         .servers
@@ -90,12 +90,12 @@ pub fn apply_scan(s: &mut Session, listening: &[ServerInfo], now: DateTime<Utc>)
         .collect();
     for mut g in gone {
         g.status = ServerStatus::Stopped;
-        apply_server(s, g, now);
+        changed |= apply_server(s, g, now);
     }
     for l in listening {
-        apply_server(s, ServerInfo { status: ServerStatus::Running, ..l.clone() }, now);
+        changed |= apply_server(s, ServerInfo { status: ServerStatus::Running, ..l.clone() }, now);
     }
-    s.timeline.len() != before || s.timeline.last() != last.as_ref()
+    changed
 }
 
 /// A test run's results replace the suite's last ones.

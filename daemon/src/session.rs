@@ -198,7 +198,9 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
                 s.warnings.drain(..excess);
             }
         }
-        SessionEvent::Server(info) => crate::environment::apply_server(s, info, now),
+        SessionEvent::Server(info) => {
+            crate::environment::apply_server(s, info, now);
+        }
         SessionEvent::Tests { suite, e2e } => crate::environment::apply_tests(s, suite, e2e, now),
         SessionEvent::Build(b) => crate::environment::apply_build(s, b, now),
     }
