@@ -19,11 +19,12 @@ pub mod deps;
 pub mod environment;
 pub mod git;
 pub mod global;
+pub mod heap;
 pub mod hooks;
 pub mod instance;
 pub mod logging;
 pub mod manifest;
-pub mod memory;
+
 pub mod ports;
 pub mod project;
 pub mod projects;
@@ -52,7 +53,7 @@ const STARTING_PEER_WAIT: Duration = Duration::from_secs(3);
 /// Entry point of the `ccmemd` binary.
 pub fn main() -> ExitCode {
     let started = Instant::now();
-    memory::limit_arenas();
+    heap::limit_arenas();
     let matches = <cli::Args as clap::CommandFactory>::command().get_matches();
     let args = match <cli::Args as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(a) => a,

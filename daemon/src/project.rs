@@ -398,7 +398,7 @@ impl Project {
             Msg::Unwatch { reply } => return Flow::End(EndReason::Unwatched, Some(reply)),
             Msg::FsChanges(changes) => {
                 let now = chrono::Utc::now();
-                let large = changes.len() > crate::memory::LARGE_BATCH;
+                let large = changes.len() > crate::heap::LARGE_BATCH;
                 let at = Instant::now();
                 let task_list = changes.iter().any(|(p, _)| crate::tasks::is_task_list(p));
                 for (path, change) in changes {
@@ -427,7 +427,7 @@ impl Project {
                     self.checkpoint_soon(CheckpointReason::Automatic, CheckpointType::EventDriven);
                 }
                 if large {
-                    tokio::task::spawn_blocking(crate::memory::trim);
+                    tokio::task::spawn_blocking(crate::heap::trim);
                 }
             }
             Msg::Hook { hook, reply } => self.hook(hook, reply).await,

@@ -232,7 +232,7 @@ impl Task {
         let job = tokio::task::spawn_blocking(move || {
             let mut tree = Tree::new(root, watcher, settings, &extra);
             let changes = tree.scan(since);
-            crate::memory::trim();
+            crate::heap::trim();
             (tree, changes)
         });
         let Ok((tree, changes)) = job.await else { return };
@@ -286,10 +286,10 @@ impl Task {
                     first_pending = None;
                     let paths = std::mem::take(&mut pending);
                     let Some(changes) = self.blocking(&mut tree, move |t| {
-                        let large = paths.len() > crate::memory::LARGE_BATCH;
+                        let large = paths.len() > crate::heap::LARGE_BATCH;
                         let changes = t.resolve(paths);
                         if large {
-                            crate::memory::trim();
+                            crate::heap::trim();
                         }
                         changes
                     }).await else { break };
@@ -322,7 +322,7 @@ impl Task {
                 let Some(changes) = self
                     .blocking(&mut tree, |t| {
                         let changes = t.rescan();
-                        crate::memory::trim();
+                        crate::heap::trim();
                         changes
                     })
                     .await
