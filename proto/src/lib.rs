@@ -14,6 +14,7 @@ pub mod atomic;
 pub mod env;
 pub mod facts;
 pub mod frame;
+pub mod memory;
 pub mod paths;
 pub mod redact;
 pub mod report;
