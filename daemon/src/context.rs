@@ -29,7 +29,13 @@ pub struct Input<'a> {
     pub global_facts: &'a [String],
     /// The conversation was just compacted.
     pub after_compact: bool,
+    /// Knowledge memories relevant to the work, one line each, best first.
+    pub memories: &'a [String],
 }
+
+/// The share of the budget kept for goals, facts and memories, so that a long session
+/// cannot crowd out what was learnt before it.
+const KNOWLEDGE_SHARE: f32 = 0.3;
 
 /// The context, at most `budget` characters (capped at [`MAX_BUDGET`]).
 pub fn build(i: &Input, budget: usize) -> String {
@@ -157,13 +163,23 @@ pub fn build(i: &Input, budget: usize) -> String {
             None => format!("- {}", g.text),
         })
         .collect();
-    push(&mut sections, "## Active goals", goals);
-    push(&mut sections, "## Facts", relevant_facts(i).into_iter().map(|f| format!("- {f}")).collect());
+    let mut knowledge = Vec::new();
+    push(&mut knowledge, "## Active goals", goals);
+    push(&mut knowledge, "## Facts", relevant_facts(i).into_iter().map(|f| format!("- {f}")).collect());
+    push(&mut knowledge, "## Memories (`ccmemctl memory show SLUG`)", i.memories.to_vec());
     if !s.context_notes.is_empty() {
         sections.push(("## Notes".into(), vec![s.context_notes.clone()]));
     }
     environment_rest(&mut sections, s);
-    pack(sections, budget)
+    // The head first, whatever the budget; then the knowledge share of what is left.
+    let rest = sections.split_off(1);
+    let head = pack(sections, budget);
+    let left = budget.saturating_sub(head.chars().count() + 2);
+    let knowledge = pack(knowledge, (left as f32 * KNOWLEDGE_SHARE) as usize);
+    let left = left.saturating_sub(if knowledge.is_empty() { 0 } else { knowledge.chars().count() + 2 });
+    let rest = pack(rest, left);
+    let parts: Vec<String> = [head, rest, knowledge].into_iter().filter(|p| !p.is_empty()).collect();
+    truncate_chars(&parts.join("\n\n"), budget)
 }
 
 /// Failing tests, a failing build and running servers: near the top, the agent's first
@@ -356,6 +372,35 @@ mod tests {
     }
 
     #[test]
+    fn goals_facts_and_memories_keep_their_share_of_a_crowded_budget() {
+        let mut s = rich_session();
+        for n in 0..400 {
+            s.context_snapshot.blocking_issues.push(format!("blocker number {n} with a long description of what is wrong"));
+        }
+        let memory = Memory { facts: vec!["uses pnpm".into()], goals: vec![], completed_goals: vec![] };
+        let memories: Vec<String> =
+            (0..50).map(|n| format!("- [decision] Decision {n} (decision-{n}, project): because")).collect();
+        let input = Input {
+            session: &s,
+            conversation: None,
+            resume_id: None,
+            memory: &memory,
+            global_facts: &[],
+            after_compact: false,
+            memories: &memories,
+        };
+        for budget in [1000, DEFAULT_BUDGET, MAX_BUDGET] {
+            let c = build(&input, budget);
+            assert!(c.chars().count() <= budget, "{budget}: {} chars", c.chars().count());
+            assert!(c.contains("- uses pnpm"), "{budget}: {c}");
+            assert!(budget < DEFAULT_BUDGET || c.contains("## Blockers"), "{budget}: {c}");
+            assert!(c.contains("decision-0,") && c.contains("more"), "{budget}: memories cut, not dropped:\n{c}");
+            let knowledge = c.len() - c.find("## Facts").unwrap();
+            assert!(knowledge as f32 <= budget as f32 * KNOWLEDGE_SHARE + 1.0, "{budget}: {knowledge}");
+        }
+    }
+
+    #[test]
     fn most_important_first_and_within_budget() {
         let s = rich_session();
         let memory = Memory {
@@ -370,6 +415,7 @@ mod tests {
             memory: &memory,
             global_facts: &[],
             after_compact: false,
+            memories: &[],
         };
         for budget in [200, 800, 2000, DEFAULT_BUDGET, 50_000] {
             let c = build(&input, budget);
@@ -402,6 +448,7 @@ mod tests {
                 memory: &memory,
                 global_facts: &[],
                 after_compact: true,
+                memories: &[],
             },
             DEFAULT_BUDGET,
         );

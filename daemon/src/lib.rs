@@ -24,6 +24,7 @@ pub mod hooks;
 pub mod instance;
 pub mod logging;
 pub mod manifest;
+pub mod memories;
 
 pub mod ports;
 pub mod project;
@@ -127,6 +128,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
     let ctx = project::Ctx {
         ports,
         global: global::GlobalFacts::spawn(store.clone()),
+        memories: memories::Memories::spawn(memories::global_dir()),
         store,
         live: live.clone(),
         watch,

@@ -35,9 +35,14 @@ pub struct Ctx {
     pub global: GlobalFacts,
     /// The dev-server scanner.
     pub ports: crate::ports::Ports,
+    /// Knowledge memories.
+    pub memories: crate::memories::Memories,
     /// The configuration, for `config show` and reloads.
     pub config: Arc<crate::config::Reloader>,
 }
+
+/// Memories named in the resume context at most.
+const MEMORIES_SHOWN: usize = 10;
 
 /// Messages a project task accepts.
 #[derive(Debug)]
@@ -553,6 +558,7 @@ impl Project {
     /// The resume context for `conversation` (else the most recent one).
     async fn context(&self, conversation: Option<&str>, after_compact: bool, budget: Option<usize>) -> ContextReply {
         let global = self.ctx.global.list().await;
+        let memories = self.ctx.memories.relevant(self.s.project_root.clone(), self.topics(), MEMORIES_SHOWN).await;
         let mut s = self.s.clone();
         let now = chrono::Utc::now();
         session::refresh(&mut s, now);
@@ -569,10 +575,30 @@ impl Project {
                 memory: &self.memory,
                 global_facts: &global,
                 after_compact,
+                memories: &memories,
             },
             budget.unwrap_or_else(|| self.context_budget()),
         );
         ContextReply { context: text, conversation_id: resume.clone() }
+    }
+
+    /// Words naming what the session is about, to find relevant memories: its patterns
+    /// (`auth`, `src/api/*`), the active task and the recent commands.
+    fn topics(&self) -> Vec<String> {
+        let s = &self.s;
+        let text = s
+            .patterns_detected
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::once(s.context_snapshot.active_task.as_str()))
+            .chain(s.commands_executed.iter().rev().take(5).map(|c| c.command.as_str()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut words: Vec<String> =
+            crate::memories::search::tokens(&text).into_iter().filter(|w| w.chars().count() > 2).collect();
+        words.sort();
+        words.dedup();
+        words
     }
 
     fn activity(&mut self) {

@@ -150,8 +150,42 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             }
             to_value(api::TestReportReply { runs })
         }
+        m if m.starts_with("memory.") => memory(name, params, shared).await,
         _ => Err(RpcError::method_not_found(name)),
     }
+}
+
+/// The `memory.*` methods: the params name the project by `path`, resolved to its root here;
+/// the memory thread does the rest.
+async fn memory(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value, RpcError> {
+    use crate::memories::Request;
+    use ccmem_proto::memory::api::method as m;
+    let path = params.get("path").and_then(Value::as_str).map(PathBuf::from);
+    let req = match name {
+        m::WRITE => Request::Write(parse(name, params)?),
+        m::SHOW => Request::Show(parse(name, params)?),
+        m::LIST => Request::List(parse(name, params)?),
+        m::SEARCH => Request::Search(parse(name, params)?),
+        m::UPDATE => Request::Update(parse(name, params)?),
+        m::DELETE => Request::Delete(parse(name, params)?),
+        m::LINK => Request::Link(parse(name, params)?),
+        m::UNLINK => Request::Unlink(parse(name, params)?),
+        m::HEALTH => Request::Health(parse(name, params)?),
+        m::REBUILD => Request::Rebuild(parse(name, params)?),
+        m::SUGGEST => Request::Suggest(parse(name, params)?),
+        _ => return Err(RpcError::method_not_found(name)),
+    };
+    let project = match path {
+        Some(p) => Some(root_of(name, p).await?),
+        None => None,
+    };
+    shared.projects.ctx().memories.request(project, req).await.map_err(|f| {
+        if f.invalid {
+            RpcError::new(code::INVALID_PARAMS, f.message)
+        } else {
+            RpcError::app(f.message)
+        }
+    })
 }
 
 /// Has the port scanner tell a live project its servers, before a request that shows them.

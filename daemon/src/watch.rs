@@ -27,9 +27,10 @@ use tokio_util::sync::CancellationToken;
 pub const ALWAYS_IGNORED: &[&str] =
     &[".git", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache", ".pytest_cache", ".next", ".direnv"];
 
-/// The daemon's own files in a project: never the user's edits.
+/// The daemon's own files in a project: never the user's edits. Knowledge memories are
+/// watched by the memory store, not counted as work on the project.
 fn is_own_file(rel: &str) -> bool {
-    ["/.project-state.json", "/session-memory.md"]
+    rel == ".claude/memory" || rel.starts_with(".claude/memory/") || ["/.project-state.json", "/session-memory.md"]
         .iter()
         .any(|f| rel.strip_prefix(".claude").is_some_and(|r| r == *f || r.starts_with(&format!("{f}."))))
 }

@@ -1,0 +1,265 @@
+//! Seed 003's Config: `config.json` in the global memory directory, overridden by the
+//! project's, merged deeply (a project file naming only `quality.minQualityScore` keeps every
+//! other value of the global file).
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Embedding providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// Ollama's HTTP API.
+    Ollama,
+    /// Named by the seed; not spoken by ccmem yet.
+    Openai,
+    /// No embeddings: full-text search only.
+    Disabled,
+}
+
+/// Default scope for new memories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DefaultScope {
+    /// The project's when there is a project (a `.git` or `.claude` directory), else global.
+    Auto,
+    /// `~/.claude/memory`.
+    Global,
+    /// `.claude/memory`.
+    Project,
+    /// `.claude/memory/local`.
+    Local,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Config {
+    /// Embeddings.
+    pub embedding: Embedding,
+    /// Scopes.
+    pub scopes: Scopes,
+    /// Health check thresholds.
+    pub quality: QualityConfig,
+}
+
+/// `embedding.*`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Embedding {
+    /// Provider.
+    pub provider: Provider,
+    /// Base URL of the provider.
+    pub endpoint: String,
+    /// Primary model.
+    pub model: String,
+    /// Models tried, in order, when the primary one is not installed.
+    pub fallback_models: Vec<String>,
+    /// Cache directory name, inside each scope directory.
+    pub cache_directory: String,
+}
+
+/// `scopes.*`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scopes {
+    /// Where `memory write` puts a memory when no scope is given.
+    pub default: DefaultScope,
+    /// The organisation's scope.
+    pub enterprise: Enterprise,
+}
+
+/// `scopes.enterprise.*`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Enterprise {
+    /// Whether the enterprise scope is searched and shown.
+    pub enabled: bool,
+    /// Its directory (ccmem's addition to the seed, which leaves it to the installation).
+    pub path: Option<PathBuf>,
+}
+
+/// `quality.*`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QualityConfig {
+    /// Days before a memory without links is flagged.
+    pub orphan_threshold: u64,
+    /// The quality bar.
+    pub min_quality_score: u8,
+}
+
+/// The defaults of seed 003, except the provider: embeddings need a local model server, so
+/// they are off until configured.
+pub fn defaults() -> Value {
+    serde_json::json!({
+        "embedding": {
+            "provider": "disabled",
+            "endpoint": "http://localhost:11434",
+            "model": "embeddinggemma",
+            "fallbackModels": ["nomic-embed-text", "all-minilm"],
+            "cacheDirectory": ".embedding-cache"
+        },
+        "scopes": { "default": "auto", "enterprise": { "enabled": false, "path": null } },
+        "quality": { "orphanThreshold": 30, "minQualityScore": 50 }
+    })
+}
+
+/// `over` merged into `base`: objects key by key, anything else replaced.
+pub fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// Builds and checks the configuration from the files given, lowest precedence first.
+pub fn resolve(layers: &[(PathBuf, Value)]) -> Result<Config, String> {
+    let mut v = defaults();
+    for (path, layer) in layers {
+        if !layer.is_object() {
+            return Err(format!("{}: must be a JSON object", path.display()));
+        }
+        merge(&mut v, layer.clone());
+    }
+    let files = || layers.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(" over ");
+    let c: Config = serde_json::from_value(v).map_err(|e| format!("{}: {e}", files()))?;
+    c.validate().map_err(|e| format!("{}: {e}", files()))?;
+    Ok(c)
+}
+
+impl Config {
+    /// Seed 003's rules.
+    pub fn validate(&self) -> Result<(), String> {
+        let e = &self.embedding;
+        if !(e.endpoint.starts_with("http://") || e.endpoint.starts_with("https://"))
+            || e.endpoint.len() <= "http://".len()
+        {
+            return Err(format!("embedding.endpoint must be an http:// URL (got {:?})", e.endpoint));
+        }
+        if e.model.trim().is_empty() {
+            return Err("embedding.model must be a non-empty string".into());
+        }
+        if e.fallback_models.iter().any(|m| m.trim().is_empty()) {
+            return Err("embedding.fallbackModels must be non-empty strings".into());
+        }
+        if e.cache_directory.is_empty() || e.cache_directory.contains(['/', '\\']) || e.cache_directory == ".." {
+            return Err(format!("embedding.cacheDirectory must be a plain directory name (got {:?})", e.cache_directory));
+        }
+        if self.quality.orphan_threshold == 0 {
+            return Err("quality.orphanThreshold must be a positive integer".into());
+        }
+        if self.quality.min_quality_score > 100 {
+            return Err(format!("quality.minQualityScore must be 0-100 (got {})", self.quality.min_quality_score));
+        }
+        if self.scopes.enterprise.enabled {
+            match &self.scopes.enterprise.path {
+                Some(p) if p.is_absolute() => {}
+                Some(p) => return Err(format!("scopes.enterprise.path must be absolute (got {})", p.display())),
+                None => return Err("scopes.enterprise.enabled is true but scopes.enterprise.path is not set".into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// The enterprise directory, when enabled.
+    pub fn enterprise_dir(&self) -> Option<&Path> {
+        self.scopes.enterprise.path.as_deref().filter(|_| self.scopes.enterprise.enabled)
+    }
+}
+
+/// Config files read, re-read only when they change.
+#[derive(Debug, Default)]
+pub struct Files {
+    seen: HashMap<PathBuf, (Option<(SystemTime, u64)>, Result<Option<Value>, String>)>,
+}
+
+impl Files {
+    /// The configuration for a project (global file, then the project's).
+    pub fn config(&mut self, global: &Path, project: Option<&Path>) -> Result<Config, String> {
+        let mut layers = Vec::new();
+        for p in std::iter::once(global).chain(project) {
+            if let Some(v) = self.read(p)? {
+                layers.push((p.to_path_buf(), v));
+            }
+        }
+        resolve(&layers)
+    }
+
+    fn read(&mut self, path: &Path) -> Result<Option<Value>, String> {
+        let stamp = std::fs::metadata(path).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+        if let Some((s, v)) = self.seen.get(path) {
+            if *s == stamp {
+                return v.clone();
+            }
+        }
+        let v = match stamp {
+            None => Ok(None),
+            Some(_) => std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))
+                .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("{} is not valid JSON: {e}", path.display())))
+                .map(Some),
+        };
+        self.seen.insert(path.to_path_buf(), (stamp, v.clone()));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_are_the_seeds_with_embeddings_off() {
+        let c = resolve(&[]).unwrap();
+        assert_eq!(c.embedding.provider, Provider::Disabled);
+        assert_eq!(c.embedding.model, "embeddinggemma");
+        assert_eq!(c.embedding.fallback_models, ["nomic-embed-text", "all-minilm"]);
+        assert_eq!(c.scopes.default, DefaultScope::Auto);
+        assert_eq!(c.quality.orphan_threshold, 30);
+        assert_eq!(c.quality.min_quality_score, 50);
+    }
+
+    #[test]
+    fn the_project_overrides_the_global_file_deeply() {
+        let global = json!({"embedding": {"provider": "ollama", "model": "m1"}, "quality": {"orphanThreshold": 7}});
+        let project = json!({"embedding": {"model": "m2"}, "quality": {"minQualityScore": 80}});
+        let c = resolve(&[("g".into(), global), ("p".into(), project)]).unwrap();
+        assert_eq!(c.embedding.provider, Provider::Ollama);
+        assert_eq!(c.embedding.model, "m2");
+        assert_eq!(c.embedding.endpoint, "http://localhost:11434");
+        assert_eq!(c.quality.orphan_threshold, 7);
+        assert_eq!(c.quality.min_quality_score, 80);
+    }
+
+    #[test]
+    fn bad_values_name_the_field_and_the_file() {
+        for (layer, what) in [
+            (json!({"quality": {"minQualityScore": 150}}), "minQualityScore must be 0-100"),
+            (json!({"quality": {"orphanThreshold": 0}}), "orphanThreshold must be a positive integer"),
+            (json!({"quality": {"orphanThreshold": -1}}), "invalid value"),
+            (json!({"embedding": {"endpoint": "localhost"}}), "embedding.endpoint"),
+            (json!({"embedding": {"model": " "}}), "embedding.model"),
+            (json!({"scopes": {"default": "team"}}), "unknown variant `team`"),
+            (json!({"scopes": {"enterprise": {"enabled": true}}}), "scopes.enterprise.path is not set"),
+            (json!({"quality": {"minimum": 1}}), "unknown field `minimum`"),
+            (json!([1]), "must be a JSON object"),
+        ] {
+            let e = resolve(&[("/x/config.json".into(), layer.clone())]).unwrap_err();
+            assert!(e.contains(what) && e.contains("/x/config.json"), "{layer}: {e}");
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! Full-text search over one scope's memories: BM25 with field weights (a title word counts
+//! three times, a tag twice, a content word once), prefix matches at half weight, and an
+//! inverted index kept up to date on every change, so a query touches only its terms.
+
+use ccmem_proto::memory::Memory;
+use std::collections::{BTreeMap, HashMap};
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+const TITLE_WEIGHT: f32 = 3.0;
+const TAG_WEIGHT: f32 = 2.0;
+/// A query word this long or longer also matches words it begins (`auth` → `authentication`).
+const PREFIX_MIN: usize = 3;
+const PREFIX_WEIGHT: f32 = 0.5;
+/// Prefix expansion stops after this many vocabulary words, so a one-letter-rich prefix
+/// cannot make a query slow.
+const PREFIX_TERMS: usize = 64;
+
+/// The inverted index of one scope.
+#[derive(Debug, Default)]
+pub struct Index {
+    /// Per document: slug, weighted length, and its distinct terms (to remove it again).
+    docs: Vec<Option<Doc>>,
+    by_slug: HashMap<String, u32>,
+    free: Vec<u32>,
+    postings: BTreeMap<String, Vec<(u32, f32)>>,
+    total_len: f64,
+    live: usize,
+}
+
+#[derive(Debug)]
+struct Doc {
+    slug: String,
+    len: f32,
+    terms: Vec<String>,
+}
+
+impl Index {
+    /// Adds or replaces a memory.
+    pub fn put(&mut self, m: &Memory) {
+        self.remove(&m.slug);
+        let mut tf: HashMap<String, f32> = HashMap::new();
+        let mut len = 0.0;
+        for (text, weight) in [(m.title.as_str(), TITLE_WEIGHT), (m.content.as_str(), 1.0)] {
+            for t in tokens(text) {
+                *tf.entry(t).or_default() += weight;
+                len += weight;
+            }
+        }
+        for tag in &m.tags {
+            for t in tokens(tag) {
+                *tf.entry(t).or_default() += TAG_WEIGHT;
+                len += TAG_WEIGHT;
+            }
+        }
+        let id = self.free.pop().unwrap_or(self.docs.len() as u32);
+        for (t, f) in &tf {
+            self.postings.entry(t.clone()).or_default().push((id, *f));
+        }
+        let doc = Doc { slug: m.slug.clone(), len, terms: tf.into_keys().collect() };
+        if id as usize == self.docs.len() {
+            self.docs.push(Some(doc));
+        } else {
+            self.docs[id as usize] = Some(doc);
+        }
+        self.by_slug.insert(m.slug.clone(), id);
+        self.total_len += len as f64;
+        self.live += 1;
+    }
+
+    /// Forgets a memory.
+    pub fn remove(&mut self, slug: &str) {
+        let Some(id) = self.by_slug.remove(slug) else { return };
+        let Some(doc) = self.docs[id as usize].take() else { return };
+        for t in &doc.terms {
+            if let Some(p) = self.postings.get_mut(t) {
+                p.retain(|(d, _)| *d != id);
+                if p.is_empty() {
+                    self.postings.remove(t);
+                }
+            }
+        }
+        self.total_len -= doc.len as f64;
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    /// Memories in this index.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether the index is empty.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// BM25 scores of every memory matching any query word, best first, those `keep`
+    /// refuses left out; at most `limit`.
+    pub fn search(&self, query: &str, limit: usize, keep: impl Fn(&str) -> bool) -> Vec<(String, f32)> {
+        if self.live == 0 {
+            return Vec::new();
+        }
+        let n = self.live as f32;
+        let avg = (self.total_len / self.live as f64).max(1.0) as f32;
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut words = tokens(query);
+        words.sort();
+        words.dedup();
+        for word in &words {
+            let mut terms: Vec<(&String, &Vec<(u32, f32)>, f32)> = Vec::new();
+            if let Some((t, p)) = self.postings.get_key_value(word) {
+                terms.push((t, p, 1.0));
+            }
+            if word.chars().count() >= PREFIX_MIN {
+                terms.extend(
+                    self.postings
+                        .range::<str, _>((std::ops::Bound::Excluded(word.as_str()), std::ops::Bound::Unbounded))
+                        .take_while(|(t, _)| t.starts_with(word.as_str()))
+                        .take(PREFIX_TERMS)
+                        .map(|(t, p)| (t, p, PREFIX_WEIGHT)),
+                );
+            }
+            for (_, postings, weight) in terms {
+                let df = postings.len() as f32;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                for &(id, tf) in postings {
+                    let Some(doc) = &self.docs[id as usize] else { continue };
+                    let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc.len / avg));
+                    *scores.entry(id).or_default() += weight * idf * norm;
+                }
+            }
+        }
+        let mut hits: Vec<(String, f32)> = scores
+            .into_iter()
+            .filter_map(|(id, s)| self.docs[id as usize].as_ref().map(|d| (d.slug.as_str(), s)))
+            .filter(|(slug, _)| keep(slug))
+            .map(|(slug, s)| (slug.to_string(), s))
+            .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        hits.truncate(limit);
+        hits
+    }
+}
+
+/// Lowercase words of letters and digits; a plural `s` is dropped so `tokens` finds `token`.
+pub fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| stem(&w.to_lowercase()))
+        .filter(|w| !STOP.contains(&w.as_str()))
+        .collect()
+}
+
+/// A light stemmer: plural `s` dropped, and a final consonant-`y` spelt `ie`, so that
+/// `query`, `queries`; `cookie`, `cookies`; `library`, `libraries` meet.
+fn stem(w: &str) -> String {
+    let mut w = w.to_string();
+    if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
+        w.pop();
+    }
+    let b = w.as_bytes();
+    if b.len() > 2 && b[b.len() - 1] == b'y' && !b"aeiouy".contains(&b[b.len() - 2]) && b[b.len() - 2].is_ascii_alphabetic() {
+        w.pop();
+        w.push_str("ie");
+    }
+    w
+}
+
+/// Words too common to tell memories apart.
+const STOP: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of", "on", "or",
+    "that", "the", "this", "to", "was", "we", "with",
+];
+
+/// A line of `content` around the first query word found, at most about 160 characters.
+pub fn snippet(content: &str, query: &str) -> String {
+    let words = tokens(query);
+    let lower = content.to_lowercase();
+    let at = words.iter().filter_map(|w| lower.find(w.as_str())).min();
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match at {
+        // `lower` may differ in byte length from `content` for some scripts: only use the
+        // position when it falls on a boundary of the original.
+        Some(i) if i < content.len() && content.is_char_boundary(i) => {
+            let start = content[..i].char_indices().rev().nth(60).map_or(0, |(p, _)| p);
+            let end = content[i..].char_indices().nth(100).map_or(content.len(), |(p, _)| i + p);
+            let mut s = flat(&content[start..end]);
+            if start > 0 {
+                s.insert_str(0, "… ");
+            }
+            if end < content.len() {
+                s.push_str(" …");
+            }
+            s
+        }
+        _ => {
+            let s = flat(content);
+            match s.char_indices().nth(160) {
+                Some((p, _)) => format!("{} …", &s[..p]),
+                None => s,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccmem_proto::memory::{MemoryType, Scope};
+
+    fn m(slug: &str, title: &str, tags: &[&str], content: &str) -> Memory {
+        let now = chrono::Utc::now();
+        Memory {
+            slug: slug.into(),
+            memory_type: MemoryType::Learning,
+            title: title.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            created: now,
+            updated: now,
+            links: vec![],
+            content: content.into(),
+            scope: Scope::Project,
+        }
+    }
+
+    fn index() -> Index {
+        let mut i = Index::default();
+        i.put(&m("a", "OAuth2 decision", &["auth"], "We use PKCE. Tokens refresh every hour."));
+        i.put(&m("b", "Build cache", &["ci"], "The build cache lives in target; tokens are not involved."));
+        i.put(&m("c", "Flaky test", &["testing"], "Authentication tests fail when the clock is skewed."));
+        i
+    }
+
+    #[test]
+    fn title_and_tag_words_outrank_content_words() {
+        let i = index();
+        let hits = i.search("oauth2", 10, |_| true);
+        assert_eq!(hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(), ["a"]);
+        let hits = i.search("token", 10, |_| true);
+        assert_eq!(hits.len(), 2, "{hits:?}");
+        let hits = i.search("build", 10, |_| true);
+        assert_eq!(hits[0].0, "b");
+    }
+
+    #[test]
+    fn prefixes_plurals_and_filters() {
+        let i = index();
+        let hits = i.search("auth", 10, |_| true);
+        assert_eq!(hits[0].0, "a", "the tag matches exactly: {hits:?}");
+        assert!(hits.iter().any(|h| h.0 == "c"), "authentication starts with auth: {hits:?}");
+        assert!(i.search("tests", 10, |_| true).iter().any(|h| h.0 == "c"));
+        for (a, b) in [("query", "queries"), ("cookie", "cookies"), ("library", "libraries"), ("day", "days")] {
+            assert_eq!(tokens(a), tokens(b));
+        }
+        assert!(i.search("auth", 10, |s| s != "a").iter().all(|h| h.0 != "a"));
+        assert!(i.search("the and of", 10, |_| true).is_empty());
+        assert!(i.search("", 10, |_| true).is_empty());
+    }
+
+    #[test]
+    fn replacing_and_removing_keep_the_index_exact() {
+        let mut i = index();
+        i.put(&m("a", "Session storage", &["storage"], "Cookies."));
+        assert!(i.search("oauth2", 10, |_| true).is_empty());
+        assert_eq!(i.search("cookies", 10, |_| true)[0].0, "a");
+        i.remove("a");
+        i.remove("a");
+        assert_eq!(i.len(), 2);
+        assert!(i.search("cookies", 10, |_| true).is_empty());
+        i.put(&m("d", "New", &["x"], "cookies"));
+        assert_eq!(i.search("cookie", 10, |_| true)[0].0, "d");
+    }
+
+    #[test]
+    fn snippets_show_the_match() {
+        let long = format!("{} the needle is here {}", "word ".repeat(100), "tail ".repeat(100));
+        let s = snippet(&long, "needle");
+        assert!(s.contains("needle") && s.starts_with("… ") && s.ends_with(" …"), "{s}");
+        assert_eq!(snippet("short\ntext", "nothing"), "short text");
+        assert_eq!(snippet("İİİ needle", "needle"), "İİİ needle");
+    }
+}
