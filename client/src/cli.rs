@@ -152,6 +152,16 @@ pub enum Command {
         #[arg(long)]
         e2e: bool,
     },
+    /// Knowledge memories: typed markdown notes (decisions, learnings, gotchas…) in global,
+    /// project, local or enterprise scope, with links, search and health checks
+    Memory {
+        /// What to do
+        #[command(subcommand)]
+        action: crate::memory::Action,
+    },
+    /// Serve the agent over MCP on stdin/stdout: memory_search, memory_write, memory_show,
+    /// session_status and session_context (add to Claude Code: `claude mcp add ccmem -- ccmemctl mcp`)
+    Mcp,
     /// Record an event in the project's session, given as JSON (or read from stdin), e.g.
     /// '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'
     Event {

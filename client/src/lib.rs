@@ -10,6 +10,8 @@ pub mod conn;
 pub mod doctor;
 pub mod hook;
 pub mod install;
+pub mod mcp;
+pub mod memory;
 mod output;
 pub mod service;
 
@@ -89,7 +91,8 @@ pub fn main() -> ExitCode {
     }
 }
 
-struct Ctx {
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx {
     socket: PathBuf,
     json: bool,
     autostart: bool,
@@ -100,6 +103,8 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
         .map_err(|e| Error::Failed(format!("cannot work out the socket path: {e}")))?;
     let ctx = Ctx { socket, json: cli.json, autostart: !cli.no_start && !autostart_disabled() };
     match cli.command {
+        cli::Command::Memory { action } => memory::run(&ctx, action),
+        cli::Command::Mcp => mcp::run(ctx),
         cli::Command::Ping => ping(&ctx),
         cli::Command::Status { path } => status(&ctx, path),
         cli::Command::Shutdown => shutdown(&ctx),

@@ -375,7 +375,9 @@ mod tests {
     fn goals_facts_and_memories_keep_their_share_of_a_crowded_budget() {
         let mut s = rich_session();
         for n in 0..400 {
-            s.context_snapshot.blocking_issues.push(format!("blocker number {n} with a long description of what is wrong"));
+            s.context_snapshot
+                .blocking_issues
+                .push(format!("blocker number {n} with a long description of what is wrong"));
         }
         let memory = Memory { facts: vec!["uses pnpm".into()], goals: vec![], completed_goals: vec![] };
         let memories: Vec<String> =

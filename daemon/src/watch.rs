@@ -30,9 +30,11 @@ pub const ALWAYS_IGNORED: &[&str] =
 /// The daemon's own files in a project: never the user's edits. Knowledge memories are
 /// watched by the memory store, not counted as work on the project.
 fn is_own_file(rel: &str) -> bool {
-    rel == ".claude/memory" || rel.starts_with(".claude/memory/") || ["/.project-state.json", "/session-memory.md"]
-        .iter()
-        .any(|f| rel.strip_prefix(".claude").is_some_and(|r| r == *f || r.starts_with(&format!("{f}."))))
+    rel == ".claude/memory"
+        || rel.starts_with(".claude/memory/")
+        || ["/.project-state.json", "/session-memory.md"]
+            .iter()
+            .any(|f| rel.strip_prefix(".claude").is_some_and(|r| r == *f || r.starts_with(&format!("{f}."))))
 }
 
 /// Settings shared by every project's watcher.

@@ -156,7 +156,10 @@ impl Config {
             return Err("embedding.fallbackModels must be non-empty strings".into());
         }
         if e.cache_directory.is_empty() || e.cache_directory.contains(['/', '\\']) || e.cache_directory == ".." {
-            return Err(format!("embedding.cacheDirectory must be a plain directory name (got {:?})", e.cache_directory));
+            return Err(format!(
+                "embedding.cacheDirectory must be a plain directory name (got {:?})",
+                e.cache_directory
+            ));
         }
         if self.quality.orphan_threshold == 0 {
             return Err("quality.orphanThreshold must be a positive integer".into());
@@ -209,7 +212,9 @@ impl Files {
             None => Ok(None),
             Some(_) => std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))
-                .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("{} is not valid JSON: {e}", path.display())))
+                .and_then(|t| {
+                    serde_json::from_str(&t).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
+                })
                 .map(Some),
         };
         self.seen.insert(path.to_path_buf(), (stamp, v.clone()));

@@ -141,9 +141,10 @@ pub async fn embed(
     let mut missing = Vec::new();
     for model in models {
         let body = serde_json::json!({ "model": model, "input": inputs });
-        let (status, reply) = tokio::time::timeout(timeout, post(endpoint, "/api/embed", &body.to_string()))
-            .await
-            .map_err(|_| EmbedError::Unreachable(format!("{endpoint} did not answer within {timeout:?}")))??;
+        let (status, reply) =
+            tokio::time::timeout(timeout, post(endpoint, "/api/embed", &body.to_string()))
+                .await
+                .map_err(|_| EmbedError::Unreachable(format!("{endpoint} did not answer within {timeout:?}")))??;
         if status == 404 {
             missing.push(model.as_str());
             continue;
@@ -266,7 +267,8 @@ mod tests {
     fn responses_plain_and_chunked() {
         let plain = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello-extra";
         assert_eq!(parse_response(plain), Some((200, b"hello".to_vec())));
-        let chunked = b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n";
+        let chunked =
+            b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n";
         assert_eq!(parse_response(chunked), Some((404, b"abcde".to_vec())));
         assert_eq!(parse_response(b"garbage"), None);
         assert_eq!(parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"), None);

@@ -25,12 +25,18 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
         for e in edges {
             if !exists(src) || !exists(&e.target) {
                 let gone = if exists(src) { &e.target } else { src };
-                finding(FindingKind::BrokenLink, src, format!("graph edge {} {src} → {} points at {gone}, which does not exist", e.label, e.target), true);
+                finding(
+                    FindingKind::BrokenLink,
+                    src,
+                    format!("graph edge {} {src} → {} points at {gone}, which does not exist", e.label, e.target),
+                    true,
+                );
                 edges_to_drop.push((src.clone(), e.target.clone()));
                 continue;
             }
             let inverse = inverse_label(&e.label);
-            let back = store.graph.get(&e.target).is_some_and(|b| b.iter().any(|b| b.target == *src && b.label == inverse));
+            let back =
+                store.graph.get(&e.target).is_some_and(|b| b.iter().any(|b| b.target == *src && b.label == inverse));
             if !back {
                 finding(
                     FindingKind::OneWayEdge,
@@ -50,9 +56,19 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
         let neighbours = store.neighbours(slug);
         for l in &s.memory.links {
             if !exists(l) {
-                finding(FindingKind::BrokenLink, slug, format!("links names {l}, which does not exist in this scope"), true);
+                finding(
+                    FindingKind::BrokenLink,
+                    slug,
+                    format!("links names {l}, which does not exist in this scope"),
+                    true,
+                );
             } else if !neighbours.contains(l) {
-                finding(FindingKind::LinksOutOfStep, slug, format!("links names {l} but the graph has no edge between them"), true);
+                finding(
+                    FindingKind::LinksOutOfStep,
+                    slug,
+                    format!("links names {l} but the graph has no edge between them"),
+                    true,
+                );
                 links_to_add.push((slug.clone(), l.clone()));
             }
         }
@@ -67,7 +83,12 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
             } else {
                 format!("no links after {days} days (orphanThreshold {})", cfg.quality.orphan_threshold)
             };
-            finding(FindingKind::Orphan, slug, format!("{why}: link it (`memory suggest-links {slug}`) or delete it"), false);
+            finding(
+                FindingKind::Orphan,
+                slug,
+                format!("{why}: link it (`memory suggest-links {slug}`) or delete it"),
+                false,
+            );
         }
     }
     for (file, errors) in &store.invalid {
@@ -85,7 +106,12 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
     let mut quality: Vec<Quality> = store.memories.values().map(|s| score(&s.memory, store, now)).collect();
     quality.sort_by(|a, b| a.score.cmp(&b.score).then_with(|| a.slug.cmp(&b.slug)));
     for q in quality.iter().filter(|q| q.score < cfg.quality.min_quality_score) {
-        finding(FindingKind::LowQuality, &q.slug, format!("quality {} < {}: {}", q.score, cfg.quality.min_quality_score, q.reasons.join("; ")), false);
+        finding(
+            FindingKind::LowQuality,
+            &q.slug,
+            format!("quality {} < {}: {}", q.score, cfg.quality.min_quality_score, q.reasons.join("; ")),
+            false,
+        );
     }
 
     if fix {
@@ -97,7 +123,11 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
             finding_note(&mut findings, e);
         }
     }
-    let mean = if quality.is_empty() { 100.0 } else { quality.iter().map(|q| q.score as f32).sum::<f32>() / quality.len() as f32 };
+    let mean = if quality.is_empty() {
+        100.0
+    } else {
+        quality.iter().map(|q| q.score as f32).sum::<f32>() / quality.len() as f32
+    };
     ScopeHealth {
         scope: store.scope,
         dir: store.dir.clone(),
@@ -110,7 +140,13 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
 }
 
 fn finding_note(findings: &mut Vec<Finding>, error: String) {
-    findings.push(Finding { kind: FindingKind::IndexDrift, slug: String::new(), detail: format!("repair failed: {error}"), fixable: false, fixed: false });
+    findings.push(Finding {
+        kind: FindingKind::IndexDrift,
+        slug: String::new(),
+        detail: format!("repair failed: {error}"),
+        fixable: false,
+        fixed: false,
+    });
 }
 
 fn repair(
@@ -175,7 +211,9 @@ fn on_disk_drift(store: &ScopeStore) -> Option<String> {
     let index = bytes.and_then(|b| serde_json::from_slice::<ccmem_proto::memory::Index>(&b).ok());
     match index {
         None => Some("index.json is missing or corrupt".into()),
-        Some(i) if i.memories.keys().ne(store.memories.keys()) => Some("index.json lists other memories than the files".into()),
+        Some(i) if i.memories.keys().ne(store.memories.keys()) => {
+            Some("index.json lists other memories than the files".into())
+        }
         Some(_) => None,
     }
 }
@@ -220,7 +258,9 @@ pub fn score(m: &Memory, store: &ScopeStore, now: DateTime<Utc>) -> Quality {
     }
     let lower = m.content.to_lowercase();
     if m.memory_type == MemoryType::Decision
-        && !["because", "rationale", "why", "so that", "trade-off", "tradeoff", "instead of"].iter().any(|w| lower.contains(w))
+        && !["because", "rationale", "why", "so that", "trade-off", "tradeoff", "instead of"]
+            .iter()
+            .any(|w| lower.contains(w))
     {
         cost(10, "a decision without its reason (because, rationale, trade-offs)");
     }
@@ -253,7 +293,8 @@ pub fn suggest(store: &ScopeStore, slug: &str, limit: usize) -> Vec<Suggestion> 
     let n = bags.len() as f32;
     let idf = |t: &str| (1.0 + n / (1.0 + df.get(t).copied().unwrap_or(0.0))).ln();
     let mine = bag(me);
-    let weigh = |b: &HashMap<String, f32>| -> HashMap<String, f32> { b.iter().map(|(t, f)| (t.clone(), f * idf(t))).collect() };
+    let weigh =
+        |b: &HashMap<String, f32>| -> HashMap<String, f32> { b.iter().map(|(t, f)| (t.clone(), f * idf(t))).collect() };
     let mine_w = weigh(&mine);
     let norm = |b: &HashMap<String, f32>| b.values().map(|v| v * v).sum::<f32>().sqrt();
     let my_norm = norm(&mine_w);
@@ -274,9 +315,13 @@ pub fn suggest(store: &ScopeStore, slug: &str, limit: usize) -> Vec<Suggestion> 
         }
         let mut reasons = Vec::new();
         if !shared_tags.is_empty() {
-            reasons.push(format!("shared tags: {}", shared_tags.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+            reasons.push(format!(
+                "shared tags: {}",
+                shared_tags.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            ));
         }
-        let mut words: Vec<(&String, f32)> = mine_w.iter().filter_map(|(t, w)| theirs.get(t).map(|v| (t, v * w))).collect();
+        let mut words: Vec<(&String, f32)> =
+            mine_w.iter().filter_map(|(t, w)| theirs.get(t).map(|v| (t, v * w))).collect();
         words.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         if text >= 0.05 && !words.is_empty() {
             let top: Vec<&str> = words.iter().take(5).map(|(t, _)| t.as_str()).collect();

@@ -284,13 +284,13 @@ impl Actor {
         let need_project =
             || Failure::invalid(format!("scope: {scope} needs a project; run inside one or pass --project"));
         match scope {
-            Scope::Global => {
-                self.global_dir.clone().ok_or_else(|| Failure::io("scope: global needs a home directory"))
-            }
+            Scope::Global => self.global_dir.clone().ok_or_else(|| Failure::io("scope: global needs a home directory")),
             Scope::Project => project.map(project_dir).ok_or_else(need_project),
             Scope::Local => project.map(|p| project_dir(p).join("local")).ok_or_else(need_project),
             Scope::Enterprise => cfg.enterprise_dir().map(Path::to_path_buf).ok_or_else(|| {
-                Failure::invalid("scope: enterprise is not enabled (scopes.enterprise.enabled and .path in config.json)")
+                Failure::invalid(
+                    "scope: enterprise is not enabled (scopes.enterprise.enabled and .path in config.json)",
+                )
             }),
         }
     }

@@ -157,7 +157,8 @@ impl Actor {
             }
             out.invalid.extend(store.invalid_files());
         }
-        out.memories.sort_by(|a, b| b.entry.updated.cmp(&a.entry.updated).then_with(|| a.entry.slug.cmp(&b.entry.slug)));
+        out.memories
+            .sort_by(|a, b| b.entry.updated.cmp(&a.entry.updated).then_with(|| a.entry.slug.cmp(&b.entry.slug)));
         Ok(out)
     }
 
@@ -291,7 +292,11 @@ impl Actor {
         let dir = self.find(project, cfg, p.scope, &p.slug, false)?;
         let store = &self.scopes[&dir];
         let limit = p.limit.unwrap_or(5).clamp(1, 50);
-        Ok(SuggestReply { scope: store.scope, slug: p.slug.clone(), suggestions: health::suggest(store, &p.slug, limit) })
+        Ok(SuggestReply {
+            scope: store.scope,
+            slug: p.slug.clone(),
+            suggestions: health::suggest(store, &p.slug, limit),
+        })
     }
 
     /// The scope directory holding `slug`: the first in lookup order; with `unique`, a slug
@@ -347,14 +352,15 @@ impl Actor {
                 SearchMode::Text
             }
         };
-        let filter = |m: &Memory| {
-            p.memory_type.is_none_or(|t| t == m.memory_type) && p.tags.iter().all(|t| m.tags.contains(t))
-        };
+        let filter =
+            |m: &Memory| p.memory_type.is_none_or(|t| t == m.memory_type) && p.tags.iter().all(|t| m.tags.contains(t));
         if mode == SearchMode::Text {
             let mut hits = Vec::new();
             for dir in &dirs {
                 let store = &self.scopes[dir];
-                for (slug, score) in store.text.search(&p.query, limit, |s| store.memories.get(s).is_some_and(|x| filter(&x.memory))) {
+                for (slug, score) in
+                    store.text.search(&p.query, limit, |s| store.memories.get(s).is_some_and(|x| filter(&x.memory)))
+                {
                     let m = &store.memories[&slug].memory;
                     hits.push(hit(m, store.path_of(&slug), score, Some(score), None, &p.query));
                 }
@@ -441,7 +447,13 @@ impl Actor {
                     score += 2;
                 }
                 let age = (now - m.updated).num_days();
-                score += if age <= 7 { 2 } else if age <= 30 { 1 } else { 0 };
+                score += if age <= 7 {
+                    2
+                } else if age <= 30 {
+                    1
+                } else {
+                    0
+                };
                 if score > 0 {
                     let first = m.content.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
                     let line = if first.is_empty() {

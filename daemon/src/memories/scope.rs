@@ -248,9 +248,11 @@ impl ScopeStore {
         self.memories
             .iter()
             .map(|(slug, s)| {
-                let cached = self.vectors.as_ref().map(|v| v.contains_key(slug)).unwrap_or_else(|| {
-                    super::embed::cache_file(&self.dir, &self.cache_dir, slug).exists()
-                });
+                let cached = self
+                    .vectors
+                    .as_ref()
+                    .map(|v| v.contains_key(slug))
+                    .unwrap_or_else(|| super::embed::cache_file(&self.dir, &self.cache_dir, slug).exists());
                 (slug.clone(), s.memory.index_entry(self.path_of(slug), cached))
             })
             .collect()
@@ -318,7 +320,9 @@ impl ScopeStore {
         fs::create_dir_all(&self.dir)?;
         let ignore = match self.scope {
             Scope::Local => Some("# ccmem: the local scope is never committed\n*\n"),
-            Scope::Project => Some("# ccmem: derived files, rebuilt from the memories\nindex.json\n.embedding-cache/\n"),
+            Scope::Project => {
+                Some("# ccmem: derived files, rebuilt from the memories\nindex.json\n.embedding-cache/\n")
+            }
             Scope::Global | Scope::Enterprise => None,
         };
         if let Some(text) = ignore {
@@ -352,7 +356,8 @@ impl ScopeStore {
         self.text.remove(slug);
         super::embed::remove_cache(&self.dir, &self.cache_dir, slug, self.vectors.as_mut());
         self.index_dirty = true;
-        let mut touched: Vec<String> = self.graph.remove(slug).unwrap_or_default().into_iter().map(|e| e.target).collect();
+        let mut touched: Vec<String> =
+            self.graph.remove(slug).unwrap_or_default().into_iter().map(|e| e.target).collect();
         for (src, edges) in self.graph.iter_mut() {
             let before = edges.len();
             edges.retain(|e| e.target != slug);
@@ -447,7 +452,8 @@ impl ScopeStore {
     /// the health check reports it.
     pub fn sync_links(&mut self, slug: &str, dropped: Option<&str>) -> io::Result<()> {
         let Some(stored) = self.memories.get(slug) else { return Ok(()) };
-        let mut links: Vec<String> = stored.memory.links.iter().filter(|l| Some(l.as_str()) != dropped).cloned().collect();
+        let mut links: Vec<String> =
+            stored.memory.links.iter().filter(|l| Some(l.as_str()) != dropped).cloned().collect();
         for n in self.neighbours(slug) {
             if !links.contains(&n) {
                 links.push(n);

@@ -160,7 +160,11 @@ fn stem(w: &str) -> String {
         w.pop();
     }
     let b = w.as_bytes();
-    if b.len() > 2 && b[b.len() - 1] == b'y' && !b"aeiouy".contains(&b[b.len() - 2]) && b[b.len() - 2].is_ascii_alphabetic() {
+    if b.len() > 2
+        && b[b.len() - 1] == b'y'
+        && !b"aeiouy".contains(&b[b.len() - 2])
+        && b[b.len() - 2].is_ascii_alphabetic()
+    {
         w.pop();
         w.push_str("ie");
     }
@@ -169,8 +173,8 @@ fn stem(w: &str) -> String {
 
 /// Words too common to tell memories apart.
 const STOP: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of", "on", "or",
-    "that", "the", "this", "to", "was", "we", "with",
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of", "on", "or", "that",
+    "the", "this", "to", "was", "we", "with",
 ];
 
 /// A line of `content` around the first query word found, at most about 160 characters.

@@ -213,7 +213,10 @@ fn fields(front: &str) -> Result<(Fields, Vec<String>), Invalid> {
         // The nested lines that belong to this key: indented ones and `- ` items.
         let start = i;
         while i < lines.len()
-            && (lines[i].starts_with([' ', '\t']) || lines[i].starts_with("- ") || lines[i] == "-" || lines[i].is_empty())
+            && (lines[i].starts_with([' ', '\t'])
+                || lines[i].starts_with("- ")
+                || lines[i] == "-"
+                || lines[i].is_empty())
         {
             i += 1;
         }
@@ -273,14 +276,16 @@ fn split_key(line: &str) -> Option<(&str, &str)> {
 fn list(value: &str, nested: &[&str], n: usize) -> Result<Vec<String>, Invalid> {
     let value = strip_comment(value);
     if let Some(inner) = value.strip_prefix('[') {
-        let inner = inner
-            .strip_suffix(']')
-            .ok_or_else(|| err(n, "a `[` list must close with `]` on the same line"))?
-            .trim();
+        let inner =
+            inner.strip_suffix(']').ok_or_else(|| err(n, "a `[` list must close with `]` on the same line"))?.trim();
         if inner.is_empty() {
             return Ok(Vec::new());
         }
-        return split_flow(inner).iter().map(|item| scalar(item, n)).filter(|r| !matches!(r, Ok(s) if s.is_empty())).collect();
+        return split_flow(inner)
+            .iter()
+            .map(|item| scalar(item, n))
+            .filter(|r| !matches!(r, Ok(s) if s.is_empty()))
+            .collect();
     }
     if !value.is_empty() {
         return Ok(vec![scalar(value, n)?]);

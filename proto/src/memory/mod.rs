@@ -320,7 +320,9 @@ pub fn check_label(label: &str) -> Result<(), Invalid> {
     if !is_kebab(label) || label.len() > LABEL_MAX {
         return Err(Invalid::new(
             "label",
-            format!("must be lowercase and hyphenated, 1-{LABEL_MAX} characters, e.g. implements, part-of (got {label:?})"),
+            format!(
+                "must be lowercase and hyphenated, 1-{LABEL_MAX} characters, e.g. implements, part-of (got {label:?})"
+            ),
         ));
     }
     Ok(())
