@@ -183,10 +183,13 @@ impl Config {
     }
 }
 
+/// A config file as read: its JSON, none, or why it could not be read.
+type Read = Result<Option<Value>, String>;
+
 /// Config files read, re-read only when they change.
 #[derive(Debug, Default)]
 pub struct Files {
-    seen: HashMap<PathBuf, (Option<(SystemTime, u64)>, Result<Option<Value>, String>)>,
+    seen: HashMap<PathBuf, (Option<(SystemTime, u64)>, Read)>,
 }
 
 impl Files {

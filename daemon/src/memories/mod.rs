@@ -82,10 +82,20 @@ impl Failure {
 type Reply = oneshot::Sender<Result<Value, Failure>>;
 
 enum Msg {
-    Request { project: Option<PathBuf>, req: Request, reply: Reply },
-    Relevant { project: PathBuf, topics: Vec<String>, limit: usize, reply: oneshot::Sender<Vec<String>> },
+    Request {
+        project: Option<PathBuf>,
+        req: Request,
+        reply: Reply,
+    },
+    Relevant {
+        project: PathBuf,
+        topics: Vec<String>,
+        limit: usize,
+        reply: oneshot::Sender<Vec<String>>,
+    },
     Fs(Vec<PathBuf>),
-    Embedded(Vec<ops::Embedded>),
+    /// A semantic search finished: its embeddings to cache, then its answer.
+    Embedded(Vec<ops::Embedded>, Reply, Result<Value, Failure>),
 }
 
 /// A handle on the memory thread.
@@ -222,10 +232,9 @@ impl Actor {
                         let tx = self.tx.clone();
                         self.rt.spawn(async move {
                             let (outcome, embedded) = job.run().await;
-                            if !embedded.is_empty() {
-                                let _ = tx.send(Msg::Embedded(embedded));
-                            }
-                            let _ = reply.send(outcome);
+                            // Answered by the thread once the cache is written, so that a
+                            // caller sees the files in step with the answer.
+                            let _ = tx.send(Msg::Embedded(embedded, reply, outcome));
                         });
                     }
                 }
@@ -237,7 +246,10 @@ impl Actor {
                 self.pending_fs.extend(paths);
                 self.fs_deadline.get_or_insert_with(|| Instant::now() + FS_SETTLE);
             }
-            Msg::Embedded(items) => self.store_embeddings(items),
+            Msg::Embedded(items, reply, outcome) => {
+                self.store_embeddings(items);
+                replies.push((reply, outcome));
+            }
         }
     }
 

@@ -376,8 +376,11 @@ impl Actor {
         let mut to_embed = 0;
         for dir in &dirs {
             let store = self.scopes.get_mut(dir).ok_or_else(|| Failure::io("scope vanished"))?;
-            if store.vectors.is_none() {
+            // A model change invalidates the cache (another embedding space): reloading it
+            // deletes the entries of models no longer configured.
+            if store.vectors.is_none() || store.vector_models != models {
                 store.vectors = Some(embed::load_cache_models(&store.dir, &store.cache_dir, &models));
+                store.vector_models.clone_from(&models);
             }
             let text: std::collections::HashMap<String, f32> =
                 store.text.search(&p.query, store.text.len().max(1), |_| true).into_iter().collect();
@@ -391,19 +394,22 @@ impl Actor {
                     let body = embed::text_of(m);
                     let hash = embed::sha256(&body);
                     let cached = vectors.and_then(|v| v.get(&m.slug)).filter(|c| c.hash == hash).cloned();
+                    // Kept for embedding unless the primary model's vector is at hand; one of a
+                    // fallback model is re-done if the primary model answers.
+                    let keep_body = cached.as_ref().is_none_or(|c| c.model != models[0]);
                     Candidate {
                         hit: hit(m, store.path_of(&m.slug), 0.0, text.get(&m.slug).copied(), None, &p.query),
                         dir: dir.clone(),
                         updated: m.updated,
                         hash,
-                        body: if cached.is_none() { Some(body) } else { None },
+                        body: keep_body.then_some(body),
                         cached,
                     }
                 })
                 .collect();
             // Newest first: when not everything can be embedded now, the recent ones are.
-            mine.sort_by(|a, b| b.updated.cmp(&a.updated));
-            for c in mine.iter_mut().filter(|c| c.body.is_some()) {
+            mine.sort_by_key(|c| std::cmp::Reverse(c.updated));
+            for c in mine.iter_mut().filter(|c| c.body.is_some() && c.cached.is_none()) {
                 to_embed += 1;
                 if to_embed > EMBED_PER_SEARCH {
                     c.body = None;
@@ -543,16 +549,26 @@ impl SemanticJob {
     /// Embeds the query (and memories without a fresh embedding), ranks, and returns the
     /// reply with the new embeddings to cache.
     pub async fn run(mut self) -> (Result<Value, Failure>, Vec<Embedded>) {
-        let missing: Vec<usize> = (0..self.candidates.len()).filter(|i| self.candidates[*i].body.is_some()).collect();
+        // Memories with no vector at all go with the query; those with a vector of another
+        // model only once the model that answers is known.
+        let uncached: Vec<usize> = (0..self.candidates.len())
+            .filter(|i| self.candidates[*i].body.is_some() && self.candidates[*i].cached.is_none())
+            .collect();
         let mut fresh = Vec::new();
         let mut inputs = vec![self.query.clone()];
-        let first = missing.len().min(embed::BATCH - 1);
-        inputs.extend(missing[..first].iter().filter_map(|i| self.candidates[*i].body.clone()));
+        let first = uncached.len().min(embed::BATCH - 1);
+        inputs.extend(uncached[..first].iter().filter_map(|i| self.candidates[*i].body.clone()));
         let query_vec = match embed::embed(&self.endpoint, &self.models, &inputs, PROVIDER_TIMEOUT).await {
             Ok((model, mut vectors)) => {
                 let q = vectors.remove(0);
-                self.take(&missing[..first], &model, vectors, &mut fresh);
-                for chunk in missing[first..].chunks(embed::BATCH) {
+                self.take(&uncached[..first], &model, vectors, &mut fresh);
+                let missing: Vec<usize> = (0..self.candidates.len())
+                    .filter(|i| {
+                        let c = &self.candidates[*i];
+                        c.body.is_some() && c.cached.as_ref().is_none_or(|v| v.model != model)
+                    })
+                    .collect();
+                for chunk in missing.chunks(embed::BATCH) {
                     let inputs: Vec<String> = chunk.iter().filter_map(|i| self.candidates[*i].body.clone()).collect();
                     match embed::embed(&self.endpoint, std::slice::from_ref(&model), &inputs, PROVIDER_TIMEOUT).await {
                         Ok((_, v)) => self.take(chunk, &model, v, &mut fresh),

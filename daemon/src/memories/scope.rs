@@ -49,6 +49,8 @@ pub struct ScopeStore {
     pub text: search::Index,
     /// Cached embeddings, loaded on the first semantic search.
     pub vectors: Option<HashMap<String, super::embed::Cached>>,
+    /// The models `vectors` were loaded for (primary first).
+    pub vector_models: Vec<String>,
     /// The embedding cache's directory name (`embedding.cacheDirectory`).
     pub cache_dir: String,
     /// The index on disk differed from the files when loaded (and was rewritten).
@@ -70,6 +72,7 @@ impl ScopeStore {
             text: search::Index::default(),
             vectors: None,
             cache_dir: super::embed::CACHE_DIR_DEFAULT.to_string(),
+            vector_models: Vec::new(),
             index_drift: None,
             graph_stamp: None,
             index_dirty: false,
@@ -81,6 +84,9 @@ impl ScopeStore {
 
     /// Reads every file again, discarding what was known (the rebuild of seed 003).
     pub fn read_all(&mut self) {
+        self.graph = Graph::new();
+        self.graph_stamp = None;
+        self.graph_dirty = false;
         self.memories.clear();
         self.invalid.clear();
         self.text = search::Index::default();
@@ -193,7 +199,8 @@ impl ScopeStore {
     pub fn load_graph(&mut self) -> bool {
         let path = self.graph_path();
         let st = stamp(&path);
-        if st == self.graph_stamp && st.is_some() {
+        // Unwritten changes of ours are newer than anything on disk (we are the one writer).
+        if st == self.graph_stamp || self.graph_dirty {
             return false;
         }
         self.graph_stamp = st;
@@ -312,9 +319,11 @@ impl ScopeStore {
     }
 
     /// Creates the directory, with the ignore file that keeps derived files (and the whole
-    /// local scope) out of git.
+    /// local scope) out of git, unless one is there.
     fn prepare_dir(&self) -> io::Result<()> {
-        if self.dir.is_dir() {
+        // Also for the first memory of a directory made by someone else (the local scope's
+        // directory makes the project's).
+        if self.dir.is_dir() && !self.memories.is_empty() {
             return Ok(());
         }
         fs::create_dir_all(&self.dir)?;

@@ -16,6 +16,9 @@ const PREFIX_WEIGHT: f32 = 0.5;
 /// cannot make a query slow.
 const PREFIX_TERMS: usize = 64;
 
+/// Documents holding a term, with the term's weighted frequency in each.
+type Postings = Vec<(u32, f32)>;
+
 /// The inverted index of one scope.
 #[derive(Debug, Default)]
 pub struct Index {
@@ -23,7 +26,7 @@ pub struct Index {
     docs: Vec<Option<Doc>>,
     by_slug: HashMap<String, u32>,
     free: Vec<u32>,
-    postings: BTreeMap<String, Vec<(u32, f32)>>,
+    postings: BTreeMap<String, Postings>,
     total_len: f64,
     live: usize,
 }
@@ -108,7 +111,7 @@ impl Index {
         words.sort();
         words.dedup();
         for word in &words {
-            let mut terms: Vec<(&String, &Vec<(u32, f32)>, f32)> = Vec::new();
+            let mut terms: Vec<(&String, &Postings, f32)> = Vec::new();
             if let Some((t, p)) = self.postings.get_key_value(word) {
                 terms.push((t, p, 1.0));
             }
