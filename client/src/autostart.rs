@@ -93,9 +93,13 @@ fn detach(cmd: &mut Command) {
 
 /// `ccmemd` beside this executable (an install or a cargo build puts them together), else the
 /// first one on PATH.
-/// `ccmemd` beside this executable, else on PATH.
 pub fn find_daemon() -> Option<PathBuf> {
-    let name = format!("ccmemd{}", std::env::consts::EXE_SUFFIX);
+    find_program("ccmemd")
+}
+
+/// One of ccmem's programs: beside this executable, else the first one on PATH.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join(&name)));
     beside
         .filter(|p| p.is_file())

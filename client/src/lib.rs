@@ -104,7 +104,7 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
     let ctx = Ctx { socket, json: cli.json, autostart: !cli.no_start && !autostart_disabled() };
     match cli.command {
         cli::Command::Memory { action } => memory::run(&ctx, action),
-        cli::Command::Mcp => mcp::run(ctx),
+        cli::Command::Mcp => run_mcp(&ctx),
         cli::Command::Ping => ping(&ctx),
         cli::Command::Status { path } => status(&ctx, path),
         cli::Command::Shutdown => shutdown(&ctx),
@@ -311,6 +311,36 @@ fn read_output() -> Result<String, Error> {
         buf = kept;
     }
     Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Hands over to `ccmem-mcp`, the MCP server. It is a program of its own so that its async
+/// runtime and MCP library stay out of this one, which every agent hook starts.
+fn run_mcp(ctx: &Ctx) -> Result<(), Error> {
+    let exe = autostart::find_program("ccmem-mcp").ok_or_else(|| {
+        Error::Failed(
+            "ccmem-mcp is not installed beside ccmemctl or on PATH (cargo install --path . installs it)".into(),
+        )
+    })?;
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.arg("--socket").arg(&ctx.socket);
+    if !ctx.autostart {
+        cmd.arg("--no-start");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = cmd.exec();
+        Err(Error::Failed(format!("cannot run {}: {e}", exe.display())))
+    }
+    #[cfg(not(unix))]
+    {
+        let status = cmd.status().map_err(|e| Error::Failed(format!("cannot run {}: {e}", exe.display())))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(Error::Quiet)
+        }
+    }
 }
 
 /// Whether `CCMEM_NO_AUTOSTART` is set (to anything but `0`).

@@ -2,7 +2,8 @@
 //! agent its memories and its session. Every tool forwards to the daemon (started if need
 //! be) for the project the agent runs in (`$CLAUDE_PROJECT_DIR`, else the current directory).
 //!
-//! Only this command starts an async runtime; the rest of ccmemctl stays synchronous.
+//! It is its own program, `ccmem-mcp` (`ccmemctl mcp` hands over to it): its async runtime
+//! and the MCP library would otherwise make every `ccmemctl hook` start slower.
 
 use crate::memory as text;
 use crate::{with_daemon, Ctx, Error};
@@ -203,8 +204,36 @@ impl ServerHandler for Server {
     }
 }
 
+/// Command line of `ccmem-mcp` (normally started by `ccmemctl mcp`).
+#[derive(Debug, clap::Parser)]
+#[command(name = "ccmem-mcp", version, about = "ccmem's MCP server on stdin/stdout (run by `ccmemctl mcp`)")]
+struct Args {
+    /// Socket of the daemon [default: as ccmemctl]
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Do not start the daemon if it is not running
+    #[arg(long)]
+    no_start: bool,
+}
+
+/// Entry point of the `ccmem-mcp` binary.
+pub fn main() -> std::process::ExitCode {
+    let args = <Args as clap::Parser>::parse();
+    let outcome = ccmem_proto::paths::socket_path(args.socket.as_deref())
+        .map_err(|e| Error::Failed(format!("cannot work out the socket path: {e}")))
+        .and_then(|socket| run(Ctx { socket, json: false, autostart: !args.no_start && !crate::autostart_disabled() }));
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(Error::Unreachable(m) | Error::Failed(m)) => {
+            eprintln!("ccmem-mcp: {m}");
+            std::process::ExitCode::from(crate::exit::ERROR)
+        }
+        Err(Error::Quiet) => std::process::ExitCode::from(crate::exit::ERROR),
+    }
+}
+
 /// Runs the server until stdin closes.
-pub(crate) fn run(ctx: Ctx) -> Result<(), Error> {
+fn run(ctx: Ctx) -> Result<(), Error> {
     let project = std::env::var_os("CLAUDE_PROJECT_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())

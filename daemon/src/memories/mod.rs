@@ -151,12 +151,22 @@ struct Actor {
     rt: tokio::runtime::Handle,
     pending_fs: HashSet<PathBuf>,
     fs_deadline: Option<Instant>,
+    /// Give freed memory back once the batch is answered.
+    trim: bool,
 }
 
 impl Actor {
     fn new(global_dir: Option<PathBuf>, tx: mpsc::Sender<Msg>, rt: tokio::runtime::Handle) -> Self {
         let events = tx.clone();
+        use notify::event::{AccessKind, AccessMode, EventKind};
         let watcher = notify::recommended_watcher(move |r: notify::Result<notify::Event>| match r {
+            // Reads say nothing about changes, and our own reads of the directory would
+            // otherwise come back as events without end.
+            Ok(ev)
+                if matches!(
+                    ev.kind,
+                    EventKind::Access(AccessKind::Open(_) | AccessKind::Close(AccessMode::Read | AccessMode::Execute))
+                ) => {}
             Ok(ev) => {
                 let rescan = ev.need_rescan();
                 let mut paths = ev.paths;
@@ -179,10 +189,18 @@ impl Actor {
             rt,
             pending_fs: HashSet::new(),
             fs_deadline: None,
+            trim: false,
         }
     }
 
     fn run(&mut self, rx: mpsc::Receiver<Msg>) {
+        // The user-wide scope is wanted by every project's first request: read it now, while
+        // nobody waits.
+        if let Ok(cfg) = self.config(None) {
+            let _ = self.scopes_for(None, &cfg, Some(Scope::Global));
+            self.flush();
+            crate::heap::trim();
+        }
         loop {
             let first = match self.fs_deadline {
                 Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
@@ -212,6 +230,10 @@ impl Actor {
             self.flush();
             for (reply, outcome) in replies {
                 let _ = reply.send(outcome);
+            }
+            // Reading a large scope, or answering about one, allocates a great deal briefly.
+            if std::mem::take(&mut self.trim) {
+                crate::heap::trim();
             }
         }
         self.flush();
@@ -334,6 +356,7 @@ impl Actor {
         let known = self.scopes.contains_key(dir);
         let fresh_watch = dir.is_dir() && !self.watched.contains(dir) && self.watch(dir);
         let unwatched = !self.watched.contains(dir);
+        self.trim |= !known;
         let store = self.scopes.entry(dir.to_path_buf()).or_insert_with(|| ScopeStore::load(scope, dir.to_path_buf()));
         // Files made while nobody watched (the directory did not exist, or cannot be
         // watched) are found by looking.

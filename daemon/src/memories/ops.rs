@@ -159,6 +159,7 @@ impl Actor {
         }
         out.memories
             .sort_by(|a, b| b.entry.updated.cmp(&a.entry.updated).then_with(|| a.entry.slug.cmp(&b.entry.slug)));
+        self.trim |= out.memories.len() > 1000;
         Ok(out)
     }
 
@@ -269,6 +270,7 @@ impl Actor {
     fn rebuild(&mut self, project: Option<&Path>, cfg: &Config, p: ScopeParams) -> Result<RebuildReply, Failure> {
         let dirs = self.scopes_for(project, cfg, p.scope)?;
         let mut out = RebuildReply::default();
+        self.trim = true;
         for dir in dirs {
             let Some(store) = self.scopes.get_mut(&dir) else { continue };
             let t = Instant::now();

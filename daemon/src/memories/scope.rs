@@ -252,14 +252,20 @@ impl ScopeStore {
 
     /// Seed 003's index entries, from the memories held.
     pub fn index_entries(&self) -> BTreeMap<String, IndexEntry> {
+        // One directory listing rather than a stat per memory.
+        let on_disk: std::collections::HashSet<String> = match &self.vectors {
+            Some(_) => Default::default(),
+            None => fs::read_dir(self.dir.join(&self.cache_dir))
+                .map(|d| d.flatten().filter_map(|e| e.file_name().to_str().map(str::to_string)).collect())
+                .unwrap_or_default(),
+        };
         self.memories
             .iter()
             .map(|(slug, s)| {
-                let cached = self
-                    .vectors
-                    .as_ref()
-                    .map(|v| v.contains_key(slug))
-                    .unwrap_or_else(|| super::embed::cache_file(&self.dir, &self.cache_dir, slug).exists());
+                let cached = match &self.vectors {
+                    Some(v) => v.contains_key(slug),
+                    None => on_disk.contains(&format!("{slug}.json")),
+                };
                 (slug.clone(), s.memory.index_entry(self.path_of(slug), cached))
             })
             .collect()
@@ -298,7 +304,10 @@ impl ScopeStore {
                 last_updated: chrono::Utc::now(),
                 memories: self.index_entries(),
             };
-            atomic::write(&self.index_path(), &to_json(&index), false)?;
+            // Compact: derived, not committed, and rewritten on every change.
+            let mut bytes = serde_json::to_vec(&index).map_err(io::Error::other)?;
+            bytes.push(b'\n');
+            atomic::write(&self.index_path(), &bytes, false)?;
             self.index_dirty = false;
             self.index_drift = None;
         }

@@ -19,14 +19,17 @@ const PREFIX_TERMS: usize = 64;
 /// Documents holding a term, with the term's weighted frequency in each.
 type Postings = Vec<(u32, f32)>;
 
-/// The inverted index of one scope.
+/// The inverted index of one scope. Terms are numbered once, so a document keeps the
+/// numbers of its terms (to be removed again) rather than copies of the words.
 #[derive(Debug, Default)]
 pub struct Index {
-    /// Per document: slug, weighted length, and its distinct terms (to remove it again).
     docs: Vec<Option<Doc>>,
     by_slug: HashMap<String, u32>,
     free: Vec<u32>,
-    postings: BTreeMap<String, Postings>,
+    /// Every term ever seen, to its number; sorted, for prefix matches.
+    vocabulary: BTreeMap<String, u32>,
+    /// Postings by term number.
+    postings: Vec<Postings>,
     total_len: f64,
     live: usize,
 }
@@ -35,30 +38,26 @@ pub struct Index {
 struct Doc {
     slug: String,
     len: f32,
-    terms: Vec<String>,
+    terms: Box<[u32]>,
 }
 
 impl Index {
     /// Adds or replaces a memory.
     pub fn put(&mut self, m: &Memory) {
         self.remove(&m.slug);
-        let mut tf: HashMap<String, f32> = HashMap::new();
+        let mut tf: HashMap<u32, f32> = HashMap::new();
         let mut len = 0.0;
-        for (text, weight) in [(m.title.as_str(), TITLE_WEIGHT), (m.content.as_str(), 1.0)] {
+        let tags = m.tags.iter().map(|t| (t.as_str(), TAG_WEIGHT));
+        for (text, weight) in [(m.title.as_str(), TITLE_WEIGHT), (m.content.as_str(), 1.0)].into_iter().chain(tags) {
             for t in tokens(text) {
-                *tf.entry(t).or_default() += weight;
+                let id = self.term(t);
+                *tf.entry(id).or_default() += weight;
                 len += weight;
-            }
-        }
-        for tag in &m.tags {
-            for t in tokens(tag) {
-                *tf.entry(t).or_default() += TAG_WEIGHT;
-                len += TAG_WEIGHT;
             }
         }
         let id = self.free.pop().unwrap_or(self.docs.len() as u32);
         for (t, f) in &tf {
-            self.postings.entry(t.clone()).or_default().push((id, *f));
+            self.postings[*t as usize].push((id, *f));
         }
         let doc = Doc { slug: m.slug.clone(), len, terms: tf.into_keys().collect() };
         if id as usize == self.docs.len() {
@@ -71,17 +70,22 @@ impl Index {
         self.live += 1;
     }
 
+    fn term(&mut self, t: String) -> u32 {
+        if let Some(id) = self.vocabulary.get(&t) {
+            return *id;
+        }
+        let id = self.postings.len() as u32;
+        self.vocabulary.insert(t, id);
+        self.postings.push(Vec::new());
+        id
+    }
+
     /// Forgets a memory.
     pub fn remove(&mut self, slug: &str) {
         let Some(id) = self.by_slug.remove(slug) else { return };
         let Some(doc) = self.docs[id as usize].take() else { return };
-        for t in &doc.terms {
-            if let Some(p) = self.postings.get_mut(t) {
-                p.retain(|(d, _)| *d != id);
-                if p.is_empty() {
-                    self.postings.remove(t);
-                }
-            }
+        for t in doc.terms.iter() {
+            self.postings[*t as usize].retain(|(d, _)| *d != id);
         }
         self.total_len -= doc.len as f64;
         self.live -= 1;
@@ -106,43 +110,54 @@ impl Index {
         }
         let n = self.live as f32;
         let avg = (self.total_len / self.live as f64).max(1.0) as f32;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        // Dense: a few thousand floats are cheaper to clear than a hash map is to fill.
+        let mut scores = vec![0f32; self.docs.len()];
         let mut words = tokens(query);
         words.sort();
         words.dedup();
         for word in &words {
-            let mut terms: Vec<(&String, &Postings, f32)> = Vec::new();
-            if let Some((t, p)) = self.postings.get_key_value(word) {
-                terms.push((t, p, 1.0));
+            let mut terms: Vec<(u32, f32)> = Vec::new();
+            if let Some(id) = self.vocabulary.get(word) {
+                terms.push((*id, 1.0));
             }
             if word.chars().count() >= PREFIX_MIN {
                 terms.extend(
-                    self.postings
+                    self.vocabulary
                         .range::<str, _>((std::ops::Bound::Excluded(word.as_str()), std::ops::Bound::Unbounded))
                         .take_while(|(t, _)| t.starts_with(word.as_str()))
                         .take(PREFIX_TERMS)
-                        .map(|(t, p)| (t, p, PREFIX_WEIGHT)),
+                        .map(|(_, id)| (*id, PREFIX_WEIGHT)),
                 );
             }
-            for (_, postings, weight) in terms {
+            for (term, weight) in terms {
+                let postings = &self.postings[term as usize];
+                if postings.is_empty() {
+                    continue;
+                }
                 let df = postings.len() as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                 for &(id, tf) in postings {
                     let Some(doc) = &self.docs[id as usize] else { continue };
                     let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc.len / avg));
-                    *scores.entry(id).or_default() += weight * idf * norm;
+                    scores[id as usize] += weight * idf * norm;
                 }
             }
         }
-        let mut hits: Vec<(String, f32)> = scores
+        let mut hits: Vec<(&str, f32)> = scores
             .into_iter()
-            .filter_map(|(id, s)| self.docs[id as usize].as_ref().map(|d| (d.slug.as_str(), s)))
+            .enumerate()
+            .filter(|(_, s)| *s > 0.0)
+            .filter_map(|(id, s)| self.docs[id].as_ref().map(|d| (d.slug.as_str(), s)))
             .filter(|(slug, _)| keep(slug))
-            .map(|(slug, s)| (slug.to_string(), s))
             .collect();
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        hits.truncate(limit);
-        hits
+        let by_score = |a: &(&str, f32), b: &(&str, f32)| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0));
+        // Only the best `limit` need ordering.
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit, by_score);
+            hits.truncate(limit);
+        }
+        hits.sort_by(by_score);
+        hits.into_iter().map(|(s, v)| (s.to_string(), v)).collect()
     }
 }
 
