@@ -805,3 +805,19 @@ fn wait_child(child: &mut std::process::Child, timeout: Duration) -> std::proces
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn in_the_home_directory_memories_are_global_not_a_project() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    let home = std::fs::canonicalize(&env.home).unwrap();
+    let slug =
+        write(&env, &home, &["--type", "breadcrumb", "--title", "Dotfiles live in a bare repo", "--tag", "setup"]);
+    assert!(home.join(".claude/memory").join(format!("{slug}.md")).exists());
+    let list = mem_json(&env, &home, &["list"]);
+    let scopes: Vec<&str> = list["memories"].as_array().unwrap().iter().map(|m| m["scope"].as_str().unwrap()).collect();
+    assert_eq!(scopes, ["global"], "listed once, as global: {list}");
+    let e = failure(&mem(&env, &home, &["write", "--type", "hub", "--title", "T", "--tag", "a", "--scope", "project"]));
+    assert!(e.contains("scope: project needs a project"), "{e}");
+}

@@ -136,7 +136,7 @@ impl Memories {
         if self.tx.send(Msg::Relevant { project, topics, limit, reply }).is_err() {
             return Vec::new();
         }
-        tokio::time::timeout(Duration::from_millis(500), rx).await.ok().and_then(Result::ok).unwrap_or_default()
+        tokio::time::timeout(Duration::from_millis(250), rx).await.ok().and_then(Result::ok).unwrap_or_default()
     }
 }
 
@@ -317,6 +317,8 @@ impl Actor {
     fn dir_of(&self, scope: Scope, project: Option<&Path>, cfg: &config::Config) -> Result<PathBuf, Failure> {
         let need_project =
             || Failure::invalid(format!("scope: {scope} needs a project; run inside one or pass --project"));
+        // In the home directory, `.claude/memory` is the global scope, not a project's.
+        let project = project.filter(|p| Some(project_dir(p)) != self.global_dir);
         match scope {
             Scope::Global => self.global_dir.clone().ok_or_else(|| Failure::io("scope: global needs a home directory")),
             Scope::Project => project.map(project_dir).ok_or_else(need_project),

@@ -74,7 +74,8 @@ impl Actor {
     }
 
     fn write(&mut self, project: Option<&Path>, cfg: &Config, p: WriteParams) -> Result<MemoryReply, Failure> {
-        let scope = p.scope.unwrap_or_else(|| default_scope(cfg, project));
+        let home_project = project.is_some_and(|p| Some(super::project_dir(p)) == self.global_dir);
+        let scope = p.scope.unwrap_or_else(|| default_scope(cfg, project.filter(|_| !home_project)));
         let dir = self.dir_of(scope, project, cfg)?;
         let now = now();
         let mut notes = Vec::new();
