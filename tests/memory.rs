@@ -16,6 +16,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A daemon in its own environment, and a git project.
+fn started() -> (Env, Daemon, PathBuf) {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    (env, d, root)
+}
+
 fn mem_dir(root: &Path) -> PathBuf {
     root.join(".claude/memory")
 }
@@ -86,9 +94,7 @@ fn assert_graph_consistent(dir: &Path) {
 
 #[test]
 fn write_show_list_search_update_and_delete() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let dir = mem_dir(&root);
 
     let slug = write(
@@ -184,9 +190,7 @@ fn write_show_list_search_update_and_delete() {
 
 #[test]
 fn validation_names_the_field_and_the_rule() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let long_title = "t".repeat(201);
     let long_content = "c".repeat(50_001);
     for (args, want) in [
@@ -225,9 +229,7 @@ fn validation_names_the_field_and_the_rule() {
 
 #[test]
 fn links_are_bidirectional_scoped_and_cascade_on_delete() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let dir = mem_dir(&root);
     let a = write(&env, &root, &["--type", "decision", "--title", "OAuth2", "--tag", "auth"]);
     let b = write(&env, &root, &["--type", "learning", "--title", "Token refresh", "--tag", "auth"]);
@@ -274,9 +276,7 @@ fn links_are_bidirectional_scoped_and_cascade_on_delete() {
 
 #[test]
 fn concurrent_writers_leave_index_and_graph_consistent() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let dir = mem_dir(&root);
     let hub = write(&env, &root, &["--type", "hub", "--title", "Everything", "--tag", "all"]);
     // The environment of a ccmemctl run, to make commands on other threads.
@@ -404,9 +404,7 @@ fn hand_edits_are_picked_up_and_a_corrupt_index_is_rebuilt() {
 
 #[test]
 fn health_check_finds_and_fixes_what_is_mechanical() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let dir = mem_dir(&root);
     let a = write(
         &env,
@@ -437,6 +435,14 @@ fn health_check_finds_and_fixes_what_is_mechanical() {
         text_b.replace(&format!("  - {a}\n"), &format!("  - {a}\n  - ghost\n")),
     )
     .unwrap();
+    // Two memories naming each other by hand, with no edge between them.
+    let c = write(&env, &root, &["--type", "learning", "--title", "Pool sizes", "--tag", "db"]);
+    let d = write(&env, &root, &["--type", "learning", "--title", "Pool timeouts", "--tag", "db"]);
+    for (x, y) in [(&c, &d), (&d, &c)] {
+        let t = std::fs::read_to_string(dir.join(format!("{x}.md"))).unwrap();
+        std::fs::write(dir.join(format!("{x}.md")), t.replace("---\n\n#", &format!("links:\n  - {y}\n---\n\n#")))
+            .unwrap();
+    }
     std::fs::write(
         dir.join("learning-old.md"),
         "---\ntype: learning\ntags: [old]\ncreated: 2020-01-01\nupdated: 2020-01-01\n---\n# Old and alone\n",
@@ -477,6 +483,8 @@ fn health_check_finds_and_fixes_what_is_mechanical() {
     assert!(fixed.to_string().contains("\"fixed\":true"), "{fixed}");
     assert_graph_consistent(&dir);
     assert!(!parse_file(&dir, &b).links.contains(&"ghost".to_string()));
+    assert_eq!(parse_file(&dir, &c).links, [d.clone()]);
+    assert_eq!(parse_file(&dir, &d).links, [c.clone()]);
     let out = mem(&env, &root, &["health"]);
     assert_ok(&out, "health after --fix: only orphans and quality to review");
     assert!(text(&out.stdout).contains("orphan"), "{}", text(&out.stdout));
@@ -484,9 +492,7 @@ fn health_check_finds_and_fixes_what_is_mechanical() {
 
 #[test]
 fn link_suggestions_come_with_reasons() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let a = write(
         &env,
         &root,
@@ -536,9 +542,7 @@ fn link_suggestions_come_with_reasons() {
 
 #[test]
 fn local_scope_stays_out_of_git_and_scopes_are_separate() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let local =
         write(&env, &root, &["--type", "breadcrumb", "--title", "My scratch notes", "--tag", "me", "--scope", "local"]);
     let project = write(&env, &root, &["--type", "breadcrumb", "--title", "My scratch notes", "--tag", "me"]);
@@ -619,9 +623,7 @@ fn stub_provider() -> Stub {
 
 #[test]
 fn semantic_search_through_a_local_provider_with_cache_and_fallback() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let dir = mem_dir(&root);
     let stub = stub_provider();
     std::fs::create_dir_all(&dir).unwrap();
@@ -684,9 +686,7 @@ fn semantic_search_through_a_local_provider_with_cache_and_fallback() {
 
 #[test]
 fn the_resume_context_names_relevant_memories() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     write(
         &env,
         &root,
@@ -724,9 +724,7 @@ fn mcp_call(stdin: &mut impl Write, out: &mut impl BufRead, id: u64, method: &st
 
 #[test]
 fn the_mcp_server_gives_the_agent_memories_and_its_session() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+    let (env, _d, root) = started();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ccmemctl"));
     env.apply(&mut cmd);
     cmd.arg("mcp").env("CLAUDE_PROJECT_DIR", &root).stdin(Stdio::piped()).stdout(Stdio::piped());

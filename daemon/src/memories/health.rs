@@ -174,6 +174,10 @@ fn repair(
     store.graph.retain(|_, e| !e.is_empty());
     store.mark_graph();
     for (a, b) in links_to_add {
+        // Both sides may have named each other: the first link made the edges.
+        if store.neighbours(&a).contains(&b) {
+            continue;
+        }
         if let Err(e) = store.link(&a, &b, "relates-to") {
             return Some(e);
         }
