@@ -483,8 +483,8 @@ fn health_check_finds_and_fixes_what_is_mechanical() {
     assert!(fixed.to_string().contains("\"fixed\":true"), "{fixed}");
     assert_graph_consistent(&dir);
     assert!(!parse_file(&dir, &b).links.contains(&"ghost".to_string()));
-    assert_eq!(parse_file(&dir, &c).links, [d.clone()]);
-    assert_eq!(parse_file(&dir, &d).links, [c.clone()]);
+    assert_eq!(parse_file(&dir, &c).links, std::slice::from_ref(&d));
+    assert_eq!(parse_file(&dir, &d).links, std::slice::from_ref(&c));
     let out = mem(&env, &root, &["health"]);
     assert_ok(&out, "health after --fix: only orphans and quality to review");
     assert!(text(&out.stdout).contains("orphan"), "{}", text(&out.stdout));
