@@ -11,6 +11,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod figures;
 
 use common::*;
 use std::io::{BufRead, BufReader, Write};
@@ -60,17 +61,58 @@ fn main() {
     let echo_rps = one_connection_rps(&echo, scale.one_conn);
     row_rate("requests/s, one connection", daemon_rps, "bare echo socket", echo_rps);
 
-    let (d50, d99, drps) = concurrent(&env.socket, 100, scale.concurrent);
-    let (e50, e99, erps) = concurrent(&echo, 100, scale.concurrent);
-    row("100 clients, p50 latency (ms)", d50, "bare echo socket", e50);
-    row("100 clients, p99 latency (ms)", d99, "bare echo socket", e99);
-    row_rate("100 clients, requests/s total", drps, "bare echo socket", erps);
+    raise_fd_limit();
+    for clients in [100, 1000] {
+        let (d50, d99, drps) = concurrent(&env.socket, clients, scale.concurrent);
+        let (e50, e99, erps) = concurrent(&echo, clients, scale.concurrent);
+        row(&format!("{clients} clients, p50 latency (ms)"), d50, "bare echo socket", e50);
+        row(&format!("{clients} clients, p99 latency (ms)"), d99, "bare echo socket", e99);
+        row_rate(&format!("{clients} clients, requests/s total"), drps, "bare echo socket", erps);
+    }
+    drop(_daemon);
+
+    // The client's cold auto-start: no daemon; `ccmemctl ping` starts one and is answered.
+    let (cold, warm) = cold_start(scale.starts);
+    row("cold auto-start + ping, median (ms)", median(&cold), "ping, daemon running", median(&warm));
+    row("cold auto-start + ping, p99 (ms)", p99(&cold), "ping, daemon running", p99(&warm));
 
     println!();
     println!("targets:");
     target("ccmemctl ping median ≤ 3× /bin/true", median(&ping_t) <= 3.0 * median(&true_t));
     target("≥ 20,000 requests/s on one connection", daemon_rps >= 20_000.0);
     target("start-to-ready median < 20 ms", median(&ready) < 20.0);
+    figures::finish("foundation", quick);
+}
+
+/// `ccmemctl ping` in a fresh environment, which starts the daemon, against the same ping
+/// once it runs. Each daemon is stopped by its pid before the next round.
+fn cold_start(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let (mut cold, mut warm) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let env = Env::new();
+        let mut ping = env.ctl_cmd(&["ping"]);
+        ping.stdout(Stdio::null()).stderr(Stdio::null());
+        let t = Instant::now();
+        assert!(ping.status().expect("ping").success(), "cold ping failed");
+        cold.push(ms(t.elapsed()));
+        env.note_daemon();
+        let t = Instant::now();
+        assert!(ping.status().expect("ping").success());
+        warm.push(ms(t.elapsed()));
+    }
+    (cold, warm)
+}
+
+/// 1,000 clients and their echo-server peers need more than the usual 1,024 descriptors.
+fn raise_fd_limit() {
+    // SAFETY: getrlimit/setrlimit on a local struct.
+    unsafe {
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max.min(65_536);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
 }
 
 fn cores() -> usize {
@@ -227,13 +269,13 @@ fn p99(v: &[f64]) -> f64 {
 }
 
 fn row(what: &str, value: f64, base_name: &str, base: f64) {
-    println!("{what:<34} {value:>10.3}   baseline {base_name:<18} {base:>10.3}   ratio {:>6.2}×", value / base);
+    println!("{what:<36} {value:>10.3}   baseline {base_name:<20} {base:>10.3}   ratio {:>6.2}×", value / base);
+    figures::record(what, value, "ms", base_name, base);
 }
 
 fn row_rate(what: &str, value: f64, base_name: &str, base: f64) {
-    println!("{what:<34} {value:>10.0}   baseline {base_name:<18} {base:>10.0}   ratio {:>6.2}×", value / base);
+    println!("{what:<36} {value:>10.0}   baseline {base_name:<20} {base:>10.0}   ratio {:>6.2}×", value / base);
+    figures::record(what, value, "req/s", base_name, base);
 }
 
-fn target(what: &str, met: bool) {
-    println!("  [{}] {what}", if met { "met" } else { "MISSED" });
-}
+use figures::target;

@@ -11,6 +11,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod figures;
 
 use common::*;
 use std::io::Write;
@@ -145,6 +146,7 @@ fn main() {
     target("RSS ≤ 40 MB (after the burst)", rss_after as f64 / 1024.0 <= 40.0);
     target("every modified file counted", counted == n_files);
     target("burst ≤ 2 CPU-seconds", burst_cpu <= 2.0);
+    figures::finish("watch", quick);
 }
 
 fn stat_walk(dir: &Path) -> usize {
@@ -177,8 +179,14 @@ fn ignored_watches(dir: &Path, watched: &[String]) -> usize {
 
 fn row(what: &str, value: f64, base_name: &str, base: f64) {
     println!("{what:<36} {value:>10.2}   baseline {base_name:<28} {base:>10.2}   ratio {:>6.2}×", value / base);
+    let unit = if what.contains("(MB)") {
+        "MB"
+    } else if what.contains("(s)") {
+        "s"
+    } else {
+        "ms"
+    };
+    figures::record(what, value, unit, base_name, base);
 }
 
-fn target(what: &str, met: bool) {
-    println!("  [{}] {what}", if met { "met" } else { "MISSED" });
-}
+use figures::target;

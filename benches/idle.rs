@@ -1,0 +1,95 @@
+//! Idle benchmark: `cargo bench --bench idle`.
+//!
+//! A daemon with one live, watched project (200 files, a dev-server scan every 10 s) left
+//! alone for 60 s: its CPU time, how often its threads woke (context switches, summed over
+//! every thread), and its RSS, against a `sleep` process over the same window. The daemon
+//! must not wake up needlessly.
+//!
+//! `CCMEM_BENCH_QUICK=1` watches for 10 s instead.
+#![cfg(unix)]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+mod figures;
+
+use common::*;
+use serde_json::json;
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Context switches of each thread of `pid` (each one a time the thread slept and woke).
+fn switches(pid: u32) -> HashMap<String, u64> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return HashMap::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| {
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            let n = status
+                .lines()
+                .filter(|l| l.starts_with("voluntary_ctxt_switches") || l.starts_with("nonvoluntary_ctxt_switches"))
+                .filter_map(|l| l.split_whitespace().nth(1).and_then(|n| n.parse::<u64>().ok()))
+                .sum();
+            Some((t.file_name().to_string_lossy().into_owned(), n))
+        })
+        .collect()
+}
+
+/// Switches between two readings: threads that started in between count whole; threads
+/// that ended in between are lost (the blocking pool's idle threads end after 10 s).
+fn woke(before: &HashMap<String, u64>, after: &HashMap<String, u64>) -> u64 {
+    after.iter().map(|(tid, n)| n.saturating_sub(before.get(tid).copied().unwrap_or(0))).sum()
+}
+
+fn main() {
+    let quick = std::env::var_os("CCMEM_BENCH_QUICK").is_some();
+    let window = Duration::from_secs(if quick { 10 } else { 60 });
+    println!(
+        "ccmem idle benchmark: {} s with one watched project{}",
+        window.as_secs(),
+        if quick { " [quick]" } else { "" }
+    );
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    for i in 0..200 {
+        let dir = root.join(format!("src/m{}", i % 20));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join(format!("f{i}.rs")), "fn f() {}\n").expect("write");
+    }
+    env.request("project.watch", json!({"path": root}));
+    std::thread::sleep(Duration::from_secs(2));
+    let mut sleeper = Command::new("sleep").arg("3600").stdin(Stdio::null()).spawn().expect("sleep");
+    std::thread::sleep(Duration::from_millis(200));
+    let (cpu0, sw0, base_cpu0, base_sw0) =
+        (cpu_secs(d.pid), switches(d.pid), cpu_secs(sleeper.id()), switches(sleeper.id()));
+    std::thread::sleep(window);
+    let (cpu1, sw1, base_cpu1, base_sw1) =
+        (cpu_secs(d.pid), switches(d.pid), cpu_secs(sleeper.id()), switches(sleeper.id()));
+    let (rss, _) = rss_kib(d.pid);
+    let (base_rss, _) = rss_kib(sleeper.id());
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+
+    let minutes = window.as_secs_f64() / 60.0;
+    let cpu_pct = (cpu1 - cpu0) / window.as_secs_f64() * 100.0;
+    let base_pct = (base_cpu1 - base_cpu0) / window.as_secs_f64() * 100.0;
+    let wakeups = woke(&sw0, &sw1) as f64 / minutes;
+    let base_wakeups = woke(&base_sw0, &base_sw1) as f64 / minutes;
+    let threads = std::fs::read_dir(format!("/proc/{}/task", d.pid)).map(|t| t.count()).unwrap_or(0);
+    println!();
+    let row = |what: &str, v: f64, unit: &str, base: f64| {
+        println!("{what:<30} {v:>10.3} {unit:<10} baseline `sleep` {base:>10.3}");
+        figures::record(what, v, unit, "a sleep process, same window", base);
+    };
+    row("idle CPU", cpu_pct, "% of a core", base_pct);
+    row("idle wakeups", wakeups, "per minute", base_wakeups);
+    row("idle RSS", rss as f64 / 1024.0, "MiB", base_rss as f64 / 1024.0);
+    println!("daemon threads: {threads}");
+    println!();
+    figures::target(&format!("idle CPU ≤ 0.1% of a core ({cpu_pct:.3}%)"), cpu_pct <= 0.1);
+    figures::target(&format!("≤ 60 wakeups a minute, all threads ({wakeups:.0})"), wakeups <= 60.0);
+    figures::target(&format!("idle RSS ≤ 20 MiB ({:.1} MiB)", rss as f64 / 1024.0), rss as f64 / 1024.0 <= 20.0);
+    assert!(!d.log().contains("panicked"));
+    figures::finish("idle", quick);
+}
