@@ -170,8 +170,24 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         let _ = tokio::task::spawn_blocking(|| ccmem_proto::redact::finds("")).await;
     });
     service::spawn_watchdog();
+    // A socket file removed (or replaced) under us: stop, checkpoints written, and exit with
+    // an error, so that the next client or the service manager starts a daemon that clients
+    // can reach.
+    let lost_socket = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let socket_watch = socket_file.as_ref().and_then(|f| {
+        let (lost, stop, path) = (lost_socket.clone(), shared.shutdown.clone(), socket.clone());
+        f.on_loss(move || {
+            if stop.is_cancelled() {
+                return;
+            }
+            tracing::error!(socket = %path.display(), "the socket file was removed or replaced; stopping so that a new daemon can serve");
+            lost.store(true, std::sync::atomic::Ordering::SeqCst);
+            stop.cancel();
+        })
+    });
 
     server::serve(listener, shared.clone()).await;
+    drop(socket_watch);
     service::notify("STOPPING=1");
     shared.projects.final_checkpoint_all().await;
     // The listener was closed by `serve`; the file goes only after the checkpoints, so a
@@ -182,6 +198,9 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
     }
     lock.release();
     tracing::info!("ccmemd stopped");
+    if lost_socket.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -56,6 +56,57 @@ pub fn adopt(i: crate::service::Inherited, socket: &Path) -> anyhow::Result<List
 }
 
 impl SocketFile {
+    /// Whether the file is still the one we bound (not removed, not replaced).
+    pub fn is_ours(&self) -> bool {
+        #[cfg(unix)]
+        {
+            self.ident.is_some() && file_ident(&self.path) == self.ident
+        }
+        #[cfg(not(unix))]
+        {
+            true
+        }
+    }
+
+    /// Calls `lost` (once) when the socket file is removed or replaced while we serve: no
+    /// client could reach us any more, and a new daemon could not take over while we hold
+    /// the lock. The watch costs nothing until its directory changes. Keep the returned
+    /// watcher alive.
+    pub fn on_loss(&self, lost: impl Fn() + Send + 'static) -> Option<notify::RecommendedWatcher> {
+        use notify::Watcher;
+        let dir = self.path.parent()?.to_path_buf();
+        let (path, ident) = (self.path.clone(), {
+            #[cfg(unix)]
+            {
+                self.ident
+            }
+            #[cfg(not(unix))]
+            {
+                None::<(u64, u64)>
+            }
+        });
+        let fired = std::sync::atomic::AtomicBool::new(false);
+        let mut w = notify::recommended_watcher(move |r: notify::Result<notify::Event>| {
+            let Ok(ev) = r else { return };
+            if !ev.paths.iter().any(|p| p == &path || p == &dir) {
+                return;
+            }
+            #[cfg(unix)]
+            let gone = ident.is_none() || file_ident(&path) != ident;
+            #[cfg(not(unix))]
+            let gone = !path.exists();
+            if gone && !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                lost();
+            }
+        })
+        .inspect_err(|e| tracing::warn!(error = %e, "cannot watch the socket file"))
+        .ok()?;
+        w.watch(self.path.parent()?, notify::RecursiveMode::NonRecursive)
+            .inspect_err(|e| tracing::warn!(error = %e, "cannot watch the socket's directory"))
+            .ok()?;
+        Some(w)
+    }
+
     /// Removes the socket file, unless something else has replaced it since we bound it.
     pub fn remove_file(&self) {
         #[cfg(unix)]

@@ -1,0 +1,189 @@
+//! Faults from outside, on a real daemon: the socket file removed, the state directory
+//! removed, a full disk and a read-only project (each a small tmpfs mounted for the test,
+//! which needs root; without it those two say so and pass). The daemon keeps serving,
+//! nothing whole is damaged, and writing works again once the fault is gone.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// A tmpfs of `kib` KiB mounted on `dir` for the test's lifetime.
+struct Mount(PathBuf);
+
+impl Mount {
+    fn tmpfs(dir: &Path, kib: u64) -> Option<Mount> {
+        std::fs::create_dir_all(dir).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k,mode=0755"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("cannot mount a tmpfs (not root?): skipping");
+            return None;
+        }
+        Some(Mount(dir.to_path_buf()))
+    }
+
+    fn remount(&self, opt: &str) {
+        let st = Command::new("mount").args(["-o", &format!("remount,{opt}")]).arg(&self.0).status().expect("mount");
+        assert!(st.success(), "remount {opt}");
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn checkpoint(env: &Env, root: &Path) -> Result<serde_json::Value, serde_json::Value> {
+    env.try_request("session.checkpoint", json!({"path": root, "reason": "manual"}))
+}
+
+fn edit(env: &Env, root: &Path, name: &str) {
+    env.event(root, json!({"kind": "file_edited", "path": name, "summary": "Edit"}));
+}
+
+#[test]
+fn a_removed_socket_stops_the_daemon_with_its_sessions_saved_and_the_next_client_starts_one() {
+    let env = Env::new();
+    let mut d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    env.request("project.watch", json!({"path": root}));
+    edit(&env, &root, "src/kept.rs");
+    let session = env.project_status(&root)["session"]["session_id"].as_str().unwrap().to_string();
+    std::fs::remove_file(&env.socket).expect("remove the socket");
+    let status = d.wait(Duration::from_secs(15));
+    assert!(!status.success(), "exits with an error, for a service manager to restart it: {status:?}");
+    assert!(d.log().contains("socket file was removed"), "{}", d.log());
+    // Its final checkpoint holds the edit; the next client starts a daemon that restores it.
+    assert!(read_state(&root).to_string().contains("src/kept.rs"));
+    let out = env.ctl(&["status", root.to_str().unwrap(), "--json"]);
+    assert_ok(&out, "status after the restart");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["project"]["session"]["session_id"], session.as_str(), "the session is restored");
+}
+
+#[test]
+fn a_removed_state_directory_is_made_again() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    env.request("project.watch", json!({"path": root}));
+    edit(&env, &root, "src/a.rs");
+    checkpoint(&env, &root).expect("first checkpoint");
+    std::fs::remove_dir_all(&env.state).expect("remove the state dir");
+    edit(&env, &root, "src/b.rs");
+    checkpoint(&env, &root).expect("checkpoint with the state dir gone");
+    let tracker = walk(&env.state).into_iter().find(|p| p.ends_with("tracker.json"));
+    let tracker = tracker.expect("the session tracker is written again");
+    assert!(std::fs::read_to_string(tracker).unwrap().contains("src/b.rs"));
+    assert!(!d.log().contains("panicked"));
+}
+
+#[test]
+fn a_full_disk_fails_writes_cleanly_and_keeps_the_last_checkpoint_whole() {
+    let env = Env::new();
+    let Some(mount) = Mount::tmpfs(&env.path().join("small"), 512) else { return };
+    let d = env.start_daemon(&[]);
+    let root = mount.0.join("app");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    env.request("project.watch", json!({"path": root}));
+    edit(&env, &root, "src/a.rs");
+    checkpoint(&env, &root).expect("first checkpoint");
+    let memory = env.ctl(&[
+        "memory",
+        "write",
+        "--type",
+        "learning",
+        "--title",
+        "Before the disk filled",
+        "--tag",
+        "disk",
+        "--project",
+        root.to_str().unwrap(),
+    ]);
+    assert_ok(&memory, "memory write");
+    let before = std::fs::read(root.join(".claude/.project-state.json")).unwrap();
+
+    // Fill it.
+    let filler = mount.0.join("filler");
+    let _ = std::fs::write(&filler, vec![b'x'; 2 << 20]);
+    for n in 0..200 {
+        edit(&env, &root, &format!("src/long/path/to/a/file/with/a/long/name_{n}.rs"));
+    }
+    let e = checkpoint(&env, &root).expect_err("no space for the checkpoint");
+    assert!(e.to_string().contains("No space left") || e.to_string().contains("space"), "{e}");
+    let w = env.ctl(&[
+        "memory",
+        "write",
+        "--type",
+        "learning",
+        "--title",
+        "While full",
+        "--tag",
+        "disk",
+        "--content",
+        &"x".repeat(40_000),
+        "--project",
+        root.to_str().unwrap(),
+    ]);
+    assert!(!w.status.success());
+    assert!(text(&w.stderr).contains("No space left"), "{}", text(&w.stderr));
+    // Nothing whole was damaged, and nothing half-written was left.
+    assert_eq!(std::fs::read(root.join(".claude/.project-state.json")).unwrap(), before);
+    let leftovers: Vec<_> = walk(&root).into_iter().filter(|p| p.to_string_lossy().contains(".tmp-")).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let m = env.ctl_json(&["memory", "list", "--project", root.to_str().unwrap()]);
+    assert_eq!(m["memories"].as_array().unwrap().len(), 1);
+    assert!(m["invalid"].as_array().is_none_or(|i| i.is_empty()), "{m}");
+    env.request("ping", json!({}));
+
+    std::fs::remove_file(&filler).unwrap();
+    let r = checkpoint(&env, &root).expect("checkpoint once there is room again");
+    assert!(r["checkpoint"].is_object() || r.is_object());
+    assert!(read_state(&root).to_string().contains("name_199.rs"));
+    assert!(!d.log().contains("panicked"));
+}
+
+#[test]
+fn a_read_only_project_is_reported_and_the_session_kept() {
+    let env = Env::new();
+    let Some(mount) = Mount::tmpfs(&env.path().join("ro"), 4096) else { return };
+    let d = env.start_daemon(&[]);
+    let root = mount.0.join("app");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    env.request("project.watch", json!({"path": root}));
+    edit(&env, &root, "src/a.rs");
+    checkpoint(&env, &root).expect("first checkpoint");
+    mount.remount("ro");
+    edit(&env, &root, "src/b.rs");
+    let e = checkpoint(&env, &root).expect_err("a read-only project cannot take a checkpoint");
+    assert!(e.to_string().contains("Read-only file system"), "{e}");
+    let w = env.ctl(&[
+        "memory",
+        "write",
+        "--type",
+        "learning",
+        "--title",
+        "RO",
+        "--tag",
+        "x",
+        "--project",
+        root.to_str().unwrap(),
+    ]);
+    assert!(text(&w.stderr).contains("Read-only file system"), "{}", text(&w.stderr));
+    // The session lives on in the daemon and in its state directory.
+    let s = env.project_status(&root);
+    assert!(s["session"]["files_modified"].get("src/b.rs").is_some(), "{s}");
+    mount.remount("rw");
+    checkpoint(&env, &root).expect("checkpoint once writable again");
+    assert!(read_state(&root).to_string().contains("src/b.rs"));
+    assert!(!d.log().contains("panicked"));
+}
