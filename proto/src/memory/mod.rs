@@ -394,7 +394,12 @@ pub fn iso(t: DateTime<Utc>) -> String {
 /// Reads an ISO 8601 timestamp: RFC 3339 with any offset, a date and time without offset
 /// (taken as UTC), or a bare date (midnight UTC).
 pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
-    let s = s.trim();
+    use chrono::Datelike;
+    // chrono reads signed and five-digit years; ISO 8601 without expansion has four digits.
+    parse_any(s.trim()).filter(|t| (1..=9999).contains(&t.year()))
+}
+
+fn parse_any(s: &str) -> Option<DateTime<Utc>> {
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         return Some(t.with_timezone(&Utc));
     }
@@ -534,6 +539,8 @@ mod tests {
         assert_eq!(iso(parse_time("2026-01-10").unwrap()), "2026-01-10T00:00:00Z");
         assert_eq!(parse_time("yesterday"), None);
         assert_eq!(parse_time("2026-13-01"), None);
+        assert_eq!(parse_time("-026-01-10"), None);
+        assert_eq!(parse_time("+12026-01-10T00:00:00Z"), None);
     }
 
     #[test]
