@@ -275,7 +275,7 @@ fn periodic_checkpoints_write_only_when_something_changed() {
 /// backup and the tracker are always whole, and the restarted daemon continues the session.
 /// `CCMEM_CRASH_ROUNDS` sets the number of rounds (default 20).
 #[test]
-fn kill_9_during_a_checkpoint_storm_never_leaves_a_torn_file() {
+fn kill_9_during_a_checkpoint_and_memory_storm_never_leaves_a_torn_file() {
     let rounds: u32 = std::env::var("CCMEM_CRASH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
     let env = Env::new();
     let root = repo(&env, "proj");
@@ -287,6 +287,7 @@ fn kill_9_during_a_checkpoint_storm_never_leaves_a_torn_file() {
         seed
     };
     let mut session_id: Option<String> = None;
+    let acked: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
     for round in 0..rounds {
         let mut d = env.start_daemon(&[]);
         if let Some(id) = &session_id {
@@ -296,6 +297,7 @@ fn kill_9_during_a_checkpoint_storm_never_leaves_a_torn_file() {
                 "round {round}: session not restored"
             );
         }
+        all_acknowledged_memories_listed(&env, &root, &acked.lock().unwrap(), round);
         let socket = env.socket.clone();
         let r = root.clone();
         let storm = std::thread::spawn(move || {
@@ -308,14 +310,42 @@ fn kill_9_during_a_checkpoint_storm_never_leaves_a_torn_file() {
                 }
             }
         });
+        // Memories written (and linked) at the same time: each one acknowledged must survive.
+        let acked_before = acked.lock().unwrap().len();
+        let (socket, r, acked2) = (env.socket.clone(), root.clone(), acked.clone());
+        let memories = std::thread::spawn(move || {
+            let mut c = Raw::connect(&socket);
+            for i in 0.. {
+                let w = json!({"jsonrpc": "2.0", "id": i, "method": "memory.write", "params": {"path": r, "type": "learning",
+                    "title": format!("Crash {round} note {i}"), "tags": ["crash"], "content": "x ".repeat(200)}});
+                if c.stream.write_all(format!("{w}\n").as_bytes()).is_err() {
+                    return;
+                }
+                let Some(reply) = c.recv() else { return };
+                let Some(slug) = reply["result"]["memory"]["slug"].as_str() else { return };
+                let prev = acked2.lock().unwrap().last().cloned();
+                acked2.lock().unwrap().push(slug.to_string());
+                if let Some(prev) = prev.filter(|_| i % 3 == 0) {
+                    let l = json!({"jsonrpc": "2.0", "id": i, "method": "memory.link", "params": {"path": r, "source": slug, "target": prev}});
+                    if c.stream.write_all(format!("{l}\n").as_bytes()).is_err() || c.recv().is_none() {
+                        return;
+                    }
+                }
+            }
+        });
         if round == 0 {
             // A loaded machine may need more than the random pause for the first checkpoint;
             // the rounds after it test the promise that one exists.
             wait_until(Duration::from_secs(10), || root.join(".claude/.project-state.json").exists());
         }
+        // At least one memory per round is acknowledged before the kill, which then lands
+        // among the writes that follow.
+        wait_until(Duration::from_secs(10), || acked.lock().unwrap().len() > acked_before);
         std::thread::sleep(Duration::from_millis(5 + next() % 60));
         d.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
         let _ = storm.join();
+        let _ = memories.join();
+        memories_whole(&root, round);
         if !root.join(".claude/.project-state.json").exists() {
             // Killed before the very first checkpoint: nothing was promised yet.
             assert!(session_id.is_none(), "round {round}: a checkpoint that existed has vanished");
@@ -341,6 +371,38 @@ fn kill_9_during_a_checkpoint_storm_never_leaves_a_torn_file() {
     }
     let _d = env.start_daemon(&[]);
     assert_eq!(env.project_status(&root)["session"]["session_id"], session_id.unwrap().as_str());
+    let acked = acked.lock().unwrap();
+    assert!(!acked.is_empty(), "the memory storm wrote nothing");
+    all_acknowledged_memories_listed(&env, &root, &acked, rounds);
+    eprintln!("{rounds} rounds; {} memories acknowledged, none lost, no file torn", acked.len());
+}
+
+/// After a kill: every memory file reads as a memory, and the graph and index are whole
+/// JSON (they may lag the files: they are rebuilt and repaired from them).
+fn memories_whole(root: &std::path::Path, round: u32) {
+    let dir = root.join(".claude/memory");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(slug) = name.strip_suffix(".md") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            ccmem_proto::memory::frontmatter::parse(slug, ccmem_proto::memory::Scope::Project, &text)
+                .unwrap_or_else(|e| panic!("round {round}: {name} is torn: {e:?}"));
+        } else if name == "graph.json" || name == "index.json" {
+            let _: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap())
+                .unwrap_or_else(|e| panic!("round {round}: {name} is torn: {e}"));
+        }
+    }
+}
+
+/// Every memory whose write was answered is there after the restart.
+fn all_acknowledged_memories_listed(env: &Env, root: &std::path::Path, acked: &[String], round: u32) {
+    let list = env.request("memory.list", json!({"path": root, "scope": "project"}));
+    let listed: std::collections::HashSet<&str> =
+        list["memories"].as_array().unwrap().iter().filter_map(|m| m["slug"].as_str()).collect();
+    let lost: Vec<&String> = acked.iter().filter(|s| !listed.contains(s.as_str())).collect();
+    assert!(lost.is_empty(), "round {round}: acknowledged memories lost: {lost:?}");
 }
 
 use std::io::Write;
