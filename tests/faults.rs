@@ -187,3 +187,60 @@ fn a_read_only_project_is_reported_and_the_session_kept() {
     assert!(read_state(&root).to_string().contains("src/b.rs"));
     assert!(!d.log().contains("panicked"));
 }
+
+const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+#[test]
+fn wall_clock_jumps_neither_expire_sessions_nor_break_timestamps() {
+    if !Path::new(FAKETIME).exists() {
+        eprintln!("libfaketime is not installed (apt-get install faketime): skipping");
+        return;
+    }
+    let env = Env::new();
+    let clock = env.path().join("clock");
+    std::fs::write(&clock, "+0\n").unwrap();
+    // The daemon's wall clock follows the file; its monotonic clock (timers, expiry) stays real.
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.env("LD_PRELOAD", FAKETIME)
+        .env("FAKETIME_TIMESTAMP_FILE", &clock)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    let d = Daemon::spawn(&mut cmd, env.path().join("faketime.stderr"));
+    d.wait_ready(&env.socket);
+    let root = repo(&env, "app");
+    env.request("project.watch", json!({"path": root}));
+    edit(&env, &root, "src/a.rs");
+    checkpoint(&env, &root).expect("checkpoint");
+    let session = env.project_status(&root)["session"]["session_id"].as_str().unwrap().to_string();
+    let write = |title: &str| {
+        env.request("memory.write", json!({"path": root, "type": "learning", "title": title, "tags": ["clock"]}))
+    };
+    let slug = write("Before the jumps")["memory"]["slug"].as_str().unwrap().to_string();
+
+    for (jump, label) in [("+3d", "three days ahead"), ("-400d", "400 days back"), ("+0", "back to now")] {
+        std::fs::write(&clock, format!("{jump}\n")).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        edit(&env, &root, &format!("src/{}.rs", label.replace(' ', "_")));
+        checkpoint(&env, &root).unwrap_or_else(|e| panic!("{label}: checkpoint failed: {e}"));
+        let s = env.project_status(&root);
+        assert_eq!(
+            s["session"]["session_id"],
+            session.as_str(),
+            "{label}: the session must not expire on a wall-clock jump"
+        );
+        assert!(s["live"] == true, "{label}: {s}");
+        let m = env.request("memory.update", json!({"path": root, "slug": slug, "append": label}))["memory"].clone();
+        let t = |k: &str| ccmem_proto::memory::parse_time(m[k].as_str().unwrap()).unwrap();
+        assert!(t("updated") >= t("created"), "{label}: updated went before created: {m}");
+        let w = write(&format!("Written {label}"));
+        if jump == "+3d" {
+            // The daemon's clock did jump.
+            let created = ccmem_proto::memory::parse_time(w["memory"]["created"].as_str().unwrap()).unwrap();
+            assert!(created > chrono::Utc::now() + chrono::Duration::days(2), "{w}");
+        }
+        let h = env.request("memory.health", json!({"path": root}));
+        assert!(h["scopes"].is_array(), "{label}: {h}");
+    }
+    assert!(read_state(&root).to_string().contains("back_to_now"));
+    assert!(!d.log().contains("panicked"), "{}", d.log());
+}
