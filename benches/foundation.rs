@@ -4,7 +4,9 @@
 //! - daemon start-to-ready (spawn → first answered ping), against spawning `/bin/true`;
 //! - `ccmemctl ping` as a whole process, median and p99, against `/bin/true`;
 //! - requests per second over one connection, against a bare socket echo server;
-//! - latency under 100 concurrent clients, against the same echo server.
+//! - latency (p50, p99) and requests/s with 1, 100 and 1,000 concurrent clients, against the
+//!   same echo server;
+//! - the client's cold auto-start (`ccmemctl ping` with no daemon), against a warm ping.
 //!
 //! Targets (issue 2): ping ≤ 3× /bin/true; ≥ 20,000 requests/s on one connection;
 //! start-to-ready < 20 ms. Set `CCMEM_BENCH_QUICK=1` for a short smoke run.
@@ -62,7 +64,7 @@ fn main() {
     row_rate("requests/s, one connection", daemon_rps, "bare echo socket", echo_rps);
 
     raise_fd_limit();
-    for clients in [100, 1000] {
+    for clients in [1, 100, 1000] {
         let (d50, d99, drps) = concurrent(&env.socket, clients, scale.concurrent);
         let (e50, e99, erps) = concurrent(&echo, clients, scale.concurrent);
         row(&format!("{clients} clients, p50 latency (ms)"), d50, "bare echo socket", e50);
