@@ -217,7 +217,7 @@ fn fuzz(target: &'static str, check: fn(&[u8])) {
     let _ = watchdog.join();
     let cases = cases.load(Ordering::Relaxed);
     eprintln!("fuzz {target}: {cases} inputs in {secs} s, no panic, no hang");
-    assert!(cases > 0, "fuzz {target}: no input ran");
+    assert!(cases > 0 || secs <= 0.0, "fuzz {target}: no input ran");
 }
 
 fn text(b: &[u8]) -> String {

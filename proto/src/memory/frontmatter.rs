@@ -144,9 +144,12 @@ pub fn render(m: &Memory, layout: &Layout) -> String {
     out
 }
 
-/// Content as stored: no leading blank lines, no trailing whitespace, `\n` line ends.
+/// Content as stored: no leading blank lines, no trailing whitespace, `\n` line ends (a
+/// lone `\r` counts as one).
 pub fn normalize_content(s: &str) -> String {
-    let s = s.replace("\r\n", "\n");
+    // Every line end becomes `\n`, a lone `\r` too: "\r\r\n" must not become "\r\n" and
+    // then, when read again, "\n".
+    let s = s.replace("\r\n", "\n").replace('\r', "\n");
     // Leading blank lines only: the indentation of the first real line is kept.
     let mut rest = s.as_str();
     while let Some(nl) = rest.find('\n') {
