@@ -30,6 +30,17 @@ pub struct Stored {
     pub layout: Layout,
     /// Its file's stamp after we last read or wrote it.
     pub stamp: Stamp,
+    /// Its `index.json` entry, serialised once (with `hasEmbedding` false, last): the index
+    /// is rewritten after every change, and re-serialising thousands of entries each time
+    /// would be most of a write's cost.
+    entry: Box<str>,
+}
+
+impl Stored {
+    fn new(memory: Memory, layout: Layout, stamp: Stamp, file: PathBuf) -> Self {
+        let entry = serde_json::to_string(&memory.index_entry(file, false)).unwrap_or_default().into_boxed_str();
+        Stored { memory, layout, stamp, entry }
+    }
 }
 
 /// One scope's memories, graph and indexes.
@@ -179,7 +190,8 @@ impl ScopeStore {
                 if let Some(v) = self.vectors.as_mut() {
                     v.remove(&slug);
                 }
-                self.memories.insert(slug, Stored { memory, layout, stamp: now_stamp });
+                let stored = Stored::new(memory, layout, now_stamp, path.to_path_buf());
+                self.memories.insert(slug, stored);
                 self.index_dirty = true;
             }
             Err(errors) => {
@@ -252,23 +264,53 @@ impl ScopeStore {
 
     /// Seed 003's index entries, from the memories held.
     pub fn index_entries(&self) -> BTreeMap<String, IndexEntry> {
-        // One directory listing rather than a stat per memory.
+        let cached = self.cached_embeddings();
+        self.memories
+            .iter()
+            .map(|(slug, s)| (slug.clone(), s.memory.index_entry(self.path_of(slug), cached(slug))))
+            .collect()
+    }
+
+    /// `index.json`, compact (derived, not committed, rewritten on every change), from the
+    /// entries serialised when each memory was stored.
+    pub fn index_bytes(&self) -> Vec<u8> {
+        let cached = self.cached_embeddings();
+        let head = serde_json::json!({"version": model::INDEX_VERSION, "lastUpdated": chrono::Utc::now()});
+        let mut out = serde_json::to_vec(&head).unwrap_or_default();
+        out.pop();
+        out.extend_from_slice(b",\"memories\":{");
+        for (n, (slug, s)) in self.memories.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(serde_json::to_string(slug).unwrap_or_default().as_bytes());
+            out.push(b':');
+            let entry = &s.entry;
+            match entry.strip_suffix("\"hasEmbedding\":false}") {
+                Some(body) if cached(slug) => {
+                    out.extend_from_slice(body.as_bytes());
+                    out.extend_from_slice(b"\"hasEmbedding\":true}");
+                }
+                _ => out.extend_from_slice(entry.as_bytes()),
+            }
+        }
+        out.extend_from_slice(b"}}\n");
+        out
+    }
+
+    /// Whether a memory has a cached embedding: the loaded cache, else one listing of the
+    /// cache directory.
+    fn cached_embeddings(&self) -> impl Fn(&str) -> bool + '_ {
         let on_disk: std::collections::HashSet<String> = match &self.vectors {
             Some(_) => Default::default(),
             None => fs::read_dir(self.dir.join(&self.cache_dir))
                 .map(|d| d.flatten().filter_map(|e| e.file_name().to_str().map(str::to_string)).collect())
                 .unwrap_or_default(),
         };
-        self.memories
-            .iter()
-            .map(|(slug, s)| {
-                let cached = match &self.vectors {
-                    Some(v) => v.contains_key(slug),
-                    None => on_disk.contains(&format!("{slug}.json")),
-                };
-                (slug.clone(), s.memory.index_entry(self.path_of(slug), cached))
-            })
-            .collect()
+        move |slug: &str| match &self.vectors {
+            Some(v) => v.contains_key(slug),
+            None => on_disk.contains(&format!("{slug}.json")),
+        }
     }
 
     /// Whether `index.json` or `graph.json` waits to be written.
@@ -299,15 +341,7 @@ impl ScopeStore {
             self.graph_dirty = false;
         }
         if self.index_dirty {
-            let index = Index {
-                version: model::INDEX_VERSION.into(),
-                last_updated: chrono::Utc::now(),
-                memories: self.index_entries(),
-            };
-            // Compact: derived, not committed, and rewritten on every change.
-            let mut bytes = serde_json::to_vec(&index).map_err(io::Error::other)?;
-            bytes.push(b'\n');
-            atomic::write(&self.index_path(), &bytes, false)?;
+            atomic::write(&self.index_path(), &self.index_bytes(), false)?;
             self.index_dirty = false;
             self.index_drift = None;
         }
@@ -322,7 +356,8 @@ impl ScopeStore {
         self.text.put(&memory);
         self.invalid.remove(&path);
         let slug = memory.slug.clone();
-        self.memories.insert(slug, Stored { memory, layout, stamp: stamp(&path) });
+        let stored = Stored::new(memory, layout, stamp(&path), path.clone());
+        self.memories.insert(slug, stored);
         self.index_dirty = true;
         Ok(path)
     }
@@ -527,4 +562,42 @@ fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(v).unwrap_or_else(|_| b"{}".to_vec());
     bytes.push(b'\n');
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccmem_proto::memory::MemoryType;
+
+    #[test]
+    fn the_index_written_from_cached_entries_is_the_index_of_the_memories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store = ScopeStore::load(Scope::Project, tmp.path().join("memory"));
+        let now = chrono::DateTime::from_timestamp(1_767_000_000, 0).unwrap();
+        for (slug, title) in [("b-two", "Two \"quoted\""), ("a-one", "One"), ("c-three", "Три")] {
+            let m = Memory {
+                slug: slug.into(),
+                memory_type: MemoryType::Learning,
+                title: title.into(),
+                tags: vec!["x".into()],
+                created: now,
+                updated: now,
+                links: vec![],
+                content: "text".into(),
+                scope: Scope::Project,
+            };
+            store.save(m, Layout::default()).unwrap();
+        }
+        let read = |store: &ScopeStore| serde_json::from_slice::<Index>(&store.index_bytes()).unwrap();
+        assert_eq!(read(&store).memories, store.index_entries());
+        let mut vectors = std::collections::HashMap::new();
+        let v =
+            super::super::embed::Cached { model: "m".into(), hash: "h".into(), vector: std::sync::Arc::new(vec![1.0]) };
+        vectors.insert("b-two".to_string(), v);
+        store.vectors = Some(vectors);
+        let index = read(&store);
+        assert_eq!(index.memories, store.index_entries());
+        assert!(index.memories["b-two"].has_embedding && !index.memories["a-one"].has_embedding);
+        assert_eq!(index.version, "1.0.0");
+    }
 }
