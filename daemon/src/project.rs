@@ -41,6 +41,9 @@ pub struct Ctx {
     pub config: Arc<crate::config::Reloader>,
 }
 
+/// Recent edits remembered before the first pruning.
+const RECENT_EDITS: usize = 4096;
+
 /// Memories named in the resume context at most.
 const MEMORIES_SHOWN: usize = 10;
 
@@ -169,6 +172,8 @@ pub struct Project {
     /// Who last counted a change to each file, and when: the agent's hook and the watcher
     /// report the same edit, which must count once.
     recent_edits: std::collections::HashMap<String, (Instant, bool)>,
+    /// Size of `recent_edits` at which it is next pruned.
+    prune_recent_at: usize,
     /// Bumped on every change: a checkpoint clears "unsaved" only if nothing changed meanwhile.
     version: u64,
     /// The background job (checkpoint or git refresh) in flight; one at a time.
@@ -232,6 +237,7 @@ impl Project {
             changed_since,
             memory: Memory::default(),
             recent_edits: Default::default(),
+            prune_recent_at: RECENT_EDITS,
             version: 0,
             job: None,
             seq: 0,
@@ -412,7 +418,11 @@ impl Project {
                         if self.recent_edits.get(&path).is_some_and(|(t, agent)| *agent && at - *t < SAME_EDIT) {
                             continue;
                         }
-                        self.note_edit(&path, at, false);
+                        // A burst (a checkout, a build) is not the agent's doing: remembering
+                        // each of its files, to match a later hook, would only cost memory.
+                        if !large {
+                            self.note_edit(&path, at, false);
+                        }
                     }
                     let event = match change {
                         watch::Change::Created => {
@@ -503,8 +513,11 @@ impl Project {
     }
 
     fn note_edit(&mut self, rel: &str, at: Instant, by_agent: bool) {
-        if self.recent_edits.len() > 4096 {
+        // Pruned when it has doubled since the last pruning: during a burst every entry is
+        // recent, and pruning at a fixed size would scan the whole map on every edit.
+        if self.recent_edits.len() > self.prune_recent_at {
             self.recent_edits.retain(|_, (t, _)| at - *t < SAME_EDIT);
+            self.prune_recent_at = (2 * self.recent_edits.len()).max(RECENT_EDITS);
         }
         self.recent_edits.insert(rel.to_string(), (at, by_agent));
     }

@@ -29,6 +29,8 @@ use tokio::sync::oneshot;
 /// Quiet time after a file notification before the files are read: an editor's save is
 /// several events.
 const FS_SETTLE: Duration = Duration::from_millis(100);
+/// When the global scope is read without being asked for.
+const PRELOAD_AFTER: Duration = Duration::from_millis(300);
 /// Messages handled before dirty files are written and replies sent.
 const BATCH: usize = 64;
 
@@ -194,15 +196,12 @@ impl Actor {
     }
 
     fn run(&mut self, rx: mpsc::Receiver<Msg>) {
-        // The user-wide scope is wanted by every project's first request: read it now, while
-        // nobody waits.
-        if let Ok(cfg) = self.config(None) {
-            let _ = self.scopes_for(None, &cfg, Some(Scope::Global));
-            self.flush();
-            crate::heap::trim();
-        }
+        // The user-wide scope is wanted by every project's first request: read it soon, while
+        // nobody waits, but not during the daemon's start, where it would compete for the CPU.
+        let mut preload = Some(Instant::now() + PRELOAD_AFTER);
         loop {
-            let first = match self.fs_deadline {
+            let wake = [self.fs_deadline, preload].into_iter().flatten().min();
+            let first = match wake {
                 Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
                     Ok(m) => Some(m),
                     Err(mpsc::RecvTimeoutError::Timeout) => None,
@@ -213,6 +212,12 @@ impl Actor {
                     Err(_) => break,
                 },
             };
+            if preload.is_some_and(|t| t <= Instant::now()) {
+                preload = None;
+                if let Ok(cfg) = self.config(None) {
+                    let _ = self.scopes_for(None, &cfg, Some(Scope::Global));
+                }
+            }
             let mut replies = Vec::new();
             if let Some(m) = first {
                 self.handle(m, &mut replies);
