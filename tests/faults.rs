@@ -42,6 +42,19 @@ impl Drop for Mount {
     }
 }
 
+/// A daemon, and a watched project with one edit and a first checkpoint, on a tmpfs of
+/// `kib` KiB (none without the right to mount).
+fn project_on_tmpfs(env: &Env, name: &str, kib: u64) -> Option<(Mount, Daemon, PathBuf)> {
+    let mount = Mount::tmpfs(&env.path().join(name), kib)?;
+    let d = env.start_daemon(&[]);
+    let root = mount.0.join("app");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    env.request("project.watch", json!({"path": root}));
+    edit(env, &root, "src/a.rs");
+    checkpoint(env, &root).expect("first checkpoint");
+    Some((mount, d, root))
+}
+
 fn checkpoint(env: &Env, root: &Path) -> Result<serde_json::Value, serde_json::Value> {
     env.try_request("session.checkpoint", json!({"path": root, "reason": "manual"}))
 }
@@ -90,13 +103,7 @@ fn a_removed_state_directory_is_made_again() {
 #[test]
 fn a_full_disk_fails_writes_cleanly_and_keeps_the_last_checkpoint_whole() {
     let env = Env::new();
-    let Some(mount) = Mount::tmpfs(&env.path().join("small"), 512) else { return };
-    let d = env.start_daemon(&[]);
-    let root = mount.0.join("app");
-    std::fs::create_dir_all(root.join(".git")).unwrap();
-    env.request("project.watch", json!({"path": root}));
-    edit(&env, &root, "src/a.rs");
-    checkpoint(&env, &root).expect("first checkpoint");
+    let Some((mount, d, root)) = project_on_tmpfs(&env, "small", 512) else { return };
     let memory = env.ctl(&[
         "memory",
         "write",
@@ -155,13 +162,7 @@ fn a_full_disk_fails_writes_cleanly_and_keeps_the_last_checkpoint_whole() {
 #[test]
 fn a_read_only_project_is_reported_and_the_session_kept() {
     let env = Env::new();
-    let Some(mount) = Mount::tmpfs(&env.path().join("ro"), 4096) else { return };
-    let d = env.start_daemon(&[]);
-    let root = mount.0.join("app");
-    std::fs::create_dir_all(root.join(".git")).unwrap();
-    env.request("project.watch", json!({"path": root}));
-    edit(&env, &root, "src/a.rs");
-    checkpoint(&env, &root).expect("first checkpoint");
+    let Some((mount, d, root)) = project_on_tmpfs(&env, "ro", 4096) else { return };
     mount.remount("ro");
     edit(&env, &root, "src/b.rs");
     let e = checkpoint(&env, &root).expect_err("a read-only project cannot take a checkpoint");
