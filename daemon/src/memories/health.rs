@@ -141,7 +141,7 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
 
 fn finding_note(findings: &mut Vec<Finding>, error: String) {
     findings.push(Finding {
-        kind: FindingKind::IndexDrift,
+        kind: FindingKind::RepairFailed,
         slug: String::new(),
         detail: format!("repair failed: {error}"),
         fixable: false,

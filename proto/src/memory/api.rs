@@ -356,6 +356,8 @@ pub enum FindingKind {
     StaleCache,
     /// Quality below `quality.minQualityScore`.
     LowQuality,
+    /// `--fix` could not write its repairs (the detail says why).
+    RepairFailed,
 }
 
 /// One thing the health check found.
