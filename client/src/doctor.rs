@@ -66,8 +66,21 @@ pub fn checks(socket: &Path) -> Vec<Check> {
     inotify(peer.as_ref().map(|p| p.pid), &mut out);
     let _ = &peer;
     git(&mut out);
+    mcp(&mut out);
     dirs(&mut out);
     out
+}
+
+fn mcp(out: &mut Vec<Check>) {
+    match crate::autostart::find_program("ccmem-mcp") {
+        Some(p) => out.push(ok("MCP server", format!("{} (`ccmemctl mcp`)", p.display()))),
+        None => out.push(bad(
+            "MCP server",
+            "warn",
+            "ccmem-mcp is not beside ccmemctl or on PATH: `ccmemctl mcp` cannot start",
+            "cargo install --locked --path . (installs ccmemd, ccmemctl and ccmem-mcp)",
+        )),
+    }
 }
 
 fn daemon(socket: &Path, out: &mut Vec<Check>) -> Option<HelloReply> {
