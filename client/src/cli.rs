@@ -111,7 +111,7 @@ pub enum Command {
     },
     /// Print the man page (roff): `ccmemctl man | man -l -`
     Man,
-    /// Check the installation: daemon, socket, service, hooks, watch limits, git, directories
+    /// Check the installation: daemon, socket, service, hooks, watch limits, git, MCP server, directories
     Doctor,
     /// Run ccmemd as a user service (systemd socket activation on Linux, launchd on macOS)
     Service {
