@@ -647,6 +647,7 @@ fn semantic_search_through_a_local_provider_with_cache_and_fallback() {
     let r = mem_json(&env, &root, &["search", "feline", "--mode", "semantic"]);
     assert_eq!(r["mode"], "semantic", "{r}");
     assert_eq!(r["hits"][0]["slug"], cat.as_str(), "no shared word, same meaning: {r}");
+    assert_eq!(r["hits"][0]["snippet"], "Cats sleep most of the day.", "{r}");
     let r = mem_json(&env, &root, &["search", "feline"]);
     assert_eq!(r["mode"], "hybrid", "auto is hybrid with a provider: {r}");
     assert_eq!(r["hits"][0]["slug"], cat.as_str());

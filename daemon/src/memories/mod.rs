@@ -96,8 +96,14 @@ enum Msg {
         reply: oneshot::Sender<Vec<String>>,
     },
     Fs(Vec<PathBuf>),
-    /// A semantic search finished: its embeddings to cache, then its answer.
-    Embedded(Vec<ops::Embedded>, Reply, Result<Value, Failure>),
+    /// A semantic search finished: its embeddings to cache, its results' snippets to make
+    /// (from the memories, which only this thread holds), then its answer.
+    Searched {
+        embedded: Vec<ops::Embedded>,
+        reply: Reply,
+        result: SearchReply,
+        query: String,
+    },
 }
 
 /// A handle on the memory thread.
@@ -257,11 +263,12 @@ impl Actor {
                     ops::Outcome::Now(r) => replies.push((reply, r)),
                     ops::Outcome::Later(job) => {
                         let tx = self.tx.clone();
+                        let query = job.query().to_string();
                         self.rt.spawn(async move {
-                            let (outcome, embedded) = job.run().await;
+                            let (result, embedded) = job.run().await;
                             // Answered by the thread once the cache is written, so that a
                             // caller sees the files in step with the answer.
-                            let _ = tx.send(Msg::Embedded(embedded, reply, outcome));
+                            let _ = tx.send(Msg::Searched { embedded, reply, result, query });
                         });
                     }
                 }
@@ -273,8 +280,17 @@ impl Actor {
                 self.pending_fs.extend(paths);
                 self.fs_deadline.get_or_insert_with(|| Instant::now() + FS_SETTLE);
             }
-            Msg::Embedded(items, reply, outcome) => {
-                self.store_embeddings(items);
+            Msg::Searched { embedded, reply, mut result, query } => {
+                self.store_embeddings(embedded);
+                for hit in &mut result.hits {
+                    let memory =
+                        hit.file.parent().and_then(|d| self.scopes.get(d)).and_then(|s| s.memories.get(&hit.slug));
+                    if let Some(s) = memory {
+                        hit.snippet = search::snippet(&s.memory.content, &query);
+                    }
+                }
+                let outcome =
+                    serde_json::to_value(result).map_err(|e| Failure::io(format!("cannot encode the reply: {e}")));
                 replies.push((reply, outcome));
             }
         }
@@ -400,8 +416,7 @@ impl Actor {
         for e in items {
             let Some(store) = self.scopes.get_mut(&e.dir) else { continue };
             // The memory may have changed while it was being embedded.
-            let current = store.memories.get(&e.slug).map(|s| embed::sha256(&embed::text_of(&s.memory)));
-            if current.as_deref() != Some(e.cached.hash.as_str()) {
+            if store.memories.get(&e.slug).map(|s| s.text_hash()) != Some(e.cached.hash.as_str()) {
                 continue;
             }
             if let Err(err) = embed::store_cache(&store.dir, &store.cache_dir, &e.slug, &e.cached) {

@@ -365,7 +365,9 @@ impl Actor {
                     store.text.search(&p.query, limit, |s| store.memories.get(s).is_some_and(|x| filter(&x.memory)))
                 {
                     let m = &store.memories[&slug].memory;
-                    hits.push(hit(m, store.path_of(&slug), score, Some(score), None, &p.query));
+                    let mut h = hit(m, store.path_of(&slug), score, Some(score));
+                    h.snippet = search::snippet(&m.content, &p.query);
+                    hits.push(h);
                 }
             }
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -394,18 +396,18 @@ impl Actor {
                 .filter(|s| filter(&s.memory))
                 .map(|s| {
                     let m = &s.memory;
-                    let body = embed::text_of(m);
-                    let hash = embed::sha256(&body);
+                    let hash = s.text_hash().to_string();
                     let cached = vectors.and_then(|v| v.get(&m.slug)).filter(|c| c.hash == hash).cloned();
                     // Kept for embedding unless the primary model's vector is at hand; one of a
                     // fallback model is re-done if the primary model answers.
                     let keep_body = cached.as_ref().is_none_or(|c| c.model != models[0]);
                     Candidate {
-                        hit: hit(m, store.path_of(&m.slug), 0.0, text.get(&m.slug).copied(), None, &p.query),
+                        // Snippets are made for the results only, once ranked (`snippets`).
+                        hit: hit(m, store.path_of(&m.slug), 0.0, text.get(&m.slug).copied()),
                         dir: dir.clone(),
                         updated: m.updated,
                         hash,
-                        body: keep_body.then_some(body),
+                        body: keep_body.then(|| embed::text_of(m)),
                         cached,
                     }
                 })
@@ -512,7 +514,8 @@ fn io_failure(dir: &Path, e: std::io::Error) -> Failure {
     Failure::io(format!("cannot write in {}: {e}", dir.display()))
 }
 
-fn hit(m: &Memory, file: PathBuf, score: f32, text: Option<f32>, semantic: Option<f32>, query: &str) -> SearchHit {
+/// A result without its snippet.
+fn hit(m: &Memory, file: PathBuf, score: f32, text: Option<f32>) -> SearchHit {
     SearchHit {
         scope: m.scope,
         slug: m.slug.clone(),
@@ -521,8 +524,8 @@ fn hit(m: &Memory, file: PathBuf, score: f32, text: Option<f32>, semantic: Optio
         tags: m.tags.clone(),
         score,
         text_score: text,
-        semantic_score: semantic,
-        snippet: search::snippet(&m.content, query),
+        semantic_score: None,
+        snippet: String::new(),
         file,
     }
 }
@@ -549,9 +552,14 @@ pub struct SemanticJob {
 }
 
 impl SemanticJob {
+    /// What is searched for.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
     /// Embeds the query (and memories without a fresh embedding), ranks, and returns the
     /// reply with the new embeddings to cache.
-    pub async fn run(mut self) -> (Result<Value, Failure>, Vec<Embedded>) {
+    pub async fn run(mut self) -> (SearchReply, Vec<Embedded>) {
         // Memories with no vector at all go with the query; those with a vector of another
         // model only once the model that answers is known.
         let uncached: Vec<usize> = (0..self.candidates.len())
@@ -619,7 +627,7 @@ impl SemanticJob {
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.slug.cmp(&b.slug)));
         hits.truncate(self.limit);
         let reply = SearchReply { hits, mode, notes: self.notes };
-        (serde_json::to_value(reply).map_err(|e| Failure::io(e.to_string())), fresh)
+        (reply, fresh)
     }
 
     fn take(&mut self, idx: &[usize], model: &str, vectors: Vec<Vec<f32>>, fresh: &mut Vec<Embedded>) {

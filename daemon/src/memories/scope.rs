@@ -34,12 +34,20 @@ pub struct Stored {
     /// is rewritten after every change, and re-serialising thousands of entries each time
     /// would be most of a write's cost.
     entry: Box<str>,
+    /// SHA-256 of the text that is embedded, worked out on first use: every semantic search
+    /// compares it with the cached embedding's. A changed memory is a new `Stored`.
+    text_hash: std::cell::OnceCell<String>,
 }
 
 impl Stored {
     fn new(memory: Memory, layout: Layout, stamp: Stamp, file: PathBuf) -> Self {
         let entry = serde_json::to_string(&memory.index_entry(file, false)).unwrap_or_default().into_boxed_str();
-        Stored { memory, layout, stamp, entry }
+        Stored { memory, layout, stamp, entry, text_hash: Default::default() }
+    }
+
+    /// SHA-256 of the memory's embedded text (title, tags, content).
+    pub fn text_hash(&self) -> &str {
+        self.text_hash.get_or_init(|| super::embed::sha256(&super::embed::text_of(&self.memory)))
     }
 }
 
