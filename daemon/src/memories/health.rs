@@ -95,7 +95,7 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         finding(FindingKind::InvalidFile, &name, errors.join("; "), false);
     }
-    let index_drift = store.index_drift.clone().or_else(|| on_disk_drift(store));
+    let index_drift = store.index_drift.clone().or_else(|| store.index_drift_on_disk());
     if let Some(d) = &index_drift {
         finding(FindingKind::IndexDrift, "index.json", d.clone(), true);
     }
@@ -203,23 +203,6 @@ fn repair(
         store.touch_index();
     }
     store.flush().err().map(|e| e.to_string())
-}
-
-/// The index on disk against the files, now.
-fn on_disk_drift(store: &ScopeStore) -> Option<String> {
-    let path = store.dir.join("index.json");
-    let bytes = std::fs::read(&path).ok();
-    if bytes.is_none() && store.memories.is_empty() {
-        return None;
-    }
-    let index = bytes.and_then(|b| serde_json::from_slice::<ccmem_proto::memory::Index>(&b).ok());
-    match index {
-        None => Some("index.json is missing or corrupt".into()),
-        Some(i) if i.memories.keys().ne(store.memories.keys()) => {
-            Some("index.json lists other memories than the files".into())
-        }
-        Some(_) => None,
-    }
 }
 
 fn stale_cache_files(store: &ScopeStore) -> Vec<String> {

@@ -110,15 +110,8 @@ impl ScopeStore {
         self.invalid.clear();
         self.text = search::Index::default();
         self.vectors = None;
-        if let Ok(entries) = fs::read_dir(&self.dir) {
-            for e in entries.flatten() {
-                let path = e.path();
-                if is_memory_file(&path) && e.file_type().is_ok_and(|t| t.is_file()) {
-                    self.read_file(&path);
-                }
-            }
-        }
-        self.load_graph();
+        // With nothing known, every file reads as new.
+        self.rescan();
         self.check_index();
     }
 
@@ -243,9 +236,18 @@ impl ScopeStore {
     /// Compares `index.json` with the files; a missing, corrupt or drifted index is rewritten
     /// at the next flush.
     fn check_index(&mut self) {
-        let path = self.index_path();
+        let drift = self.index_drift_on_disk();
+        if let Some(d) = &drift {
+            tracing::info!(scope = %self.scope, dir = %self.dir.display(), "{d}; rebuilding it");
+            self.index_dirty = true;
+        }
+        self.index_drift = drift;
+    }
+
+    /// How `index.json` on disk differs from the files now, if it does.
+    pub fn index_drift_on_disk(&self) -> Option<String> {
         let expected = self.index_entries();
-        let drift = match fs::read(&path) {
+        match fs::read(self.index_path()) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 (!self.memories.is_empty() || !self.invalid.is_empty()).then(|| "index.json is missing".to_string())
             }
@@ -262,12 +264,7 @@ impl ScopeStore {
                 }
                 Ok(_) => None,
             },
-        };
-        if let Some(d) = &drift {
-            tracing::info!(scope = %self.scope, dir = %self.dir.display(), "{d}; rebuilding it");
-            self.index_dirty = true;
         }
-        self.index_drift = drift;
     }
 
     /// Seed 003's index entries, from the memories held.
