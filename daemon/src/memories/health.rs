@@ -52,8 +52,10 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
         }
     }
     let mut links_to_add: Vec<(String, String)> = Vec::new();
+    let neighbour_map = store.neighbour_map();
+    let none = Vec::new();
     for (slug, s) in &store.memories {
-        let neighbours = store.neighbours(slug);
+        let neighbours = neighbour_map.get(slug.as_str()).unwrap_or(&none);
         for l in &s.memory.links {
             if !exists(l) {
                 finding(
@@ -62,7 +64,7 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
                     format!("links names {l}, which does not exist in this scope"),
                     true,
                 );
-            } else if !neighbours.contains(l) {
+            } else if !neighbours.contains(&l.as_str()) {
                 finding(
                     FindingKind::LinksOutOfStep,
                     slug,
@@ -72,7 +74,7 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
                 links_to_add.push((slug.clone(), l.clone()));
             }
         }
-        for n in neighbours.iter().filter(|n| exists(n) && !s.memory.links.contains(n)) {
+        for n in neighbours.iter().filter(|n| exists(n) && !s.memory.links.iter().any(|l| l == *n)) {
             finding(FindingKind::LinksOutOfStep, slug, format!("the graph links it to {n} but its links do not"), true);
         }
         let days = (now - s.memory.created).num_days();
@@ -103,7 +105,11 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
     for slug in &stale_cache {
         finding(FindingKind::StaleCache, slug, "cached embedding of a memory that no longer exists".into(), true);
     }
-    let mut quality: Vec<Quality> = store.memories.values().map(|s| score(&s.memory, store, now)).collect();
+    let mut quality: Vec<Quality> = store
+        .memories
+        .values()
+        .map(|s| score(&s.memory, store, neighbour_map.get(s.memory.slug.as_str()).map_or(0, Vec::len), now))
+        .collect();
     quality.sort_by(|a, b| a.score.cmp(&b.score).then_with(|| a.slug.cmp(&b.slug)));
     for q in quality.iter().filter(|q| q.score < cfg.quality.min_quality_score) {
         finding(
@@ -215,7 +221,8 @@ fn stale_cache_files(store: &ScopeStore) -> Vec<String> {
 }
 
 /// A memory's quality, 0–100, with what cost points.
-pub fn score(m: &Memory, store: &ScopeStore, now: DateTime<Utc>) -> Quality {
+/// `neighbours`: how many memories the graph joins it to.
+pub fn score(m: &Memory, store: &ScopeStore, neighbours: usize, now: DateTime<Utc>) -> Quality {
     let mut score: i32 = 100;
     let mut reasons = Vec::new();
     let mut cost = |points: i32, why: &str| {
@@ -228,7 +235,7 @@ pub fn score(m: &Memory, store: &ScopeStore, now: DateTime<Utc>) -> Quality {
     } else if len < 80 {
         cost(20, "content under 80 characters");
     }
-    let links = store.neighbours(&m.slug).len().max(m.links.iter().filter(|l| store.memories.contains_key(*l)).count());
+    let links = neighbours.max(m.links.iter().filter(|l| store.memories.contains_key(*l)).count());
     if m.memory_type == MemoryType::Hub && links < 2 {
         cost(20, "a hub linking fewer than 2 memories");
     } else if links == 0 {

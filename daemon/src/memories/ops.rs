@@ -148,12 +148,13 @@ impl Actor {
         for dir in dirs {
             let store = &self.scopes[&dir];
             let entries = store.index_entries();
+            let neighbours = store.neighbour_map();
             for (slug, entry) in entries {
                 let m = &store.memories[&slug].memory;
                 if p.memory_type.is_some_and(|t| t != m.memory_type) || !p.tags.iter().all(|t| m.tags.contains(t)) {
                     continue;
                 }
-                let links = store.neighbours(&slug).len();
+                let links = neighbours.get(slug.as_str()).map_or(0, Vec::len);
                 out.memories.push(ListEntry { scope: store.scope, entry, links });
             }
             out.invalid.extend(store.invalid_files());

@@ -542,6 +542,29 @@ impl ScopeStore {
         out
     }
 
+    /// Every memory's neighbours, as [`Self::neighbours`] gives them, in one pass over the
+    /// graph: for work on all memories, where asking each would scan the graph each time.
+    pub fn neighbour_map(&self) -> std::collections::HashMap<&str, Vec<&str>> {
+        fn add<'a>(map: &mut std::collections::HashMap<&'a str, Vec<&'a str>>, a: &'a str, b: &'a str) {
+            let v = map.entry(a).or_default();
+            if !v.contains(&b) {
+                v.push(b);
+            }
+        }
+        let mut map = std::collections::HashMap::new();
+        for (src, edges) in &self.graph {
+            for e in edges {
+                add(&mut map, src, &e.target);
+            }
+        }
+        for (src, edges) in &self.graph {
+            for e in edges {
+                add(&mut map, &e.target, src);
+            }
+        }
+        map
+    }
+
     /// Edges in the graph, each direction counted.
     pub fn edge_count(&self) -> usize {
         self.graph.values().map(Vec::len).sum()
@@ -604,5 +627,22 @@ mod tests {
         assert_eq!(index.memories, store.index_entries());
         assert!(index.memories["b-two"].has_embedding && !index.memories["a-one"].has_embedding);
         assert_eq!(index.version, "1.0.0");
+    }
+
+    #[test]
+    fn the_neighbour_map_gives_what_neighbours_gives_for_each_memory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store = ScopeStore::load(Scope::Project, tmp.path().join("memory"));
+        let edge = |t: &str, l: &str| Edge { target: t.into(), label: l.into(), timestamp: String::new() };
+        // Two-way, one-way and duplicate-target edges, and an edge to a memory not stored.
+        store.graph.insert("a".into(), vec![edge("b", "implements"), edge("c", "relates-to"), edge("b", "part-of")]);
+        store.graph.insert("b".into(), vec![edge("a", "implemented-by")]);
+        store.graph.insert("d".into(), vec![edge("a", "relates-to"), edge("ghost", "relates-to")]);
+        let map = store.neighbour_map();
+        for slug in ["a", "b", "c", "d", "ghost", "nobody"] {
+            let want = store.neighbours(slug);
+            let got: Vec<String> = map.get(slug).map(|v| v.iter().map(|s| s.to_string()).collect()).unwrap_or_default();
+            assert_eq!(got, want, "{slug}");
+        }
     }
 }
