@@ -61,6 +61,27 @@ impl Error {
             Error::Failed(_) | Error::Quiet => exit::ERROR,
         }
     }
+
+    /// What to tell the user (nothing for a failure already shown).
+    fn message(&self) -> Option<&str> {
+        match self {
+            Error::Unreachable(m) | Error::Failed(m) => Some(m),
+            Error::Quiet => None,
+        }
+    }
+}
+
+/// The exit of a program of ours: the error, if any, on stderr after `program: `, and its code.
+fn exit_with(program: &str, outcome: Result<(), Error>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(e) => {
+            if let Some(m) = e.message() {
+                eprintln!("{program}: {m}");
+            }
+            ExitCode::from(e.code())
+        }
+    }
 }
 
 impl From<CallError> for Error {
@@ -80,15 +101,7 @@ pub fn main() -> ExitCode {
         return hook::run(None, !autostart_disabled());
     }
     let cli = cli::Cli::parse();
-    match run(cli) {
-        Ok(()) => ExitCode::from(exit::OK),
-        Err(e) => {
-            if let Error::Unreachable(m) | Error::Failed(m) = &e {
-                eprintln!("ccmemctl: {m}");
-            }
-            ExitCode::from(e.code())
-        }
-    }
+    exit_with("ccmemctl", run(cli))
 }
 
 #[derive(Debug, Clone)]

@@ -104,10 +104,7 @@ impl Server {
         tokio::task::spawn_blocking(move || with_daemon(&ctx, |c, _| c.call(method, &params)))
             .await
             .map_err(|e| e.to_string())?
-            .map_err(|e| match e {
-                Error::Unreachable(m) | Error::Failed(m) => m,
-                Error::Quiet => "failed".into(),
-            })
+            .map_err(|e| e.message().unwrap_or("failed").to_string())
     }
 }
 
@@ -222,14 +219,7 @@ pub fn main() -> std::process::ExitCode {
     let outcome = ccmem_proto::paths::socket_path(args.socket.as_deref())
         .map_err(|e| Error::Failed(format!("cannot work out the socket path: {e}")))
         .and_then(|socket| run(Ctx { socket, json: false, autostart: !args.no_start && !crate::autostart_disabled() }));
-    match outcome {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(Error::Unreachable(m) | Error::Failed(m)) => {
-            eprintln!("ccmem-mcp: {m}");
-            std::process::ExitCode::from(crate::exit::ERROR)
-        }
-        Err(Error::Quiet) => std::process::ExitCode::from(crate::exit::ERROR),
-    }
+    crate::exit_with("ccmem-mcp", outcome)
 }
 
 /// Runs the server until stdin closes.
