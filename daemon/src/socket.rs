@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The socket file we created. Remembers its identity so that we never remove one that a
 /// later daemon put in its place.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SocketFile {
     path: PathBuf,
     #[cfg(unix)]
@@ -64,7 +64,7 @@ impl SocketFile {
         }
         #[cfg(not(unix))]
         {
-            true
+            self.path.exists()
         }
     }
 
@@ -75,27 +75,14 @@ impl SocketFile {
     pub fn on_loss(&self, lost: impl Fn() + Send + 'static) -> Option<notify::RecommendedWatcher> {
         use notify::Watcher;
         let dir = self.path.parent()?.to_path_buf();
-        let (path, ident) = (self.path.clone(), {
-            #[cfg(unix)]
-            {
-                self.ident
-            }
-            #[cfg(not(unix))]
-            {
-                None::<(u64, u64)>
-            }
-        });
+        let file = self.clone();
         let fired = std::sync::atomic::AtomicBool::new(false);
         let mut w = notify::recommended_watcher(move |r: notify::Result<notify::Event>| {
             let Ok(ev) = r else { return };
-            if !ev.paths.iter().any(|p| p == &path || p == &dir) {
+            if !ev.paths.iter().any(|p| p == &file.path || p == &dir) {
                 return;
             }
-            #[cfg(unix)]
-            let gone = ident.is_none() || file_ident(&path) != ident;
-            #[cfg(not(unix))]
-            let gone = !path.exists();
-            if gone && !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            if !file.is_ours() && !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
                 lost();
             }
         })
@@ -111,7 +98,7 @@ impl SocketFile {
     pub fn remove_file(&self) {
         #[cfg(unix)]
         {
-            if self.ident.is_none() || file_ident(&self.path) != self.ident {
+            if !self.is_ours() {
                 tracing::info!(socket = %self.path.display(), "socket file was replaced or removed; leaving it");
                 return;
             }
