@@ -199,16 +199,10 @@ async fn post(endpoint: &str, path: &str, body: &str) -> Result<(u16, Vec<u8>), 
     let io = |e: std::io::Error| EmbedError::Unreachable(format!("{endpoint}: {e}"));
     stream.write_all(request.as_bytes()).await.map_err(io)?;
     let mut raw = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        let n = stream.read(&mut buf).await.map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        raw.extend_from_slice(&buf[..n]);
-        if raw.len() > MAX_RESPONSE {
-            return Err(EmbedError::Failed(format!("{endpoint}: response larger than {MAX_RESPONSE} bytes")));
-        }
+    // One byte over the limit tells a response that is too large from one that just fits.
+    stream.take(MAX_RESPONSE as u64 + 1).read_to_end(&mut raw).await.map_err(io)?;
+    if raw.len() > MAX_RESPONSE {
+        return Err(EmbedError::Failed(format!("{endpoint}: response larger than {MAX_RESPONSE} bytes")));
     }
     parse_response(&raw).ok_or_else(|| EmbedError::Failed(format!("{endpoint}: not an HTTP response")))
 }
