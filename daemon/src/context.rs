@@ -6,7 +6,8 @@
 
 use ccmem_proto::env::{BuildState, DependencyState, ServerStatus, SuiteStatus};
 use ccmem_proto::facts::{Memory, FACTS_SHOWN, GOALS_SHOWN};
-use ccmem_proto::session::{truncate_chars, Conversation, Session, TodoStatus};
+use ccmem_proto::session::{truncate_chars, Conversation, Done, Failure, Session, Todo, TodoStatus};
+use chrono::{DateTime, Utc};
 
 /// The default budget, in characters.
 pub const DEFAULT_BUDGET: usize = 6000;
@@ -19,7 +20,8 @@ const LINE: usize = 300;
 pub struct Input<'a> {
     /// The project's session.
     pub session: &'a Session,
-    /// The conversation being resumed or started, if known.
+    /// The conversation whose work is being carried on: the one starting, when it has done
+    /// work (a resume, a compaction), else the last one that did.
     pub conversation: Option<&'a Conversation>,
     /// The conversation to name for `--resume`.
     pub resume_id: Option<&'a str>,
@@ -31,16 +33,66 @@ pub struct Input<'a> {
     pub after_compact: bool,
     /// Knowledge memories relevant to the work, one line each, best first.
     pub memories: &'a [String],
+    /// Now, for ages ("2 h ago").
+    pub now: DateTime<Utc>,
 }
 
 /// The share of the budget kept for goals, facts and memories, so that a long session
 /// cannot crowd out what was learnt before it.
 const KNOWLEDGE_SHARE: f32 = 0.3;
 
+/// The work a context carries: this session's, or what the previous session left.
+struct Work<'a> {
+    conversation: Option<&'a Conversation>,
+    todos: &'a [Todo],
+    failures: &'a [Failure],
+    done: &'a [Done],
+    /// `- path (3 edits, created)`, most recent first.
+    files: Vec<String>,
+    files_total: usize,
+}
+
+/// Characters each part may take at most, so that one long part cannot starve the others.
+mod caps {
+    pub const TODOS: usize = 1800;
+    pub const FAILURES: usize = 1000;
+    pub const LAST_WORDS: usize = 1100;
+    pub const FILES: usize = 1100;
+    pub const DONE: usize = 450;
+    pub const FINDINGS: usize = 1000;
+    pub const SUMMARY: usize = 600;
+}
+
 /// The context, at most `budget` characters (capped at [`MAX_BUDGET`]).
 pub fn build(i: &Input, budget: usize) -> String {
     let budget = budget.clamp(200, MAX_BUDGET);
     let s = i.session;
+    let now = i.now;
+    let own = Work {
+        conversation: i.conversation,
+        todos: i.conversation.filter(|c| !c.todos.is_empty()).map(|c| c.todos.as_slice()).unwrap_or(&s.todos),
+        failures: &s.failures,
+        done: &s.done,
+        files: file_lines(s),
+        files_total: s.files_modified.values().filter(|r| !r.deleted).count(),
+    };
+    // A session that has done nothing yet carries what the previous one left.
+    let quiet = own.conversation.is_none_or(|c| !c.did_work())
+        && own.todos.is_empty()
+        && own.failures.is_empty()
+        && own.files_total == 0;
+    let previous = s.previous.as_deref().filter(|_| quiet);
+    let work = match previous {
+        Some(p) => Work {
+            conversation: p.conversation.as_ref(),
+            todos: &p.todos,
+            failures: &p.failures,
+            done: &p.done,
+            files: p.edited_files.iter().take(25).map(|f| format!("- {f}")).collect(),
+            files_total: p.edited_files.len(),
+        },
+        None => own,
+    };
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
 
     let mut head = vec![format!(
@@ -50,10 +102,30 @@ pub fn build(i: &Input, budget: usize) -> String {
         s.session_id,
         s.statistics.session_duration_minutes
     )];
-    if let Some(id) = i.resume_id {
+    if let Some(p) = previous {
+        head.push(format!(
+            "Previous session {} ended {} ({}, {}); below is what it left.",
+            p.session_id,
+            p.ended_at,
+            ago(&p.ended_at, now),
+            p.reason
+        ));
+    }
+    if let Some(id) = i.resume_id.or(previous.and_then(|p| p.conversation.as_ref()).map(|c| c.id.as_str())) {
         head.push(format!("Previous conversation, to resume it: {id} (`claude --resume {id}`)."));
     }
-    if s.git.branch != "unknown" {
+    if let Some(c) = work.conversation {
+        if !c.first_prompt.is_empty() {
+            head.push(format!("Task (first prompt): {}", one_line(&c.first_prompt)));
+        }
+        if let Some(last) = c.prompts.last().filter(|p| **p != c.first_prompt) {
+            head.push(format!("Latest prompt: {}", one_line(last)));
+        }
+    } else if let Some(c) = s.commands_executed.last() {
+        head.push(format!("Latest prompt: {}", one_line(&c.command)));
+    }
+    head.push(state_line(&work, s));
+    if s.git.branch != "unknown" && previous.is_none() {
         head.push(format!(
             "Git: branch {}, {} staged, {} unstaged, {} untracked; last commit {}.",
             s.git.branch,
@@ -70,16 +142,68 @@ pub fn build(i: &Input, budget: usize) -> String {
                 .into(),
         );
     }
-    for (kind, suite) in [("Unit", &s.test_results.unit), ("E2E", &s.test_results.e2e)] {
-        if suite.status == SuiteStatus::Passed {
-            head.push(format!(
-                "{kind} tests passed ({}: {} of {}) with `{}`.",
-                suite.framework, suite.passed, suite.total, suite.command
-            ));
-        }
-    }
+    head.retain(|l| !l.is_empty());
     sections.push(("# Where you left off (ccmem)".into(), head));
-    environment_first(&mut sections, s);
+
+    let done = work.todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
+    if !work.todos.is_empty() {
+        sections.push((
+            format!("## Todos ({done} of {} done; [x] done, [~] in progress, [ ] open)", work.todos.len()),
+            todo_lines(work.todos, caps::TODOS),
+        ));
+    }
+    let mut failing = failure_lines(work.failures, now);
+    if previous.is_none() {
+        failing.extend(failing_tests(s));
+    }
+    push(&mut sections, "## Unresolved failures", cap(failing, caps::FAILURES));
+    if previous.is_none() {
+        build_failing(&mut sections, s);
+    }
+    if let Some(c) = work.conversation.filter(|c| !c.digest.last_words.is_empty()) {
+        let when = if c.digest.last_words_at.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", ago(&c.digest.last_words_at, now))
+        };
+        let lines = c.digest.last_words.lines().map(|l| format!("> {l}")).collect();
+        sections.push((format!("## The agent's last words{when}"), cap_tail(lines, caps::LAST_WORDS)));
+    }
+    push(&mut sections, "## Files edited", {
+        let mut l = cap(work.files.clone(), caps::FILES);
+        let shown = l.iter().filter(|x| !x.starts_with("- …")).count();
+        if work.files_total > shown && !l.iter().any(|x| x.starts_with("- …")) {
+            l.push(format!("- … and {} more files", work.files_total - shown));
+        }
+        l
+    });
+    push(
+        &mut sections,
+        "## Done (commits, pull requests, closed issues)",
+        cap(work.done.iter().rev().map(|d| format!("- {}: {}", d.kind, d.text)).collect(), caps::DONE),
+    );
+    if let Some(c) = work.conversation {
+        let last = normal(&c.digest.last_words);
+        let findings: Vec<String> = c
+            .digest
+            .findings
+            .iter()
+            .rev()
+            .filter(|f| !last.contains(&normal(f)))
+            .map(|f| format!("- {f}"))
+            .collect();
+        push(&mut sections, "## Decisions and findings (newest first)", cap(findings, caps::FINDINGS));
+        let d = &c.digest;
+        let mut summary = Vec::new();
+        if !d.next_step.is_empty() {
+            summary.push(format!("Next step: {}", one_line(&d.next_step)));
+        }
+        summary.extend(d.pending.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("Pending: {}", l.trim_start_matches(['-', '*', ' ']))));
+        push(&mut sections, "## At the last compaction", cap(summary, caps::SUMMARY));
+    }
+    if previous.is_none() {
+        environment_first(&mut sections, s, now);
+    }
 
     let t = &s.task_status;
     if !t.source_file.is_empty() {
@@ -91,53 +215,6 @@ pub fn build(i: &Input, budget: usize) -> String {
         l.extend(t.next_tasks.iter().map(|n| format!("- next: {} {}", n.id, n.title).replace("  ", " ")));
         sections.push(("## Task list".into(), l));
     }
-    let todos = i.conversation.filter(|c| !c.todos.is_empty()).map(|c| &c.todos).unwrap_or(&s.todos);
-    let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
-    let active = &s.context_snapshot.active_task;
-    if !active.is_empty() {
-        let mut l = vec![active.clone()];
-        if !todos.is_empty() {
-            l.push(format!("Todos: {done} of {} done.", todos.len()));
-        }
-        sections.push(("## Active task".into(), l));
-    }
-    let mut open: Vec<String> = todos
-        .iter()
-        .filter(|t| t.status == TodoStatus::InProgress)
-        .map(|t| format!("- [in progress] {}", t.content))
-        .collect();
-    open.extend(todos.iter().filter(|t| t.status == TodoStatus::Pending).map(|t| format!("- [ ] {}", t.content)));
-    push(&mut sections, "## Open todos", open);
-
-    let prompts: Vec<String> = match i.conversation.filter(|c| !c.prompts.is_empty()) {
-        Some(c) => c.prompts.iter().rev().take(3).rev().map(|p| format!("- {}", first_line(p))).collect(),
-        None => {
-            s.commands_executed.iter().rev().take(3).rev().map(|c| format!("- {}", first_line(&c.command))).collect()
-        }
-    };
-    push(&mut sections, "## Recent prompts", prompts);
-
-    let mut files: Vec<_> = s.files_modified.iter().filter(|(_, r)| !r.deleted).collect();
-    files.sort_by(|a, b| {
-        b.1.last_modified.cmp(&a.1.last_modified).then(b.1.modification_count.cmp(&a.1.modification_count))
-    });
-    let mut file_lines: Vec<String> = files
-        .iter()
-        .take(25)
-        .map(|(p, r)| {
-            let n = r.modification_count;
-            let what = if r.changes_summary.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", last_part(&r.changes_summary))
-            };
-            format!("- {p} ({n} change{}{what})", if n == 1 { "" } else { "s" })
-        })
-        .collect();
-    if files.len() > 25 {
-        file_lines.push(format!("- … and {} more files", files.len() - 25));
-    }
-    push(&mut sections, "## Files edited this session", file_lines);
     let deleted: Vec<String> =
         s.files_modified.iter().filter(|(_, r)| r.deleted).take(10).map(|(p, _)| format!("- {p}")).collect();
     push(&mut sections, "## Files deleted this session", deleted);
@@ -147,7 +224,7 @@ pub fn build(i: &Input, budget: usize) -> String {
         .context_snapshot
         .next_steps
         .iter()
-        .filter(|n| !todos.iter().any(|t| &t.content == *n))
+        .filter(|n| !work.todos.iter().any(|t| &t.content == *n))
         .map(|n| format!("- {n}"))
         .collect();
     push(&mut sections, "## Next steps", next);
@@ -182,36 +259,167 @@ pub fn build(i: &Input, budget: usize) -> String {
     truncate_chars(&parts.join("\n\n"), budget)
 }
 
-/// Failing tests, a failing build and running servers: near the top, the agent's first
-/// concern on resuming.
-fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session) {
-    let mut failing = Vec::new();
-    for (kind, suite) in [("Unit", &s.test_results.unit), ("E2E", &s.test_results.e2e)] {
+/// Where the work stands, in one line: finished, or what is under way.
+fn state_line(w: &Work, s: &Session) -> String {
+    let open = w.todos.iter().filter(|t| t.status != TodoStatus::Completed).count();
+    let commit = w
+        .done
+        .iter()
+        .rev()
+        .find(|d| d.kind == "commit")
+        .map(|d| d.text.clone())
+        .or_else(|| (!s.git.last_commit.is_empty()).then(|| s.git.last_commit.clone()));
+    let last_commit = commit.map(|c| format!("; last commit {c}")).unwrap_or_default();
+    if let Some(t) = w.todos.iter().find(|t| t.status == TodoStatus::InProgress) {
+        return format!("Under way: {}.", t.active_form.trim_end_matches('.'));
+    }
+    if !w.todos.is_empty() && open == 0 && w.failures.is_empty() {
+        return format!("Finished: all {} todos done{last_commit}.", w.todos.len());
+    }
+    if !w.todos.is_empty() && open == 0 {
+        return format!("All {} todos done, but failures remain (below){last_commit}.", w.todos.len());
+    }
+    String::new()
+}
+
+/// One line per todo with its status; completed ones folded into one line when the list is
+/// too long, never the open ones.
+fn todo_lines(todos: &[Todo], max: usize) -> Vec<String> {
+    let line = |t: &Todo| {
+        let mark = match t.status {
+            TodoStatus::Completed => "[x]",
+            TodoStatus::InProgress => "[~]",
+            TodoStatus::Pending => "[ ]",
+        };
+        let id = t.id.as_deref().map(|i| format!("#{i} ")).unwrap_or_default();
+        format!("- {mark} {id}{}", one_line(&t.content))
+    };
+    let all: Vec<String> = todos.iter().map(line).collect();
+    if size(&all) <= max {
+        return all;
+    }
+    let done: Vec<&Todo> = todos.iter().filter(|t| t.status == TodoStatus::Completed).collect();
+    let mut out: Vec<String> = todos.iter().filter(|t| t.status != TodoStatus::Completed).map(line).collect();
+    let names: Vec<String> = done.iter().map(|t| one_line(&t.content)).collect();
+    out.insert(0, truncate_chars(&format!("- [x] {} done: {}", done.len(), names.join("; ")), LINE));
+    cap(out, max)
+}
+
+fn failure_lines(failures: &[Failure], now: DateTime<Utc>) -> Vec<String> {
+    failures
+        .iter()
+        .rev()
+        .map(|f| {
+            let times = if f.count > 1 { format!(" {}×", f.count) } else { String::new() };
+            let blocker = if f.count >= 3 { ", a blocker" } else { "" };
+            let error = if f.error.is_empty() { String::new() } else { format!(": {}", f.error) };
+            format!("- {}: `{}` failed{times} ({}{blocker}){error}", f.kind, f.command, ago(&f.last_at, now))
+        })
+        .collect()
+}
+
+/// The failing tests of the last runs, one per line.
+fn failing_tests(s: &Session) -> Vec<String> {
+    let mut out = Vec::new();
+    for suite in [&s.test_results.unit, &s.test_results.e2e] {
         if suite.status != SuiteStatus::Failed {
             continue;
         }
-        failing.push(format!(
-            "{kind}: {} failed, {} passed ({}, `{}`{}).",
-            suite.failed,
-            suite.passed,
-            suite.framework,
-            suite.command,
-            suite.ran_at.as_deref().map(|t| format!(", {t}")).unwrap_or_default()
-        ));
-        for f in &suite.failures {
+        for f in suite.failures.iter().take(5) {
             let at = match (f.file.is_empty(), f.line) {
                 (true, _) => String::new(),
                 (false, Some(l)) => format!(" ({}:{l})", f.file),
                 (false, None) => format!(" ({})", f.file),
             };
             let msg = f.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
-            failing.push(format!("- {}{at}{msg}", f.test_name));
+            out.push(format!("  - test {}{at}{msg}", f.test_name));
         }
-        if suite.more_failures > 0 {
-            failing.push(format!("- … and {} more failures", suite.more_failures));
+        let more = suite.failures.len().saturating_sub(5) as u64 + suite.more_failures;
+        if more > 0 {
+            out.push(format!("  - … and {more} more failing tests"));
         }
     }
-    push(sections, "## Failing tests", failing);
+    out
+}
+
+/// `- src/a.rs (3 edits: Edit: 1 → 2 lines)`, most recent first.
+fn file_lines(s: &Session) -> Vec<String> {
+    let mut files: Vec<_> = s.files_modified.iter().filter(|(_, r)| !r.deleted).collect();
+    files.sort_by(|a, b| {
+        b.1.last_modified.cmp(&a.1.last_modified).then(b.1.modification_count.cmp(&a.1.modification_count))
+    });
+    files
+        .iter()
+        .map(|(p, r)| {
+            let n = r.modification_count;
+            let created = if r.created { ", created" } else { "" };
+            format!("- {p} ({n} edit{}{created})", if n == 1 { "" } else { "s" })
+        })
+        .collect()
+}
+
+/// The first lines that fit in `max` characters, and a note of how many were left out.
+fn cap(lines: Vec<String>, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    let total = lines.len();
+    for (n, l) in lines.into_iter().enumerate() {
+        let l = truncate_chars(&l, LINE);
+        let len = l.chars().count() + 1;
+        if used + len > max && n > 0 {
+            out.push(format!("- … and {} more", total - n));
+            break;
+        }
+        used += len;
+        out.push(l);
+    }
+    out
+}
+
+/// The last lines that fit in `max` characters (the end of a message matters most).
+fn cap_tail(lines: Vec<String>, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for l in lines.into_iter().rev() {
+        let l = truncate_chars(&l, LINE);
+        let len = l.chars().count() + 1;
+        if used + len > max && !out.is_empty() {
+            break;
+        }
+        used += len;
+        out.push(l);
+    }
+    out.reverse();
+    out
+}
+
+fn size(lines: &[String]) -> usize {
+    lines.iter().map(|l| l.chars().count() + 1).sum()
+}
+
+fn one_line(s: &str) -> String {
+    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    truncate_chars(&joined, LINE - 40)
+}
+
+fn normal(s: &str) -> String {
+    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// "just now", "12 min ago", "3 h ago", "2 days ago"; "" for an unreadable time.
+pub fn ago(iso: &str, now: DateTime<Utc>) -> String {
+    let Some(t) = crate::session::parse_iso(iso) else { return String::new() };
+    let secs = (now - t).num_seconds();
+    match secs {
+        s if s < 60 => "just now".into(),
+        s if s < 3600 => format!("{} min ago", s / 60),
+        s if s < 48 * 3600 => format!("{} h ago", s / 3600),
+        s => format!("{} days ago", s / 86_400),
+    }
+}
+
+/// A failing build with its first errors.
+fn build_failing(sections: &mut Vec<(String, Vec<String>)>, s: &Session) {
     let b = &s.environment.build;
     if b.status == BuildState::Failed {
         let mut l = vec![format!(
@@ -219,10 +427,14 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session) {
             b.command,
             b.last_build.as_deref().map(|t| format!(" at {t}")).unwrap_or_default()
         )];
-        l.extend(b.errors.iter().map(|e| format!("- {e}")));
+        l.extend(b.errors.iter().take(5).map(|e| format!("- {e}")));
         sections.push(("## Build failing".into(), l));
     }
-    let running: Vec<String> = s
+}
+
+/// Running dev servers, the last test runs with their age, uncommitted changes.
+fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session, now: DateTime<Utc>) {
+    let mut l: Vec<String> = s
         .environment
         .servers
         .iter()
@@ -230,10 +442,38 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session) {
         .map(|x| {
             let pid = x.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
             let cmd = if x.command.is_empty() { String::new() } else { format!(": {}", x.command) };
-            format!("- {} ({}{pid}){cmd}", x.url, x.process)
+            format!("- dev server {} ({}{pid}){cmd}", x.url, x.process)
         })
         .collect();
-    push(sections, "## Dev servers running", running);
+    for (kind, suite) in [("Unit tests", &s.test_results.unit), ("E2E tests", &s.test_results.e2e)] {
+        if suite.status == SuiteStatus::NotRun {
+            continue;
+        }
+        let status = if suite.status == SuiteStatus::Passed { "passed" } else { "failed" };
+        let when = suite.ran_at.as_deref().map(|t| format!(", {}", ago(t, now))).unwrap_or_default();
+        let since = suite
+            .ran_at
+            .as_deref()
+            .and_then(ccmem_proto::session::Timestamp::parse)
+            .map(|t| s.files_modified.values().filter(|r| r.last_modified > t).count())
+            .map(|n| match n {
+                0 => ", no edits since".to_string(),
+                1 => ", 1 file edited since".to_string(),
+                n => format!(", {n} files edited since"),
+            })
+            .unwrap_or_default();
+        l.push(format!(
+            "- {kind} {status} ({}: {} of {}){when}{since}, `{}`",
+            suite.framework, suite.passed, suite.total, suite.command
+        ));
+    }
+    if s.git.has_uncommitted_changes {
+        l.push(format!(
+            "- uncommitted: {} staged, {} unstaged, {} untracked",
+            s.git.staged_files, s.git.unstaged_files, s.git.untracked_files
+        ));
+    }
+    push(sections, "## Environment", l);
 }
 
 /// Dependencies to install and servers that stopped: useful, not urgent.
@@ -254,21 +494,13 @@ fn environment_rest(sections: &mut Vec<(String, Vec<String>)>, s: &Session) {
             x.stopped_at.as_deref().map(|t| format!(" at {t}")).unwrap_or_default()
         )
     }));
-    push(sections, "## Environment", l);
+    push(sections, "## Environment (other)", l);
 }
 
 fn push(sections: &mut Vec<(String, Vec<String>)>, title: &str, lines: Vec<String>) {
     if !lines.is_empty() {
         sections.push((title.into(), lines));
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
-}
-
-fn last_part(summary: &str) -> &str {
-    summary.rsplit(", ").next().unwrap_or(summary)
 }
 
 /// Facts most related to the current work first (words shared with the active task and the
@@ -348,13 +580,14 @@ mod tests {
             crate::session::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
         s.context_snapshot.active_task = "Add OAuth login".into();
         s.todos = vec![
-            Todo { content: "Design".into(), status: TodoStatus::Completed, active_form: "Designing".into() },
+            Todo { id: None, content: "Design".into(), status: TodoStatus::Completed, active_form: "Designing".into() },
             Todo {
+                id: None,
                 content: "Implement callback".into(),
                 status: TodoStatus::InProgress,
                 active_form: "Implementing".into(),
             },
-            Todo { content: "Write tests".into(), status: TodoStatus::Pending, active_form: "Writing tests".into() },
+            Todo { id: None, content: "Write tests".into(), status: TodoStatus::Pending, active_form: "Writing tests".into() },
         ];
         for i in 0..200 {
             let _ = crate::session::apply(
@@ -390,6 +623,7 @@ mod tests {
             global_facts: &[],
             after_compact: false,
             memories: &memories,
+            now: chrono::Utc::now(),
         };
         for budget in [1000, DEFAULT_BUDGET, MAX_BUDGET] {
             let c = build(&input, budget);
@@ -418,6 +652,7 @@ mod tests {
             global_facts: &[],
             after_compact: false,
             memories: &[],
+            now: chrono::Utc::now(),
         };
         for budget in [200, 800, 2000, DEFAULT_BUDGET, 50_000] {
             let c = build(&input, budget);
@@ -426,15 +661,15 @@ mod tests {
         }
         let c = build(&input, DEFAULT_BUDGET);
         let pos = |x: &str| c.find(x).unwrap_or_else(|| panic!("{x} missing:\n{c}"));
-        assert!(pos("## Active task") < pos("## Open todos"));
-        assert!(pos("## Open todos") < pos("## Files edited"));
-        assert!(pos("- [in progress] Implement callback") < pos("- [ ] Write tests"));
-        assert!(!c.contains("- [ ] Design"), "completed todos are not open");
-        assert!(c.contains("and 175 more files"), "a long list says what it left out:\n{c}");
+        assert!(pos("Under way: Implementing.") < pos("## Todos (1 of 3 done"));
+        assert!(pos("## Todos") < pos("## Files edited"));
+        assert!(pos("- [x] Design") < pos("- [~] Implement callback"));
+        assert!(pos("- [~] Implement callback") < pos("- [ ] Write tests"));
+        assert!(c.contains("and 175 more files") || c.contains("- … and"), "a long list says what it left out:\n{c}");
         assert!(c.contains("ship login (by Friday)"));
         assert!(c.find("OAuth callbacks").unwrap() < c.find("uses pnpm").unwrap(), "related facts first");
         let small = build(&input, 800);
-        assert!(small.contains("## Active task") && small.contains("Implement callback"), "{small}");
+        assert!(small.contains("## Todos") && small.contains("[~] Implement callback"), "{small}");
     }
 
     #[test]
@@ -451,6 +686,7 @@ mod tests {
                 global_facts: &[],
                 after_compact: true,
                 memories: &[],
+                now: chrono::Utc::now(),
             },
             DEFAULT_BUDGET,
         );

@@ -103,8 +103,21 @@ pub struct Effects {
     pub intents_in: Option<String>,
     /// The assistant's last message was not given: read it from this transcript.
     pub read_transcript: Option<String>,
-    /// A file the agent edited (relative): for matching with the watcher's sighting.
-    pub agent_edit: Option<(String, String, String)>,
+    /// A file the agent edited: for matching with the watcher's sighting.
+    pub agent_edit: Option<AgentEdit>,
+}
+
+/// A file the agent says it edited.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentEdit {
+    /// Relative to the project root.
+    pub rel: String,
+    /// What changed, in a few words.
+    pub summary: String,
+    /// The tool that changed it.
+    pub tool: String,
+    /// The tool made the file.
+    pub created: bool,
 }
 
 /// Applies a hook to the session.
@@ -130,7 +143,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             }
         }
         Kind::Prompt { text } => {
-            let prompt = session::clean(text);
+            let prompt = session::clean(&ccmem_proto::transcript::readable_prompt(text));
             if !prompt.is_empty() {
                 let workflow = prompt
                     .strip_prefix('/')
@@ -151,6 +164,9 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 let subject = ccmem_proto::session::truncate_chars(prompt.lines().next().unwrap_or(""), 120);
                 if let Some(c) = find(s, &conv_id) {
                     c.message_count += 1;
+                    if c.first_prompt.is_empty() {
+                        c.first_prompt = command.clone();
+                    }
                     c.prompts.push(command);
                     let excess = c.prompts.len().saturating_sub(PROMPTS);
                     c.prompts.drain(..excess);
@@ -162,7 +178,10 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             }
         }
         Kind::ToolUse { tool, input, response, failed } => {
-            tool_use(s, &conv_id, tool, input, now, &mut fx);
+            if let Some(c) = find(s, &conv_id) {
+                c.tool_calls += 1;
+            }
+            tool_use(s, &conv_id, tool, input, response, now, &mut fx);
             if tool == "Bash" {
                 results(s, input, response, *failed, now);
             }
@@ -171,30 +190,32 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             if !subagent {
                 close_last_command(s, now);
             }
-            match last_message {
-                Some(m) => fx.intents_in = Some(m.clone()),
-                None => fx.read_transcript = h.transcript.clone(),
-            }
+            fx.intents_in = last_message.clone();
+            fx.read_transcript = h.transcript.clone();
             fx.checkpoint = Some((CheckpointReason::StopHook, CheckpointType::EventDriven));
         }
         Kind::PreCompact => {
+            fx.read_transcript = h.transcript.clone();
             if let Some(c) = find(s, &conv_id) {
                 c.compacted = true;
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }
         Kind::SessionEnd => {
+            fx.read_transcript = h.transcript.clone();
             if let Some(c) = find(s, &conv_id) {
                 c.ended = true;
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }
         Kind::Task { event, payload } => {
-            let subject = task_subject(payload.get("task").unwrap_or(payload));
-            if let Some(subject) = subject {
-                let status = if event.contains("Complet") { TodoStatus::Completed } else { TodoStatus::Pending };
-                upsert_todo(s, &conv_id, &subject, status);
-            }
+            // TaskCreated / TaskCompleted: `task_id`, `task_subject`, `task_description`
+            // (older payloads nest a `task` object).
+            let v = payload.get("task").filter(|t| t.is_object()).unwrap_or(payload);
+            let id = id_of(v.get("task_id").or_else(|| v.get("id")).or_else(|| v.get("taskId")));
+            let subject = v.get("task_subject").and_then(Value::as_str).map(session::clean).or_else(|| task_subject(v));
+            let status = if event.contains("Complet") { Some(TodoStatus::Completed) } else { None };
+            change_task(s, &conv_id, TaskChange { id, subject, status, active_form: None, delete: false });
         }
         Kind::Other(_) => {}
     }
@@ -202,7 +223,15 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
     fx
 }
 
-fn tool_use(s: &mut Session, conv: &str, tool: &str, input: &Value, now: DateTime<Utc>, fx: &mut Effects) {
+fn tool_use(
+    s: &mut Session,
+    conv: &str,
+    tool: &str,
+    input: &Value,
+    response: &Value,
+    now: DateTime<Utc>,
+    fx: &mut Effects,
+) {
     match tool {
         "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
             let Some(path) =
@@ -220,7 +249,9 @@ fn tool_use(s: &mut Session, conv: &str, tool: &str, input: &Value, now: DateTim
                 }
                 _ => format!("NotebookEdit: {}", text(input, "edit_mode").unwrap_or_else(|| "cell".into())),
             };
-            fx.agent_edit = Some((rel, summary, tool.to_string()));
+            // Write says whether it made the file (`"type": "create"`) or replaced it.
+            let created = tool == "Write" && response.get("type").and_then(Value::as_str) == Some("create");
+            fx.agent_edit = Some(AgentEdit { rel, summary, tool: tool.to_string(), created });
         }
         "TodoWrite" => {
             let todos: Vec<Todo> = input
@@ -233,12 +264,23 @@ fn tool_use(s: &mut Session, conv: &str, tool: &str, input: &Value, now: DateTim
             }
             let _ = session::apply_quietly(s, SessionEvent::Todos { todos }, now);
         }
-        "TaskCreate" | "TaskUpdate" => {
-            if let Some(subject) = task_subject(input) {
-                let status =
-                    input.get("status").and_then(Value::as_str).and_then(status_of).unwrap_or(TodoStatus::Pending);
-                upsert_todo(s, conv, &subject, status);
-            }
+        "TaskCreate" => {
+            // The id comes back in the response (`{"task": {"id": "3", …}}`); updates name only it.
+            let id = id_of(response.get("task").and_then(|t| t.get("id")));
+            let status = input.get("status").and_then(Value::as_str).and_then(status_of);
+            let active_form = input.get("activeForm").and_then(Value::as_str).map(session::clean);
+            change_task(s, conv, TaskChange { id, subject: task_subject(input), status, active_form, delete: false });
+        }
+        "TaskUpdate" => {
+            let raw = input.get("status").and_then(Value::as_str);
+            let change = TaskChange {
+                id: id_of(input.get("taskId").or_else(|| input.get("task_id")).or_else(|| input.get("id"))),
+                subject: task_subject(input),
+                status: raw.and_then(status_of),
+                active_form: input.get("activeForm").and_then(Value::as_str).map(session::clean),
+                delete: raw == Some("deleted"),
+            };
+            change_task(s, conv, change);
         }
         "Bash" => {
             if let Some(cmd) = text(input, "command") {
@@ -258,13 +300,10 @@ fn tool_use(s: &mut Session, conv: &str, tool: &str, input: &Value, now: DateTim
     }
 }
 
-/// Test and build results from a shell command's output.
+/// Test and build results from a shell command's output, and what the command means for
+/// the session's unresolved failures and finished work.
 fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, now: DateTime<Utc>) {
     let Some(cmd) = text(input, "command") else { return };
-    let kind = testout::command::classify(&cmd);
-    if kind.test.is_none() && !kind.build {
-        return;
-    }
     if response.get("interrupted").and_then(Value::as_bool) == Some(true) {
         return; // a run cut short says nothing about the code
     }
@@ -278,15 +317,27 @@ fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, now: 
             .collect::<Vec<_>>()
             .join("\n"),
     };
-    let command = ccmem_proto::session::truncate_chars(&cmd, PROMPT_CHARS);
+    let parsed_failure = parsed_results(s, &cmd, &output, failed, now);
+    crate::shell::record(s, &cmd, &output, failed, parsed_failure, now);
+}
+
+/// Records the test runs and build a command's output shows; returns what failed in them
+/// (a run piped into `tail` exits 0 whatever the tests did).
+fn parsed_results(s: &mut Session, cmd: &str, output: &str, failed: bool, now: DateTime<Utc>) -> Option<String> {
+    let kind = testout::command::classify(cmd);
+    if kind.test.is_none() && !kind.build {
+        return None;
+    }
+    let mut failure = None;
+    let command = ccmem_proto::session::truncate_chars(cmd, PROMPT_CHARS);
     if let Some(hint) = kind.test {
-        let mut runs = testout::parse(&output, hint);
+        let mut runs = testout::parse(output, hint);
         if runs.is_empty() {
             // Nothing a runner printed: the exit status alone, and why it failed (a compile
             // error, a missing script) as its one failure.
             let mut suite = TestSuite { framework: hint.unwrap_or("unknown").into(), ..Default::default() };
             if failed {
-                let why = testout::build::parse(&output, true).errors.into_iter().next();
+                let why = testout::build::parse(output, true).errors.into_iter().next();
                 suite.failures.push(TestFailure { test_name: "(run)".into(), message: why, ..Default::default() });
             } else {
                 suite.status = SuiteStatus::Passed;
@@ -295,15 +346,38 @@ fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, now: 
         }
         for mut run in runs {
             run.suite.command = command.clone();
+            if failure.is_none() && run.suite.status == SuiteStatus::Failed {
+                failure = Some(suite_failure(&run.suite));
+            }
             let e2e = run.e2e || kind.e2e;
             let _ = session::apply_quietly(s, SessionEvent::Tests { suite: run.suite, e2e }, now);
         }
     }
     if kind.build {
-        let mut b = testout::build::parse(&output, failed);
+        let mut b = testout::build::parse(output, failed);
         b.command = command;
+        if failure.is_none() && b.status == ccmem_proto::env::BuildState::Failed {
+            failure = b.errors.first().cloned().or_else(|| Some(String::new()));
+        }
         let _ = session::apply_quietly(s, SessionEvent::Build(b), now);
     }
+    // A failure whose parser found no words gets the output's key error line.
+    failure.map(|f| if f.is_empty() { crate::shell::key_error(output).unwrap_or_default() } else { f })
+}
+
+/// `2 failed, 40 passed; parses_dates (src/a.rs:10): expected 3, got 4`.
+fn suite_failure(suite: &TestSuite) -> String {
+    let mut text = format!("{} failed, {} passed", suite.failed, suite.passed);
+    if let Some(f) = suite.failures.first() {
+        let at = if f.file.is_empty() {
+            String::new()
+        } else {
+            format!(" ({}{})", f.file, f.line.map(|l| format!(":{l}")).unwrap_or_default())
+        };
+        let msg = f.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
+        text.push_str(&format!("; {}{at}{msg}", f.test_name));
+    }
+    text
 }
 
 fn status_of(s: &str) -> Option<TodoStatus> {
@@ -321,6 +395,7 @@ fn todo_of(v: &Value) -> Option<Todo> {
         return None;
     }
     Some(Todo {
+        id: None,
         status: v.get("status").and_then(Value::as_str).and_then(status_of).unwrap_or_default(),
         active_form: v.get("activeForm").and_then(Value::as_str).map(session::clean).unwrap_or_else(|| content.clone()),
         content,
@@ -335,11 +410,60 @@ fn task_subject(v: &Value) -> Option<String> {
         .filter(|x| !x.is_empty())
 }
 
-fn upsert_todo(s: &mut Session, conv: &str, subject: &str, status: TodoStatus) {
+/// One change to the agent's task list, from whichever source said it.
+struct TaskChange {
+    id: Option<String>,
+    subject: Option<String>,
+    status: Option<TodoStatus>,
+    active_form: Option<String>,
+    delete: bool,
+}
+
+/// Task ids arrive as strings (`"3"`) or numbers.
+fn id_of(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.trim().trim_start_matches('#').to_string()).filter(|s| !s.is_empty()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Applies a task change to the conversation's list (and the session's): by id when it has
+/// one, else by subject. An update for an id never seen creates it, named by its subject or
+/// its id, so that its status is not lost.
+fn change_task(s: &mut Session, conv: &str, ch: TaskChange) {
     let mut todos = find(s, conv).map(|c| c.todos.clone()).unwrap_or_else(|| s.todos.clone());
-    match todos.iter_mut().find(|t| t.content == subject) {
-        Some(t) => t.status = status,
-        None => todos.push(Todo { content: subject.to_string(), status, active_form: subject.to_string() }),
+    let pos = match (&ch.id, &ch.subject) {
+        (Some(id), _) => todos.iter().position(|t| t.id.as_deref() == Some(id.as_str())),
+        (None, Some(subject)) => todos.iter().position(|t| &t.content == subject),
+        (None, None) => return,
+    };
+    match (pos, ch.delete) {
+        (Some(i), true) => {
+            todos.remove(i);
+        }
+        (None, true) => return,
+        (Some(i), false) => {
+            let t = &mut todos[i];
+            if let Some(st) = ch.status {
+                t.status = st;
+            }
+            if let Some(subject) = ch.subject {
+                t.content = subject;
+            }
+            if let Some(a) = ch.active_form.filter(|a| !a.is_empty()) {
+                t.active_form = a;
+            }
+        }
+        (None, false) => {
+            let content = ch.subject.clone().unwrap_or_else(|| format!("Task #{}", ch.id.as_deref().unwrap_or("?")));
+            todos.push(Todo {
+                id: ch.id,
+                active_form: ch.active_form.filter(|a| !a.is_empty()).unwrap_or_else(|| content.clone()),
+                content,
+                status: ch.status.unwrap_or_default(),
+            });
+        }
     }
     if let Some(c) = find(s, conv) {
         c.todos = todos.clone();
@@ -391,47 +515,15 @@ pub fn resumable<'a>(
     now: DateTime<Utc>,
     except: Option<&str>,
 ) -> Option<&'a Conversation> {
+    // The last conversation that did work: a `claude -p "continue"` that did nothing after
+    // it is not what anyone wants to resume.
     s.conversations
         .iter()
         .filter(|c| Some(c.id.as_str()) != except)
         .filter(|c| {
             session::parse_iso(&c.last_activity).is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
         })
-        .max_by(|a, b| a.last_activity.cmp(&b.last_activity))
-}
-
-/// The text of the last assistant message in a Claude Code transcript (JSON lines), read
-/// from the end of the file only.
-pub fn last_assistant_text(path: &str) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    const TAIL: u64 = 512 * 1024;
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
-    let mut buf = Vec::new();
-    f.take(TAIL).read_to_end(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf);
-    for line in text.lines().rev() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
-        if v.get("type").and_then(Value::as_str) != Some("assistant") {
-            continue;
-        }
-        let content = v.get("message").and_then(|m| m.get("content"))?;
-        let joined = match content {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => continue,
-        };
-        if !joined.trim().is_empty() {
-            return Some(joined);
-        }
-    }
-    None
+        .max_by(|a, b| (a.did_work(), &a.last_activity).cmp(&(b.did_work(), &b.last_activity)))
 }
 
 #[cfg(test)]
@@ -508,7 +600,10 @@ mod tests {
             "tool_input": {"file_path": "/w/app/src/a.rs", "old_string": "a", "new_string": "a\nb"}, "tool_response": {"x": "y"}})),
             now,
         );
-        assert_eq!(fx.agent_edit, Some(("src/a.rs".into(), "Edit: 1 → 2 lines".into(), "Edit".into())));
+        assert_eq!(
+            fx.agent_edit,
+            Some(AgentEdit { rel: "src/a.rs".into(), summary: "Edit: 1 → 2 lines".into(), tool: "Edit".into(), created: false })
+        );
         let fx = apply(
             &mut s,
             &hook(
@@ -623,21 +718,5 @@ mod tests {
         assert_eq!(resumable(&s, std::time::Duration::from_secs(3600), later, None).unwrap().id, "b");
         assert_eq!(resumable(&s, std::time::Duration::from_secs(3600), later, Some("b")).unwrap().id, "a");
         assert!(resumable(&s, std::time::Duration::from_secs(1), later + chrono::Duration::seconds(10), None).is_none());
-    }
-
-    #[test]
-    fn the_transcript_gives_the_last_assistant_text() {
-        let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("t.jsonl");
-        let lines = [
-            json!({"type": "user", "message": {"content": "hi"}}),
-            json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "old [GOAL: a]"}]}}),
-            json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Bash"}, {"type": "text", "text": "[DONE: a]"}]}}),
-            json!({"type": "user", "message": {"content": "thanks"}}),
-        ];
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect::<String>() + "{broken";
-        std::fs::write(&p, text).unwrap();
-        assert_eq!(last_assistant_text(p.to_str().unwrap()).as_deref(), Some("[DONE: a]"));
-        assert_eq!(last_assistant_text("/no/such/file"), None);
     }
 }

@@ -34,12 +34,14 @@ pub mod rpc;
 pub mod server;
 pub mod service;
 pub mod session;
+pub mod shell;
 pub mod shutdown;
 pub mod socket;
 pub mod state;
 pub mod store;
 pub mod tasks;
 pub mod testout;
+pub mod transcript;
 pub mod watch;
 
 use anyhow::Context;

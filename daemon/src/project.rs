@@ -194,6 +194,27 @@ pub struct Project {
     config_error: Option<String>,
     /// The last activity (what the expiry counts from).
     active_at: Instant,
+    /// The transcript read in flight (one at a time): the conversation, and the digest lent
+    /// to it with what it found.
+    reading: Option<tokio::task::JoinHandle<TranscriptRead>>,
+    /// A read asked for while one was running: (conversation, transcript).
+    read_next: Option<(String, String)>,
+    /// A checkpoint that waits for the transcript read in flight (it should hold its words).
+    after_read: Option<(CheckpointReason, CheckpointType)>,
+    /// Hashes of assistant texts already scanned for intents (the Stop payload's message is
+    /// also in the transcript), so that a `[DONE: …]` completes one goal, not two.
+    scanned: std::collections::VecDeque<u64>,
+}
+
+/// A finished transcript read.
+type TranscriptRead = (String, ccmem_proto::session::Digest, std::io::Result<crate::transcript::Delta>);
+
+/// Waits for a background read, or forever when there is none (for `select!`).
+async fn finished<T>(job: &mut Option<tokio::task::JoinHandle<T>>) -> Option<T> {
+    match job {
+        Some(h) => h.await.ok(),
+        None => std::future::pending().await,
+    }
 }
 
 /// An agent's report and the watcher's sighting of one edit arrive within this of each other.
@@ -249,6 +270,10 @@ impl Project {
             overrides: Default::default(),
             config_error: None,
             active_at,
+            reading: None,
+            read_next: None,
+            after_read: None,
+            scanned: Default::default(),
         }
     }
 
@@ -297,6 +322,10 @@ impl Project {
                     if self.dirty {
                         self.checkpoint_soon(CheckpointReason::Automatic, CheckpointType::Periodic);
                     }
+                }
+                read = finished(&mut self.reading) => {
+                    self.reading = None;
+                    self.transcript_read(read).await;
                 }
                 _ = &mut expiry => break Flow::End(EndReason::Expired, None),
                 Ok(()) = live.changed() => {
@@ -469,20 +498,20 @@ impl Project {
     async fn hook(&mut self, hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>>) {
         let now = chrono::Utc::now();
         let fx = hooks::apply(&mut self.s, &hook, now);
-        if let Some((rel, summary, tool)) = &fx.agent_edit {
+        if let Some(e) = &fx.agent_edit {
             let at = Instant::now();
-            if self.recent_edits.get(rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT) {
-                session::annotate(&mut self.s, rel, summary, tool);
+            if self.recent_edits.get(&e.rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT) {
+                session::annotate(&mut self.s, &e.rel, &e.summary, &e.tool, e.created);
             } else {
                 let edit = SessionEvent::FileEdited {
-                    path: rel.clone(),
-                    summary: Some(summary.clone()),
-                    workflow: Some(tool.clone()),
-                    created: false,
+                    path: e.rel.clone(),
+                    summary: Some(e.summary.clone()),
+                    workflow: Some(e.tool.clone()),
+                    created: e.created,
                 };
                 let _ = session::apply_quietly(&mut self.s, edit, now);
             }
-            self.note_edit(rel, at, true);
+            self.note_edit(&e.rel, at, true);
         }
         self.activity();
         // Answer first: the agent waits for this; intents and checkpoints can follow.
@@ -495,19 +524,67 @@ impl Project {
             };
             let _ = reply.send(HookReply { additional_context });
         }
-        let said = match (fx.intents_in, fx.read_transcript) {
-            (Some(text), _) => Some(text),
-            (None, Some(path)) => {
-                tokio::task::spawn_blocking(move || hooks::last_assistant_text(&path)).await.ok().flatten()
-            }
-            _ => None,
-        };
-        if let Some(text) = said {
+        if let Some(text) = fx.intents_in {
             self.intents(&text).await;
+        }
+        if let (Some(path), Some(conv)) = (fx.read_transcript, hook.conversation.clone()) {
+            self.read_transcript(conv, path);
         }
         if let Some((reason, kind)) = fx.checkpoint {
             // In the background: the next event (a SessionStart waiting for its context, say)
-            // must not wait for git and fsync.
+            // must not wait for git and fsync. After the transcript read in flight, if any,
+            // so that it holds the agent's last words.
+            if self.reading.is_some() {
+                self.after_read = Some((reason, kind));
+            } else {
+                self.checkpoint_soon(reason, kind);
+            }
+        }
+    }
+
+    /// Reads what was appended to a conversation's transcript, on the blocking pool; the
+    /// result comes back through [`Self::transcript_read`].
+    fn read_transcript(&mut self, conversation: String, path: String) {
+        if !Path::new(&path).is_absolute() {
+            return;
+        }
+        if self.reading.is_some() {
+            self.read_next = Some((conversation, path));
+            return;
+        }
+        let Some(c) = self.s.conversations.iter().find(|c| c.id == conversation) else { return };
+        let mut digest = c.digest.clone();
+        self.reading = Some(tokio::task::spawn_blocking(move || {
+            let r = crate::transcript::read(Path::new(&path), &mut digest, crate::transcript::MAX_READ);
+            (conversation, digest, r)
+        }));
+    }
+
+    async fn transcript_read(&mut self, read: Option<TranscriptRead>) {
+        if let Some((conversation, digest, result)) = read {
+            match result {
+                Ok(delta) => {
+                    if let Some(c) = self.s.conversations.iter_mut().find(|c| c.id == conversation) {
+                        c.digest = digest;
+                        if c.first_prompt.is_empty() {
+                            if let Some(p) = delta.first_prompt {
+                                c.first_prompt = ccmem_proto::session::truncate_chars(&p, 500);
+                            }
+                        }
+                        c.tool_calls = c.tool_calls.max(delta.tool_calls);
+                    }
+                    for text in &delta.texts {
+                        self.intents(text).await;
+                    }
+                    self.version += 1;
+                    self.dirty = true;
+                }
+                Err(e) => tracing::debug!(project = %self.s.project_root.display(), error = %e, "transcript not read"),
+            }
+        }
+        if let Some((conversation, path)) = self.read_next.take() {
+            self.read_transcript(conversation, path);
+        } else if let Some((reason, kind)) = self.after_read.take() {
             self.checkpoint_soon(reason, kind);
         }
     }
@@ -524,6 +601,17 @@ impl Project {
 
     /// `[REMEMBER: …]`, `[GOAL: …]` and `[DONE: …]` from the assistant's words.
     async fn intents(&mut self, text: &str) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.trim().hash(&mut h);
+        let hash = h.finish();
+        if self.scanned.contains(&hash) {
+            return;
+        }
+        self.scanned.push_back(hash);
+        if self.scanned.len() > 256 {
+            self.scanned.pop_front();
+        }
         let found = facts::detect(text);
         if found == facts::Intents::default() {
             return;
@@ -576,10 +664,16 @@ impl Project {
         let now = chrono::Utc::now();
         session::refresh(&mut s, now);
         checkpoint::refresh_from_disk(&mut s);
-        // A conversation that is starting is pointed at the one before it.
+        // A conversation that is starting is pointed at the one before it; the work carried
+        // is its own when it has done some (a resume, a compaction), else that one's.
         let resume = hooks::resumable(&s, self.ttl(), now, conversation).map(|c| c.id.clone());
-        let conv = conversation.or(resume.as_deref()).and_then(|id| s.conversations.iter().find(|c| c.id == id));
+        let asking = conversation.and_then(|id| s.conversations.iter().find(|c| c.id == id)).filter(|c| c.did_work());
+        let conv = asking.or_else(|| resume.as_deref().and_then(|id| s.conversations.iter().find(|c| c.id == id)));
         let after_compact = after_compact || conv.is_some_and(|c| c.compacted && conversation.is_none());
+        // After the session ended (expired, reset), the previous session's conversation.
+        let resume = resume.or_else(|| {
+            s.previous.as_ref().and_then(|p| p.conversation.as_ref()).map(|c| c.id.clone()).filter(|id| Some(id.as_str()) != conversation)
+        });
         let text = context::build(
             &context::Input {
                 session: &s,
@@ -589,6 +683,7 @@ impl Project {
                 global_facts: &global,
                 after_compact,
                 memories: &memories,
+                now,
             },
             budget.unwrap_or_else(|| self.context_budget()),
         );
@@ -880,7 +975,9 @@ async fn new_session(root: PathBuf, ctx: Arc<Ctx>) -> Session {
         let now = chrono::Utc::now();
         let id = session::new_id(now, ctx.store.last_session_id(&r).as_deref());
         let head = git::head(&r);
+        let previous = ctx.store.last_archived(&r).and_then(|a| session::handoff(&a));
         let mut s = session::start(r, name, id, now, head);
+        s.previous = previous.map(Box::new);
         checkpoint::refresh_git(&mut s);
         s
     });

@@ -209,10 +209,38 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
 
 /// Adds a change summary and a workflow to a file's record without counting another change:
 /// the agent's word on an edit the watcher already counted.
-pub fn annotate(s: &mut Session, rel: &str, summary: &str, workflow: &str) {
+pub fn annotate(s: &mut Session, rel: &str, summary: &str, workflow: &str, created: bool) {
     if let Some(rec) = s.files_modified.get_mut(rel) {
+        rec.created |= created;
         describe(rec, Some(summary), Some(workflow));
     }
+}
+
+/// What an ended session hands to the next: its last conversation that did work, its todos,
+/// failures, finished work and edited files. A session that did nothing hands on what it
+/// was handed.
+pub fn handoff(a: &ccmem_proto::session::ArchivedSession) -> Option<ccmem_proto::session::Handoff> {
+    let s = &a.session;
+    let conversation = s
+        .conversations
+        .iter()
+        .filter(|c| c.did_work())
+        .max_by(|x, y| x.last_activity.cmp(&y.last_activity))
+        .cloned();
+    if conversation.is_none() && s.todos.is_empty() && s.failures.is_empty() && s.edited_files.is_empty() {
+        return s.previous.as_deref().cloned();
+    }
+    let todos = conversation.as_ref().filter(|c| !c.todos.is_empty()).map(|c| c.todos.clone()).unwrap_or_else(|| s.todos.clone());
+    Some(ccmem_proto::session::Handoff {
+        session_id: s.session_id.clone(),
+        ended_at: a.ended_at.clone(),
+        reason: crate::store::end_reason_text(a.ended).to_string(),
+        conversation,
+        todos,
+        failures: s.failures.clone(),
+        done: s.done.clone(),
+        edited_files: s.edited_files.clone(),
+    })
 }
 
 /// Appends a change summary (bounded) and a workflow (once) to a file's record.
@@ -265,6 +293,7 @@ pub fn checkpoint_file(s: &Session, reason: CheckpointReason, kind: CheckpointTy
             .iter()
             .take(limits::TODOS)
             .map(|t| ccmem_proto::session::Todo {
+                id: None,
                 content: truncate_chars(&t.content, 300),
                 status: t.status,
                 active_form: truncate_chars(&t.active_form, 300),
@@ -373,6 +402,19 @@ pub fn clean(s: &str) -> String {
     let redacted = ccmem_proto::redact::redact(s);
     let t: String = redacted.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     truncate_chars(&t, caps::TEXT_CHARS)
+}
+
+/// Like [`clean`], for text whose lines matter (an assistant message, a summary): line
+/// breaks are kept, other control characters dropped, at most `max` characters.
+pub fn clean_lines(s: &str, max: usize) -> String {
+    let redacted = ccmem_proto::redact::redact(s);
+    let t: String = redacted
+        .trim()
+        .chars()
+        .filter(|c| *c != '\r')
+        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+        .collect();
+    truncate_chars(&t, max)
 }
 
 fn push_unique(list: &mut Vec<String>, item: &str, cap: usize) {
@@ -569,7 +611,7 @@ mod tests {
         for p in ["authentication", "api-endpoints", "bug-fix"] {
             assert!(s.patterns_detected.contains(&p.to_string()), "{p}: {:?}", s.patterns_detected);
         }
-        let todo = |c: &str, st| Todo { content: c.into(), status: st, active_form: format!("{c}ing") };
+        let todo = |c: &str, st| Todo { id: None, content: c.into(), status: st, active_form: format!("{c}ing") };
         apply(
             &mut s,
             SessionEvent::Todos {
@@ -617,6 +659,7 @@ mod tests {
         }
         let todos = (0..100)
             .map(|i| Todo {
+                id: None,
                 content: format!("Task {i}: {}", "x".repeat(400)),
                 status: if i % 3 == 0 { TodoStatus::Completed } else { TodoStatus::Pending },
                 active_form: format!("Doing {i}"),

@@ -109,6 +109,16 @@ impl Store {
         out
     }
 
+    /// The newest ended session of a project, if one can be read.
+    pub fn last_archived(&self, project_root: &Path) -> Option<ArchivedSession> {
+        let id = self.archived_ids(project_root).pop()?;
+        let p = self.project_dir(project_root).join(SESSIONS).join(format!("{id}.json"));
+        let bytes = fs::read(&p).ok()?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| tracing::warn!(file = %p.display(), error = %e, "unreadable archived session"))
+            .ok()
+    }
+
     /// The newest session id this project has used, live or archived.
     pub fn last_session_id(&self, project_root: &Path) -> Option<String> {
         let live = fs::read(self.project_dir(project_root).join(TRACKER))

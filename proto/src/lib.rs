@@ -7,6 +7,7 @@
 //! - [`frame`]: newline-delimited framing with a size limit.
 //! - [`api`]: method names and their parameter and result types.
 //! - [`session`], [`env`], [`facts`]: the session and its parts, as the seeds define them.
+//! - [`transcript`]: Claude Code's transcript records, for the daemon and `ccmemctl import`.
 //! - [`paths`]: where the socket, pidfile and state live, and the checks that keep them private.
 
 pub mod api;
@@ -20,6 +21,7 @@ pub mod redact;
 pub mod report;
 pub mod rpc;
 pub mod session;
+pub mod transcript;
 
 /// Version of the wire protocol. Bumped on any incompatible change to [`api`] or [`rpc`].
 pub const PROTOCOL_VERSION: u32 = 1;

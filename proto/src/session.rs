@@ -79,6 +79,66 @@ pub struct Session {
     pub timeline: Vec<TimelineEntry>,
     /// The project's task list (seed 000's TaskStatus), when it has one.
     pub task_status: crate::report::TaskStatus,
+    /// Commands that failed and have not succeeded since, one per kind of work, oldest first.
+    pub failures: Vec<Failure>,
+    /// Work finished this session that a todo list does not show: commits, closed issues.
+    pub done: Vec<Done>,
+    /// What the session before this one left unfinished, for a fresh start after it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous: Option<Box<Handoff>>,
+}
+
+/// A command that failed and has not succeeded since.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Failure {
+    /// tests, build, lint, typecheck, commit, push, install, or command.
+    pub kind: String,
+    /// What it ran, redacted and trimmed of pipes into `tail`/`head`.
+    pub command: String,
+    /// The line of its output that says what went wrong.
+    pub error: String,
+    /// Failures in a row of this kind.
+    pub count: u32,
+    /// ISO 8601 of the first of them.
+    pub first_at: String,
+    /// ISO 8601 of the last.
+    pub last_at: String,
+}
+
+/// A piece of finished work.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Done {
+    /// ISO 8601.
+    pub at: String,
+    /// commit, pr, issue, task.
+    pub kind: String,
+    /// What, for a reader: `a1b2c3d Add login` or `closed #12`.
+    pub text: String,
+}
+
+/// What an ended session hands to the next one: its last working conversation and the
+/// work it left (seed 002's "previous session", kept past the TTL for the agent's sake).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Handoff {
+    /// The ended session.
+    pub session_id: String,
+    /// ISO 8601.
+    pub ended_at: String,
+    /// Why it ended: expired, reset, unwatched, restored.
+    pub reason: String,
+    /// Its last conversation that did work.
+    pub conversation: Option<Conversation>,
+    /// Its todo list as it was left.
+    pub todos: Vec<Todo>,
+    /// Its unresolved failures.
+    pub failures: Vec<Failure>,
+    /// Its finished work.
+    pub done: Vec<Done>,
+    /// Files it edited, most recent first.
+    pub edited_files: Vec<String>,
 }
 
 /// A notable moment in a session.
@@ -118,6 +178,45 @@ pub struct Conversation {
     pub todos: Vec<Todo>,
     /// Compacted at least once: summaries lose exact details.
     pub compacted: bool,
+    /// Its first prompt (the task it was started for), redacted.
+    pub first_prompt: String,
+    /// Tool calls it made: a conversation that made none did no work.
+    pub tool_calls: u64,
+    /// What its transcript says beyond the hook payloads.
+    pub digest: Digest,
+}
+
+impl Conversation {
+    /// Whether it did anything beyond talking.
+    pub fn did_work(&self) -> bool {
+        self.tool_calls > 0 || !self.todos.is_empty()
+    }
+}
+
+/// What ccmem read from a conversation's transcript: the agent's own words, which the hook
+/// payloads do not carry. Everything in it is redacted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Digest {
+    /// Bytes of the transcript read so far (up to the last whole line).
+    pub offset: u64,
+    /// The file read (device and inode): another file under the same name starts over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_id: Option<(u64, u64)>,
+    /// The end of the last assistant message: usually what was done and what comes next.
+    pub last_words: String,
+    /// ISO 8601 of the last words.
+    pub last_words_at: String,
+    /// From the latest compaction summary: pending tasks.
+    pub pending: String,
+    /// From the latest compaction summary: the work under way.
+    pub current_work: String,
+    /// From the latest compaction summary: the next step.
+    pub next_step: String,
+    /// Decisions and findings the assistant stated, oldest first, deduplicated.
+    pub findings: Vec<String>,
+    /// Compactions seen.
+    pub compactions: u32,
 }
 
 /// A shell command the agent ran.
@@ -208,6 +307,10 @@ pub struct Statistics {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Todo {
+    /// The agent's id for it (TaskCreate's `#3`); TodoWrite's items have none. Not written
+    /// to the checkpoint, whose todos are seed 004's three fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// What to do.
     pub content: String,
     /// pending | in_progress | completed.

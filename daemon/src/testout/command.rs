@@ -52,7 +52,7 @@ pub fn classify(command: &str) -> Kind {
             "npm" | "pnpm" | "yarn" | "bun" if second == "run" && words.get(2).is_some_and(|s| script(s)) => {
                 (Some(None), words[2].contains("e2e"))
             }
-            "make" | "just" if words[1..].iter().any(|w| script(w)) => (Some(None), has("e2e")),
+            "make" | "just" | "mise" | "task" if words[1..].iter().any(|w| script(w)) => (Some(None), has("e2e")),
             _ => (None, false),
         };
         if test.is_some() && kind.test.is_none() {

@@ -1,0 +1,490 @@
+//! What the agent's shell commands did: failures still outstanding (the last failing
+//! command of each kind of work that has not succeeded since) and finished work (commits,
+//! pull requests, issues and tracker tasks closed from the shell).
+//!
+//! A command's kind decides what a later success resolves: a passing `cargo test` clears a
+//! failing `cargo test -p x`, a passing `bun test a.test.ts` does not clear a failing
+//! `bun test` (the narrower run says nothing about the rest). Exploratory commands (`grep`,
+//! `ls`, `git diff`, …) fail as part of looking around and are never failures.
+
+use crate::session;
+use crate::testout;
+use ccmem_proto::session::{truncate_chars, Done, Failure, Session};
+use chrono::{DateTime, Utc};
+
+/// Failures kept at most (the oldest go first).
+const FAILURES: usize = 12;
+/// Finished items kept at most.
+const DONE: usize = 30;
+/// Longest error line kept.
+const ERROR_CHARS: usize = 240;
+/// Longest command kept.
+const COMMAND_CHARS: usize = 200;
+
+/// A command's kind of work, most specific first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// Tests.
+    Tests,
+    /// A script that runs every check (`verify`, `check`, `ci`, `precommit`).
+    Checks,
+    /// A type checker.
+    Typecheck,
+    /// A linter or formatter check.
+    Lint,
+    /// A build.
+    Build,
+    /// `git commit`.
+    Commit,
+    /// `git push`.
+    Push,
+    /// A dependency install.
+    Install,
+    /// Anything else that is not just looking around.
+    Command,
+}
+
+impl Work {
+    /// The name shown to the agent.
+    pub fn name(self) -> &'static str {
+        match self {
+            Work::Tests => "tests",
+            Work::Checks => "checks",
+            Work::Typecheck => "typecheck",
+            Work::Lint => "lint",
+            Work::Build => "build",
+            Work::Commit => "commit",
+            Work::Push => "push",
+            Work::Install => "install",
+            Work::Command => "command",
+        }
+    }
+
+    /// The kinds a success of this kind also vouches for.
+    fn covers(self) -> &'static [Work] {
+        match self {
+            Work::Checks => &[Work::Checks, Work::Tests, Work::Typecheck, Work::Lint, Work::Build],
+            Work::Build => &[Work::Build, Work::Typecheck],
+            _ => &[],
+        }
+    }
+}
+
+/// The kind of a command line and the part of it that does the work (without `cd x &&`,
+/// environment assignments and pipes into `tail`/`head`/`grep`); None for commands that
+/// only look around.
+pub fn classify(command: &str) -> Option<(Work, String)> {
+    let mut best: Option<(Work, String)> = None;
+    let mut last_other: Option<String> = None;
+    for segment in segments(command) {
+        let words: Vec<&str> = segment.split_whitespace().filter(|w| !is_assignment(w)).collect();
+        let Some(&first) = words.first() else { continue };
+        let prog = first.rsplit('/').next().unwrap_or(first);
+        let text = words.join(" ");
+        let Some(work) = work_of(prog, &words) else { continue };
+        if work == Work::Command {
+            last_other = Some(text);
+            continue;
+        }
+        if best.as_ref().is_none_or(|(b, _)| rank(work) < rank(*b)) {
+            best = Some((work, text));
+        }
+    }
+    best.or(last_other.map(|t| (Work::Command, t)))
+}
+
+fn rank(w: Work) -> u8 {
+    w as u8
+}
+
+/// `a && b; c || d`, each part without what only filters its output.
+fn segments(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in command.lines() {
+        for part in line.split("&&").flat_map(|p| p.split("||")).flat_map(|p| p.split(';')) {
+            // A pipe into a filter: the command is what comes before it.
+            let mut cmd = part.split('|').next().unwrap_or("").to_string();
+            for noise in ["2>&1", "2>/dev/null", ">/dev/null", "1>&2"] {
+                cmd = cmd.replace(noise, " ");
+            }
+            let cmd = cmd.trim().trim_start_matches('(').trim_end_matches(')').trim();
+            if !cmd.is_empty() {
+                out.push(cmd.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(k, _)| {
+        !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.starts_with('-')
+    })
+}
+
+fn work_of(prog: &str, words: &[&str]) -> Option<Work> {
+    let second = words.get(1).copied().unwrap_or("");
+    let rest = &words[1.min(words.len())..];
+    let runner = matches!(prog, "npm" | "pnpm" | "yarn" | "bun" | "make" | "just" | "mise" | "task" | "npx" | "bunx");
+    // The script a runner runs: `npm run lint`, `mise run test:unit`, `make check`.
+    let script = if runner {
+        rest.iter().find(|w| !w.starts_with('-') && !matches!(**w, "run" | "run-script" | "exec" | "x")).copied()
+    } else {
+        None
+    };
+    let named = |s: &str, names: &[&str]| {
+        let s = s.to_ascii_lowercase();
+        names.iter().any(|n| s == *n || s.starts_with(&format!("{n}:")) || s.starts_with(&format!("{n}-")))
+    };
+    let joined = words.join(" ");
+    if testout::command::classify(&joined).test.is_some() {
+        return Some(Work::Tests);
+    }
+    if let Some(s) = script {
+        if named(s, &["verify", "check", "checks", "ci", "precommit", "pre-commit", "validate", "all"]) {
+            return Some(Work::Checks);
+        }
+        if named(s, &["typecheck", "type-check", "types", "tsc", "check-types"]) {
+            return Some(Work::Typecheck);
+        }
+        if named(s, &["lint", "eslint", "fmt", "format", "prettier", "stylelint", "clippy"]) {
+            return Some(Work::Lint);
+        }
+        if named(s, &["test", "tests", "e2e", "spec"]) {
+            return Some(Work::Tests);
+        }
+        if named(s, &["build", "compile", "bundle"]) {
+            return Some(Work::Build);
+        }
+        if matches!(prog, "npm" | "pnpm" | "yarn" | "bun") && matches!(s, "install" | "i" | "add" | "ci") {
+            return Some(Work::Install);
+        }
+    }
+    match prog {
+        "tsc" | "vue-tsc" | "mypy" | "pyright" | "basedpyright" => return Some(Work::Typecheck),
+        "eslint" | "ruff" | "flake8" | "pylint" | "golangci-lint" | "biome" | "prettier" | "stylelint" | "rubocop"
+        | "shellcheck" | "hadolint" | "black" | "gofmt" | "staticcheck" => return Some(Work::Lint),
+        "cargo" if matches!(second, "clippy" | "fmt") => return Some(Work::Lint),
+        "go" if second == "vet" => return Some(Work::Lint),
+        "pip" | "pip3" | "uv" | "poetry" | "bundle" | "composer" if matches!(second, "install" | "add" | "sync") => {
+            return Some(Work::Install)
+        }
+        "cargo" if second == "add" => return Some(Work::Install),
+        "git" => {
+            return match words.iter().skip(1).find(|w| !w.starts_with('-')).copied() {
+                Some("commit") => Some(Work::Commit),
+                Some("push") => Some(Work::Push),
+                Some("status" | "diff" | "log" | "show" | "branch" | "rev-parse" | "ls-files" | "grep" | "blame"
+                    | "remote" | "fetch" | "config" | "describe" | "reflog" | "shortlog" | "cat-file" | "ls-tree"
+                    | "check-ignore" | "merge-base" | "worktree") => None,
+                _ => Some(Work::Command),
+            }
+        }
+        _ => {}
+    }
+    if testout::command::classify(&joined).build {
+        return Some(Work::Build);
+    }
+    if exploratory(prog, second) {
+        return None;
+    }
+    Some(Work::Command)
+}
+
+/// Commands that look around: their failures are answers ("no match", "no such file").
+fn exploratory(prog: &str, second: &str) -> bool {
+    matches!(
+        prog,
+        "cd" | "ls" | "ll" | "cat" | "head" | "tail" | "less" | "more" | "grep" | "egrep" | "rg" | "ag" | "ack" | "find"
+            | "fd" | "wc" | "which" | "type" | "command" | "echo" | "printf" | "test" | "[" | "[[" | "diff" | "cmp"
+            | "stat" | "file" | "pwd" | "tree" | "jq" | "yq" | "sed" | "awk" | "sort" | "uniq" | "cut" | "tr" | "xargs"
+            | "du" | "df" | "ps" | "pgrep" | "pkill" | "kill" | "lsof" | "sleep" | "true" | "false" | "export" | "source"
+            | "." | "env" | "printenv" | "whoami" | "date" | "uname" | "realpath" | "readlink" | "basename" | "dirname"
+            | "mkdir" | "touch" | "cp" | "mv" | "rm" | "chmod" | "ln" | "open" | "code" | "history" | "alias"
+            | "sqlite3" | "tput" | "clear" | "wait" | "timeout" | "nl" | "od" | "xxd" | "hexdump" | "strings"
+    ) || (prog == "gh" && matches!(second, "pr" | "issue" | "api" | "run" | "repo" | "release") && false)
+}
+
+/// What a finished shell command means for the session's failures and finished work.
+/// `tests_failed` / `build_failed` say what the output parsers found (a run piped into
+/// `tail` exits 0 whatever the tests did).
+pub fn record(
+    s: &mut Session,
+    command: &str,
+    output: &str,
+    exited_nonzero: bool,
+    parsed_failure: Option<String>,
+    now: DateTime<Utc>,
+) {
+    let Some((work, text)) = classify(command) else { return };
+    let text = truncate_chars(&session::clean(&text), COMMAND_CHARS);
+    let failed = exited_nonzero || parsed_failure.is_some();
+    let at = session::iso(now);
+    if failed {
+        let error = parsed_failure
+            .or_else(|| key_error(output))
+            .map(|e| truncate_chars(&session::clean(&e), ERROR_CHARS))
+            .unwrap_or_default();
+        let same = |f: &Failure| f.kind == work.name() && (work != Work::Command || f.command == text);
+        match s.failures.iter().position(same) {
+            Some(i) => {
+                let mut f = s.failures.remove(i);
+                f.count += 1;
+                f.command = text;
+                f.error = if error.is_empty() { f.error } else { error };
+                f.last_at = at;
+                s.failures.push(f);
+            }
+            None => s.failures.push(Failure {
+                kind: work.name().into(),
+                command: text,
+                error,
+                count: 1,
+                first_at: at.clone(),
+                last_at: at,
+            }),
+        }
+        let excess = s.failures.len().saturating_sub(FAILURES);
+        s.failures.drain(..excess);
+        return;
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    s.failures.retain(|f| {
+        let kind_matches = f.kind == work.name() || work.covers().iter().any(|w| w.name() == f.kind);
+        if !kind_matches {
+            return true;
+        }
+        // A success as wide as the failed run (the same command, or one it narrowed).
+        let failed_words: Vec<&str> = f.command.split_whitespace().collect();
+        let wider = failed_words.starts_with(&words) || matches!(work, Work::Checks | Work::Commit | Work::Push);
+        let broad = work.covers().iter().any(|w| w.name() == f.kind) && work.name() != f.kind;
+        !(wider || broad)
+    });
+    if let Some(d) = finished(work, command, output) {
+        push_done(s, d, at);
+    }
+}
+
+fn push_done(s: &mut Session, (kind, text): (&'static str, String), at: String) {
+    let text = truncate_chars(&session::clean(&text), 200);
+    if text.is_empty() || s.done.iter().any(|d| d.kind == kind && d.text == text) {
+        return;
+    }
+    s.done.push(Done { at, kind: kind.into(), text });
+    let excess = s.done.len().saturating_sub(DONE);
+    s.done.drain(..excess);
+}
+
+/// Work a successful command finished: a commit (`[main a1b2c3d] Subject`), a pull request
+/// opened or merged, an issue closed, a tracker task closed (`bd close`).
+fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, String)> {
+    if work == Work::Commit {
+        let line = output.lines().map(str::trim).find(|l| {
+            l.starts_with('[')
+                && l.find("] ").is_some_and(|end| {
+                    l[1..end].split_whitespace().last().is_some_and(|h| h.len() >= 7 && h.chars().all(|c| c.is_ascii_hexdigit()))
+                })
+        });
+        if let Some(l) = line {
+            let end = l.find("] ").unwrap_or(0);
+            let hash = l[1..end].split_whitespace().last().unwrap_or("");
+            return Some(("commit", format!("{hash} {}", &l[end + 2..])));
+        }
+        return quoted_after(command, &["-m", "--message"]).map(|m| ("commit", first_line(&m)));
+    }
+    for segment in segments(command) {
+        let w: Vec<&str> = segment.split_whitespace().filter(|w| !is_assignment(w)).collect();
+        match w.as_slice() {
+            ["gh", "pr", "create", ..] => {
+                let url = output.split_whitespace().find(|t| t.contains("/pull/")).unwrap_or("");
+                let title = quoted_after(&segment, &["--title", "-t"]).unwrap_or_default();
+                return Some(("pr", format!("opened {} {title}", number_of(url).unwrap_or_else(|| url.into())).trim().into()));
+            }
+            ["gh", "pr", "merge", rest @ ..] => {
+                return Some(("pr", format!("merged PR {}", rest.iter().find(|x| !x.starts_with('-')).unwrap_or(&""))))
+            }
+            ["gh", "issue", "close", n, ..] => return Some(("issue", format!("closed issue #{}", n.trim_start_matches('#')))),
+            ["bd" | "beads", "close", ids @ ..] => {
+                let ids: Vec<&str> = ids.iter().filter(|x| !x.starts_with('-')).copied().collect();
+                return Some(("task", format!("closed {}", ids.join(" "))));
+            }
+            ["bd" | "beads", "update", id, rest @ ..]
+                if rest.windows(2).any(|p| p[0] == "--status" && matches!(p[1], "closed" | "done" | "completed")) =>
+            {
+                return Some(("task", format!("closed {id}")));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn number_of(url: &str) -> Option<String> {
+    let n = url.rsplit('/').next()?;
+    n.chars().all(|c| c.is_ascii_digit()).then(|| format!("PR #{n}"))
+}
+
+/// The argument after one of `flags`, unquoted: `-m "Fix login"` → `Fix login`.
+fn quoted_after(command: &str, flags: &[&str]) -> Option<String> {
+    for flag in flags {
+        let Some(pos) = command.find(&format!("{flag} ")) else { continue };
+        let rest = command[pos + flag.len()..].trim_start();
+        if rest.starts_with("\"$(cat <<") {
+            // A heredoc message: its first line after the marker.
+            return rest.lines().nth(1).map(|l| l.trim().to_string());
+        }
+        let mut chars = rest.chars();
+        return match chars.next()? {
+            q @ ('"' | '\'') => Some(chars.take_while(|c| *c != q).collect()),
+            c => Some(std::iter::once(c).chain(chars.take_while(|c| !c.is_whitespace())).collect()),
+        };
+    }
+    None
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").trim().to_string()
+}
+
+/// The line of a failed command's output that says what went wrong: the most specific
+/// error line (`TypeError: x is not a function`, `error[E0425]: …`, `FAIL src/a.test.ts`)
+/// rather than the wrapper's (`npm ERR! code ELIFECYCLE`, `> next build`, `Exit code 1`).
+pub fn key_error(output: &str) -> Option<String> {
+    let clean = testout::strip_ansi(output);
+    let mut best: Option<(u8, &str)> = None;
+    for line in clean.lines() {
+        let l = line.trim();
+        let score = error_score(l);
+        if score > 0 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, l));
+        }
+    }
+    best.map(|(_, l)| l.trim_start_matches(['✗', '✕', '×', '✘', '●', '-', ' ']).trim().to_string())
+}
+
+fn error_score(l: &str) -> u8 {
+    if l.is_empty()
+        || l.len() > 600
+        || l.starts_with('>')
+        || l.starts_with("$ ")
+        || l.starts_with("at ")
+        || l.starts_with("Exit code")
+        || l.starts_with("error: script")
+        || l.starts_with("error: Recipe")
+    {
+        return 0;
+    }
+    let lower = l.to_ascii_lowercase();
+    let wrapper = ["elifecycle", "exited with code", "command failed", "npm err! code", "npm err! errno", "make: ***",
+        "process completed with exit code", "error: process", "exit status", "returned non-zero", "lifecycle script"];
+    if wrapper.iter().any(|w| lower.contains(w)) {
+        return 1;
+    }
+    let exception = l.split([':', ' ']).next().is_some_and(|w| {
+        w.len() > 5 && (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_alphabetic)
+    }) && l.contains(':');
+    // What went wrong beats which test it was in.
+    if exception || l.starts_with("error[") || l.contains("error TS") || l.contains("panicked at") {
+        return 6;
+    }
+    if lower.starts_with("error:")
+        || lower.starts_with("fatal:")
+        || l.starts_with("E   ")
+        || l.starts_with("--- FAIL")
+        || l.starts_with("FAIL ")
+        || l.starts_with("(fail)")
+        || l.starts_with(['✗', '✕', '×', '✘'])
+        || lower.contains("cannot find module")
+        || lower.contains("command not found")
+    {
+        return 5;
+    }
+    if lower.contains("expected") && (lower.contains("received") || lower.contains("got") || lower.contains("but")) {
+        return 4;
+    }
+    if lower.contains("error") || lower.contains("no such file") || lower.contains("not found") {
+        return 3;
+    }
+    if lower.contains("failed") || lower.contains("failure") || lower.contains("fail:") {
+        return 2;
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Session {
+        let now = Utc::now();
+        session::start("/w/app".into(), "app".into(), session::new_id(now, None), now, None)
+    }
+
+    #[test]
+    fn commands_are_classified_by_the_part_that_works() {
+        let k = |c: &str| classify(c).map(|(w, t)| (w.name(), t));
+        assert_eq!(k("cd apps/app && pnpm test NavUser.test.tsx"), Some(("tests", "pnpm test NavUser.test.tsx".into())));
+        assert_eq!(k("bun test packages/cli/src 2>&1 | tail -30"), Some(("tests", "bun test packages/cli/src".into())));
+        assert_eq!(k("mise run lint 2>&1"), Some(("lint", "mise run lint".into())));
+        assert_eq!(k("mise run test"), Some(("tests", "mise run test".into())));
+        assert_eq!(k("npm run build 2>&1 | head -100"), Some(("build", "npm run build".into())));
+        assert_eq!(k("bun run verify"), Some(("checks", "bun run verify".into())));
+        assert_eq!(k("npx tsc --noEmit"), Some(("typecheck", "npx tsc --noEmit".into())));
+        assert_eq!(k("git add -A && git commit -m 'x'"), Some(("commit", "git commit -m 'x'".into())));
+        assert_eq!(k("FOO=1 bun ./bin/chkit.ts --version 2>&1"), Some(("command", "bun ./bin/chkit.ts --version".into())));
+        assert_eq!(k("grep -rn foo src"), None);
+        assert_eq!(k("git diff --stat"), None);
+        assert_eq!(k("ls dist && cat x"), None);
+    }
+
+    #[test]
+    fn a_failure_stays_until_a_run_as_wide_succeeds() {
+        let mut s = session();
+        let now = Utc::now();
+        let out = "src/a.test.ts:\n(fail) generate > works\nTypeError: generate is not a function\n 1 fail\n";
+        record(&mut s, "bun test packages/cli/src 2>&1 | tail -30", out, false, Some("1 failed".into()), now);
+        record(&mut s, "bun test packages/cli/src", out, true, None, now);
+        assert_eq!(s.failures.len(), 1);
+        assert_eq!((s.failures[0].count, s.failures[0].kind.as_str()), (2, "tests"));
+        assert_eq!(s.failures[0].error, "TypeError: generate is not a function");
+        record(&mut s, "bun test packages/cli/src/generate.test.ts", "ok", false, None, now);
+        assert_eq!(s.failures.len(), 1, "a narrower run does not vouch for the rest");
+        record(&mut s, "bun test packages/cli/src", "1 pass", false, None, now);
+        assert!(s.failures.is_empty());
+
+        record(&mut s, "npm run lint", "src/x.ts\n  3:1  error  'a' is unused  no-unused-vars\n", true, None, now);
+        record(&mut s, "npm run build", "> next build\nType error: Cannot find name 'x'.\nnpm ERR! code ELIFECYCLE", true, None, now);
+        assert_eq!(s.failures[1].error, "Type error: Cannot find name 'x'.");
+        record(&mut s, "bun run verify", "all good", false, None, now);
+        assert!(s.failures.is_empty(), "a passing verify vouches for lint and build: {:?}", s.failures);
+        record(&mut s, "grep nope src", "", true, None, now);
+        assert!(s.failures.is_empty(), "looking around is not failing");
+    }
+
+    #[test]
+    fn commits_prs_and_closed_tasks_are_finished_work() {
+        let mut s = session();
+        let now = Utc::now();
+        record(&mut s, "git commit -m \"Add login\"", "[main 1a2b3c4] Add login\n 2 files changed", false, None, now);
+        record(&mut s, "git commit -q -m 'Fix typo'", "", false, None, now);
+        record(&mut s, "gh pr create --title \"Refactor run.ts\" --body x", "https://github.com/o/r/pull/329\n", false, None, now);
+        record(&mut s, "bd close bd-12 bd-13", "Closed", false, None, now);
+        record(&mut s, "gh issue close 318", "", false, None, now);
+        let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, ["1a2b3c4 Add login", "Fix typo", "opened PR #329 Refactor run.ts", "closed bd-12 bd-13", "closed issue #318"]);
+        record(&mut s, "git commit -m x", "husky - pre-commit hook exited with code 1\nerror: lint failed", true, None, now);
+        assert_eq!(s.failures[0].kind, "commit");
+        assert_eq!(s.done.len(), 5, "a rejected commit is not finished work");
+    }
+
+    #[test]
+    fn the_key_error_line_is_the_specific_one() {
+        let k = |o: &str| key_error(o).unwrap_or_default();
+        assert_eq!(k("> app@1.0.0 build\n> next build\n\nTypeError: generate is not a function\n    at x (a.js:1)\nnpm ERR! code ELIFECYCLE"), "TypeError: generate is not a function");
+        assert_eq!(k("error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5"), "error[E0425]: cannot find value `x` in this scope");
+        assert_eq!(k("src/a.ts(3,1): error TS2353: Object literal may only specify known properties"), "src/a.ts(3,1): error TS2353: Object literal may only specify known properties");
+        assert_eq!(k("Exit code 1\nbash: foo: command not found"), "bash: foo: command not found");
+        assert_eq!(k("npm ERR! code ELIFECYCLE"), "npm ERR! code ELIFECYCLE");
+        assert_eq!(key_error("all fine\n"), None);
+    }
+}

@@ -1,0 +1,439 @@
+//! Reads a conversation's transcript as it grows, for what the hook payloads do not carry:
+//! the assistant's own words (its last message, decisions and findings), Claude Code's
+//! compaction summaries, and prompts a missed hook did not deliver.
+//!
+//! Incremental and bounded: each read starts where the last one stopped (the offset and the
+//! file's identity are kept in the conversation's [`Digest`]), takes whole lines only, and
+//! at most [`MAX_READ`] bytes. A file that shrank or was replaced is read again from the
+//! start; one that is missing is skipped. Only regular files are read, opened without
+//! blocking, so a FIFO or a device named as a transcript cannot hang or flood the daemon.
+//! Runs on the blocking pool, never on the project task.
+
+use crate::session;
+use ccmem_proto::session::{truncate_chars, Digest};
+use ccmem_proto::transcript::{self, Entry};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// Bytes read at most per call; the rest waits for the next event.
+pub const MAX_READ: u64 = 64 << 20;
+/// Characters of the last assistant message kept.
+const LAST_WORDS: usize = 1500;
+/// Characters of each compaction-summary part kept.
+const SUMMARY_PART: usize = 1500;
+/// Findings kept (the newest).
+const FINDINGS: usize = 40;
+/// Longest finding.
+const FINDING_CHARS: usize = 280;
+
+/// What one read found besides the digest's own fields.
+#[derive(Debug, Default, PartialEq)]
+pub struct Delta {
+    /// Assistant texts new since the last read, for `[REMEMBER: …]` and the like.
+    pub texts: Vec<String>,
+    /// The first prompt seen in this read, redacted.
+    pub first_prompt: Option<String>,
+    /// Tool calls seen in this read.
+    pub tool_calls: u64,
+}
+
+/// Reads what was appended to `path` since `d.offset`, updating `d`.
+pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
+    let mut f = open_regular(path)?;
+    let meta = f.metadata()?;
+    let id = file_id(&meta);
+    if d.file_id != id || meta.len() < d.offset {
+        d.offset = 0;
+        d.file_id = id;
+    }
+    let mut out = Delta::default();
+    if meta.len() == d.offset {
+        return Ok(out);
+    }
+    f.seek(SeekFrom::Start(d.offset))?;
+    let mut buf = Vec::new();
+    f.take(max.min(meta.len() - d.offset)).read_to_end(&mut buf)?;
+    // Whole lines only: a line still being written is read next time. A single line longer
+    // than the whole allowance is skipped (it cannot be read whole anyway).
+    let used = match buf.iter().rposition(|b| *b == b'\n') {
+        Some(end) => end + 1,
+        None if buf.len() as u64 >= max => buf.len(),
+        None => 0,
+    };
+    for line in buf[..used].split(|b| *b == b'\n') {
+        let Ok(line) = std::str::from_utf8(line) else { continue };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Some(rec) = transcript::parse_line(line) else { continue };
+        if rec.sidechain {
+            continue; // a subagent's conversation, not the agent's own words
+        }
+        let at = rec.timestamp.clone().unwrap_or_default();
+        for e in rec.entries {
+            apply(d, &mut out, e, &at);
+        }
+    }
+    d.offset += used as u64;
+    Ok(out)
+}
+
+fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
+    match e {
+        Entry::AssistantText { text } => {
+            let clean = session::clean_lines(&without_tags(&text), 200_000);
+            if clean.trim().is_empty() {
+                return;
+            }
+            for f in findings(&clean) {
+                push_finding(d, f);
+            }
+            d.last_words = tail(&clean, LAST_WORDS);
+            d.last_words_at = at.to_string();
+            out.texts.push(text);
+        }
+        Entry::CompactSummary { text } => {
+            let clean = session::clean_lines(&text, 200_000);
+            let parts = transcript::summary_parts(&clean);
+            d.pending = truncate_chars(&parts.pending, SUMMARY_PART);
+            d.current_work = truncate_chars(&parts.current, SUMMARY_PART);
+            d.next_step = truncate_chars(&parts.next, SUMMARY_PART);
+            d.compactions += 1;
+            for f in findings(&errors_and_fixes(&clean)) {
+                push_finding(d, f);
+            }
+        }
+        Entry::Prompt { text } => {
+            if out.first_prompt.is_none() {
+                out.first_prompt = Some(session::clean(&transcript::readable_prompt(&text)));
+            }
+        }
+        Entry::ToolUse { .. } => out.tool_calls += 1,
+        Entry::ToolResult { .. } | Entry::CompactBoundary | Entry::Clear => {}
+    }
+}
+
+/// The text without ccmem's own `[REMEMBER: …]`-style tags, which are read as intents.
+fn without_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let inner = &rest[open + 1..];
+        let tag = inner.split(':').next().unwrap_or("").trim().to_ascii_uppercase();
+        let known = matches!(tag.as_str(), "REMEMBER" | "REMEMBER GLOBAL" | "REMEMBER-GLOBAL" | "GOAL" | "DONE");
+        match inner.find(']').filter(|_| known) {
+            Some(close) => {
+                out.push_str(&rest[..open]);
+                rest = &inner[close + 1..];
+            }
+            None => {
+                out.push_str(&rest[..=open]);
+                rest = inner;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn push_finding(d: &mut Digest, f: String) {
+    let key = normal(&f);
+    if d.findings.iter().any(|x| normal(x) == key) {
+        return;
+    }
+    d.findings.push(f);
+    let excess = d.findings.len().saturating_sub(FINDINGS);
+    d.findings.drain(..excess);
+}
+
+fn normal(s: &str) -> String {
+    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// Opens `path` for reading only if it is a regular file, without blocking on a FIFO.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = o.open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    Ok(f)
+}
+
+#[cfg(unix)]
+fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// The end of a message, from a line start, without blank lines, table rules and fences.
+fn tail(text: &str, max: usize) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .filter(|l| !l.trim().chars().all(|c| matches!(c, '|' | '-' | ':' | ' ')))
+        .collect();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut size = 0;
+    for l in lines.iter().rev() {
+        let n = l.chars().count() + 1;
+        if size + n > max && !kept.is_empty() {
+            break;
+        }
+        kept.push(l);
+        size += n;
+    }
+    kept.reverse();
+    truncate_chars(&kept.join("\n"), max)
+}
+
+/// The "Errors and fixes" and "Problem Solving" sections of a compaction summary.
+fn errors_and_fixes(summary: &str) -> String {
+    let mut out = Vec::new();
+    let mut on = false;
+    for line in summary.lines() {
+        let head = line.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '#').trim();
+        let top = !line.starts_with(' ') && line.trim_end().ends_with(':');
+        if top {
+            let h = head.trim_matches('*').to_ascii_lowercase();
+            on = h.starts_with("errors and fix") || h.starts_with("problem solving");
+            continue;
+        }
+        if on {
+            out.push(line);
+        }
+    }
+    out.join("\n")
+}
+
+/// Words that mark a sentence as a decision or a finding.
+const CUES: &[&str] = &[
+    "decided",
+    "decision",
+    "we'll use",
+    "we will use",
+    "going with",
+    "chose ",
+    "opted",
+    "agreed",
+    "instead of",
+    "rather than",
+    "root cause",
+    "the issue is",
+    "the issue was",
+    "the problem is",
+    "the problem was",
+    "the bug ",
+    "is a bug",
+    "caused by",
+    "because",
+    "turns out",
+    "found that",
+    "fixed by",
+    "fixed with",
+    "→ fixed",
+    "fix:",
+    "cause:",
+    "only has",
+    "doesn't have",
+    "does not have",
+    "already exists",
+    "doesn't exist",
+    "does not exist",
+    "conflict",
+    "flaky",
+    "pre-existing",
+    "requires",
+    "must ",
+    "never ",
+    "note:",
+    "important:",
+    "expects",
+    "is not used",
+    "isn't used",
+    "not needed",
+    "doesn't need",
+    "no longer",
+    "now uses",
+    "now stores",
+    "now counts",
+    "now shows",
+    "changed from",
+    "down from",
+    "was wrong",
+    "mismatch",
+    "missing",
+    "store it",
+    "stored in",
+];
+
+/// Sentences (and list items) of `text` that state a decision or a finding, in order.
+pub fn findings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fence = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if fence || t.is_empty() || t.starts_with('|') && t.ends_with('|') && t.contains("---") {
+            continue;
+        }
+        let t = t.trim_start_matches(['-', '*', '•', '>', ' ']).trim();
+        let t = t.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches(['.', ')']).trim();
+        for sentence in sentences(t) {
+            let lower = sentence.to_ascii_lowercase();
+            let words = sentence.split_whitespace().count();
+            if !(4..=60).contains(&words) || sentence.ends_with('?') {
+                continue;
+            }
+            // What the agent is about to do is not a finding.
+            if lower.starts_with("let me ") || lower.starts_with("now let me") || lower.starts_with("i'll ") {
+                continue;
+            }
+            if CUES.iter().any(|c| lower.contains(c)) {
+                out.push(truncate_chars(sentence.trim_end_matches(':').trim(), FINDING_CHARS));
+            }
+        }
+    }
+    out
+}
+
+/// Splits on `. ` / `! ` followed by a capital, keeping file names (`run.ts`) and versions whole.
+fn sentences(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let b = line.as_bytes();
+    for i in 0..b.len().saturating_sub(2) {
+        if matches!(b[i], b'.' | b'!') && b[i + 1] == b' ' && b[i + 2].is_ascii_uppercase() {
+            out.push(line[start..=i].trim());
+            start = i + 2;
+        }
+    }
+    out.push(line[start..].trim());
+    out.into_iter().filter(|s| !s.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::io::Write;
+
+    fn line(v: serde_json::Value) -> String {
+        format!("{v}\n")
+    }
+
+    #[test]
+    fn reads_incrementally_whole_lines_and_starts_over_on_a_new_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("c1.jsonl");
+        let mut f = std::fs::File::create(&p).unwrap();
+        f.write_all(line(json!({"type": "user", "message": {"content": "Add OAuth login"}})).as_bytes()).unwrap();
+        f.write_all(line(json!({"type": "assistant", "timestamp": "2026-01-01T00:00:00Z", "message": {"content": [
+            {"type": "text", "text": "The root cause was a missing await in login.ts. [REMEMBER: callbacks need https]"},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}}))
+        .as_bytes())
+        .unwrap();
+        // Half a line: still being written.
+        f.write_all(br#"{"type": "assistant", "message": {"content": [{"type": "text", "text": "Done"#).unwrap();
+        let mut d = Digest::default();
+        let r = read(&p, &mut d, MAX_READ).unwrap();
+        assert_eq!(r.first_prompt.as_deref(), Some("Add OAuth login"));
+        assert_eq!(r.tool_calls, 1);
+        assert_eq!(r.texts.len(), 1);
+        assert!(r.texts[0].contains("[REMEMBER: callbacks need https]"), "intents are read from the raw text");
+        assert_eq!(d.last_words, "The root cause was a missing await in login.ts.");
+        assert_eq!(d.findings, ["The root cause was a missing await in login.ts."]);
+        let first = d.offset;
+        f.write_all(b". Next: run the tests.\"}]}}\n").unwrap();
+        let r = read(&p, &mut d, MAX_READ).unwrap();
+        assert_eq!((r.first_prompt, r.texts.len()), (None, 1));
+        assert_eq!(d.last_words, "Done. Next: run the tests.");
+        assert!(d.offset > first);
+        assert_eq!(read(&p, &mut d, MAX_READ).unwrap(), Delta::default(), "nothing new");
+        // Replaced by a shorter file: read from the start.
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, line(json!({"type": "assistant", "message": {"content": "Fresh start here."}}))).unwrap();
+        read(&p, &mut d, MAX_READ).unwrap();
+        assert_eq!(d.last_words, "Fresh start here.");
+        assert!(read(&tmp.path().join("missing.jsonl"), &mut d, MAX_READ).is_err());
+    }
+
+    #[test]
+    fn fifos_and_devices_are_not_read() {
+        let mut d = Digest::default();
+        assert!(read(Path::new("/dev/zero"), &mut d, MAX_READ).is_err());
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(read(&fifo, &mut d, MAX_READ).is_err(), "a FIFO with no writer is refused at once");
+    }
+
+    #[test]
+    fn an_overlong_line_is_skipped_not_read_forever() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("t.jsonl");
+        let long = "x".repeat(5000);
+        std::fs::write(&p, format!("{long}\n{}", line(json!({"type": "assistant", "message": {"content": "After it."}}))))
+            .unwrap();
+        let mut d = Digest::default();
+        read(&p, &mut d, 1000).unwrap();
+        for _ in 0..10 {
+            read(&p, &mut d, 1000).unwrap();
+        }
+        assert_eq!(d.last_words, "After it.");
+    }
+
+    #[test]
+    fn compaction_summaries_give_next_steps_and_fixes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("t.jsonl");
+        let summary = "Summary:\n4. Errors and fixes:\n   - Unknown flag error: parseFlags threw UnknownFlagError because plugin flags were strict.\n\
+                       7. Pending Tasks:\n   - Fix 14 plugin tests\n8. Current Work:\n   Reading plugin.test.ts\n9. Optional Next Step:\n   Fix the dispatch in chkit.ts.\n";
+        std::fs::write(&p, line(json!({"type": "user", "isCompactSummary": true, "message": {"content": summary}}))).unwrap();
+        let mut d = Digest::default();
+        read(&p, &mut d, MAX_READ).unwrap();
+        assert_eq!(d.next_step, "Fix the dispatch in chkit.ts.");
+        assert_eq!(d.pending, "- Fix 14 plugin tests");
+        assert_eq!(d.compactions, 1);
+        assert!(d.findings[0].contains("parseFlags threw UnknownFlagError"), "{:?}", d.findings);
+    }
+
+    #[test]
+    fn findings_are_decisions_and_causes_not_plans() {
+        let f = findings(
+            "Let me check the tests because they fail.\n- The User model only has `username`, no email.\n\
+             Fixed. We decided to store it in metadata.json rather than per file. Ok.\n```\nbecause code\n```\nWhy is it slow because?",
+        );
+        assert_eq!(
+            f,
+            ["The User model only has `username`, no email.", "We decided to store it in metadata.json rather than per file."]
+        );
+    }
+
+    #[test]
+    fn the_last_words_are_the_end_of_the_message() {
+        let text = format!("{}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nNext: run `cargo test`.", "intro line\n".repeat(300));
+        let t = tail(&text, 200);
+        assert!(t.ends_with("Next: run `cargo test`."), "{t}");
+        assert!(t.contains("| 1 | 2 |") && !t.contains("|---|"));
+        assert!(t.chars().count() <= 200);
+    }
+}

@@ -1,0 +1,369 @@
+//! Claude Code's transcript (`~/.claude/projects/<dir>/<conversation>.jsonl`), one JSON
+//! record a line, read into the few entries ccmem cares about.
+//!
+//! The format changes between Claude Code versions (`TodoWrite` became
+//! `TaskCreate`/`TaskUpdate`; `compact_boundary` system lines, `progress` and
+//! `queue-operation` lines appeared), so the reader is lenient: it takes what it knows
+//! from each record and ignores the rest. Shared by the daemon (which reads a
+//! conversation's transcript as it grows) and `ccmemctl import` (which replays one).
+
+use serde_json::Value;
+
+/// What one transcript record says, as far as ccmem is concerned. A record can hold
+/// several (an assistant message with text and tool calls).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// A prompt the user typed (not a tool result, a meta line or a compaction summary).
+    Prompt {
+        /// The prompt as typed (slash commands keep their `<command-name>` markup).
+        text: String,
+    },
+    /// Text the assistant wrote (its thinking is not included).
+    AssistantText {
+        /// The text blocks of one message, joined.
+        text: String,
+    },
+    /// The assistant called a tool.
+    ToolUse {
+        /// The tool call's id, which its result names.
+        id: String,
+        /// Tool name (`Bash`, `Edit`, `TaskCreate`, …).
+        name: String,
+        /// Its input, as sent.
+        input: Value,
+    },
+    /// A tool's result.
+    ToolResult {
+        /// The tool call it answers.
+        id: String,
+        /// The tool reported an error (for Bash: a non-zero exit).
+        is_error: bool,
+        /// The result's text, as the model saw it.
+        text: String,
+        /// Claude Code's structured result (`toolUseResult`), when the record has one.
+        structured: Value,
+    },
+    /// Claude Code's own summary of the conversation so far, written at a compaction.
+    CompactSummary {
+        /// The summary.
+        text: String,
+    },
+    /// The conversation was compacted here.
+    CompactBoundary,
+    /// `/clear`: what came before is no longer in the agent's context.
+    Clear,
+}
+
+/// One record: its entries, and the fields every record carries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Record {
+    /// What it says.
+    pub entries: Vec<Entry>,
+    /// ISO 8601, when given.
+    pub timestamp: Option<String>,
+    /// The conversation id.
+    pub session_id: Option<String>,
+    /// Where the agent worked.
+    pub cwd: Option<String>,
+    /// A subagent's record (a sidechain), not the main conversation's.
+    pub sidechain: bool,
+}
+
+/// Whether this looks like a transcript record at all (for a clear error on other files).
+pub fn looks_like_record(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str).is_some()
+        && (v.get("sessionId").is_some() || v.get("message").is_some() || v.get("uuid").is_some())
+}
+
+/// Reads one line; None when it is not JSON. Unknown record types give no entries.
+pub fn parse_line(line: &str) -> Option<Record> {
+    let v: Value = serde_json::from_str(line).ok()?;
+    Some(parse_record(&v))
+}
+
+/// Reads one record.
+pub fn parse_record(v: &Value) -> Record {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let mut r = Record {
+        entries: Vec::new(),
+        timestamp: s("timestamp"),
+        session_id: s("sessionId"),
+        cwd: s("cwd"),
+        sidechain: v.get("isSidechain").and_then(Value::as_bool).unwrap_or(false),
+    };
+    let content = v.get("message").and_then(|m| m.get("content"));
+    match v.get("type").and_then(Value::as_str) {
+        Some("user") => {
+            if v.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+                if let Some(text) = content.map(joined_text).filter(|t| !t.trim().is_empty()) {
+                    r.entries.push(Entry::CompactSummary { text });
+                }
+                return r;
+            }
+            let meta = v.get("isMeta").and_then(Value::as_bool) == Some(true);
+            match content {
+                Some(Value::String(text)) if !meta => prompt(text, &mut r.entries),
+                Some(Value::Array(blocks)) => {
+                    for b in blocks {
+                        match b.get("type").and_then(Value::as_str) {
+                            Some("tool_result") => r.entries.push(Entry::ToolResult {
+                                id: b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default().to_string(),
+                                is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                                text: b.get("content").map(joined_text).unwrap_or_default(),
+                                structured: v.get("toolUseResult").cloned().unwrap_or(Value::Null),
+                            }),
+                            Some("text") if !meta => {
+                                if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                    prompt(t, &mut r.entries);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some("assistant") => {
+            let mut texts = Vec::new();
+            if let Some(Value::Array(blocks)) = content {
+                for b in blocks {
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("text") => {
+                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                texts.push(t);
+                            }
+                        }
+                        Some("tool_use") => r.entries.push(Entry::ToolUse {
+                            id: b.get("id").and_then(Value::as_str).unwrap_or_default().to_string(),
+                            name: b.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                            input: b.get("input").cloned().unwrap_or(Value::Null),
+                        }),
+                        _ => {}
+                    }
+                }
+            } else if let Some(Value::String(t)) = content {
+                texts.push(t);
+            }
+            let text = texts.join("\n");
+            // Claude Code writes this when the API failed; it is not the agent speaking.
+            let synthetic = v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true);
+            if !text.trim().is_empty() && !synthetic {
+                r.entries.insert(0, Entry::AssistantText { text });
+            }
+        }
+        Some("system") if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
+            r.entries.push(Entry::CompactBoundary);
+        }
+        _ => {}
+    }
+    r
+}
+
+/// A user's text: a prompt, `/clear`, or the output of a local command (not a prompt).
+fn prompt(text: &str, out: &mut Vec<Entry>) {
+    let t = text.trim();
+    if t.is_empty()
+        || t.starts_with("<local-command-stdout>")
+        || t.starts_with("<local-command-stderr>")
+        || t.starts_with("<local-command-caveat>")
+        || t.starts_with("[Request interrupted")
+    {
+        return;
+    }
+    if command_name(t) == Some("/clear") {
+        out.push(Entry::Clear);
+        return;
+    }
+    out.push(Entry::Prompt { text: text.to_string() });
+}
+
+/// The slash command of a `<command-name>/x</command-name>` prompt.
+pub fn command_name(text: &str) -> Option<&str> {
+    let start = text.find("<command-name>")? + "<command-name>".len();
+    let end = text[start..].find("</command-name>")? + start;
+    Some(text[start..end].trim())
+}
+
+/// A prompt as a person would read it: a slash command as `/name args`, and the
+/// instructions a wrapper app puts around it (`<system_instruction>`, `<system-reminder>`)
+/// gone, unless they are all there is.
+pub fn readable_prompt(text: &str) -> String {
+    let mut rest = text.to_string();
+    let mut last_block = None;
+    for tag in ["system_instruction", "system-reminder"] {
+        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+        while let Some(start) = rest.find(&open) {
+            let Some(end) = rest[start..].find(&close).map(|e| start + e) else { break };
+            last_block = Some(rest[start + open.len()..end].trim().to_string());
+            rest.replace_range(start..end + close.len(), "");
+        }
+    }
+    if rest.trim().is_empty() {
+        if let Some(block) = last_block {
+            return block;
+        }
+    }
+    let text = rest.as_str();
+    if let Some(name) = command_name(text) {
+        let args = text
+            .find("<command-args>")
+            .map(|s| s + "<command-args>".len())
+            .and_then(|s| text[s..].find("</command-args>").map(|e| text[s..s + e].trim()))
+            .unwrap_or("");
+        let name = if name.starts_with('/') { name.to_string() } else { format!("/{name}") };
+        return if args.is_empty() { name } else { format!("{name} {args}") };
+    }
+    text.trim().to_string()
+}
+
+/// The text of a message's content: a string, or its text blocks joined.
+fn joined_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                Value::String(s) => Some(s.as_str()),
+                p if p.get("type").and_then(Value::as_str) == Some("text") => p.get("text").and_then(Value::as_str),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The parts of a Claude Code compaction summary a fresh agent needs: its "Pending Tasks",
+/// "Current Work" and "Optional Next Step" sections (numbered headings, as the summary
+/// prompt asks for them), each as its own text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SummaryParts {
+    /// "Pending Tasks".
+    pub pending: String,
+    /// "Current Work".
+    pub current: String,
+    /// "Optional Next Step" (or "Next Step").
+    pub next: String,
+}
+
+/// Cuts a compaction summary into its sections.
+pub fn summary_parts(summary: &str) -> SummaryParts {
+    let mut parts = SummaryParts::default();
+    let mut current: Option<usize> = None;
+    let mut buf: [Vec<&str>; 3] = Default::default();
+    for line in summary.lines() {
+        if let Some(title) = heading(line) {
+            let t = title.to_ascii_lowercase();
+            current = if t.starts_with("pending task") {
+                Some(0)
+            } else if t.starts_with("current work") {
+                Some(1)
+            } else if t.contains("next step") {
+                Some(2)
+            } else {
+                None
+            };
+            continue;
+        }
+        // The closing boilerplate is not part of the last section.
+        if line.starts_with("If you need specific details from before compaction")
+            || line.starts_with("Please continue the conversation")
+        {
+            current = None;
+        }
+        if let Some(i) = current {
+            buf[i].push(line);
+        }
+    }
+    let text = |lines: &Vec<&str>| lines.join("\n").trim().to_string();
+    parts.pending = text(&buf[0]);
+    parts.current = text(&buf[1]);
+    parts.next = text(&buf[2]);
+    parts
+}
+
+/// `7. Pending Tasks:` / `## 7. Pending Tasks` / `**Pending Tasks**:` → "Pending Tasks".
+fn heading(line: &str) -> Option<&str> {
+    if line.starts_with(' ') || line.starts_with('\t') {
+        return None; // nested lists inside a section are not section headings
+    }
+    let t = line.trim().trim_start_matches('#').trim();
+    let t = t.trim_start_matches(|c: char| c.is_ascii_digit());
+    let t = t.strip_prefix('.').unwrap_or(t).trim();
+    let t = t.trim_matches('*').trim();
+    let t = t.strip_suffix(':').unwrap_or(t).trim_matches('*').trim();
+    let known = ["pending task", "current work", "optional next step", "next step"];
+    let lower = t.to_ascii_lowercase();
+    known.iter().any(|k| lower.starts_with(k) && lower.len() <= k.len() + 2).then_some(t).or_else(|| {
+        // Any other numbered top-level heading ends the section before it.
+        let numbered = line.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit())
+            && line.contains(". ")
+            && line.trim_end().ends_with(':');
+        numbered.then_some(t)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn records_of_each_kind_are_read() {
+        let r = parse_record(&json!({"type": "user", "sessionId": "c1", "cwd": "/w", "message": {"role": "user", "content": "fix the login"}}));
+        assert_eq!(r.entries, vec![Entry::Prompt { text: "fix the login".into() }]);
+        assert_eq!((r.session_id.as_deref(), r.cwd.as_deref()), (Some("c1"), Some("/w")));
+        let r = parse_record(&json!({"type": "assistant", "message": {"content": [
+            {"type": "thinking", "thinking": "hmm"},
+            {"type": "text", "text": "Running the tests."},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cargo test"}}]}}));
+        assert_eq!(r.entries[0], Entry::AssistantText { text: "Running the tests.".into() });
+        assert!(matches!(&r.entries[1], Entry::ToolUse { id, name, .. } if id == "t1" && name == "Bash"));
+        let r = parse_record(&json!({"type": "user", "toolUseResult": {"task": {"id": "1"}}, "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": true, "content": [{"type": "text", "text": "Exit code 1"}]}]}}));
+        assert!(
+            matches!(&r.entries[0], Entry::ToolResult { id, is_error: true, text, structured } if id == "t1" && text == "Exit code 1" && structured["task"]["id"] == "1")
+        );
+        let r = parse_record(
+            &json!({"type": "user", "isCompactSummary": true, "message": {"content": "This session is being continued…"}}),
+        );
+        assert!(matches!(&r.entries[0], Entry::CompactSummary { .. }));
+        let r = parse_record(&json!({"type": "system", "subtype": "compact_boundary"}));
+        assert_eq!(r.entries, vec![Entry::CompactBoundary]);
+        let r = parse_record(&json!({"type": "user", "message": {"content": "<command-name>/clear</command-name>\n<command-message>clear</command-message>"}}));
+        assert_eq!(r.entries, vec![Entry::Clear]);
+        for skipped in [
+            json!({"type": "user", "message": {"content": "<local-command-stdout>Bye!</local-command-stdout>"}}),
+            json!({"type": "user", "isMeta": true, "message": {"content": "Caveat: …"}}),
+            json!({"type": "progress", "data": {}}),
+            json!({"type": "queue-operation", "operation": "dequeue"}),
+            json!({"type": "assistant", "isApiErrorMessage": true, "message": {"content": [{"type": "text", "text": "API Error"}]}}),
+        ] {
+            assert!(parse_record(&skipped).entries.is_empty(), "{skipped}");
+        }
+        assert!(parse_line("{broken").is_none());
+    }
+
+    #[test]
+    fn slash_commands_read_as_typed() {
+        let t = "<command-message>review</command-message>\n<command-name>/workflows:review</command-name>\n<command-args>https://x/pull/2</command-args>";
+        assert_eq!(readable_prompt(t), "/workflows:review https://x/pull/2");
+        assert_eq!(readable_prompt("  plain prompt "), "plain prompt");
+        let wrapped = "<system_instruction>\nYou are in Conductor.\n</system_instruction>\n<system_instruction>\nRead plan.md\n</system_instruction>\n";
+        assert_eq!(readable_prompt(wrapped), "Read plan.md");
+        assert_eq!(readable_prompt("<system-reminder>x</system-reminder>Fix it"), "Fix it");
+    }
+
+    #[test]
+    fn compaction_summaries_give_pending_work_and_next_step() {
+        let s = "Analysis:\n1. **Initial**: stuff\n   7. **Todo**: nested\n\nSummary:\n1. Primary Request and Intent:\n   Do X\n\n\
+                 7. Pending Tasks:\n   - Run tests\n   - Fix lint\n\n8. Current Work:\n   Editing a.rs\n\n\
+                 9. Optional Next Step:\n   Run `cargo test`.\n\nIf you need specific details from before compaction, read x\nPlease continue the conversation";
+        let p = summary_parts(s);
+        assert_eq!(p.pending, "- Run tests\n   - Fix lint");
+        assert_eq!(p.current, "Editing a.rs");
+        assert_eq!(p.next, "Run `cargo test`.");
+        assert_eq!(summary_parts("no sections"), SummaryParts::default());
+    }
+}
