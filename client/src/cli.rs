@@ -78,6 +78,15 @@ pub enum Command {
     /// Handle one agent hook event: the JSON payload on stdin (for the agent's hook settings;
     /// always exits 0)
     Hook,
+    /// Replay a Claude Code transcript (~/.claude/projects/<dir>/<id>.jsonl) into the
+    /// project's session, as its hooks would have delivered it
+    Import {
+        /// The transcript
+        transcript: PathBuf,
+        /// The project it belongs to [default: the current directory]
+        #[arg(long, value_name = "PATH")]
+        project: Option<PathBuf>,
+    },
     /// Print what a fresh agent needs to carry on in this project
     Context {
         /// A directory or file inside the project

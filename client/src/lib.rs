@@ -9,6 +9,7 @@ pub mod cli;
 pub mod conn;
 pub mod doctor;
 pub mod hook;
+pub mod import;
 pub mod install;
 pub mod mcp;
 pub mod memory;
@@ -140,6 +141,58 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::Projects => {
             let r: api::ProjectList = with_daemon(&ctx, |c, _| c.call(method::PROJECTS, &json!({})))?;
             show(&ctx, &r, || output::projects(&r));
+            Ok(())
+        }
+        cli::Command::Import { transcript, project } => {
+            let transcript = std::path::absolute(&transcript)
+                .map_err(|e| Error::Failed(format!("{}: {e}", transcript.display())))?;
+            let project = project_path(project)?;
+            import::check(&transcript).map_err(Error::Failed)?;
+            // Events already delivered are not sent again if the connection is retried.
+            let mut sent = 0usize;
+            let summary = with_daemon(&ctx, |c, _| {
+                let mut n = 0usize;
+                let mut lost = None;
+                let r = import::replay(&transcript, &project, |p| {
+                    n += 1;
+                    if n <= sent {
+                        return Ok(());
+                    }
+                    match c.call::<_, serde_json::Value>(method::HOOK, p) {
+                        Ok(_) => {
+                            sent += 1;
+                            Ok(())
+                        }
+                        Err(CallError::Io(e)) => {
+                            lost = Some(e);
+                            Err("connection lost".into())
+                        }
+                        Err(e) => Err(Error::from(e).message().unwrap_or("refused").to_string()),
+                    }
+                });
+                match (r, lost) {
+                    (_, Some(e)) => Err(CallError::Io(e)),
+                    (Ok(s), None) => Ok(s),
+                    (Err(m), None) => Err(CallError::BadReply(m)),
+                }
+            })?;
+            show(&ctx, &summary, || {
+                format!(
+                    "imported {} into {}: conversation {}, {} events ({} prompts, {} tool calls, {} compactions){}",
+                    summary.transcript.display(),
+                    summary.project.display(),
+                    summary.conversation_id,
+                    summary.events,
+                    summary.prompts,
+                    summary.tool_calls,
+                    summary.compactions,
+                    if summary.bad_lines > 0 {
+                        format!("; {} lines were not JSON", summary.bad_lines)
+                    } else {
+                        String::new()
+                    }
+                )
+            });
             Ok(())
         }
         cli::Command::History { path } => {

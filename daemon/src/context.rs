@@ -56,11 +56,12 @@ struct Work<'a> {
 mod caps {
     pub const TODOS: usize = 1800;
     pub const FAILURES: usize = 1000;
-    pub const LAST_WORDS: usize = 1100;
-    pub const FILES: usize = 1100;
+    pub const LAST_WORDS: usize = 1300;
+    pub const FILES: usize = 1600;
     pub const DONE: usize = 450;
-    pub const FINDINGS: usize = 1000;
+    pub const FINDINGS: usize = 1500;
     pub const SUMMARY: usize = 600;
+    pub const PROMPTS: usize = 900;
 }
 
 /// The context, at most `budget` characters (capped at [`MAX_BUDGET`]).
@@ -169,6 +170,19 @@ pub fn build(i: &Input, budget: usize) -> String {
         let lines = c.digest.last_words.lines().map(|l| format!("> {l}")).collect();
         sections.push((format!("## The agent's last words{when}"), cap_tail(lines, caps::LAST_WORDS)));
     }
+    if let Some(c) = work.conversation {
+        // The user's requests between the first and the latest, as the compaction summary's
+        // "all user messages" keeps them: they carry corrections and decisions.
+        let n = c.prompts.len();
+        let between: Vec<String> = c
+            .prompts
+            .iter()
+            .take(n.saturating_sub(1))
+            .filter(|p| **p != c.first_prompt)
+            .map(|p| format!("- {}", truncate_chars(&one_line(p), 200)))
+            .collect();
+        push(&mut sections, "## Earlier prompts (oldest first)", cap_tail(between, caps::PROMPTS));
+    }
     push(&mut sections, "## Files edited", {
         let mut l = cap(work.files.clone(), caps::FILES);
         let shown = l.iter().filter(|x| !x.starts_with("- …")).count();
@@ -184,21 +198,21 @@ pub fn build(i: &Input, budget: usize) -> String {
     );
     if let Some(c) = work.conversation {
         let last = normal(&c.digest.last_words);
-        let findings: Vec<String> = c
-            .digest
-            .findings
-            .iter()
-            .rev()
-            .filter(|f| !last.contains(&normal(f)))
-            .map(|f| format!("- {f}"))
-            .collect();
+        let findings: Vec<String> =
+            c.digest.findings.iter().rev().filter(|f| !last.contains(&normal(f))).map(|f| format!("- {f}")).collect();
         push(&mut sections, "## Decisions and findings (newest first)", cap(findings, caps::FINDINGS));
         let d = &c.digest;
         let mut summary = Vec::new();
         if !d.next_step.is_empty() {
             summary.push(format!("Next step: {}", one_line(&d.next_step)));
         }
-        summary.extend(d.pending.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("Pending: {}", l.trim_start_matches(['-', '*', ' ']))));
+        summary.extend(
+            d.pending
+                .lines()
+                .map(|l| l.trim().trim_start_matches(['-', '*', ' ']).replace("**", ""))
+                .filter(|l| !l.is_empty())
+                .map(|l| format!("Pending: {l}")),
+        );
         push(&mut sections, "## At the last compaction", cap(summary, caps::SUMMARY));
     }
     if previous.is_none() {
@@ -449,8 +463,12 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session, now
         if suite.status == SuiteStatus::NotRun {
             continue;
         }
-        let status = if suite.status == SuiteStatus::Passed { "passed" } else { "failed" };
         let when = suite.ran_at.as_deref().map(|t| format!(", {}", ago(t, now))).unwrap_or_default();
+        if suite.total == 0 && suite.failures.is_empty() {
+            l.push(format!("- {kind}: `{}` ran{when}; no result was recognised in its output", suite.command));
+            continue;
+        }
+        let status = if suite.status == SuiteStatus::Passed { "passed" } else { "failed" };
         let since = suite
             .ran_at
             .as_deref()
@@ -587,7 +605,12 @@ mod tests {
                 status: TodoStatus::InProgress,
                 active_form: "Implementing".into(),
             },
-            Todo { id: None, content: "Write tests".into(), status: TodoStatus::Pending, active_form: "Writing tests".into() },
+            Todo {
+                id: None,
+                content: "Write tests".into(),
+                status: TodoStatus::Pending,
+                active_form: "Writing tests".into(),
+            },
         ];
         for i in 0..200 {
             let _ = crate::session::apply(

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 
 /// Conversations kept per session (the oldest ended ones go first).
 const CONVERSATIONS: usize = 50;
-/// Prompts kept per conversation.
-const PROMPTS: usize = 5;
+/// Prompts kept per conversation (besides its first).
+const PROMPTS: usize = 12;
 /// Shell commands kept per session.
 const SHELL_COMMANDS: usize = 50;
 /// Characters of a prompt kept as a command.
@@ -142,6 +142,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 }
             }
         }
+        Kind::Prompt { text } if ccmem_proto::transcript::is_local_command(text) => {}
         Kind::Prompt { text } => {
             let prompt = session::clean(&ccmem_proto::transcript::readable_prompt(text));
             if !prompt.is_empty() {
@@ -602,7 +603,12 @@ mod tests {
         );
         assert_eq!(
             fx.agent_edit,
-            Some(AgentEdit { rel: "src/a.rs".into(), summary: "Edit: 1 → 2 lines".into(), tool: "Edit".into(), created: false })
+            Some(AgentEdit {
+                rel: "src/a.rs".into(),
+                summary: "Edit: 1 → 2 lines".into(),
+                tool: "Edit".into(),
+                created: false
+            })
         );
         let fx = apply(
             &mut s,

@@ -476,6 +476,12 @@ impl Project {
             }
             Msg::Hook { hook, reply } => self.hook(hook, reply).await,
             Msg::Context { budget, reply } => {
+                // Asked for by a person or a script: the reads already asked for come first
+                // (a SessionStart does not wait for them).
+                while let Some(job) = self.reading.take() {
+                    let read = job.await.ok();
+                    self.transcript_read(read).await;
+                }
                 let _ = reply.send(self.context(None, false, budget).await);
             }
             Msg::GitChanged => {
@@ -672,7 +678,11 @@ impl Project {
         let after_compact = after_compact || conv.is_some_and(|c| c.compacted && conversation.is_none());
         // After the session ended (expired, reset), the previous session's conversation.
         let resume = resume.or_else(|| {
-            s.previous.as_ref().and_then(|p| p.conversation.as_ref()).map(|c| c.id.clone()).filter(|id| Some(id.as_str()) != conversation)
+            s.previous
+                .as_ref()
+                .and_then(|p| p.conversation.as_ref())
+                .map(|c| c.id.clone())
+                .filter(|id| Some(id.as_str()) != conversation)
         });
         let text = context::build(
             &context::Input {

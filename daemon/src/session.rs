@@ -221,16 +221,16 @@ pub fn annotate(s: &mut Session, rel: &str, summary: &str, workflow: &str, creat
 /// was handed.
 pub fn handoff(a: &ccmem_proto::session::ArchivedSession) -> Option<ccmem_proto::session::Handoff> {
     let s = &a.session;
-    let conversation = s
-        .conversations
-        .iter()
-        .filter(|c| c.did_work())
-        .max_by(|x, y| x.last_activity.cmp(&y.last_activity))
-        .cloned();
+    let conversation =
+        s.conversations.iter().filter(|c| c.did_work()).max_by(|x, y| x.last_activity.cmp(&y.last_activity)).cloned();
     if conversation.is_none() && s.todos.is_empty() && s.failures.is_empty() && s.edited_files.is_empty() {
         return s.previous.as_deref().cloned();
     }
-    let todos = conversation.as_ref().filter(|c| !c.todos.is_empty()).map(|c| c.todos.clone()).unwrap_or_else(|| s.todos.clone());
+    let todos = conversation
+        .as_ref()
+        .filter(|c| !c.todos.is_empty())
+        .map(|c| c.todos.clone())
+        .unwrap_or_else(|| s.todos.clone());
     Some(ccmem_proto::session::Handoff {
         session_id: s.session_id.clone(),
         ended_at: a.ended_at.clone(),

@@ -63,7 +63,8 @@ impl Work {
     /// The kinds a success of this kind also vouches for.
     fn covers(self) -> &'static [Work] {
         match self {
-            Work::Checks => &[Work::Checks, Work::Tests, Work::Typecheck, Work::Lint, Work::Build],
+            // Not the tests: a project's check script often leaves out the slow or live ones.
+            Work::Checks => &[Work::Checks, Work::Typecheck, Work::Lint, Work::Build],
             Work::Build => &[Work::Build, Work::Typecheck],
             _ => &[],
         }
@@ -74,23 +75,29 @@ impl Work {
 /// environment assignments and pipes into `tail`/`head`/`grep`); None for commands that
 /// only look around.
 pub fn classify(command: &str) -> Option<(Work, String)> {
-    let mut best: Option<(Work, String)> = None;
-    let mut last_other: Option<String> = None;
+    let parts = parts(command);
+    let best = parts.iter().filter(|(w, _)| *w != Work::Command).min_by_key(|(w, _)| rank(*w)).cloned();
+    best.or_else(|| parts.into_iter().last())
+}
+
+/// Every part of a command line that does work, in order.
+fn parts(command: &str) -> Vec<(Work, String)> {
+    let mut out = Vec::new();
     for segment in segments(command) {
         let words: Vec<&str> = segment.split_whitespace().filter(|w| !is_assignment(w)).collect();
         let Some(&first) = words.first() else { continue };
         let prog = first.rsplit('/').next().unwrap_or(first);
-        let text = words.join(" ");
-        let Some(work) = work_of(prog, &words) else { continue };
-        if work == Work::Command {
-            last_other = Some(text);
-            continue;
-        }
-        if best.as_ref().is_none_or(|(b, _)| rank(work) < rank(*b)) {
-            best = Some((work, text));
+        if let Some(work) = work_of(prog, &words) {
+            out.push((work, words.join(" ")));
         }
     }
-    best.or(last_other.map(|t| (Work::Command, t)))
+    out
+}
+
+/// What identifies an arbitrary command: its program and first argument
+/// (`bun ./bin/cli.ts`, `git rebase`), so that `--version` and `--help` runs are one.
+fn command_key(text: &str) -> String {
+    text.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
 }
 
 fn rank(w: Work) -> u8 {
@@ -174,9 +181,11 @@ fn work_of(prog: &str, words: &[&str]) -> Option<Work> {
             return match words.iter().skip(1).find(|w| !w.starts_with('-')).copied() {
                 Some("commit") => Some(Work::Commit),
                 Some("push") => Some(Work::Push),
-                Some("status" | "diff" | "log" | "show" | "branch" | "rev-parse" | "ls-files" | "grep" | "blame"
+                Some(
+                    "status" | "diff" | "log" | "show" | "branch" | "rev-parse" | "ls-files" | "grep" | "blame"
                     | "remote" | "fetch" | "config" | "describe" | "reflog" | "shortlog" | "cat-file" | "ls-tree"
-                    | "check-ignore" | "merge-base" | "worktree") => None,
+                    | "check-ignore" | "merge-base" | "worktree",
+                ) => None,
                 _ => Some(Work::Command),
             }
         }
@@ -195,13 +204,87 @@ fn work_of(prog: &str, words: &[&str]) -> Option<Work> {
 fn exploratory(prog: &str, second: &str) -> bool {
     matches!(
         prog,
-        "cd" | "ls" | "ll" | "cat" | "head" | "tail" | "less" | "more" | "grep" | "egrep" | "rg" | "ag" | "ack" | "find"
-            | "fd" | "wc" | "which" | "type" | "command" | "echo" | "printf" | "test" | "[" | "[[" | "diff" | "cmp"
-            | "stat" | "file" | "pwd" | "tree" | "jq" | "yq" | "sed" | "awk" | "sort" | "uniq" | "cut" | "tr" | "xargs"
-            | "du" | "df" | "ps" | "pgrep" | "pkill" | "kill" | "lsof" | "sleep" | "true" | "false" | "export" | "source"
-            | "." | "env" | "printenv" | "whoami" | "date" | "uname" | "realpath" | "readlink" | "basename" | "dirname"
-            | "mkdir" | "touch" | "cp" | "mv" | "rm" | "chmod" | "ln" | "open" | "code" | "history" | "alias"
-            | "sqlite3" | "tput" | "clear" | "wait" | "timeout" | "nl" | "od" | "xxd" | "hexdump" | "strings"
+        "cd" | "ls"
+            | "ll"
+            | "cat"
+            | "head"
+            | "tail"
+            | "less"
+            | "more"
+            | "grep"
+            | "egrep"
+            | "rg"
+            | "ag"
+            | "ack"
+            | "find"
+            | "fd"
+            | "wc"
+            | "which"
+            | "type"
+            | "command"
+            | "echo"
+            | "printf"
+            | "test"
+            | "["
+            | "[["
+            | "diff"
+            | "cmp"
+            | "stat"
+            | "file"
+            | "pwd"
+            | "tree"
+            | "jq"
+            | "yq"
+            | "sed"
+            | "awk"
+            | "sort"
+            | "uniq"
+            | "cut"
+            | "tr"
+            | "xargs"
+            | "du"
+            | "df"
+            | "ps"
+            | "pgrep"
+            | "pkill"
+            | "kill"
+            | "lsof"
+            | "sleep"
+            | "true"
+            | "false"
+            | "export"
+            | "source"
+            | "."
+            | "env"
+            | "printenv"
+            | "whoami"
+            | "date"
+            | "uname"
+            | "realpath"
+            | "readlink"
+            | "basename"
+            | "dirname"
+            | "mkdir"
+            | "touch"
+            | "cp"
+            | "mv"
+            | "rm"
+            | "chmod"
+            | "ln"
+            | "open"
+            | "code"
+            | "history"
+            | "alias"
+            | "sqlite3"
+            | "tput"
+            | "clear"
+            | "wait"
+            | "timeout"
+            | "nl"
+            | "od"
+            | "xxd"
+            | "hexdump"
+            | "strings"
     ) || (prog == "gh" && matches!(second, "pr" | "issue" | "api" | "run" | "repo" | "release") && false)
 }
 
@@ -216,16 +299,18 @@ pub fn record(
     parsed_failure: Option<String>,
     now: DateTime<Utc>,
 ) {
-    let Some((work, text)) = classify(command) else { return };
-    let text = truncate_chars(&session::clean(&text), COMMAND_CHARS);
     let failed = exited_nonzero || parsed_failure.is_some();
     let at = session::iso(now);
     if failed {
+        let Some((work, text)) = classify(command) else { return };
+        let text = truncate_chars(&session::clean(&text), COMMAND_CHARS);
         let error = parsed_failure
             .or_else(|| key_error(output))
             .map(|e| truncate_chars(&session::clean(&e), ERROR_CHARS))
             .unwrap_or_default();
-        let same = |f: &Failure| f.kind == work.name() && (work != Work::Command || f.command == text);
+        let same = |f: &Failure| {
+            f.kind == work.name() && (work != Work::Command || command_key(&f.command) == command_key(&text))
+        };
         match s.failures.iter().position(same) {
             Some(i) => {
                 let mut f = s.failures.remove(i);
@@ -248,20 +333,30 @@ pub fn record(
         s.failures.drain(..excess);
         return;
     }
-    let words: Vec<&str> = text.split_whitespace().collect();
-    s.failures.retain(|f| {
-        let kind_matches = f.kind == work.name() || work.covers().iter().any(|w| w.name() == f.kind);
-        if !kind_matches {
-            return true;
-        }
-        // A success as wide as the failed run (the same command, or one it narrowed).
-        let failed_words: Vec<&str> = f.command.split_whitespace().collect();
-        let wider = failed_words.starts_with(&words) || matches!(work, Work::Checks | Work::Commit | Work::Push);
-        let broad = work.covers().iter().any(|w| w.name() == f.kind) && work.name() != f.kind;
-        !(wider || broad)
-    });
-    if let Some(d) = finished(work, command, output) {
+    // The whole line succeeded, so each of its parts did.
+    for (work, text) in parts(command) {
+        let text = session::clean(&text);
+        s.failures.retain(|f| !resolves(work, &text, f));
+    }
+    if let Some(d) = classify(command).and_then(|(work, _)| finished(work, command, output)) {
         push_done(s, d, at);
+    }
+}
+
+/// Whether a success of `work` running `text` clears the failure `f`: a run as wide as the
+/// failed one (the same command, or one it narrowed), a check script that runs it all, any
+/// commit or push for a failed one, the same program and argument for other commands.
+fn resolves(work: Work, text: &str, f: &Failure) -> bool {
+    if work.name() != f.kind {
+        return work.covers().iter().any(|w| w.name() == f.kind);
+    }
+    match work {
+        Work::Checks | Work::Commit | Work::Push => true,
+        Work::Command => command_key(text) == command_key(&f.command),
+        _ => {
+            let wide: Vec<&str> = text.split_whitespace().collect();
+            f.command.split_whitespace().collect::<Vec<_>>().starts_with(&wide)
+        }
     }
 }
 
@@ -282,7 +377,10 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
         let line = output.lines().map(str::trim).find(|l| {
             l.starts_with('[')
                 && l.find("] ").is_some_and(|end| {
-                    l[1..end].split_whitespace().last().is_some_and(|h| h.len() >= 7 && h.chars().all(|c| c.is_ascii_hexdigit()))
+                    l[1..end]
+                        .split_whitespace()
+                        .last()
+                        .is_some_and(|h| h.len() >= 7 && h.chars().all(|c| c.is_ascii_hexdigit()))
                 })
         });
         if let Some(l) = line {
@@ -298,12 +396,17 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
             ["gh", "pr", "create", ..] => {
                 let url = output.split_whitespace().find(|t| t.contains("/pull/")).unwrap_or("");
                 let title = quoted_after(&segment, &["--title", "-t"]).unwrap_or_default();
-                return Some(("pr", format!("opened {} {title}", number_of(url).unwrap_or_else(|| url.into())).trim().into()));
+                return Some((
+                    "pr",
+                    format!("opened {} {title}", number_of(url).unwrap_or_else(|| url.into())).trim().into(),
+                ));
             }
             ["gh", "pr", "merge", rest @ ..] => {
                 return Some(("pr", format!("merged PR {}", rest.iter().find(|x| !x.starts_with('-')).unwrap_or(&""))))
             }
-            ["gh", "issue", "close", n, ..] => return Some(("issue", format!("closed issue #{}", n.trim_start_matches('#')))),
+            ["gh", "issue", "close", n, ..] => {
+                return Some(("issue", format!("closed issue #{}", n.trim_start_matches('#'))))
+            }
             ["bd" | "beads", "close", ids @ ..] => {
                 let ids: Vec<&str> = ids.iter().filter(|x| !x.starts_with('-')).copied().collect();
                 return Some(("task", format!("closed {}", ids.join(" "))));
@@ -375,13 +478,26 @@ fn error_score(l: &str) -> u8 {
         return 0;
     }
     let lower = l.to_ascii_lowercase();
-    let wrapper = ["elifecycle", "exited with code", "command failed", "npm err! code", "npm err! errno", "make: ***",
-        "process completed with exit code", "error: process", "exit status", "returned non-zero", "lifecycle script"];
+    let wrapper = [
+        "elifecycle",
+        "exited with code",
+        "command failed",
+        "npm err! code",
+        "npm err! errno",
+        "make: ***",
+        "process completed with exit code",
+        "error: process",
+        "exit status",
+        "returned non-zero",
+        "lifecycle script",
+    ];
     if wrapper.iter().any(|w| lower.contains(w)) {
         return 1;
     }
     let exception = l.split([':', ' ']).next().is_some_and(|w| {
-        w.len() > 5 && (w.ends_with("Error") || w.ends_with("Exception")) && w.chars().next().is_some_and(char::is_alphabetic)
+        w.len() > 5
+            && (w.ends_with("Error") || w.ends_with("Exception"))
+            && w.chars().next().is_some_and(char::is_alphabetic)
     }) && l.contains(':');
     // What went wrong beats which test it was in.
     if exception || l.starts_with("error[") || l.contains("error TS") || l.contains("panicked at") {
@@ -423,7 +539,10 @@ mod tests {
     #[test]
     fn commands_are_classified_by_the_part_that_works() {
         let k = |c: &str| classify(c).map(|(w, t)| (w.name(), t));
-        assert_eq!(k("cd apps/app && pnpm test NavUser.test.tsx"), Some(("tests", "pnpm test NavUser.test.tsx".into())));
+        assert_eq!(
+            k("cd apps/app && pnpm test NavUser.test.tsx"),
+            Some(("tests", "pnpm test NavUser.test.tsx".into()))
+        );
         assert_eq!(k("bun test packages/cli/src 2>&1 | tail -30"), Some(("tests", "bun test packages/cli/src".into())));
         assert_eq!(k("mise run lint 2>&1"), Some(("lint", "mise run lint".into())));
         assert_eq!(k("mise run test"), Some(("tests", "mise run test".into())));
@@ -431,7 +550,10 @@ mod tests {
         assert_eq!(k("bun run verify"), Some(("checks", "bun run verify".into())));
         assert_eq!(k("npx tsc --noEmit"), Some(("typecheck", "npx tsc --noEmit".into())));
         assert_eq!(k("git add -A && git commit -m 'x'"), Some(("commit", "git commit -m 'x'".into())));
-        assert_eq!(k("FOO=1 bun ./bin/chkit.ts --version 2>&1"), Some(("command", "bun ./bin/chkit.ts --version".into())));
+        assert_eq!(
+            k("FOO=1 bun ./bin/chkit.ts --version 2>&1"),
+            Some(("command", "bun ./bin/chkit.ts --version".into()))
+        );
         assert_eq!(k("grep -rn foo src"), None);
         assert_eq!(k("git diff --stat"), None);
         assert_eq!(k("ls dist && cat x"), None);
@@ -449,11 +571,20 @@ mod tests {
         assert_eq!(s.failures[0].error, "TypeError: generate is not a function");
         record(&mut s, "bun test packages/cli/src/generate.test.ts", "ok", false, None, now);
         assert_eq!(s.failures.len(), 1, "a narrower run does not vouch for the rest");
+        record(&mut s, "bun run verify", "ok", false, None, now);
+        assert_eq!(s.failures.len(), 1, "a check script does not vouch for the tests");
         record(&mut s, "bun test packages/cli/src", "1 pass", false, None, now);
         assert!(s.failures.is_empty());
 
         record(&mut s, "npm run lint", "src/x.ts\n  3:1  error  'a' is unused  no-unused-vars\n", true, None, now);
-        record(&mut s, "npm run build", "> next build\nType error: Cannot find name 'x'.\nnpm ERR! code ELIFECYCLE", true, None, now);
+        record(
+            &mut s,
+            "npm run build",
+            "> next build\nType error: Cannot find name 'x'.\nnpm ERR! code ELIFECYCLE",
+            true,
+            None,
+            now,
+        );
         assert_eq!(s.failures[1].error, "Type error: Cannot find name 'x'.");
         record(&mut s, "bun run verify", "all good", false, None, now);
         assert!(s.failures.is_empty(), "a passing verify vouches for lint and build: {:?}", s.failures);
@@ -467,22 +598,67 @@ mod tests {
         let now = Utc::now();
         record(&mut s, "git commit -m \"Add login\"", "[main 1a2b3c4] Add login\n 2 files changed", false, None, now);
         record(&mut s, "git commit -q -m 'Fix typo'", "", false, None, now);
-        record(&mut s, "gh pr create --title \"Refactor run.ts\" --body x", "https://github.com/o/r/pull/329\n", false, None, now);
+        record(
+            &mut s,
+            "gh pr create --title \"Refactor run.ts\" --body x",
+            "https://github.com/o/r/pull/329\n",
+            false,
+            None,
+            now,
+        );
         record(&mut s, "bd close bd-12 bd-13", "Closed", false, None, now);
         record(&mut s, "gh issue close 318", "", false, None, now);
         let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
-        assert_eq!(texts, ["1a2b3c4 Add login", "Fix typo", "opened PR #329 Refactor run.ts", "closed bd-12 bd-13", "closed issue #318"]);
-        record(&mut s, "git commit -m x", "husky - pre-commit hook exited with code 1\nerror: lint failed", true, None, now);
+        assert_eq!(
+            texts,
+            [
+                "1a2b3c4 Add login",
+                "Fix typo",
+                "opened PR #329 Refactor run.ts",
+                "closed bd-12 bd-13",
+                "closed issue #318"
+            ]
+        );
+        record(
+            &mut s,
+            "git commit -m x",
+            "husky - pre-commit hook exited with code 1\nerror: lint failed",
+            true,
+            None,
+            now,
+        );
         assert_eq!(s.failures[0].kind, "commit");
         assert_eq!(s.done.len(), 5, "a rejected commit is not finished work");
+        record(
+            &mut s,
+            "git fetch origin main && git rebase origin/main 2>&1",
+            "error: cannot rebase: You have unstaged changes.",
+            true,
+            None,
+            now,
+        );
+        record(&mut s, "bun ./bin/cli.ts --version", "error: Cannot find module '@x/core'", true, None, now);
+        assert_eq!(
+            s.failures.iter().map(|f| f.command.as_str()).collect::<Vec<_>>(),
+            ["git commit -m x", "git rebase origin/main", "bun ./bin/cli.ts --version"]
+        );
+        record(&mut s, "git stash && git rebase origin/main && git stash pop", "", false, None, now);
+        record(&mut s, "bun ./bin/cli.ts --help", "usage", false, None, now);
+        assert_eq!(s.failures.len(), 1, "each part of a line that succeeded succeeded: {:?}", s.failures);
     }
 
     #[test]
     fn the_key_error_line_is_the_specific_one() {
         let k = |o: &str| key_error(o).unwrap_or_default();
         assert_eq!(k("> app@1.0.0 build\n> next build\n\nTypeError: generate is not a function\n    at x (a.js:1)\nnpm ERR! code ELIFECYCLE"), "TypeError: generate is not a function");
-        assert_eq!(k("error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5"), "error[E0425]: cannot find value `x` in this scope");
-        assert_eq!(k("src/a.ts(3,1): error TS2353: Object literal may only specify known properties"), "src/a.ts(3,1): error TS2353: Object literal may only specify known properties");
+        assert_eq!(
+            k("error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5"),
+            "error[E0425]: cannot find value `x` in this scope"
+        );
+        assert_eq!(
+            k("src/a.ts(3,1): error TS2353: Object literal may only specify known properties"),
+            "src/a.ts(3,1): error TS2353: Object literal may only specify known properties"
+        );
         assert_eq!(k("Exit code 1\nbash: foo: command not found"), "bash: foo: command not found");
         assert_eq!(k("npm ERR! code ELIFECYCLE"), "npm ERR! code ELIFECYCLE");
         assert_eq!(key_error("all fine\n"), None);

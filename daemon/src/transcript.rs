@@ -55,11 +55,20 @@ pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
     f.take(max.min(meta.len() - d.offset)).read_to_end(&mut buf)?;
     // Whole lines only: a line still being written is read next time. A single line longer
     // than the whole allowance is skipped (it cannot be read whole anyway).
-    let used = match buf.iter().rposition(|b| *b == b'\n') {
+    let mut used = match buf.iter().rposition(|b| *b == b'\n') {
         Some(end) => end + 1,
         None if buf.len() as u64 >= max => buf.len(),
         None => 0,
     };
+    // A finished file may end without a newline: its last line counts once it is whole JSON
+    // (a line still being written is not).
+    let rest = &buf[used..];
+    if !rest.is_empty()
+        && d.offset + buf.len() as u64 == meta.len()
+        && serde_json::from_slice::<serde::de::IgnoredAny>(rest).is_ok()
+    {
+        used = buf.len();
+    }
     for line in buf[..used].split(|b| *b == b'\n') {
         let Ok(line) = std::str::from_utf8(line) else { continue };
         if line.trim().is_empty() {
@@ -99,7 +108,7 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
             d.current_work = truncate_chars(&parts.current, SUMMARY_PART);
             d.next_step = truncate_chars(&parts.next, SUMMARY_PART);
             d.compactions += 1;
-            for f in findings(&errors_and_fixes(&clean)) {
+            for f in findings(&without_sections(&clean, &["all user messages", "files and code sections"])) {
                 push_finding(d, f);
             }
         }
@@ -200,16 +209,17 @@ fn tail(text: &str, max: usize) -> String {
     truncate_chars(&kept.join("\n"), max)
 }
 
-/// The "Errors and fixes" and "Problem Solving" sections of a compaction summary.
-fn errors_and_fixes(summary: &str) -> String {
+/// A compaction summary without the sections that only repeat (the user's messages, which
+/// ccmem keeps itself; code excerpts).
+fn without_sections(summary: &str, skip: &[&str]) -> String {
     let mut out = Vec::new();
-    let mut on = false;
+    let mut on = true;
     for line in summary.lines() {
-        let head = line.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '#').trim();
         let top = !line.starts_with(' ') && line.trim_end().ends_with(':');
         if top {
+            let head = line.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '#').trim();
             let h = head.trim_matches('*').to_ascii_lowercase();
-            on = h.starts_with("errors and fix") || h.starts_with("problem solving");
+            on = !skip.iter().any(|s| h.starts_with(s));
             continue;
         }
         if on {
@@ -295,6 +305,8 @@ pub fn findings(text: &str) -> Vec<String> {
         }
         let t = t.trim_start_matches(['-', '*', '•', '>', ' ']).trim();
         let t = t.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches(['.', ')']).trim();
+        let t = t.replace("**", "");
+        let t = t.as_str();
         for sentence in sentences(t) {
             let lower = sentence.to_ascii_lowercase();
             let words = sentence.split_whitespace().count();
@@ -302,7 +314,8 @@ pub fn findings(text: &str) -> Vec<String> {
                 continue;
             }
             // What the agent is about to do is not a finding.
-            if lower.starts_with("let me ") || lower.starts_with("now let me") || lower.starts_with("i'll ") {
+            let plan = ["let me ", "now ", "next, ", "then ", "first, ", "i'll ", "i will ", "let's "];
+            if plan.iter().any(|p| lower.starts_with(p)) || sentence.trim_end().ends_with(':') {
                 continue;
             }
             if CUES.iter().any(|c| lower.contains(c)) {
@@ -366,6 +379,10 @@ mod tests {
         assert_eq!(d.last_words, "Done. Next: run the tests.");
         assert!(d.offset > first);
         assert_eq!(read(&p, &mut d, MAX_READ).unwrap(), Delta::default(), "nothing new");
+        // A whole last line without its newline (a finished file) is read.
+        f.write_all(br#"{"type": "assistant", "message": {"content": "The end."}}"#).unwrap();
+        read(&p, &mut d, MAX_READ).unwrap();
+        assert_eq!(d.last_words, "The end.");
         // Replaced by a shorter file: read from the start.
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, line(json!({"type": "assistant", "message": {"content": "Fresh start here."}}))).unwrap();
@@ -391,8 +408,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("t.jsonl");
         let long = "x".repeat(5000);
-        std::fs::write(&p, format!("{long}\n{}", line(json!({"type": "assistant", "message": {"content": "After it."}}))))
-            .unwrap();
+        std::fs::write(
+            &p,
+            format!("{long}\n{}", line(json!({"type": "assistant", "message": {"content": "After it."}}))),
+        )
+        .unwrap();
         let mut d = Digest::default();
         read(&p, &mut d, 1000).unwrap();
         for _ in 0..10 {
@@ -407,7 +427,8 @@ mod tests {
         let p = tmp.path().join("t.jsonl");
         let summary = "Summary:\n4. Errors and fixes:\n   - Unknown flag error: parseFlags threw UnknownFlagError because plugin flags were strict.\n\
                        7. Pending Tasks:\n   - Fix 14 plugin tests\n8. Current Work:\n   Reading plugin.test.ts\n9. Optional Next Step:\n   Fix the dispatch in chkit.ts.\n";
-        std::fs::write(&p, line(json!({"type": "user", "isCompactSummary": true, "message": {"content": summary}}))).unwrap();
+        std::fs::write(&p, line(json!({"type": "user", "isCompactSummary": true, "message": {"content": summary}})))
+            .unwrap();
         let mut d = Digest::default();
         read(&p, &mut d, MAX_READ).unwrap();
         assert_eq!(d.next_step, "Fix the dispatch in chkit.ts.");
@@ -424,13 +445,17 @@ mod tests {
         );
         assert_eq!(
             f,
-            ["The User model only has `username`, no email.", "We decided to store it in metadata.json rather than per file."]
+            [
+                "The User model only has `username`, no email.",
+                "We decided to store it in metadata.json rather than per file."
+            ]
         );
     }
 
     #[test]
     fn the_last_words_are_the_end_of_the_message() {
-        let text = format!("{}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nNext: run `cargo test`.", "intro line\n".repeat(300));
+        let text =
+            format!("{}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nNext: run `cargo test`.", "intro line\n".repeat(300));
         let t = tail(&text, 200);
         assert!(t.ends_with("Next: run `cargo test`."), "{t}");
         assert!(t.contains("| 1 | 2 |") && !t.contains("|---|"));

@@ -175,7 +175,62 @@ fn prompt(text: &str, out: &mut Vec<Entry>) {
         out.push(Entry::Clear);
         return;
     }
+    if is_local_command(t) {
+        return;
+    }
     out.push(Entry::Prompt { text: text.to_string() });
+}
+
+/// Claude Code's built-in commands that run locally: typing one is not asking the agent
+/// for anything (and fires no UserPromptSubmit).
+pub const LOCAL_COMMANDS: &[&str] = &[
+    "/add-dir",
+    "/agents",
+    "/bashes",
+    "/clear",
+    "/compact",
+    "/config",
+    "/context",
+    "/cost",
+    "/doctor",
+    "/exit",
+    "/export",
+    "/help",
+    "/hooks",
+    "/ide",
+    "/login",
+    "/logout",
+    "/mcp",
+    "/memory",
+    "/model",
+    "/output-style",
+    "/permissions",
+    "/plugin",
+    "/privacy-settings",
+    "/release-notes",
+    "/resume",
+    "/rewind",
+    "/sandbox",
+    "/status",
+    "/statusline",
+    "/tasks",
+    "/terminal-setup",
+    "/todos",
+    "/upgrade",
+    "/usage",
+    "/vim",
+];
+
+/// Whether a prompt is one of [`LOCAL_COMMANDS`].
+pub fn is_local_command(text: &str) -> bool {
+    let t = text.trim_start();
+    let name = command_name(t)
+        .map(str::to_string)
+        .or_else(|| t.starts_with('/').then(|| t.split_whitespace().next().unwrap_or("").to_string()));
+    name.is_some_and(|n| {
+        let n = if n.starts_with('/') { n } else { format!("/{n}") };
+        LOCAL_COMMANDS.contains(&n.as_str())
+    })
 }
 
 /// The slash command of a `<command-name>/x</command-name>` prompt.
@@ -311,7 +366,9 @@ mod tests {
 
     #[test]
     fn records_of_each_kind_are_read() {
-        let r = parse_record(&json!({"type": "user", "sessionId": "c1", "cwd": "/w", "message": {"role": "user", "content": "fix the login"}}));
+        let r = parse_record(
+            &json!({"type": "user", "sessionId": "c1", "cwd": "/w", "message": {"role": "user", "content": "fix the login"}}),
+        );
         assert_eq!(r.entries, vec![Entry::Prompt { text: "fix the login".into() }]);
         assert_eq!((r.session_id.as_deref(), r.cwd.as_deref()), (Some("c1"), Some("/w")));
         let r = parse_record(&json!({"type": "assistant", "message": {"content": [
@@ -331,7 +388,9 @@ mod tests {
         assert!(matches!(&r.entries[0], Entry::CompactSummary { .. }));
         let r = parse_record(&json!({"type": "system", "subtype": "compact_boundary"}));
         assert_eq!(r.entries, vec![Entry::CompactBoundary]);
-        let r = parse_record(&json!({"type": "user", "message": {"content": "<command-name>/clear</command-name>\n<command-message>clear</command-message>"}}));
+        let r = parse_record(
+            &json!({"type": "user", "message": {"content": "<command-name>/clear</command-name>\n<command-message>clear</command-message>"}}),
+        );
         assert_eq!(r.entries, vec![Entry::Clear]);
         for skipped in [
             json!({"type": "user", "message": {"content": "<local-command-stdout>Bye!</local-command-stdout>"}}),
@@ -350,6 +409,8 @@ mod tests {
         let t = "<command-message>review</command-message>\n<command-name>/workflows:review</command-name>\n<command-args>https://x/pull/2</command-args>";
         assert_eq!(readable_prompt(t), "/workflows:review https://x/pull/2");
         assert_eq!(readable_prompt("  plain prompt "), "plain prompt");
+        assert!(is_local_command("<command-name>/context</command-name>") && is_local_command("/cost"));
+        assert!(!is_local_command("/review 12") && !is_local_command("<command-name>/workflows:review</command-name>"));
         let wrapped = "<system_instruction>\nYou are in Conductor.\n</system_instruction>\n<system_instruction>\nRead plan.md\n</system_instruction>\n";
         assert_eq!(readable_prompt(wrapped), "Read plan.md");
         assert_eq!(readable_prompt("<system-reminder>x</system-reminder>Fix it"), "Fix it");

@@ -132,20 +132,22 @@ pub fn cypress(out: &str) -> Option<Run> {
     Some(Run { e2e: true, suite: s })
 }
 
-re!(bun_head, r"(?m)^bun test v\d");
-re!(bun_count, r"(?m)^\s*(\d+) (pass|fail|skip|todo)\s*$");
+re!(bun_head, r"(?m)^bun test v\d|^Ran \d+ tests? across \d+ files?\.");
+re!(bun_count, r"(?m)^\s*(\d+) (pass|fail|skip|todo|errors?)\s*$");
 re!(bun_fail, r"^\s*(?:✗|\(fail\)) (.+?)(?: \[[\d.]+m?s\])?\s*$");
 re!(bun_done, r"^\s*(?:✓|✗|»|\((?:pass|fail|skip)\)) ");
 
-/// Bun: ` 2 pass` / ` 1 fail` / ` 1 skip`; each failure's error is printed before its
-/// `✗ name` line.
+/// Bun: ` 2 pass` / ` 1 fail` / ` 1 skip` / ` 2 errors`; each failure's error is printed
+/// before its `✗ name` line. Recognised by its header, or by its closing `Ran N tests
+/// across M files.` when the output was cut (`| tail`). Errors outside any test (a file that
+/// throws when loaded) fail the run and count as failures.
 pub fn bun(out: &str) -> Option<Run> {
     if !bun_head().is_match(out) {
         return None;
     }
     let (passed, failed, skipped) = super::tally(bun_count(), out, |w| match w {
         "pass" => Slot::Passed,
-        "fail" => Slot::Failed,
+        "fail" | "error" | "errors" => Slot::Failed,
         _ => Slot::Skipped,
     });
     let lines: Vec<&str> = out.lines().collect();
@@ -158,6 +160,16 @@ pub fn bun(out: &str) -> Option<Run> {
         let at = before.iter().find_map(|l| location(l));
         let (file, line_no) = at.map_or((String::new(), None), |(f, n)| (f, n));
         failures.push(failure(&file, line_no, &f[1], msg));
+    }
+    // Errors outside tests: each `# Unhandled error between tests` block's error line (the
+    // first one found when the block was cut off).
+    let errors: Vec<&str> =
+        lines.iter().map(|l| l.trim()).filter(|l| l.starts_with("error:") || l.starts_with("Error:")).collect();
+    let mut k = 0;
+    while failures.len() < failed as usize && failures.len() < 20 {
+        let msg = errors.get(k).or(errors.first()).copied();
+        failures.push(failure("", None, "(error outside a test)", msg));
+        k += 1;
     }
     let mut s = suite("bun", passed, failed, skipped, None);
     s.failures = failures;

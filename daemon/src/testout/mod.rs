@@ -400,6 +400,17 @@ pub(crate) mod tests {
             )),
         ),
         ("bun-pass.doc.txt", "bun", false, 3, 0, 0, None),
+        // Real: `bun test packages/cli/src/ 2>&1 | tail -20` in obsessiondb/chkit (MIT), from
+        // the Claude Code transcript in ../shared/transcripts: no header, two errors outside tests.
+        (
+            "bun-tail-errors.txt",
+            "bun",
+            false,
+            86,
+            2,
+            0,
+            Some(("", None, "(error outside a test)", "error: Missing CLICKHOUSE_URL or CLICKHOUSE_HOST")),
+        ),
         (
             "bun-fail.doc.txt",
             "bun",
