@@ -101,7 +101,7 @@ fn servers_started_from_the_project_come_and_go_and_others_never_show() {
     let text = text(&env.ctl(&["status", app.to_str().unwrap()]).stdout);
     assert!(text.contains(&format!("http://localhost:{p1} · running")), "{text}");
     let ctx = text_of_context(&env, &app);
-    assert!(ctx.contains("## Dev servers running") && ctx.contains(&format!("http://localhost:{p1}")), "{ctx}");
+    assert!(ctx.contains(&format!("- dev server http://localhost:{p1} (python")), "{ctx}");
 
     inside.kill();
     let st = settle(&env, &app, |st| server_on(st, p1).is_some_and(|s| s["status"] == "stopped"));
@@ -184,9 +184,10 @@ fn a_failing_cargo_test_in_bash_reaches_context_and_checkpoint() {
     assert_eq!(unit["percentage"], 75.0);
 
     let ctx = text_of_context(&env, &app);
-    let failing = ctx.find("## Failing tests").unwrap_or_else(|| panic!("no failing tests in {ctx}"));
+    let failing = ctx.find("## Unresolved failures").unwrap_or_else(|| panic!("no failing tests in {ctx}"));
     assert!(failing < ctx.find("## Files edited").unwrap_or(usize::MAX), "failing tests come near the top: {ctx}");
-    assert!(ctx.contains("- tests::parses (src/lib.rs:8): length was 5"), "{ctx}");
+    assert!(ctx.contains("- tests: `cargo test` failed"), "{ctx}");
+    assert!(ctx.contains("- test tests::parses (src/lib.rs:8): length was 5"), "{ctx}");
 
     send(&env, ev("Stop", json!({"last_assistant_message": "done"})));
     assert!(wait_until(Duration::from_secs(10), || {

@@ -96,13 +96,17 @@ pub fn build(i: &Input, budget: usize) -> String {
     };
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
 
-    let mut head = vec![format!(
-        "Project {} ({}), session {}, {} min.",
-        s.project_name,
-        s.project_root.display(),
-        s.session_id,
-        s.statistics.session_duration_minutes
-    )];
+    let mut head = vec![if s.session_id.is_empty() {
+        format!("Project {} ({}), no live session.", s.project_name, s.project_root.display())
+    } else {
+        format!(
+            "Project {} ({}), session {}, {} min.",
+            s.project_name,
+            s.project_root.display(),
+            s.session_id,
+            s.statistics.session_duration_minutes
+        )
+    }];
     if let Some(p) = previous {
         head.push(format!(
             "Previous session {} ended {} ({}, {}); below is what it left.",
@@ -271,6 +275,45 @@ pub fn build(i: &Input, budget: usize) -> String {
     let rest = pack(rest, left);
     let parts: Vec<String> = [head, rest, knowledge].into_iter().filter(|p| !p.is_empty()).collect();
     truncate_chars(&parts.join("\n\n"), budget)
+}
+
+/// The work part of the context, for the report's "Where You Left Off": the task, todos,
+/// failures, last words, finished work, decisions; without what the report has sections
+/// of its own for (files, environment, task list, blockers).
+pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
+    let conversation = s.conversations.iter().filter(|c| c.did_work()).max_by(|a, b| a.last_activity.cmp(&b.last_activity));
+    let memory = Memory::default();
+    let input = Input {
+        session: s,
+        conversation,
+        resume_id: conversation.map(|c| c.id.as_str()),
+        memory: &memory,
+        global_facts: &[],
+        after_compact: false,
+        memories: &[],
+        now,
+    };
+    let own = [
+        "## Files edited", "## Environment", "## Task list", "## Blockers", "## Next steps", "## Files deleted", "## Build failing",
+    ];
+    let mut out = Vec::new();
+    let mut skip = false;
+    for line in build(&input, MAX_BUDGET).lines() {
+        if line.starts_with("# ") || line.starts_with("Project ") || line.trim().is_empty() {
+            continue;
+        }
+        if let Some(title) = line.strip_prefix("## ") {
+            skip = own.iter().any(|o| line.starts_with(o));
+            if !skip {
+                out.push(format!("### {title}"));
+            }
+            continue;
+        }
+        if !skip {
+            out.push(line.trim_end().chars().map(|c| if c.is_control() { ' ' } else { c }).collect());
+        }
+    }
+    out
 }
 
 /// Where the work stands, in one line: finished, or what is under way.

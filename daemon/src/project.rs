@@ -352,6 +352,7 @@ impl Project {
                 false
             }
             Flow::Shutdown(reply) => {
+                self.finish_reads().await;
                 if let Some(job) = self.job.take() {
                     let _ = job.await;
                 }
@@ -478,10 +479,7 @@ impl Project {
             Msg::Context { budget, reply } => {
                 // Asked for by a person or a script: the reads already asked for come first
                 // (a SessionStart does not wait for them).
-                while let Some(job) = self.reading.take() {
-                    let read = job.await.ok();
-                    self.transcript_read(read).await;
-                }
+                self.finish_reads().await;
                 let _ = reply.send(self.context(None, false, budget).await);
             }
             Msg::GitChanged => {
@@ -891,8 +889,18 @@ impl Project {
         Ok(ReportReply { markdown: ccmem_proto::report::serialize(&m), path })
     }
 
+    /// Waits for the transcript reads asked for, so that what is saved holds their words
+    /// (reads are bounded: regular files only, at most [`crate::transcript::MAX_READ`]).
+    async fn finish_reads(&mut self) {
+        while let Some(job) = self.reading.take() {
+            let read = job.await.ok();
+            self.transcript_read(read).await;
+        }
+    }
+
     /// Final checkpoint, archive, and the tracker forgotten. Returns the ended session's id.
     async fn end_session(&mut self, reason: EndReason) -> String {
+        self.finish_reads().await;
         let (why, kind) = match reason {
             EndReason::Expired | EndReason::Restored => (CheckpointReason::Automatic, CheckpointType::EventDriven),
             EndReason::Reset | EndReason::Unwatched => (CheckpointReason::Manual, CheckpointType::UserRequested),
@@ -975,6 +983,35 @@ impl Project {
             warnings: self.warnings(),
         }
     }
+}
+
+/// The resume context of a project without a live session: what its last session left
+/// (its last working conversation, todos, failures, last words). Reads files: for the
+/// blocking pool.
+pub fn ended_context(ctx: &Ctx, root: &Path, global_facts: &[String], budget: Option<usize>) -> ContextReply {
+    let Some(handoff) = ctx.store.last_archived(root).and_then(|a| session::handoff(&a)) else {
+        return ContextReply {
+            context: format!("No live ccmem session for {} yet.", root.display()),
+            conversation_id: None,
+        };
+    };
+    let now = chrono::Utc::now();
+    let mut s = session::start(root.to_path_buf(), manifest::project_name(root), String::new(), now, None);
+    let conversation_id = handoff.conversation.as_ref().map(|c| c.id.clone());
+    s.previous = Some(Box::new(handoff));
+    let memory = ctx.store.load_memory(root);
+    let budget = budget.unwrap_or_else(|| ctx.live.borrow().context_budget);
+    let input = context::Input {
+        session: &s,
+        conversation: None,
+        resume_id: None,
+        memory: &memory,
+        global_facts,
+        after_compact: false,
+        memories: &[],
+        now,
+    };
+    ContextReply { context: context::build(&input, budget), conversation_id }
 }
 
 /// A new session: name from the manifest, an id after the project's last one, git's HEAD.

@@ -90,7 +90,20 @@ impl Projects {
     pub async fn send(self: &Arc<Self>, root: &Path, mut msg: Msg) {
         loop {
             let Some(entry) = self.entry(root, msg.starts_session()) else {
-                msg.answer_not_live(root);
+                match msg {
+                    // Coming back after the session ended (expired, reset): what it left.
+                    Msg::Context { budget, reply } if !self.closing.load(Ordering::SeqCst) => {
+                        let (ctx, root) = (self.ctx.clone(), root.to_path_buf());
+                        let global = self.ctx.global.list().await;
+                        let job = tokio::task::spawn_blocking(move || {
+                            crate::project::ended_context(&ctx, &root, &global, budget)
+                        });
+                        if let Ok(r) = job.await {
+                            let _ = reply.send(r);
+                        }
+                    }
+                    msg => msg.answer_not_live(root),
+                }
                 return;
             };
             match entry.tx.send(msg).await {

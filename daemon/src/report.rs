@@ -67,6 +67,7 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
             session_duration: session::parse_iso(&s.created_at).map(|c| duration(now - c)),
             version: report::FORMAT_VERSION.into(),
         },
+        work: crate::context::report_work(s, now),
         summary: ExecutiveSummary {
             project_description: line(
                 &manifest::project_description(&s.project_root)
@@ -74,7 +75,11 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
                     .unwrap_or_else(|| format!("{} ({})", s.project_name, s.project_root.display())),
                 300,
             ),
-            completion_status: format!("{done}/{total} tasks complete ({:.1}%)", tasks::percent(done, total)),
+            completion_status: if total == 0 {
+                "0/0 tasks complete (0.0%): no task list or todos yet".into()
+            } else {
+                format!("{done}/{total} tasks complete ({:.1}%)", tasks::percent(done, total))
+            },
             current_phase: line(&current_phase, 200),
             major_blocker: blockers.iter().find(|b| b.priority == Priority::High).map(|b| b.title.clone()),
             next_action: line(&next_action, 300),
@@ -131,10 +136,21 @@ fn attention(s: &Session, comments: &[Comment]) -> Vec<FileReference> {
     for c in comments {
         push(&c.path, Some(c.line), format!("{} comment", c.keyword), blockers::priority_of(c.keyword));
     }
+    // What the session changed, most changed first: where a reviewer or the next agent looks.
+    let mut edited: Vec<_> = s.files_modified.iter().filter(|(p, r)| !r.deleted && !p.starts_with(".claude/")).collect();
+    edited.sort_by(|a, b| b.1.modification_count.cmp(&a.1.modification_count).then(b.1.last_modified.cmp(&a.1.last_modified)));
+    for (p, r) in edited.into_iter().take(EDITED_SHOWN) {
+        let n = r.modification_count;
+        let what = if r.created { "created this session" } else { "edited this session" };
+        push(p, None, format!("{what} ({n} change{})", if n == 1 { "" } else { "s" }), Priority::Low);
+    }
     out.sort_by_key(|f| f.priority);
     out.truncate(limits::FILES);
     out
 }
+
+/// Edited files listed among the files needing attention at most.
+const EDITED_SHOWN: usize = 25;
 
 /// `src/a.rs:10:3: error …` → (src/a.rs, 10).
 fn error_location(e: &str) -> Option<(String, Option<u32>)> {
@@ -178,6 +194,14 @@ fn next_steps(s: &Session, list: Option<&TaskList>, blockers: &[ccmem_proto::rep
             priority: StepPriority::Immediate,
             action: b.required_action.clone(),
             reference: b.task_id.clone(),
+        });
+    }
+    for f in s.failures.iter().rev().take(3) {
+        let error = if f.error.is_empty() { String::new() } else { format!(": {}", f.error) };
+        out.push(NextStep {
+            priority: StepPriority::Immediate,
+            action: format!("Fix what makes `{}` fail ({}){error}", f.command, f.kind),
+            reference: None,
         });
     }
     let failing = |suite: &TestSuite| suite.status == SuiteStatus::Failed;

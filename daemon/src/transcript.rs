@@ -92,6 +92,7 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
         Entry::AssistantText { text } => {
             let clean = session::clean_lines(&without_tags(&text), 200_000);
             if clean.trim().is_empty() {
+                out.texts.push(text); // nothing but intents
                 return;
             }
             for f in findings(&clean) {

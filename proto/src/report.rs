@@ -25,6 +25,12 @@ pub const SECTIONS: [&str; 7] = [
     "Next Steps",
 ];
 
+/// What the Test Results section says when no test run was seen.
+pub const NO_TESTS: &str = "No test run seen.";
+
+/// The title of the section ccmem adds after the Executive Summary.
+pub const WORK: &str = "Where You Left Off";
+
 /// The format version written in the header.
 pub const FORMAT_VERSION: &str = "1.0";
 /// The report stays under this size.
@@ -52,6 +58,10 @@ pub struct SessionMemory {
     pub metadata: SessionMetadata,
     /// Five sentences.
     pub summary: ExecutiveSummary,
+    /// Where the agent left off (ccmem's addition to seed 000): the task, the todo list with
+    /// each item's status, unresolved failures, finished work, the agent's last words,
+    /// decisions and findings. One line each; `### ` lines head its parts.
+    pub work: Vec<String>,
     /// The task list's progress.
     pub task_status: TaskStatus,
     /// What stands in the way, high priority first.
@@ -402,6 +412,22 @@ pub fn serialize(m: &SessionMemory) -> String {
     }
     let _ = writeln!(o, "5. Next action: {}\n", esc(&s.next_action));
 
+    if !m.work.is_empty() {
+        let _ = writeln!(o, "## {WORK}\n");
+        for l in &m.work {
+            // Only what would end the section or read as something else needs a mark.
+            let marked = l.starts_with('#') || l.starts_with('\\') || l.trim_end() == "---";
+            if l.starts_with("### ") {
+                let _ = writeln!(o, "\n{l}\n");
+            } else if marked {
+                let _ = writeln!(o, "\\{l}");
+            } else {
+                let _ = writeln!(o, "{l}");
+            }
+        }
+        o.push('\n');
+    }
+
     let t = &m.task_status;
     let _ = writeln!(o, "## Task Status\n");
     if t.source_file.is_empty() {
@@ -469,10 +495,18 @@ pub fn serialize(m: &SessionMemory) -> String {
 
     let tr = &m.test_results;
     let _ = writeln!(o, "## Test Results\n");
-    let _ = writeln!(o, "**Last Run**: {}\n", tr.last_run.as_deref().map(esc).unwrap_or_else(|| "never".into()));
-    for (title, suite) in [("Unit Tests", &tr.unit), ("E2E Tests", &tr.e2e)] {
-        let _ = writeln!(o, "### {title}\n");
-        write_suite(&mut o, suite);
+    if *tr == TestResults::default() {
+        let _ = writeln!(o, "{NO_TESTS}\n");
+    } else {
+        let _ = writeln!(o, "**Last Run**: {}\n", tr.last_run.as_deref().map(esc).unwrap_or_else(|| "never".into()));
+        for (title, suite) in [("Unit Tests", &tr.unit), ("E2E Tests", &tr.e2e)] {
+            let _ = writeln!(o, "### {title}\n");
+            if *suite == TestSuite::default() {
+                let _ = writeln!(o, "Not run.\n");
+            } else {
+                write_suite(&mut o, suite);
+            }
+        }
     }
 
     let e = &m.environment;
@@ -504,6 +538,7 @@ pub fn serialize(m: &SessionMemory) -> String {
         o.push('\n');
     }
     let d = &e.dependencies;
+    if *d != DependencyStatus::default() {
     let _ = writeln!(o, "### Dependencies\n");
     let _ = writeln!(o, "- Status: {}", dep_state(d.status));
     let _ = writeln!(o, "- Package Manager: {}", esc(&d.package_manager));
@@ -529,7 +564,9 @@ pub fn serialize(m: &SessionMemory) -> String {
         table(&mut o, &["Manager", "Lockfile", "Status", "Last Install", "Detail"], rows);
         o.push('\n');
     }
+    }
     let b = &e.build;
+    if *b != BuildStatus::default() {
     let _ = writeln!(o, "### Build\n");
     let _ = writeln!(o, "- Status: {}", build_state(b.status));
     let _ = writeln!(o, "- Last Build: {}", b.last_build.as_deref().map(esc).unwrap_or_else(|| "never".into()));
@@ -541,6 +578,7 @@ pub fn serialize(m: &SessionMemory) -> String {
     if !b.errors.is_empty() {
         table(&mut o, &["Error"], b.errors.iter().map(|x| vec![x.clone()]).collect());
         o.push('\n');
+    }
     }
 
     let _ = writeln!(o, "## Files Needing Attention\n");
@@ -762,6 +800,14 @@ pub fn parse(text: &str) -> Parsed {
         }
     }
 
+    if let Some(sec) = lines.section(WORK) {
+        m.work = sec
+            .iter()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.strip_prefix('\\').unwrap_or(l).to_string())
+            .collect();
+    }
+
     match lines.section("Task Status") {
         None => w.push("missing section: Task Status".into()),
         Some(sec) => read_tasks(sec, &mut m.task_status, &mut w),
@@ -795,9 +841,12 @@ pub fn parse(text: &str) -> Parsed {
         Some(sec) => {
             let last = sec.iter().find_map(|l| l.strip_prefix("**Last Run**: ")).map(|v| unesc(v.trim_end()));
             m.test_results.last_run = last.filter(|v| v != "never");
+            let none = sec.iter().any(|l| l.trim_end() == NO_TESTS);
             for (title, e2e) in [("Unit Tests", false), ("E2E Tests", true)] {
                 match sub(sec, title) {
+                    Some(block) if block.iter().any(|l| l.trim_end() == "Not run.") => {}
                     Some(block) => *m.test_results.suite_mut(e2e) = read_suite(block, title, &mut w),
+                    None if none => {}
                     None => w.push(format!("Test Results: no {title}")),
                 }
             }
@@ -957,8 +1006,6 @@ fn read_environment(sec: &[&str], e: &mut EnvironmentState, w: &mut Vec<String>)
                 detail: r[4].clone(),
             });
         }
-    } else {
-        w.push("Environment State: no Dependencies".into());
     }
     if let Some(block) = sub(sec, "Build") {
         let it = items(block);
@@ -975,8 +1022,6 @@ fn read_environment(sec: &[&str], e: &mut EnvironmentState, w: &mut Vec<String>)
         };
         let (rows, _) = read_table(block, 0, 1, "Build", w);
         e.build.errors = rows.into_iter().map(|mut r| r.remove(0)).collect();
-    } else {
-        w.push("Environment State: no Build".into());
     }
 }
 
@@ -1131,6 +1176,11 @@ pub fn validate(m: &SessionMemory) -> Vec<String> {
     }
     if let Some(d) = &md.session_duration {
         texts.push(("metadata.sessionDuration".into(), d));
+    }
+    for (i, l) in m.work.iter().enumerate() {
+        if l.trim().is_empty() || l.trim_end() != l || l.chars().any(char::is_control) {
+            e.push(format!("work[{i}] must be one non-empty line without trailing space, got {l:?}"));
+        }
     }
     let cs = &s.completion_status;
     if !(cs.contains('/') && cs.contains('%')) {

@@ -255,11 +255,26 @@ fn memory() -> impl Strategy<Value = SessionMemory> {
         unit,
         e2e,
     });
-    (metadata, summary, tasks, blockers(), results, environment(), files, steps).prop_map(
-        |(metadata, summary, task_status, blockers, test_results, environment, files_needing_attention, next_steps)| {
+    // Where the agent left off: any one-line text, and lines that look like markdown structure.
+    let work = prop::collection::vec(
+        prop_oneof![
+            "[^\\p{Cc}\\s][^\\p{Cc}]{0,60}".prop_map(|s: String| s.trim_end().to_string()),
+            Just("---".to_string()),
+            Just("## not a section".to_string()),
+            Just("# nor a title".to_string()),
+            Just("\\starts with a backslash".to_string()),
+            "### [a-z]{1,12}( [a-z]{1,8}){0,3}",
+            "- \\[[x~ ]\\] [a-z #0-9]{1,30}[a-z]",
+        ]
+        .prop_filter("one line", |l: &String| !l.trim().is_empty() && l.trim_end() == l),
+        0..12,
+    );
+    (metadata, summary, work, tasks, blockers(), results, environment(), files, steps).prop_map(
+        |(metadata, summary, work, task_status, blockers, test_results, environment, files_needing_attention, next_steps)| {
             SessionMemory {
                 metadata,
                 summary,
+                work,
                 task_status,
                 blockers,
                 test_results,

@@ -1,0 +1,232 @@
+//! The resume context carries the work, end to end on a real daemon: transcripts written
+//! here (small, in Claude Code's format) imported with `ccmemctl import` or delivered by live
+//! hooks, and what a fresh agent gets at its next SessionStart, after a reset or an expiry.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+
+fn user(text: &str) -> Value {
+    json!({"type": "user", "sessionId": "conv-1", "cwd": "/Users/dev/app", "timestamp": "2026-03-01T10:00:00Z",
+        "message": {"role": "user", "content": text}})
+}
+
+fn say(text: &str) -> Value {
+    json!({"type": "assistant", "sessionId": "conv-1", "timestamp": "2026-03-01T10:30:00Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}})
+}
+
+fn call(id: &str, name: &str, input: Value) -> Value {
+    json!({"type": "assistant", "sessionId": "conv-1", "message": {"content": [{"type": "tool_use", "id": id, "name": name, "input": input}]}})
+}
+
+fn result(id: &str, text: &str, is_error: bool, structured: Value) -> Value {
+    json!({"type": "user", "sessionId": "conv-1", "toolUseResult": structured, "message": {"content": [
+        {"type": "tool_result", "tool_use_id": id, "content": text, "is_error": is_error}]}})
+}
+
+fn write_transcript(path: &Path, records: &[Value]) {
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(path, text).expect("write transcript");
+}
+
+/// A session as a real one goes: a task, a task list made and worked through by id, an edit,
+/// a failing test run, a commit, the agent's last words.
+fn work_session() -> Vec<Value> {
+    vec![
+        user("Add OAuth login to the API; keep the old session cookies working"),
+        call("t1", "TaskCreate", json!({"subject": "Add the token endpoint", "description": "POST /token", "activeForm": "Adding the token endpoint"})),
+        result("t1", "Task #1 created successfully: Add the token endpoint", false, json!({"task": {"id": "1", "subject": "Add the token endpoint"}})),
+        call("t2", "TaskCreate", json!({"subject": "Verify tokens in the login handler", "activeForm": "Verifying tokens"})),
+        result("t2", "Task #2 created successfully", false, json!({"task": {"id": "2", "subject": "Verify tokens in the login handler"}})),
+        call("t3", "TaskCreate", json!({"subject": "Document the OAuth flow", "activeForm": "Documenting"})),
+        result("t3", "Task #3 created successfully", false, json!({"task": {"id": "3", "subject": "Document the OAuth flow"}})),
+        call("u1", "TaskUpdate", json!({"taskId": "1", "status": "completed"})),
+        result("u1", "Updated task #1 status", false, json!({"success": true})),
+        call("u2", "TaskUpdate", json!({"taskId": "2", "status": "in_progress"})),
+        result("u2", "Updated task #2 status", false, json!({"success": true})),
+        call("w1", "Write", json!({"file_path": "/Users/dev/app/src/token.ts", "content": "export const x = 1\n"})),
+        result("w1", "File created", false, json!({"type": "create", "filePath": "/Users/dev/app/src/token.ts"})),
+        call("e1", "Edit", json!({"file_path": "/Users/dev/app/src/login.ts", "old_string": "a", "new_string": "b"})),
+        result("e1", "The file was updated", false, json!({"filePath": "/Users/dev/app/src/login.ts"})),
+        call("b1", "Bash", json!({"command": "git add -A && git commit -m 'Add the token endpoint'"})),
+        result("b1", "[main 1a2b3c4] Add the token endpoint\n 2 files changed", false, json!({"stdout": "[main 1a2b3c4] Add the token endpoint\n 2 files changed", "stderr": "", "interrupted": false})),
+        call("b2", "Bash", json!({"command": "cd /Users/dev/app && npx vitest run 2>&1 | tail -20"})),
+        result("b2", "Exit code 1\n FAIL  src/login.test.ts > login > rejects bad tokens\nTypeError: verify is not a function\n Test Files  1 failed (1)\n      Tests  1 failed | 4 passed (5)", true, Value::Null),
+        say("The root cause is that jwt.verify is asynchronous in this version. [REMEMBER: jwt.verify returns a promise here]\n\nNext: make the login handler await verify, then rerun the tests."),
+    ]
+}
+
+#[test]
+fn an_imported_session_carries_todos_failures_commits_and_last_words() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let t = env.path().join("conv-1.jsonl");
+    write_transcript(&t, &work_session());
+    let out = env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]);
+    assert_ok(&out, "import");
+    assert!(text(&out.stdout).contains("conversation conv-1"), "{}", text(&out.stdout));
+
+    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    for want in [
+        "Previous conversation, to resume it: conv-1",
+        "Task (first prompt): Add OAuth login to the API; keep the old session cookies working",
+        "Under way: Verifying tokens.",
+        "## Todos (1 of 3 done",
+        "- [x] #1 Add the token endpoint",
+        "- [~] #2 Verify tokens in the login handler",
+        "- [ ] #3 Document the OAuth flow",
+        "- tests: `npx vitest run` failed",
+        "TypeError: verify is not a function",
+        "- commit: 1a2b3c4 Add the token endpoint",
+        "> The root cause is that jwt.verify is asynchronous in this version.",
+        "> Next: make the login handler await verify, then rerun the tests.",
+        "- src/token.ts (1 edit, created)",
+        "- src/login.ts (1 edit)",
+        "- jwt.verify returns a promise here",
+    ] {
+        assert!(ctx.contains(want), "missing {want:?} in:\n{ctx}");
+    }
+    assert!(!ctx.contains("[REMEMBER"), "intents are not findings:\n{ctx}");
+    assert!(!ctx.contains("- The root cause is that"), "a finding in the last words is not repeated:\n{ctx}");
+    assert!(ctx.chars().count() <= 6000);
+
+    // The same statuses everywhere: status, checkpoint, report.
+    let st = env.project_status(&root);
+    let statuses: Vec<&str> = st["session"]["todos"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["completed", "in_progress", "pending"]);
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    let state = read_state(&root);
+    assert_seed_004(&state);
+    let statuses: Vec<&str> = state["todos"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["completed", "in_progress", "pending"]);
+    assert!(state["todos"][0].get("id").is_none(), "the checkpoint's todos are seed 004's three fields");
+    assert_eq!(state["activity_summary"]["files_created"], 1, "Write's create counts as created");
+}
+
+#[test]
+fn a_compaction_summary_gives_the_pending_work_and_next_step() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let summary = "This session is being continued from a previous conversation.\n\nSummary:\n\
+                   1. Primary Request and Intent:\n   Replace the CLI framework.\n\
+                   4. Errors and fixes:\n   - Unknown flags: parseFlags threw UnknownFlagError because plugin flags were not registered.\n\
+                   7. Pending Tasks:\n   - Update the plugin packages\n   - Fix 14 plugin test failures\n\
+                   8. Current Work:\n   Reading plugin.test.ts\n\
+                   9. Optional Next Step:\n   Fix the plugin command dispatch in chkit.ts.\n\n\
+                   Please continue the conversation from where we left it off without asking the user any further questions.";
+    let mut records = vec![user("Implement the plan in plan.md")];
+    records.push(json!({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "sessionId": "conv-1"}));
+    records.push(json!({"type": "user", "isCompactSummary": true, "sessionId": "conv-1", "message": {"content": summary}}));
+    records.push(user("continue"));
+    records.push(say("Reading the tests now."));
+    let t = env.path().join("c.jsonl");
+    write_transcript(&t, &records);
+    assert_ok(&env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]), "import");
+    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    for want in [
+        "## At the last compaction",
+        "Next step: Fix the plugin command dispatch in chkit.ts.",
+        "Pending: Update the plugin packages",
+        "Pending: Fix 14 plugin test failures",
+        "parseFlags threw UnknownFlagError because plugin flags were not registered.",
+        "Latest prompt: continue",
+    ] {
+        assert!(ctx.contains(want), "missing {want:?} in:\n{ctx}");
+    }
+}
+
+#[test]
+fn the_previous_session_survives_a_reset_and_an_expiry() {
+    let env = Env::new();
+    let _d = env.start_daemon(&["--session-ttl", "3s"]);
+    let root = repo(&env, "app");
+    let t = env.path().join("conv-1.jsonl");
+    write_transcript(&t, &work_session());
+    assert_ok(&env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]), "import");
+    assert_ok(&env.ctl(&["reset-session", root.to_str().unwrap()]), "reset");
+    let carried = |ctx: &str| {
+        for want in [
+            "Previous session session_",
+            "Previous conversation, to resume it: conv-1",
+            "- [~] #2 Verify tokens in the login handler",
+            "TypeError: verify is not a function",
+            "> Next: make the login handler await verify",
+        ] {
+            assert!(ctx.contains(want), "missing {want:?} in:\n{ctx}");
+        }
+    };
+    let id = env.ctl(&["resume-id", root.to_str().unwrap()]);
+    assert_ok(&id, "resume-id after reset");
+    assert_eq!(text(&id.stdout).trim(), "conv-1");
+    // A new conversation starts: its context is what the ended session left.
+    let out = send(&env, ev(&root, "conv-2", "SessionStart", json!({"source": "startup"})));
+    let reply: Value = serde_json::from_slice(&out.stdout).expect("SessionStart prints JSON");
+    carried(reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default());
+
+    // The new session does nothing and expires; the one after it still carries the work.
+    assert!(
+        wait_until(Duration::from_secs(20), || env.project_status(&root)["live"] == false),
+        "the idle session expires"
+    );
+    let id = env.ctl(&["resume-id", root.to_str().unwrap()]);
+    assert_ok(&id, "resume-id after expiry");
+    assert_eq!(text(&id.stdout).trim(), "conv-1");
+    carried(&text(&env.ctl(&["context", root.to_str().unwrap()]).stdout));
+}
+
+#[test]
+fn live_hooks_read_the_transcript_as_it_grows() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let t = env.path().join("live.jsonl");
+    let mut records = vec![user("Fix the flaky upload test")];
+    write_transcript(&t, &records);
+    let payload = |name: &str, extra: Value| {
+        let mut p = ev(&root, "live", name, extra);
+        p["transcript_path"] = json!(t);
+        p
+    };
+    send(&env, payload("SessionStart", json!({"source": "startup"})));
+    send(&env, payload("UserPromptSubmit", json!({"prompt": "Fix the flaky upload test"})));
+    records.push(say("Found that the upload test races the server start. [REMEMBER: start the server before the upload test]"));
+    records.push(call("b1", "Bash", json!({"command": "ls"})));
+    records.push(say("I will add a readiness wait."));
+    write_transcript(&t, &records);
+    send(&env, payload("Stop", json!({"stop_hook_active": false})));
+    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    assert!(ctx.contains("> I will add a readiness wait."), "{ctx}");
+    assert!(ctx.contains("Found that the upload test races the server start."), "{ctx}");
+    assert!(ctx.contains("- start the server before the upload test"), "a mid-turn [REMEMBER] is kept:\n{ctx}");
+    records.push(user("and rerun it"));
+    records.push(say("Done: the test passes 50 runs in a row. Next: open a PR."));
+    write_transcript(&t, &records);
+    send(&env, payload("Stop", json!({"stop_hook_active": false})));
+    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    assert!(ctx.contains("> Done: the test passes 50 runs in a row. Next: open a PR."), "{ctx}");
+    assert!(!ctx.contains("> I will add a readiness wait."), "only the last message's words:\n{ctx}");
+}
+
+#[test]
+fn import_refuses_what_is_not_a_transcript() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let p = env.path().join("package.json");
+    std::fs::write(&p, "{\"name\": \"x\", \"version\": \"1.0.0\"}\n").unwrap();
+    for (file, says) in [
+        (p.to_str().unwrap().to_string(), "is not a Claude Code transcript"),
+        (env.path().to_str().unwrap().to_string(), "is not a regular file"),
+        (env.path().join("nope.jsonl").to_str().unwrap().to_string(), "No such file"),
+    ] {
+        let out = env.ctl(&["import", &file, "--project", root.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{file}");
+        assert!(text(&out.stderr).contains(says), "{file}: {}", text(&out.stderr));
+    }
+}
