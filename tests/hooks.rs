@@ -141,7 +141,10 @@ fn a_scripted_conversation_end_to_end() {
         assert!(ctx.contains(want), "the context lacks {want:?}:\n{ctx}");
     }
     assert!(!ctx.contains("ship OAuth login"), "DONE moved that goal to completed:\n{ctx}");
-    assert!(ctx.contains("- [x] Read the spec") && !ctx.contains("- [ ] Read the spec"), "completed todos show as done");
+    assert!(
+        ctx.contains("- [x] Read the spec") && !ctx.contains("- [ ] Read the spec"),
+        "completed todos show as done"
+    );
     assert!(!ctx.contains("ghp_"), "no secrets in the agent's context");
     assert!(!ctx.contains("test result: ok"), "raw tool output is never printed");
     assert!(ctx.find("## Todos").unwrap() < ctx.find("## Facts").unwrap());

@@ -97,12 +97,14 @@ fn an_imported_session_carries_todos_failures_commits_and_last_words() {
 
     // The same statuses everywhere: status, checkpoint, report.
     let st = env.project_status(&root);
-    let statuses: Vec<&str> = st["session"]["todos"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
+    let statuses: Vec<&str> =
+        st["session"]["todos"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["completed", "in_progress", "pending"]);
     assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
     let state = read_state(&root);
     assert_seed_004(&state);
-    let statuses: Vec<&str> = state["todos"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
+    let statuses: Vec<&str> =
+        state["todos"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["completed", "in_progress", "pending"]);
     assert!(state["todos"][0].get("id").is_none(), "the checkpoint's todos are seed 004's three fields");
     assert_eq!(state["activity_summary"]["files_created"], 1, "Write's create counts as created");
@@ -122,7 +124,9 @@ fn a_compaction_summary_gives_the_pending_work_and_next_step() {
                    Please continue the conversation from where we left it off without asking the user any further questions.";
     let mut records = vec![user("Implement the plan in plan.md")];
     records.push(json!({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "sessionId": "conv-1"}));
-    records.push(json!({"type": "user", "isCompactSummary": true, "sessionId": "conv-1", "message": {"content": summary}}));
+    records.push(
+        json!({"type": "user", "isCompactSummary": true, "sessionId": "conv-1", "message": {"content": summary}}),
+    );
     records.push(user("continue"));
     records.push(say("Reading the tests now."));
     let t = env.path().join("c.jsonl");
@@ -195,7 +199,9 @@ fn live_hooks_read_the_transcript_as_it_grows() {
     };
     send(&env, payload("SessionStart", json!({"source": "startup"})));
     send(&env, payload("UserPromptSubmit", json!({"prompt": "Fix the flaky upload test"})));
-    records.push(say("Found that the upload test races the server start. [REMEMBER: start the server before the upload test]"));
+    records.push(say(
+        "Found that the upload test races the server start. [REMEMBER: start the server before the upload test]",
+    ));
     records.push(call("b1", "Bash", json!({"command": "ls"})));
     records.push(say("I will add a readiness wait."));
     write_transcript(&t, &records);

@@ -281,7 +281,8 @@ pub fn build(i: &Input, budget: usize) -> String {
 /// failures, last words, finished work, decisions; without what the report has sections
 /// of its own for (files, environment, task list, blockers).
 pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
-    let conversation = s.conversations.iter().filter(|c| c.did_work()).max_by(|a, b| a.last_activity.cmp(&b.last_activity));
+    let conversation =
+        s.conversations.iter().filter(|c| c.did_work()).max_by(|a, b| a.last_activity.cmp(&b.last_activity));
     let memory = Memory::default();
     let input = Input {
         session: s,
@@ -294,7 +295,13 @@ pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
         now,
     };
     let own = [
-        "## Files edited", "## Environment", "## Task list", "## Blockers", "## Next steps", "## Files deleted", "## Build failing",
+        "## Files edited",
+        "## Environment",
+        "## Task list",
+        "## Blockers",
+        "## Next steps",
+        "## Files deleted",
+        "## Build failing",
     ];
     let mut out = Vec::new();
     let mut skip = false;

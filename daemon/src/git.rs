@@ -77,6 +77,20 @@ pub fn parse_status(out: &[u8]) -> GitState {
                 st.unstaged_files += 1;
             }
         };
+        // ccmem's own files are not the agent's changes (a team may have committed them).
+        let path = match rec.as_bytes().first() {
+            Some(b'1') => rec.splitn(9, ' ').nth(8),
+            Some(b'2') => rec.splitn(10, ' ').nth(9),
+            Some(b'u') => rec.splitn(11, ' ').nth(10),
+            Some(b'?') => rec.get(2..),
+            _ => None,
+        };
+        if path.is_some_and(is_own_file) {
+            if rec.starts_with("2 ") {
+                records.next();
+            }
+            continue;
+        }
         if let Some(h) = rec.strip_prefix("# branch.head ") {
             st.branch = if h == "(detached)" { "HEAD (detached)".into() } else { h.to_string() };
         } else if let Some(rest) = rec.strip_prefix("1 ") {
@@ -94,6 +108,13 @@ pub fn parse_status(out: &[u8]) -> GitState {
     }
     st.has_uncommitted_changes = st.staged_files + st.unstaged_files + st.untracked_files > 0;
     st
+}
+
+/// The checkpoint, its backup, the report and their temporary files.
+fn is_own_file(path: &str) -> bool {
+    path.strip_prefix(".claude/").is_some_and(|name| {
+        !name.contains('/') && (name.contains(".project-state.json") || name.contains("session-memory.md"))
+    })
 }
 
 /// Sums `git diff --numstat` (binary files, shown as `-`, count no lines).
@@ -127,6 +148,13 @@ u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
         let clean = parse_status(b"# branch.oid (initial)\0# branch.head (detached)\0");
         assert_eq!(clean.branch, "HEAD (detached)");
         assert!(!clean.has_uncommitted_changes);
+    }
+
+    #[test]
+    fn ccmems_own_files_are_not_the_agents_changes() {
+        let out = b"# branch.head main\x001 .M N... 100644 100644 100644 a b .claude/.project-state.json\x001 .M N... 100644 100644 100644 a b .claude/session-memory.md\x00? .claude/.project-state.json.bak\x001 .M N... 100644 100644 100644 a b src/a.rs\x00";
+        let st = parse_status(out);
+        assert_eq!((st.staged_files, st.unstaged_files, st.untracked_files), (0, 1, 0));
     }
 
     #[test]

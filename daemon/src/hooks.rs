@@ -704,6 +704,85 @@ mod tests {
     }
 
     #[test]
+    fn tasks_are_kept_by_id_whichever_source_speaks() {
+        let mut s = session();
+        let now = Utc::now();
+        let tool = |name: &str, input: Value, response: Value| {
+            hook(json!({"hook_event_name": "PostToolUse", "session_id": "c1", "tool_name": name,
+                "tool_input": input, "tool_response": response, "tool_use_id": "toolu_1"}))
+        };
+        // As Claude Code 2.1 sends them: TaskCreate's id comes back in its response, and a
+        // TaskUpdate names only the id.
+        for (id, subject) in [("1", "Design the schema"), ("2", "Implement the API"), ("3", "Write tests")] {
+            let input = json!({"subject": subject, "description": "d", "activeForm": format!("Doing {subject}")});
+            apply(&mut s, &tool("TaskCreate", input, json!({"task": {"id": id, "subject": subject}})), now);
+        }
+        apply(
+            &mut s,
+            &tool("TaskUpdate", json!({"taskId": "1", "status": "completed"}), json!({"success": true})),
+            now,
+        );
+        apply(
+            &mut s,
+            &tool("TaskUpdate", json!({"taskId": "2", "status": "in_progress"}), json!({"success": true})),
+            now,
+        );
+        let st: Vec<(Option<&str>, TodoStatus)> = s.todos.iter().map(|t| (t.id.as_deref(), t.status)).collect();
+        assert_eq!(
+            st,
+            [(Some("1"), TodoStatus::Completed), (Some("2"), TodoStatus::InProgress), (Some("3"), TodoStatus::Pending)]
+        );
+        assert_eq!(s.context_snapshot.active_task, "Implement the API");
+        assert_eq!(s.todos[1].active_form, "Doing Implement the API");
+        assert_eq!(s.conversations[0].todos, s.todos, "the conversation's list follows");
+        // The TaskCompleted hook event (task_id, task_subject, task_description).
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "TaskCompleted", "session_id": "c1", "task_id": "2",
+                "task_subject": "Implement the API", "task_description": "d"})),
+            now,
+        );
+        assert_eq!(s.todos[1].status, TodoStatus::Completed);
+        apply(&mut s, &tool("TaskUpdate", json!({"taskId": "3", "status": "deleted"}), json!({})), now);
+        assert_eq!(s.todos.len(), 2, "a deleted task goes");
+        apply(
+            &mut s,
+            &hook(
+                json!({"hook_event_name": "TaskCreated", "session_id": "c1", "task_id": "4", "task_subject": "Ship it"}),
+            ),
+            now,
+        );
+        // An update for a task this session never saw created keeps its status.
+        apply(&mut s, &tool("TaskUpdate", json!({"taskId": 9, "status": "in_progress"}), json!({})), now);
+        let all: Vec<(&str, TodoStatus)> = s.todos.iter().map(|t| (t.content.as_str(), t.status)).collect();
+        assert_eq!(
+            all,
+            [
+                ("Design the schema", TodoStatus::Completed),
+                ("Implement the API", TodoStatus::Completed),
+                ("Ship it", TodoStatus::Pending),
+                ("Task #9", TodoStatus::InProgress)
+            ]
+        );
+        // TodoWrite (CLAUDE_CODE_ENABLE_TASKS=0) still replaces the list whole.
+        let todos = json!({"todos": [{"content": "One", "status": "completed", "activeForm": "Oneing"}]});
+        apply(&mut s, &tool("TodoWrite", todos, json!({})), now);
+        assert_eq!(s.todos.len(), 1);
+        // Write says when it made the file.
+        let fx = apply(
+            &mut s,
+            &tool(
+                "Write",
+                json!({"file_path": "/w/app/new.rs", "content": "x"}),
+                json!({"type": "create", "filePath": "/w/app/new.rs"}),
+            ),
+            now,
+        );
+        assert!(fx.agent_edit.is_some_and(|e| e.created && e.rel == "new.rs"));
+        assert_eq!(s.conversations[0].tool_calls, 9);
+    }
+
+    #[test]
     fn conversations_stay_apart() {
         let mut s = session();
         let now = Utc::now();

@@ -803,7 +803,11 @@ impl Project {
             }
         }
         if let Some((reason, kind)) = self.queued_checkpoint.take() {
-            self.checkpoint_soon(reason, kind);
+            // A periodic tick that came while a slow checkpoint ran: only if something
+            // changed since (else the file would be rewritten with nothing new).
+            if self.dirty || kind != CheckpointType::Periodic {
+                self.checkpoint_soon(reason, kind);
+            }
         } else if std::mem::take(&mut self.queued_git) {
             self.git_soon();
         }

@@ -137,8 +137,11 @@ fn attention(s: &Session, comments: &[Comment]) -> Vec<FileReference> {
         push(&c.path, Some(c.line), format!("{} comment", c.keyword), blockers::priority_of(c.keyword));
     }
     // What the session changed, most changed first: where a reviewer or the next agent looks.
-    let mut edited: Vec<_> = s.files_modified.iter().filter(|(p, r)| !r.deleted && !p.starts_with(".claude/")).collect();
-    edited.sort_by(|a, b| b.1.modification_count.cmp(&a.1.modification_count).then(b.1.last_modified.cmp(&a.1.last_modified)));
+    let mut edited: Vec<_> =
+        s.files_modified.iter().filter(|(p, r)| !r.deleted && !p.starts_with(".claude/")).collect();
+    edited.sort_by(|a, b| {
+        b.1.modification_count.cmp(&a.1.modification_count).then(b.1.last_modified.cmp(&a.1.last_modified))
+    });
     for (p, r) in edited.into_iter().take(EDITED_SHOWN) {
         let n = r.modification_count;
         let what = if r.created { "created this session" } else { "edited this session" };
@@ -404,7 +407,14 @@ mod tests {
         let s = session::start(PathBuf::from("/w/empty"), "empty".into(), session::new_id(now, None), now, None);
         let m = assemble(&s, None, &[], now);
         assert_eq!(validate(&m), Vec::<String>::new());
-        assert_eq!(m.summary.completion_status, "0/0 tasks complete (0.0%)");
+        assert_eq!(m.summary.completion_status, "0/0 tasks complete (0.0%): no task list or todos yet");
         assert_eq!(m.summary.major_blocker, None);
+        // No template padding: one line for tests never run, no blocks for a build never seen.
+        let md = report::serialize(&m);
+        assert!(md.contains("No test run seen."), "{md}");
+        for padding in ["Pass Rate", "Status: not-run", "### Build", "### Dependencies", "## Where You Left Off"] {
+            assert!(!md.contains(padding), "{padding} in an empty report:\n{md}");
+        }
+        assert_eq!(report::parse(&md).warnings, Vec::<String>::new());
     }
 }

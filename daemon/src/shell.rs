@@ -194,14 +194,14 @@ fn work_of(prog: &str, words: &[&str]) -> Option<Work> {
     if testout::command::classify(&joined).build {
         return Some(Work::Build);
     }
-    if exploratory(prog, second) {
+    if exploratory(prog, words) {
         return None;
     }
     Some(Work::Command)
 }
 
 /// Commands that look around: their failures are answers ("no match", "no such file").
-fn exploratory(prog: &str, second: &str) -> bool {
+fn exploratory(prog: &str, words: &[&str]) -> bool {
     matches!(
         prog,
         "cd" | "ls"
@@ -285,7 +285,9 @@ fn exploratory(prog: &str, second: &str) -> bool {
             | "xxd"
             | "hexdump"
             | "strings"
-    ) || (prog == "gh" && matches!(second, "pr" | "issue" | "api" | "run" | "repo" | "release") && false)
+    ) || (prog == "gh"
+        && (matches!(words.get(1).copied(), Some("api" | "status" | "browse" | "search"))
+            || matches!(words.get(2).copied(), Some("view" | "list" | "diff" | "checks" | "status" | "watch"))))
 }
 
 /// What a finished shell command means for the session's failures and finished work.
@@ -556,6 +558,8 @@ mod tests {
         );
         assert_eq!(k("grep -rn foo src"), None);
         assert_eq!(k("git diff --stat"), None);
+        assert_eq!(k("gh pr diff 2 --repo o/r"), None);
+        assert_eq!(k("gh pr create --title x"), Some(("command", "gh pr create --title x".into())));
         assert_eq!(k("ls dist && cat x"), None);
     }
 

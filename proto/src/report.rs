@@ -539,46 +539,46 @@ pub fn serialize(m: &SessionMemory) -> String {
     }
     let d = &e.dependencies;
     if *d != DependencyStatus::default() {
-    let _ = writeln!(o, "### Dependencies\n");
-    let _ = writeln!(o, "- Status: {}", dep_state(d.status));
-    let _ = writeln!(o, "- Package Manager: {}", esc(&d.package_manager));
-    let _ = writeln!(o, "- Last Install: {}", d.last_install.as_deref().map(esc).unwrap_or_else(|| "never".into()));
-    if let Some(n) = d.outdated_count {
-        let _ = writeln!(o, "- Outdated Packages: {n}");
-    }
-    o.push('\n');
-    if !d.managers.is_empty() {
-        let rows = d
-            .managers
-            .iter()
-            .map(|x| {
-                vec![
-                    x.package_manager.clone(),
-                    x.lockfile.clone(),
-                    dep_state(x.status).into(),
-                    opt(&x.last_install),
-                    x.detail.clone(),
-                ]
-            })
-            .collect();
-        table(&mut o, &["Manager", "Lockfile", "Status", "Last Install", "Detail"], rows);
+        let _ = writeln!(o, "### Dependencies\n");
+        let _ = writeln!(o, "- Status: {}", dep_state(d.status));
+        let _ = writeln!(o, "- Package Manager: {}", esc(&d.package_manager));
+        let _ = writeln!(o, "- Last Install: {}", d.last_install.as_deref().map(esc).unwrap_or_else(|| "never".into()));
+        if let Some(n) = d.outdated_count {
+            let _ = writeln!(o, "- Outdated Packages: {n}");
+        }
         o.push('\n');
-    }
+        if !d.managers.is_empty() {
+            let rows = d
+                .managers
+                .iter()
+                .map(|x| {
+                    vec![
+                        x.package_manager.clone(),
+                        x.lockfile.clone(),
+                        dep_state(x.status).into(),
+                        opt(&x.last_install),
+                        x.detail.clone(),
+                    ]
+                })
+                .collect();
+            table(&mut o, &["Manager", "Lockfile", "Status", "Last Install", "Detail"], rows);
+            o.push('\n');
+        }
     }
     let b = &e.build;
     if *b != BuildStatus::default() {
-    let _ = writeln!(o, "### Build\n");
-    let _ = writeln!(o, "- Status: {}", build_state(b.status));
-    let _ = writeln!(o, "- Last Build: {}", b.last_build.as_deref().map(esc).unwrap_or_else(|| "never".into()));
-    if let Some(dir) = &b.output_dir {
-        let _ = writeln!(o, "- Output Directory: {}", esc(dir));
-    }
-    let _ = writeln!(o, "- Command: {}", esc(&b.command));
-    o.push('\n');
-    if !b.errors.is_empty() {
-        table(&mut o, &["Error"], b.errors.iter().map(|x| vec![x.clone()]).collect());
+        let _ = writeln!(o, "### Build\n");
+        let _ = writeln!(o, "- Status: {}", build_state(b.status));
+        let _ = writeln!(o, "- Last Build: {}", b.last_build.as_deref().map(esc).unwrap_or_else(|| "never".into()));
+        if let Some(dir) = &b.output_dir {
+            let _ = writeln!(o, "- Output Directory: {}", esc(dir));
+        }
+        let _ = writeln!(o, "- Command: {}", esc(&b.command));
         o.push('\n');
-    }
+        if !b.errors.is_empty() {
+            table(&mut o, &["Error"], b.errors.iter().map(|x| vec![x.clone()]).collect());
+            o.push('\n');
+        }
     }
 
     let _ = writeln!(o, "## Files Needing Attention\n");

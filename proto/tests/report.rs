@@ -270,7 +270,17 @@ fn memory() -> impl Strategy<Value = SessionMemory> {
         0..12,
     );
     (metadata, summary, work, tasks, blockers(), results, environment(), files, steps).prop_map(
-        |(metadata, summary, work, task_status, blockers, test_results, environment, files_needing_attention, next_steps)| {
+        |(
+            metadata,
+            summary,
+            work,
+            task_status,
+            blockers,
+            test_results,
+            environment,
+            files_needing_attention,
+            next_steps,
+        )| {
             SessionMemory {
                 metadata,
                 summary,
