@@ -348,7 +348,8 @@ pub struct ContextParams {
 pub struct ContextReply {
     /// The resume context, markdown.
     pub context: String,
-    /// The most recent conversation still within its TTL, for `--resume`.
+    /// The last conversation that did work (the ended session's when no live one has any),
+    /// for `--resume`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
 }
