@@ -56,8 +56,37 @@ fn work_session() -> Vec<Value> {
         result("b1", "[main 1a2b3c4] Add the token endpoint\n 2 files changed", false, json!({"stdout": "[main 1a2b3c4] Add the token endpoint\n 2 files changed", "stderr": "", "interrupted": false})),
         call("b2", "Bash", json!({"command": "cd /Users/dev/app && npx vitest run 2>&1 | tail -20"})),
         result("b2", "Exit code 1\n FAIL  src/login.test.ts > login > rejects bad tokens\nTypeError: verify is not a function\n Test Files  1 failed (1)\n      Tests  1 failed | 4 passed (5)", true, Value::Null),
+        say("Found that the old config held the token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB in plain text."),
         say("The root cause is that jwt.verify is asynchronous in this version. [REMEMBER: jwt.verify returns a promise here]\n\nNext: make the login handler await verify, then rerun the tests."),
     ]
+}
+
+#[test]
+fn secrets_in_the_transcript_reach_neither_the_context_nor_the_files() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let mut records = work_session();
+    records.insert(1, user("deploy with AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY please"));
+    let summary = "Summary:\n7. Pending Tasks:\n   - rotate the key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH\n9. Optional Next Step:\n   Rotate it.";
+    records.push(
+        json!({"type": "user", "isCompactSummary": true, "sessionId": "conv-1", "message": {"content": summary}}),
+    );
+    let t = env.path().join("conv-1.jsonl");
+    write_transcript(&t, &records);
+    assert_ok(&env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]), "import");
+    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    assert!(ctx.contains("held the token [REDACTED"), "the finding is kept, redacted:\n{ctx}");
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    let report = std::fs::read_to_string(root.join(".claude/session-memory.md")).unwrap();
+    assert!(report.contains("## Where You Left Off"), "{report}");
+    let tracker =
+        walk(&env.state).into_iter().map(|p| std::fs::read_to_string(p).unwrap_or_default()).collect::<String>();
+    for secret in ["ghp_0123456789abcdef", "wJalrXUtnFEMI", "sk-ant-api03-abcdef"] {
+        for (what, text) in [("context", &ctx), ("report", &report), ("state dir", &tracker)] {
+            assert!(!text.contains(secret), "{secret} in the {what}");
+        }
+    }
 }
 
 #[test]
