@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn user(text: &str) -> Value {
@@ -33,6 +33,22 @@ fn write_transcript(path: &Path, records: &[Value]) {
     std::fs::write(path, text).expect("write transcript");
 }
 
+/// A fresh repository with `records` imported into its session as `conv-1.jsonl`.
+fn imported(env: &Env, records: &[Value]) -> PathBuf {
+    let root = repo(env, "app");
+    let t = env.path().join("conv-1.jsonl");
+    write_transcript(&t, records);
+    let out = env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]);
+    assert_ok(&out, "import");
+    assert!(text(&out.stdout).contains("conversation conv-1"), "{}", text(&out.stdout));
+    root
+}
+
+/// `ccmemctl context` of the project.
+fn context(env: &Env, root: &Path) -> String {
+    text(&env.ctl(&["context", root.to_str().unwrap()]).stdout)
+}
+
 /// A session as a real one goes: a task, a task list made and worked through by id, an edit,
 /// a failing test run, a commit, the agent's last words.
 fn work_session() -> Vec<Value> {
@@ -50,6 +66,8 @@ fn work_session() -> Vec<Value> {
         result("u2", "Updated task #2 status", false, json!({"success": true})),
         call("w1", "Write", json!({"file_path": "/Users/dev/app/src/token.ts", "content": "export const x = 1\n"})),
         result("w1", "File created", false, json!({"type": "create", "filePath": "/Users/dev/app/src/token.ts"})),
+        call("w2", "Write", json!({"file_path": "/Users/dev/app/src/unread.ts", "content": "x"})),
+        result("w2", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", true, Value::Null),
         call("e1", "Edit", json!({"file_path": "/Users/dev/app/src/login.ts", "old_string": "a", "new_string": "b"})),
         result("e1", "The file was updated", false, json!({"filePath": "/Users/dev/app/src/login.ts"})),
         call("b1", "Bash", json!({"command": "git add -A && git commit -m 'Add the token endpoint'"})),
@@ -65,17 +83,14 @@ fn work_session() -> Vec<Value> {
 fn secrets_in_the_transcript_reach_neither_the_context_nor_the_files() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
     let mut records = work_session();
     records.insert(1, user("deploy with AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY please"));
     let summary = "Summary:\n7. Pending Tasks:\n   - rotate the key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH\n9. Optional Next Step:\n   Rotate it.";
     records.push(
         json!({"type": "user", "isCompactSummary": true, "sessionId": "conv-1", "message": {"content": summary}}),
     );
-    let t = env.path().join("conv-1.jsonl");
-    write_transcript(&t, &records);
-    assert_ok(&env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]), "import");
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    let root = imported(&env, &records);
+    let ctx = context(&env, &root);
     assert!(ctx.contains("held the token [REDACTED"), "the finding is kept, redacted:\n{ctx}");
     assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
     let report = std::fs::read_to_string(root.join(".claude/session-memory.md")).unwrap();
@@ -93,14 +108,8 @@ fn secrets_in_the_transcript_reach_neither_the_context_nor_the_files() {
 fn an_imported_session_carries_todos_failures_commits_and_last_words() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
-    let t = env.path().join("conv-1.jsonl");
-    write_transcript(&t, &work_session());
-    let out = env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]);
-    assert_ok(&out, "import");
-    assert!(text(&out.stdout).contains("conversation conv-1"), "{}", text(&out.stdout));
-
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    let root = imported(&env, &work_session());
+    let ctx = context(&env, &root);
     for want in [
         "Previous conversation, to resume it: conv-1",
         "Task (first prompt): Add OAuth login to the API; keep the old session cookies working",
@@ -121,6 +130,13 @@ fn an_imported_session_carries_todos_failures_commits_and_last_words() {
         assert!(ctx.contains(want), "missing {want:?} in:\n{ctx}");
     }
     assert!(!ctx.contains("[REMEMBER"), "intents are not findings:\n{ctx}");
+    assert!(!ctx.contains("src/unread.ts"), "a Write that failed changed nothing:\n{ctx}");
+    assert!(!ctx.contains("just compacted"), "{ctx}");
+    // The same conversation again would count every edit twice.
+    let t = env.path().join("conv-1.jsonl");
+    let again = env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("conversation conv-1 is already in the session"), "{}", text(&again.stderr));
     assert!(!ctx.contains("- The root cause is that"), "a finding in the last words is not repeated:\n{ctx}");
     assert!(ctx.chars().count() <= 6000);
 
@@ -143,7 +159,6 @@ fn an_imported_session_carries_todos_failures_commits_and_last_words() {
 fn a_compaction_summary_gives_the_pending_work_and_next_step() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
     let summary = "This session is being continued from a previous conversation.\n\nSummary:\n\
                    1. Primary Request and Intent:\n   Replace the CLI framework.\n\
                    4. Errors and fixes:\n   - Unknown flags: parseFlags threw UnknownFlagError because plugin flags were not registered.\n\
@@ -158,12 +173,11 @@ fn a_compaction_summary_gives_the_pending_work_and_next_step() {
     );
     records.push(user("continue"));
     records.push(say("Reading the tests now."));
-    let t = env.path().join("c.jsonl");
-    write_transcript(&t, &records);
-    assert_ok(&env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]), "import");
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    let root = imported(&env, &records);
+    let ctx = context(&env, &root);
     for want in [
-        "## At the last compaction",
+        "## At the last compaction (",
+        "1 agent message since, so it may be out of date)",
         "Next step: Fix the plugin command dispatch in chkit.ts.",
         "Pending: Update the plugin packages",
         "Pending: Fix 14 plugin test failures",
@@ -178,10 +192,7 @@ fn a_compaction_summary_gives_the_pending_work_and_next_step() {
 fn the_previous_session_survives_a_reset_and_an_expiry() {
     let env = Env::new();
     let _d = env.start_daemon(&["--session-ttl", "3s"]);
-    let root = repo(&env, "app");
-    let t = env.path().join("conv-1.jsonl");
-    write_transcript(&t, &work_session());
-    assert_ok(&env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]), "import");
+    let root = imported(&env, &work_session());
     assert_ok(&env.ctl(&["reset-session", root.to_str().unwrap()]), "reset");
     let carried = |ctx: &str| {
         for want in [
@@ -201,6 +212,8 @@ fn the_previous_session_survives_a_reset_and_an_expiry() {
     let out = send(&env, ev(&root, "conv-2", "SessionStart", json!({"source": "startup"})));
     let reply: Value = serde_json::from_slice(&out.stdout).expect("SessionStart prints JSON");
     carried(reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default());
+    let id = env.ctl(&["resume-id", root.to_str().unwrap()]);
+    assert_eq!(text(&id.stdout).trim(), "conv-1", "a new conversation that did nothing is not the one to resume");
 
     // The new session does nothing and expires; the one after it still carries the work.
     assert!(
@@ -210,7 +223,7 @@ fn the_previous_session_survives_a_reset_and_an_expiry() {
     let id = env.ctl(&["resume-id", root.to_str().unwrap()]);
     assert_ok(&id, "resume-id after expiry");
     assert_eq!(text(&id.stdout).trim(), "conv-1");
-    carried(&text(&env.ctl(&["context", root.to_str().unwrap()]).stdout));
+    carried(&context(&env, &root));
 }
 
 #[test]
@@ -235,7 +248,7 @@ fn live_hooks_read_the_transcript_as_it_grows() {
     records.push(say("I will add a readiness wait."));
     write_transcript(&t, &records);
     send(&env, payload("Stop", json!({"stop_hook_active": false})));
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    let ctx = context(&env, &root);
     assert!(ctx.contains("> I will add a readiness wait."), "{ctx}");
     assert!(ctx.contains("Found that the upload test races the server start."), "{ctx}");
     assert!(ctx.contains("- start the server before the upload test"), "a mid-turn [REMEMBER] is kept:\n{ctx}");
@@ -243,9 +256,56 @@ fn live_hooks_read_the_transcript_as_it_grows() {
     records.push(say("Done: the test passes 50 runs in a row. Next: open a PR."));
     write_transcript(&t, &records);
     send(&env, payload("Stop", json!({"stop_hook_active": false})));
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    let ctx = context(&env, &root);
     assert!(ctx.contains("> Done: the test passes 50 runs in a row. Next: open a PR."), "{ctx}");
     assert!(!ctx.contains("> I will add a readiness wait."), "only the last message's words:\n{ctx}");
+}
+
+#[test]
+fn another_conversation_keeps_the_first_ones_open_work_in_view() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let ta = env.path().join("a.jsonl");
+    write_transcript(
+        &ta,
+        &[user("Fix the lint errors and update the README"), say("Lint is clean. Next I will update the README.")],
+    );
+    let hook = |conv: &str, t: &Path, name: &str, extra: Value| {
+        let mut p = ev(&root, conv, name, extra);
+        p["transcript_path"] = json!(t);
+        send(&env, p);
+    };
+    let task = |conv: &str, t: &Path, tool: &str, input: Value, response: Value| {
+        hook(conv, t, "PostToolUse", json!({"tool_name": tool, "tool_input": input, "tool_response": response}));
+    };
+    hook("conv-a", &ta, "SessionStart", json!({"source": "startup"}));
+    hook("conv-a", &ta, "UserPromptSubmit", json!({"prompt": "Fix the lint errors and update the README"}));
+    task("conv-a", &ta, "TaskCreate", json!({"subject": "Fix lint errors"}), json!({"task": {"id": "1"}}));
+    task("conv-a", &ta, "TaskCreate", json!({"subject": "Update README"}), json!({"task": {"id": "2"}}));
+    task("conv-a", &ta, "TaskUpdate", json!({"taskId": "1", "status": "completed"}), json!({}));
+    task("conv-a", &ta, "TaskUpdate", json!({"taskId": "2", "status": "in_progress"}), json!({}));
+    hook("conv-a", &ta, "Stop", json!({}));
+    hook("conv-a", &ta, "SessionEnd", json!({"reason": "clear"}));
+    // A new conversation, its own task list (ids start again at 1).
+    let tb = env.path().join("b.jsonl");
+    write_transcript(&tb, &[user("Add a CHANGELOG"), say("Started the CHANGELOG.")]);
+    hook("conv-b", &tb, "SessionStart", json!({"source": "clear"}));
+    hook("conv-b", &tb, "UserPromptSubmit", json!({"prompt": "Add a CHANGELOG"}));
+    task("conv-b", &tb, "TaskCreate", json!({"subject": "Write CHANGELOG.md"}), json!({"task": {"id": "1"}}));
+    hook("conv-b", &tb, "Stop", json!({}));
+    let ctx = context(&env, &root);
+    for want in [
+        "Previous conversation, to resume it: conv-b",
+        "- [ ] #1 Write CHANGELOG.md",
+        "## Other conversations this session",
+        "- conversation conv-a (",
+        "  - [~] Update README",
+        "  > Lint is clean. Next I will update the README.",
+    ] {
+        assert!(ctx.contains(want), "missing {want:?} in:\n{ctx}");
+    }
+    assert!(!ctx.contains("[x] Fix lint errors"), "the other conversation's done work is not repeated:\n{ctx}");
 }
 
 #[test]

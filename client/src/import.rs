@@ -57,15 +57,21 @@ impl Replay {
     pub fn new(transcript: &Path, project: &Path) -> Self {
         let stem = transcript.file_name().and_then(|n| n.to_str()).unwrap_or("imported");
         let stem = stem.split('.').next().unwrap_or(stem).to_string();
+        let conversation = stem.clone();
         Self {
             transcript: transcript.to_string_lossy().into_owned(),
             project: project.to_string_lossy().into_owned(),
-            conversation: stem,
+            conversation,
             origin: None,
             calls: HashMap::new(),
             started: false,
             in_turn: false,
-            summary: Summary { transcript: transcript.into(), project: project.into(), ..Default::default() },
+            summary: Summary {
+                transcript: transcript.into(),
+                project: project.into(),
+                conversation_id: stem.clone(),
+                ..Default::default()
+            },
         }
     }
 
@@ -172,23 +178,36 @@ impl Replay {
     }
 }
 
+/// One line of the file as text: invalid UTF-8 replaced (one bad byte must not stop a
+/// replay), a byte-order mark dropped.
+fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<(usize, String)>> {
+    buf.clear();
+    let n = r.read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(buf);
+    Ok(Some((n, text.trim_start_matches('\u{feff}').to_string())))
+}
+
 /// Checks that `path` is a Claude Code transcript: a regular file whose first lines hold a
-/// transcript record.
-pub fn check(path: &Path) -> Result<(), String> {
+/// transcript record. Returns its conversation id when a record names it.
+pub fn check(path: &Path) -> Result<Option<String>, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if !meta.is_file() {
         return Err(format!("{} is not a regular file", path.display()));
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut lines = BufReader::new(f).lines();
+    let mut r = BufReader::new(f);
+    let mut buf = Vec::new();
     let mut seen = 0;
-    while let Some(Ok(line)) = lines.next() {
+    while let Ok(Some((_, line))) = next_line(&mut r, &mut buf) {
         if line.trim().is_empty() {
             continue;
         }
         seen += 1;
-        if serde_json::from_str::<Value>(&line).is_ok_and(|v| transcript::looks_like_record(&v)) {
-            return Ok(());
+        if let Some(v) = serde_json::from_str::<Value>(&line).ok().filter(transcript::looks_like_record) {
+            return Ok(v.get("sessionId").and_then(Value::as_str).map(str::to_string));
         }
         if seen >= SNIFF_LINES {
             break;
@@ -216,13 +235,8 @@ pub fn replay(
     let mut reader = BufReader::new(f);
     let mut r = Replay::new(path, project);
     let (mut read, mut shown) = (0u64, 0u64);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = reader.read_line(&mut line).map_err(|e| format!("{}: {e}", path.display()))?;
-        if n == 0 {
-            break;
-        }
+    let mut buf = Vec::new();
+    while let Some((n, line)) = next_line(&mut reader, &mut buf).map_err(|e| format!("{}: {e}", path.display()))? {
         read += n as u64;
         if line.trim().is_empty() {
             continue;
@@ -321,6 +335,21 @@ mod tests {
         let e = check(&p).unwrap_err();
         assert!(e.contains("is not a Claude Code transcript"), "{e}");
         assert!(check(tmp.path()).unwrap_err().contains("not a regular file"));
+        // A byte-order mark and a line of invalid UTF-8 do not stop it.
+        let t = tmp.path().join("t.jsonl");
+        let mut bytes = "\u{feff}".as_bytes().to_vec();
+        bytes.extend_from_slice(br#"{"type": "user", "sessionId": "s1", "message": {"content": "hi"}}"#);
+        bytes.extend_from_slice(b"\nbad \xff\xfe\n");
+        bytes.extend_from_slice(br#"{"type": "user", "sessionId": "s1", "message": {"content": "again"}}"#);
+        std::fs::write(&t, bytes).unwrap();
+        assert_eq!(check(&t).unwrap().as_deref(), Some("s1"));
+        let mut sent = Vec::new();
+        let summary = replay(&t, Path::new("/w"), |p| {
+            sent.push(p.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((summary.prompts, summary.bad_lines), (2, 1));
         assert!(check(&tmp.path().join("missing")).is_err());
     }
 }

@@ -147,7 +147,22 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             let transcript = std::path::absolute(&transcript)
                 .map_err(|e| Error::Failed(format!("{}: {e}", transcript.display())))?;
             let project = project_path(project)?;
-            import::check(&transcript).map_err(Error::Failed)?;
+            let id = import::check(&transcript).map_err(Error::Failed)?;
+            // Twice would count every edit twice: a conversation already there is refused.
+            let params = api::StatusParams { path: Some(project.clone()) };
+            let st: serde_json::Value = with_daemon(&ctx, |c, _| c.call(method::STATUS, &params))?;
+            let stem = transcript.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+            let id = id.unwrap_or(stem);
+            let known = st["project"]["session"]["conversations"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().any(|c| c["id"].as_str() == Some(id.as_str())));
+            if known {
+                return Err(Error::Failed(format!(
+                    "conversation {id} is already in the session of {} (imported before, or live); \
+                     `ccmemctl reset-session` first to import it again",
+                    project.display()
+                )));
+            }
             // Events already delivered are not sent again if the connection is retried.
             let mut sent = 0usize;
             let summary = with_daemon(&ctx, |c, _| {
@@ -177,19 +192,19 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
                 }
             })?;
             show(&ctx, &summary, || {
+                let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
                 format!(
-                    "imported {} into {}: conversation {}, {} events ({} prompts, {} tool calls, {} compactions){}",
+                    "imported {} into {}: conversation {}, {} ({}, {}, {}){}",
                     summary.transcript.display(),
                     summary.project.display(),
                     summary.conversation_id,
-                    summary.events,
-                    summary.prompts,
-                    summary.tool_calls,
-                    summary.compactions,
-                    if summary.bad_lines > 0 {
-                        format!("; {} lines were not JSON", summary.bad_lines)
-                    } else {
-                        String::new()
+                    n(summary.events, "event", "events"),
+                    n(summary.prompts, "prompt", "prompts"),
+                    n(summary.tool_calls, "tool call", "tool calls"),
+                    n(summary.compactions, "compaction", "compactions"),
+                    match summary.bad_lines {
+                        0 => String::new(),
+                        k => format!("; {} not JSON, skipped", n(k, "line was", "lines were")),
                     }
                 )
             });

@@ -62,6 +62,7 @@ mod caps {
     pub const FINDINGS: usize = 1500;
     pub const SUMMARY: usize = 600;
     pub const PROMPTS: usize = 900;
+    pub const OTHERS: usize = 900;
 }
 
 /// The context, at most `budget` characters (capped at [`MAX_BUDGET`]).
@@ -157,10 +158,12 @@ pub fn build(i: &Input, budget: usize) -> String {
             todo_lines(work.todos, caps::TODOS),
         ));
     }
-    let mut failing = failure_lines(work.failures, now);
     if previous.is_none() {
-        failing.extend(failing_tests(s));
+        let others = cap(other_conversations(s, work.conversation, now), caps::OTHERS);
+        push(&mut sections, "## Other conversations this session", others);
     }
+    let tests = if previous.is_none() { failing_tests(s) } else { Vec::new() };
+    let failing = failure_lines(work.failures, now, tests);
     push(&mut sections, "## Unresolved failures", cap(failing, caps::FAILURES));
     if previous.is_none() {
         build_failing(&mut sections, s);
@@ -217,7 +220,15 @@ pub fn build(i: &Input, budget: usize) -> String {
                 .filter(|l| !l.is_empty())
                 .map(|l| format!("Pending: {l}")),
         );
-        push(&mut sections, "## At the last compaction", cap(summary, caps::SUMMARY));
+        let title = match d.messages_since_summary {
+            0 => format!("## At the last compaction ({})", ago(&d.summary_at, now)),
+            n => format!(
+                "## At the last compaction ({}; {n} agent message{} since, so it may be out of date)",
+                ago(&d.summary_at, now),
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        push(&mut sections, &title, cap(summary, caps::SUMMARY));
     }
     if previous.is_none() {
         environment_first(&mut sections, s, now);
@@ -369,17 +380,49 @@ fn todo_lines(todos: &[Todo], max: usize) -> Vec<String> {
     cap(out, max)
 }
 
-fn failure_lines(failures: &[Failure], now: DateTime<Utc>) -> Vec<String> {
-    failures
+/// One line per unresolved failure, newest first; the failing tests' details under the
+/// tests entry (or alone, when the run was recorded without one).
+fn failure_lines(failures: &[Failure], now: DateTime<Utc>, tests: Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut tests = Some(tests);
+    for f in failures.iter().rev() {
+        let times = if f.count > 1 { format!(" {}×", f.count) } else { String::new() };
+        let blocker = if f.count >= 3 { ", a blocker" } else { "" };
+        let error = if f.error.is_empty() { String::new() } else { format!(": {}", f.error) };
+        out.push(format!("- {}: `{}` failed{times} ({}{blocker}){error}", f.kind, f.command, ago(&f.last_at, now)));
+        if f.kind == "tests" {
+            out.extend(tests.take().unwrap_or_default());
+        }
+    }
+    out.extend(tests.unwrap_or_default());
+    out
+}
+
+/// The other conversations of the session with something left: their latest prompt, open
+/// todos and last words, most recent first (at most three).
+fn other_conversations(s: &Session, work: Option<&Conversation>, now: DateTime<Utc>) -> Vec<String> {
+    let mut others: Vec<&Conversation> = s
+        .conversations
         .iter()
-        .rev()
-        .map(|f| {
-            let times = if f.count > 1 { format!(" {}×", f.count) } else { String::new() };
-            let blocker = if f.count >= 3 { ", a blocker" } else { "" };
-            let error = if f.error.is_empty() { String::new() } else { format!(": {}", f.error) };
-            format!("- {}: `{}` failed{times} ({}{blocker}){error}", f.kind, f.command, ago(&f.last_at, now))
-        })
-        .collect()
+        .filter(|c| work.is_none_or(|w| w.id != c.id))
+        .filter(|c| c.todos.iter().any(|t| t.status != TodoStatus::Completed) || !c.digest.last_words.is_empty())
+        .collect();
+    others.sort_by(|a, b| b.last_activity.cmp(&a.last_activity));
+    let mut out = Vec::new();
+    for c in others.into_iter().take(3) {
+        let ended = if c.ended { ", ended" } else { "" };
+        let asked = c.prompts.last().map(|p| format!(": {}", truncate_chars(&one_line(p), 120))).unwrap_or_default();
+        out.push(format!("- conversation {} ({}{ended}){asked}", c.id, ago(&c.last_activity, now)));
+        for t in c.todos.iter().filter(|t| t.status != TodoStatus::Completed).take(5) {
+            let mark = if t.status == TodoStatus::InProgress { "[~]" } else { "[ ]" };
+            out.push(format!("  - {mark} {}", one_line(&t.content)));
+        }
+        let words: Vec<&str> = c.digest.last_words.lines().rev().take(2).collect();
+        for l in words.into_iter().rev() {
+            out.push(format!("  > {}", truncate_chars(l.trim(), 200)));
+        }
+    }
+    out
 }
 
 /// The failing tests of the last runs, one per line.
@@ -396,7 +439,10 @@ fn failing_tests(s: &Session) -> Vec<String> {
                 (false, None) => format!(" ({})", f.file),
             };
             let msg = f.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
-            out.push(format!("  - test {}{at}{msg}", f.test_name));
+            let line = format!("  - test {}{at}{msg}", f.test_name);
+            if !out.contains(&line) {
+                out.push(line);
+            }
         }
         let more = suite.failures.len().saturating_sub(5) as u64 + suite.more_failures;
         if more > 0 {
@@ -515,7 +561,9 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session, now
         }
         let when = suite.ran_at.as_deref().map(|t| format!(", {}", ago(t, now))).unwrap_or_default();
         if suite.total == 0 && suite.failures.is_empty() {
-            l.push(format!("- {kind}: `{}` ran{when}; no result was recognised in its output", suite.command));
+            // No counts in its output: what its exit status said.
+            let how = if suite.status == SuiteStatus::Passed { "passed" } else { "failed" };
+            l.push(format!("- {kind}: `{}` {how}{when} (no test counts in its output)", suite.command));
             continue;
         }
         let status = if suite.status == SuiteStatus::Passed { "passed" } else { "failed" };

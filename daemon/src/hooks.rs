@@ -182,7 +182,11 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             if let Some(c) = find(s, &conv_id) {
                 c.tool_calls += 1;
             }
-            tool_use(s, &conv_id, tool, input, response, now, &mut fx);
+            // A call that failed changed nothing (an Edit refused, a Write of an unread
+            // file); only a shell command's failure is news.
+            if !*failed || tool == "Bash" {
+                tool_use(s, &conv_id, tool, input, response, now, &mut fx);
+            }
             if tool == "Bash" {
                 results(s, input, response, *failed, now);
             }
@@ -449,7 +453,9 @@ fn change_task(s: &mut Session, conv: &str, ch: TaskChange) {
             if let Some(st) = ch.status {
                 t.status = st;
             }
-            if let Some(subject) = ch.subject {
+            if let Some(subject) = ch.subject.filter(|x| *x != t.content) {
+                // Renamed: the old "…ing" form no longer fits, unless a new one came.
+                t.active_form = subject.clone();
                 t.content = subject;
             }
             if let Some(a) = ch.active_form.filter(|a| !a.is_empty()) {

@@ -673,15 +673,16 @@ impl Project {
         let resume = hooks::resumable(&s, self.ttl(), now, conversation).map(|c| c.id.clone());
         let asking = conversation.and_then(|id| s.conversations.iter().find(|c| c.id == id)).filter(|c| c.did_work());
         let conv = asking.or_else(|| resume.as_deref().and_then(|id| s.conversations.iter().find(|c| c.id == id)));
-        let after_compact = after_compact || conv.is_some_and(|c| c.compacted && conversation.is_none());
-        // After the session ended (expired, reset), the previous session's conversation.
-        let resume = resume.or_else(|| {
-            s.previous
-                .as_ref()
-                .and_then(|p| p.conversation.as_ref())
-                .map(|c| c.id.clone())
-                .filter(|id| Some(id.as_str()) != conversation)
-        });
+        // To resume: the last conversation that did work, this session's, else the ended
+        // session's (a new conversation that did nothing since is not it), else any.
+        let worked = |id: &String| s.conversations.iter().any(|c| &c.id == id && c.did_work());
+        let previous = s
+            .previous
+            .as_ref()
+            .and_then(|p| p.conversation.as_ref())
+            .map(|c| c.id.clone())
+            .filter(|id| Some(id.as_str()) != conversation);
+        let resume = resume.clone().filter(worked).or(previous).or(resume);
         let text = context::build(
             &context::Input {
                 session: &s,

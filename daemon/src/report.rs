@@ -199,7 +199,8 @@ fn next_steps(s: &Session, list: Option<&TaskList>, blockers: &[ccmem_proto::rep
             reference: b.task_id.clone(),
         });
     }
-    for f in s.failures.iter().rev().take(3) {
+    let tests_failing = [&s.test_results.unit, &s.test_results.e2e].iter().any(|x| x.status == SuiteStatus::Failed);
+    for f in s.failures.iter().rev().filter(|f| !(tests_failing && f.kind == "tests")).take(3) {
         let error = if f.error.is_empty() { String::new() } else { format!(": {}", f.error) };
         out.push(NextStep {
             priority: StepPriority::Immediate,

@@ -316,7 +316,13 @@ pub fn record(
         match s.failures.iter().position(same) {
             Some(i) => {
                 let mut f = s.failures.remove(i);
-                f.count += 1;
+                // Failing again: the same run counts up; another run of the kind starts over.
+                if f.command == text {
+                    f.count += 1;
+                } else {
+                    f.count = 1;
+                    f.first_at = at.clone();
+                }
                 f.command = text;
                 f.error = if error.is_empty() { f.error } else { error };
                 f.last_at = at;

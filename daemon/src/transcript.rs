@@ -100,6 +100,7 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
             }
             d.last_words = tail(&clean, LAST_WORDS);
             d.last_words_at = at.to_string();
+            d.messages_since_summary = d.messages_since_summary.saturating_add(1);
             out.texts.push(text);
         }
         Entry::CompactSummary { text } => {
@@ -109,6 +110,8 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
             d.current_work = truncate_chars(&parts.current, SUMMARY_PART);
             d.next_step = truncate_chars(&parts.next, SUMMARY_PART);
             d.compactions += 1;
+            d.summary_at = at.to_string();
+            d.messages_since_summary = 0;
             for f in findings(&without_sections(&clean, &["all user messages", "files and code sections"])) {
                 push_finding(d, f);
             }
@@ -301,8 +304,8 @@ pub fn findings(text: &str) -> Vec<String> {
             fence = !fence;
             continue;
         }
-        if fence || t.is_empty() || t.starts_with('|') && t.ends_with('|') && t.contains("---") {
-            continue;
+        if fence || t.is_empty() || t.starts_with('|') {
+            continue; // code, and table rows (cells are not sentences)
         }
         let t = t.trim_start_matches(['-', '*', '•', '>', ' ']).trim();
         let t = t.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches(['.', ')']).trim();

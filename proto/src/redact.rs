@@ -54,7 +54,9 @@ const BUILT_IN: &[(&str, &str, Keep)] = &[
     ("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b", Keep::Nothing),
     (
         "aws-secret-key",
-        r#"(?i)(aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})\b"#,
+        // `KEY=value`, `key: value`, and the label in prose or on a command line
+        // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY").
+        r#"(?i)(aws[_ -]?secret[_ -]?(?:access[_ -]?)?key["']?(?:\s*[:=]\s*|\s+)["']?)([A-Za-z0-9/+=]{40})\b"#,
         Keep::Prefix,
     ),
     ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b", Keep::Nothing),
@@ -262,6 +264,8 @@ mod tests {
         ("key AKIAIOSFODNN7EXAMPLE here", "aws-access-key"),
         ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
         ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
+        ("aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
+        ("the AWS secret key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY leaked", "aws-secret-key"),
         ("token ghp_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
         ("gho_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
         ("ghu_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),

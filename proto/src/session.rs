@@ -217,6 +217,10 @@ pub struct Digest {
     pub findings: Vec<String>,
     /// Compactions seen.
     pub compactions: u32,
+    /// ISO 8601 of the latest compaction summary.
+    pub summary_at: String,
+    /// Assistant messages since that summary: its plan ages with each.
+    pub messages_since_summary: u32,
 }
 
 /// A shell command the agent ran.
