@@ -76,7 +76,14 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
                 300,
             ),
             completion_status: if total == 0 {
-                "0/0 tasks complete (0.0%): no task list or todos yet".into()
+                match s.previous.as_deref().filter(|p| !p.todos.is_empty()) {
+                    Some(p) => format!(
+                        "0/0 tasks complete (0.0%) this session; the previous one left {} of {} todos done",
+                        p.todos.iter().filter(|t| t.status == TodoStatus::Completed).count(),
+                        p.todos.len()
+                    ),
+                    None => "0/0 tasks complete (0.0%): no task list or todos yet".into(),
+                }
             } else {
                 format!("{done}/{total} tasks complete ({:.1}%)", tasks::percent(done, total))
             },
