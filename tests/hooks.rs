@@ -201,7 +201,10 @@ fn conversations_in_one_project_stay_apart() {
     assert_eq!(b["todos"][0]["content"], "docs todo");
     // Resuming b shows b's own todos and prompts.
     let ctx = context_of(&send(&env, ev(&root, "b", "SessionStart", json!({"source": "resume"}))));
-    assert!(ctx.contains("docs todo") && !ctx.contains("parser todo"), "{ctx}");
+    // b's list is b's own; a's open work shows apart, under its conversation.
+    let todos = ctx.split("## Todos").nth(1).and_then(|t| t.split("\n\n").next()).unwrap_or_default();
+    assert!(todos.contains("- [~] docs todo") && !todos.contains("parser todo"), "{ctx}");
+    assert!(ctx.contains("- conversation a (") && ctx.contains("  - [~] parser todo"), "{ctx}");
     assert!(ctx.contains("to resume it: a"), "the other conversation is the one to resume: {ctx}");
 }
 
