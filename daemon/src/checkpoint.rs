@@ -111,7 +111,7 @@ fn write_state(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// worktrees), once. Outside git there is nothing to do.
 fn exclude_from_git(root: &Path) -> io::Result<()> {
     let Some(exclude) = exclude_path(root) else { return Ok(()) };
-    let current = match std::fs::read_to_string(&exclude) {
+    let current = match crate::untrusted::read_string(&exclude, 4 << 20) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),

@@ -165,7 +165,9 @@ fn unknown<'a>(key: &str, file: &Path, known: impl Iterator<Item = &'a str>) -> 
 }
 
 fn read_table(file: &Path, required: bool) -> Result<toml::Table, String> {
-    match std::fs::read_to_string(file) {
+    // A project's `.claude/ccmem.toml` comes with the repository: a link to a device or a
+    // FIFO there must not stall or flood the daemon.
+    match crate::untrusted::read_string(file, 1 << 20) {
         Ok(text) => text.parse::<toml::Table>().map_err(|e| format!("{}: {}", file.display(), e.to_string().trim())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(toml::Table::new()),
         Err(e) => Err(format!("cannot read {}: {e}", file.display())),

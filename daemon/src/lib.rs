@@ -42,6 +42,7 @@ pub mod store;
 pub mod tasks;
 pub mod testout;
 pub mod transcript;
+pub mod untrusted;
 pub mod watch;
 
 use anyhow::Context;

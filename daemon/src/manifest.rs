@@ -23,12 +23,8 @@ pub fn project_description(root: &Path) -> Option<String> {
 }
 
 fn read(root: &Path, file: &str) -> Option<String> {
-    let p = root.join(file);
     // Manifests are small; a huge file here is not one.
-    if std::fs::metadata(&p).ok()?.len() > 1 << 20 {
-        return None;
-    }
-    std::fs::read_to_string(p).ok()
+    crate::untrusted::read_string(&root.join(file), 1 << 20).ok()
 }
 
 fn from_package_json(root: &Path, key: &str) -> Option<String> {

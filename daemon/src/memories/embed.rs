@@ -66,7 +66,9 @@ pub fn load_cache_models(dir: &Path, cache_dir: &str, models: &[String]) -> Hash
         if path.extension().is_none_or(|x| x != "json") {
             continue;
         }
-        let entry = fs::read(&path).ok().and_then(|b| serde_json::from_slice::<EmbeddingCacheEntry>(&b).ok());
+        let entry = crate::untrusted::read(&path, 16 << 20)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<EmbeddingCacheEntry>(&b).ok());
         match entry {
             Some(c) if models.contains(&c.model) && !c.vector.is_empty() => {
                 out.insert(c.slug, Cached { model: c.model, hash: c.content_hash, vector: Arc::new(c.vector) });

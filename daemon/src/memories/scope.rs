@@ -13,6 +13,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+/// Largest memory file read (content is at most 50,000 characters; the rest is frontmatter).
+const MAX_MEMORY_FILE: u64 = 1 << 20;
+/// Largest `graph.json` or `index.json` read: they come with the repository too.
+const MAX_DERIVED_FILE: u64 = 64 << 20;
+
 /// A file's identity for "did it change": modification time and length.
 pub type Stamp = Option<(SystemTime, u64)>;
 
@@ -164,7 +169,7 @@ impl ScopeStore {
                 return false;
             }
         }
-        let text = match now_stamp.map(|_| fs::read_to_string(path)) {
+        let text = match now_stamp.map(|_| crate::untrusted::read_string(path, MAX_MEMORY_FILE)) {
             None | Some(Err(_)) if !path.exists() => {
                 let had = self.invalid.remove(path).is_some();
                 if self.memories.contains_key(&slug) {
@@ -217,7 +222,7 @@ impl ScopeStore {
             return false;
         }
         self.graph_stamp = st;
-        self.graph = match fs::read(&path) {
+        self.graph = match crate::untrusted::read(&path, MAX_DERIVED_FILE) {
             Err(_) => Graph::new(),
             Ok(bytes) => match serde_json::from_slice::<Graph>(&bytes) {
                 Ok(g) => g,
@@ -247,7 +252,7 @@ impl ScopeStore {
     /// How `index.json` on disk differs from the files now, if it does.
     pub fn index_drift_on_disk(&self) -> Option<String> {
         let expected = self.index_entries();
-        match fs::read(self.index_path()) {
+        match crate::untrusted::read(&self.index_path(), MAX_DERIVED_FILE) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 (!self.memories.is_empty() || !self.invalid.is_empty()).then(|| "index.json is missing".to_string())
             }

@@ -1,0 +1,89 @@
+//! A repository is untrusted input: trees an attacker (or an odd checkout) could hand the
+//! daemon, on a real daemon. Each test would hang or flood the daemon without its fix, so
+//! every client call here runs under a deadline.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// Runs `ccmemctl args` and fails the test if it does not finish within `limit`.
+fn within(env: &Env, args: &[&str], limit: Duration) -> Output {
+    let mut child = env
+        .ctl_cmd(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ccmemctl");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("ccmemctl {args:?} did not answer within {limit:?}: the daemon is stuck");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().expect("utf-8 path")).expect("no NUL");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", p.display());
+}
+
+#[test]
+fn fifos_and_links_to_devices_in_a_repository_neither_stall_nor_flood_the_daemon() {
+    let env = Env::new();
+    let mut d = env.start_daemon(&[]);
+    let root = repo(&env, "hostile");
+    std::fs::create_dir_all(root.join("specs/001")).unwrap();
+    mkfifo(&root.join("specs/001/tasks.md"));
+    std::os::unix::fs::symlink("/dev/zero", root.join("package.json")).unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join(".claude/ccmem.toml")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("TODO.md")).unwrap();
+    let fifo_transcript = env.path().join("transcript.jsonl");
+    mkfifo(&fifo_transcript);
+
+    let p = root.to_str().unwrap();
+    let limit = Duration::from_secs(10);
+    for (name, extra) in [
+        ("SessionStart", json!({"source": "startup"})),
+        ("UserPromptSubmit", json!({"prompt": "go"})),
+        (
+            "PostToolUse",
+            json!({"tool_name": "Edit", "tool_input": {"file_path": root.join("package.json"), "old_string": "a", "new_string": "b"}, "tool_response": {}}),
+        ),
+        ("Stop", json!({})),
+    ] {
+        let mut payload = ev(&root, "c", name, extra);
+        payload["transcript_path"] = json!(fifo_transcript);
+        let out = send(&env, payload);
+        assert_eq!(out.status.code(), Some(0));
+    }
+    for args in [vec!["status", p], vec!["checkpoint", p], vec!["context", p], vec!["report", p, "--stdout"]] {
+        let out = within(&env, &args, limit);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+    }
+    let (rss, _) = rss_kib(d.pid);
+    assert!(rss < 200 * 1024, "the daemon read a device: RSS {rss} KiB");
+    let out = within(&env, &["shutdown"], Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(0), "shutdown: {}", text(&out.stderr));
+    d.wait(Duration::from_secs(10));
+
+    // Restoring the session at start-up reads the same files again.
+    let mut d = env.start_daemon(&[]);
+    let out = within(&env, &["status", p], limit);
+    assert_eq!(out.status.code(), Some(0));
+    let (rss, _) = rss_kib(d.pid);
+    assert!(rss < 200 * 1024, "the restored session read a device: RSS {rss} KiB");
+    let out = within(&env, &["shutdown"], Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(0));
+    d.wait(Duration::from_secs(10));
+}
