@@ -38,6 +38,57 @@ fn mkfifo(p: &Path) {
 }
 
 #[test]
+fn a_slow_background_job_and_a_burst_of_events_do_not_deadlock_the_project() {
+    let env = Env::new();
+    // git that takes a second: the background checkpoint after Stop is still running when
+    // the burst fills the project's mailbox.
+    let bin = env.path().join("slow-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let out = std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap();
+    let real_git = text(&out.stdout).trim().to_string();
+    std::fs::write(bin.join("git"), format!("#!/bin/sh\nsleep 1\nexec {real_git} \"$@\"\n")).unwrap();
+    set_mode(&bin.join("git"), 0o755);
+    let root = repo(&env, "app");
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()));
+    let mut d = Daemon::spawn(&mut cmd, env.path().join("ccmemd.stderr"));
+    d.wait_ready(&env.socket);
+    send(&env, ev(&root, "c", "Stop", json!({})));
+    let p = root.to_str().unwrap().to_string();
+    let mut checkpoint = env
+        .ctl_cmd(&["checkpoint", &p])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // 400 hook notifications (no id: nobody waits for them) while the checkpoint waits.
+    let mut raw = env.raw();
+    for n in 0..400 {
+        let payload = ev(
+            &root,
+            "c",
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": format!("echo {n}")}, "tool_response": {"stdout": "x"}}),
+        );
+        raw.send(format!("{}\n", json!({"jsonrpc": "2.0", "method": "hook", "params": payload})).as_bytes());
+    }
+    let start = Instant::now();
+    while checkpoint.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = checkpoint.kill();
+            panic!("the checkpoint never answered: the project task deadlocked on its own job");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(checkpoint.wait().unwrap().code(), Some(0));
+    let out = within(&env, &["status", &p], Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0));
+    let out = within(&env, &["shutdown"], Duration::from_secs(40));
+    assert_eq!(out.status.code(), Some(0));
+    d.wait(Duration::from_secs(10));
+}
+
+#[test]
 fn fifos_and_links_to_devices_in_a_repository_neither_stall_nor_flood_the_daemon() {
     let env = Env::new();
     let mut d = env.start_daemon(&[]);

@@ -82,8 +82,6 @@ pub enum Msg {
     Context { budget: Option<usize>, reply: oneshot::Sender<ContextReply> },
     /// The session memory report, written into the project when `write`.
     Report { write: bool, reply: oneshot::Sender<Result<ReportReply, String>> },
-    /// A background checkpoint or git refresh finished (sent by the task to itself).
-    JobDone { seq: u64, result: Box<JobResult> },
 }
 
 /// What a background job hands back.
@@ -177,15 +175,17 @@ pub struct Project {
     /// Bumped on every change: a checkpoint clears "unsaved" only if nothing changed meanwhile.
     version: u64,
     /// The background job (checkpoint or git refresh) in flight; one at a time.
-    job: Option<tokio::task::JoinHandle<()>>,
+    /// Polled by the task's own loop: a job never sends into the task's mailbox, which a
+    /// burst of events can fill while the task waits for that very job.
+    job: Option<tokio::task::JoinHandle<(u64, JobResult)>>,
     /// Sequence of the last job started, and of the last result applied.
     seq: u64,
     applied: u64,
     /// Asked for while a job was running.
     queued_checkpoint: Option<(CheckpointReason, CheckpointType)>,
     queued_git: bool,
-    /// This task's own mailbox, for jobs to report back.
-    me: Option<mpsc::Sender<Msg>>,
+    /// The task's loop is running (jobs are started only then).
+    running: bool,
     /// Marker comments of the files read for the report; lent to the job that writes it.
     comments: Option<CommentCache>,
     /// The project's `.claude/ccmem.toml`.
@@ -265,7 +265,7 @@ impl Project {
             applied: 0,
             queued_checkpoint: None,
             queued_git: false,
-            me: None,
+            running: false,
             comments: Some(CommentCache::default()),
             overrides: Default::default(),
             config_error: None,
@@ -291,7 +291,7 @@ impl Project {
             }
             Err(_) => {}
         }
-        self.me = Some(mailbox.clone());
+        self.running = true;
         self.ctx.ports.kick(&self.s.project_root);
         let mut ignore = self.ctx.live.borrow().watch_ignore.clone();
         ignore.extend(self.overrides.watch_ignore.iter().cloned());
@@ -323,6 +323,7 @@ impl Project {
                         self.checkpoint_soon(CheckpointReason::Automatic, CheckpointType::Periodic);
                     }
                 }
+                done = finished(&mut self.job) => self.job_finished(done),
                 read = finished(&mut self.reading) => {
                     self.reading = None;
                     self.transcript_read(read).await;
@@ -353,9 +354,7 @@ impl Project {
             }
             Flow::Shutdown(reply) => {
                 self.finish_reads().await;
-                if let Some(job) = self.job.take() {
-                    let _ = job.await;
-                }
+                self.settle_job().await;
                 if self.dirty {
                     self.checkpoint(CheckpointReason::Automatic, CheckpointType::EventDriven).await;
                 }
@@ -493,7 +492,6 @@ impl Project {
                     self.dirty = true;
                 }
             }
-            Msg::JobDone { seq, result } => self.job_done(seq, *result),
             Msg::Shutdown { reply } => return Flow::Shutdown(reply),
         }
         Flow::Continue
@@ -740,7 +738,7 @@ impl Project {
 
     /// Starts a checkpoint in the background (or queues it behind the job in flight).
     fn checkpoint_soon(&mut self, reason: CheckpointReason, kind: CheckpointType) {
-        if self.job.is_some() || self.me.is_none() {
+        if self.job.is_some() || !self.running {
             self.queued_checkpoint = Some((reason, kind));
             return;
         }
@@ -759,7 +757,7 @@ impl Project {
 
     /// Refreshes git in the background (or after the job in flight).
     fn git_soon(&mut self) {
-        if self.job.is_some() || self.me.is_none() {
+        if self.job.is_some() || !self.running {
             self.queued_git = true;
             return;
         }
@@ -771,20 +769,32 @@ impl Project {
     }
 
     fn spawn_job(&mut self, work: impl FnOnce() -> JobResult + Send + 'static) {
-        let Some(me) = self.me.clone() else { return };
         self.seq += 1;
         let seq = self.seq;
-        self.job = Some(tokio::spawn(async move {
-            if let Ok(result) = tokio::task::spawn_blocking(work).await {
-                let _ = me.send(Msg::JobDone { seq, result: Box::new(result) }).await;
-            }
-        }));
+        self.job = Some(tokio::task::spawn_blocking(move || (seq, work())));
     }
 
-    fn job_done(&mut self, seq: u64, result: JobResult) {
-        if seq == self.seq {
-            self.job = None;
+    /// A background job finished (or failed: `None`): its result, then what was queued
+    /// behind it.
+    fn job_finished(&mut self, done: Option<(u64, JobResult)>) {
+        self.job = None;
+        if let Some((seq, result)) = done {
+            self.apply_job(seq, result);
         }
+        self.run_queued();
+    }
+
+    /// Waits for the job in flight and takes its result, without starting what was queued
+    /// (the caller does the work itself).
+    async fn settle_job(&mut self) {
+        if let Some(job) = self.job.take() {
+            if let Ok((seq, result)) = job.await {
+                self.apply_job(seq, result);
+            }
+        }
+    }
+
+    fn apply_job(&mut self, seq: u64, result: JobResult) {
         // A synchronous checkpoint since then already holds newer data.
         if seq > self.applied {
             self.applied = seq;
@@ -803,6 +813,9 @@ impl Project {
                 JobResult::Git { copy } => self.take_git(&copy),
             }
         }
+    }
+
+    fn run_queued(&mut self) {
         if let Some((reason, kind)) = self.queued_checkpoint.take() {
             // A periodic tick that came while a slow checkpoint ran: only if something
             // changed since (else the file would be rewritten with nothing new).
@@ -838,9 +851,10 @@ impl Project {
     /// copied to the blocking pool and the copy (with fresh git data) taken back, so a failure
     /// mid-way loses nothing.
     async fn checkpoint(&mut self, reason: CheckpointReason, kind: CheckpointType) -> checkpoint::Outcome {
-        if let Some(job) = self.job.take() {
-            let _ = job.await;
-        }
+        self.settle_job().await;
+        // This checkpoint does what was queued (a later one, a git refresh) with newer data.
+        self.queued_checkpoint = None;
+        self.queued_git = false;
         self.seq += 1;
         self.applied = self.seq;
         let mut copy = self.s.clone();

@@ -22,6 +22,9 @@ use tokio_util::sync::CancellationToken;
 /// Mailbox depth per project: beyond it, senders wait (back-pressure on a flooding client).
 const MAILBOX: usize = 256;
 
+/// How long the final checkpoints of all projects may take together at shutdown.
+const FINAL_CHECKPOINTS: Duration = Duration::from_secs(30);
+
 #[derive(Clone)]
 struct Entry {
     tx: mpsc::Sender<Msg>,
@@ -225,20 +228,32 @@ impl Projects {
         self.len() == 0
     }
 
-    /// Stops new sessions, asks every live project for its final checkpoint and waits for all.
+    /// Stops new sessions, asks every live project for its final checkpoint and waits for all,
+    /// for [`FINAL_CHECKPOINTS`] at most: a project that cannot finish (a disk that hangs)
+    /// must not keep the daemon from stopping; its last checkpoint on disk stays whole.
     pub async fn final_checkpoint_all(self: &Arc<Self>) {
         self.closing.store(true, Ordering::SeqCst);
         let roots = self.roots();
         tracing::info!(projects = roots.len(), "final checkpoint of every live project");
+        let deadline = tokio::time::Instant::now() + FINAL_CHECKPOINTS;
         let mut waits = Vec::with_capacity(roots.len());
         for root in roots {
             let (tx, rx) = oneshot::channel();
-            self.send(&root, Msg::Shutdown { reply: tx }).await;
+            if tokio::time::timeout_at(deadline, self.send(&root, Msg::Shutdown { reply: tx })).await.is_err() {
+                tracing::error!(project = %root.display(), "project did not take its final checkpoint request in time");
+                continue;
+            }
             waits.push((root, rx));
         }
         for (root, wait) in waits {
-            if wait.await.is_err() {
-                tracing::warn!(project = %root.display(), "project task ended before its final checkpoint");
+            match tokio::time::timeout_at(deadline, wait).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => {
+                    tracing::warn!(project = %root.display(), "project task ended before its final checkpoint")
+                }
+                Err(_) => {
+                    tracing::error!(project = %root.display(), "final checkpoint not finished in time; stopping anyway")
+                }
             }
         }
     }
