@@ -42,16 +42,10 @@ fn a_slow_background_job_and_a_burst_of_events_do_not_deadlock_the_project() {
     let env = Env::new();
     // git that takes a second: the background checkpoint after Stop is still running when
     // the burst fills the project's mailbox.
-    let bin = env.path().join("slow-bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let out = std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap();
-    let real_git = text(&out.stdout).trim().to_string();
-    std::fs::write(bin.join("git"), format!("#!/bin/sh\nsleep 1\nexec {real_git} \"$@\"\n")).unwrap();
-    set_mode(&bin.join("git"), 0o755);
     let root = repo(&env, "app");
-    let mut cmd = env.daemon_cmd(&[]);
-    cmd.env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()));
-    let mut d = Daemon::spawn(&mut cmd, env.path().join("ccmemd.stderr"));
+    let marker = env.path().join("git-is-slow");
+    std::fs::write(&marker, "").unwrap();
+    let mut d = Daemon::spawn(&mut slow_git(&env, &marker, 1), env.path().join("ccmemd.stderr"));
     d.wait_ready(&env.socket);
     send(&env, ev(&root, "c", "Stop", json!({})));
     let p = root.to_str().unwrap().to_string();
@@ -86,6 +80,44 @@ fn a_slow_background_job_and_a_burst_of_events_do_not_deadlock_the_project() {
     let out = within(&env, &["shutdown"], Duration::from_secs(40));
     assert_eq!(out.status.code(), Some(0));
     d.wait(Duration::from_secs(10));
+}
+
+/// A `git` that sleeps `secs` whenever `marker` exists, first on the daemon's PATH.
+fn slow_git(env: &Env, marker: &Path, secs: u32) -> std::process::Command {
+    let bin = env.path().join("slow-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let out = std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap();
+    let real_git = text(&out.stdout).trim().to_string();
+    let script = format!("#!/bin/sh\n[ -e '{}' ] && sleep {secs}\nexec {real_git} \"$@\"\n", marker.display());
+    std::fs::write(bin.join("git"), script).unwrap();
+    set_mode(&bin.join("git"), 0o755);
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()));
+    cmd
+}
+
+#[test]
+fn a_signal_ends_a_shutdown_asked_for_over_the_socket() {
+    let env = Env::new();
+    let root = repo(&env, "app");
+    let marker = env.path().join("git-is-slow");
+    let mut d = Daemon::spawn(&mut slow_git(&env, &marker, 15), env.path().join("ccmemd.stderr"));
+    d.wait_ready(&env.socket);
+    env.event(&root, json!({"kind": "file_edited", "path": "a.rs"}));
+    // The final checkpoint will wait for git; a client asks for the shutdown.
+    std::fs::write(&marker, "").unwrap();
+    let mut shutdown = env
+        .ctl_cmd(&["shutdown"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(d.child.as_mut().unwrap().try_wait().unwrap().is_none(), "still in its final checkpoint");
+    let start = Instant::now();
+    d.signal_and_wait(libc::SIGTERM, Duration::from_secs(5));
+    assert!(start.elapsed() < Duration::from_secs(5), "SIGTERM during a requested shutdown is not swallowed");
+    let _ = shutdown.wait();
 }
 
 #[test]

@@ -13,13 +13,17 @@ pub async fn on_signals(token: CancellationToken) {
             return;
         }
     };
-    let name = tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-        _ = token.cancelled() => return,
+    let first = tokio::select! {
+        _ = term.recv() => Some("SIGTERM"),
+        _ = int.recv() => Some("SIGINT"),
+        // Stopping for another reason (`ccmemctl shutdown`, a lost socket): keep listening,
+        // so that a signal still ends a shutdown that takes too long.
+        _ = token.cancelled() => None,
     };
-    tracing::info!(signal = name, "shutting down");
-    token.cancel();
+    if let Some(name) = first {
+        tracing::info!(signal = name, "shutting down");
+        token.cancel();
+    }
     tokio::select! {
         _ = term.recv() => {},
         _ = int.recv() => {},
