@@ -181,18 +181,27 @@ fn the_connection_cap_answers_busy_and_recovers() {
     assert!(wait_until(Duration::from_secs(5), || {
         env.ctl_json(&["--no-start", "status"])["daemon"]["connections"]["active"] == json!(1)
     }));
+    // Three connections busy (not idle: an idle one would make room, see tests/hostile.rs):
+    // each sent thousands of requests and reads no reply, so the daemon's writes to them wait.
     let held: Vec<_> = (0..3).map(|_| env.raw()).collect();
     let mut held = held;
     for h in held.iter_mut() {
         assert_eq!(h.call(PING)["result"], "pong");
+        let mut s = h.stream.try_clone().unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+        let _ = s.write_all(format!("{PING}\n").repeat(20_000).as_bytes());
     }
+    std::thread::sleep(Duration::from_millis(500));
     let mut extra = env.raw();
     let reply = extra.recv().expect("a busy reply");
     assert_eq!(error_code(&reply), -32001, "{reply}");
     assert!(reply["error"]["message"].as_str().unwrap().contains("maximum of 3"), "{reply}");
     assert!(extra.is_closed());
+    for h in &held {
+        let _ = h.stream.shutdown(std::net::Shutdown::Both);
+    }
     drop(held);
-    assert!(wait_until(Duration::from_secs(5), || env.raw().call(PING)["result"] == "pong"));
+    assert!(wait_until(Duration::from_secs(15), || env.raw().call(PING)["result"] == "pong"));
     let v = env.ctl_json(&["--no-start", "status"]);
     assert!(v["daemon"]["connections"]["refused_busy"].as_u64().unwrap() >= 1);
     assert_no_panic(&d);

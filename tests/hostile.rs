@@ -82,6 +82,25 @@ fn a_slow_background_job_and_a_burst_of_events_do_not_deadlock_the_project() {
     d.wait(Duration::from_secs(10));
 }
 
+#[test]
+fn idle_connections_at_the_cap_make_room_for_new_clients() {
+    let env = Env::new();
+    let _d = env.start_daemon(&["--max-connections", "8"]);
+    let mut idle: Vec<Raw> = (0..8).map(|_| env.raw()).collect();
+    // Each is accepted (a ping answered), then sits there saying nothing.
+    for r in &mut idle {
+        assert_eq!(r.call(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)["result"], "pong");
+    }
+    for round in 0..3 {
+        let out = within(&env, &["ping", "--no-start"], Duration::from_secs(10));
+        assert_eq!(out.status.code(), Some(0), "round {round}: {}", text(&out.stderr));
+    }
+    // The oldest idle ones made room, one per new client; the newest are still served.
+    assert!(idle[0].is_closed(), "the connection idle longest was closed");
+    let newest = idle.last_mut().unwrap();
+    assert_eq!(newest.call(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)["result"], "pong");
+}
+
 /// A `git` that sleeps `secs` whenever `marker` exists, first on the daemon's PATH.
 fn slow_git(env: &Env, marker: &Path, secs: u32) -> std::process::Command {
     let bin = env.path().join("slow-bin");

@@ -25,11 +25,18 @@ pub async fn serve(stream: Stream, shared: Arc<Shared>, _permit: OwnedSemaphoreP
     loop {
         // Biased: once shutdown is signalled, no new request is read; one being handled
         // (below) still completes and is answered.
+        let (place, evicted) = shared.idle.enter();
         let next = tokio::select! {
             biased;
-            _ = shared.shutdown.cancelled() => break,
-            r = timeout(limits.idle_timeout, reader.next_frame()) => r,
+            _ = shared.shutdown.cancelled() => None,
+            _ = evicted => {
+                tracing::debug!("closing the connection idle longest, to make room for a new client");
+                None
+            }
+            r = timeout(limits.idle_timeout, reader.next_frame()) => Some(r),
         };
+        shared.idle.leave(place);
+        let Some(next) = next else { break };
         let frame = match next {
             Err(_) => {
                 tracing::debug!("closing idle connection");

@@ -31,7 +31,18 @@ pub async fn serve(listener: Listener, shared: Arc<Shared>) {
             tracing::warn!(peer_uid = ?r.uid, peer_pid = ?r.pid, reason = %r.reason, "refused connection from another user");
             continue;
         }
-        let Ok(permit) = shared.permits.clone().try_acquire_owned() else {
+        let permit = match shared.permits.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            // At the cap: the connection idle longest makes room, if there is one.
+            Err(_) if shared.idle.evict_oldest() => {
+                tokio::time::timeout(Duration::from_secs(1), shared.permits.clone().acquire_owned())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+            }
+            Err(_) => None,
+        };
+        let Some(permit) = permit else {
             Stats::bump(&shared.stats.refused_busy);
             tracing::warn!(max = shared.limits.max_connections, "connection cap reached; refusing a client");
             tracker.spawn(connection::refuse_busy(stream, shared.limits.max_connections));

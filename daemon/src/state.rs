@@ -47,6 +47,42 @@ pub struct Shared {
     pub stats: Stats,
     /// Live project sessions.
     pub projects: Arc<Projects>,
+    /// Connections waiting for their next request, oldest first: at the cap, the oldest
+    /// makes room for a new client, so idle connections cannot lock the hooks out.
+    pub idle: Idle,
+}
+
+/// Connections between requests, in the order they became idle.
+#[derive(Debug, Default)]
+pub struct Idle {
+    next: AtomicU64,
+    waiting: std::sync::Mutex<std::collections::BTreeMap<u64, tokio::sync::oneshot::Sender<()>>>,
+}
+
+impl Idle {
+    /// A connection starts waiting: its place in line, and what tells it to make room.
+    pub fn enter(&self) -> (u64, tokio::sync::oneshot::Receiver<()>) {
+        let id = self.next.fetch_add(1, Relaxed);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.lock().insert(id, tx);
+        (id, rx)
+    }
+
+    /// The connection got a request (or left).
+    pub fn leave(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    /// Tells the connection idle the longest to close; false when none is idle.
+    pub fn evict_oldest(&self) -> bool {
+        let oldest = self.lock().pop_first();
+        oldest.is_some_and(|(_, tx)| tx.send(()).is_ok())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<u64, tokio::sync::oneshot::Sender<()>>> {
+        // The map holds no invariant a panicking holder could break.
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl Shared {
@@ -62,6 +98,7 @@ impl Shared {
             shutdown: CancellationToken::new(),
             stats: Stats::default(),
             projects: Projects::new(projects),
+            idle: Idle::default(),
         }
     }
 
