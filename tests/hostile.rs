@@ -83,6 +83,35 @@ fn a_slow_background_job_and_a_burst_of_events_do_not_deadlock_the_project() {
 }
 
 #[test]
+fn the_filesystem_root_the_home_directory_and_system_trees_are_never_projects() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let home = std::fs::canonicalize(&env.home).unwrap();
+    std::fs::create_dir_all(home.join(".claude/projects")).unwrap();
+    let dirs =
+        [Path::new("/").to_path_buf(), home.clone(), home.join(".claude/projects"), "/proc".into(), "/usr/lib".into()];
+    for dir in &dirs {
+        for (name, extra) in [("SessionStart", json!({"source": "startup"})), ("Stop", json!({}))] {
+            let out = send(&env, ev(dir, "c", name, extra));
+            assert!(out.stdout.is_empty(), "{}: nothing to say for a non-project", dir.display());
+        }
+        let d = dir.to_str().unwrap();
+        let out = within(&env, &["watch", d], Duration::from_secs(10));
+        assert_eq!(out.status.code(), Some(1), "watch {d}");
+        assert!(text(&out.stderr).contains("is not a project"), "watch {d}: {}", text(&out.stderr));
+        let st = env.ctl_json(&["status", d]);
+        assert_eq!(st["project"]["live"], false, "{st}");
+        assert!(st["project"]["warnings"][0].as_str().unwrap_or("").contains("is not a project"), "{st}");
+    }
+    assert_eq!(env.ctl_json(&["projects"])["projects"], json!([]), "no session anywhere");
+    assert!(!home.join(".claude/.project-state.json").exists(), "nothing written into ~/.claude");
+    // A directory of one's own is a project as ever.
+    let mine = repo(&env, "mine");
+    send(&env, ev(&mine, "c", "SessionStart", json!({"source": "startup"})));
+    assert_eq!(env.project_status(&mine)["live"], true);
+}
+
+#[test]
 fn idle_connections_at_the_cap_make_room_for_new_clients() {
     let env = Env::new();
     let _d = env.start_daemon(&["--max-connections", "8"]);

@@ -264,6 +264,39 @@ impl Projects {
     }
 }
 
+/// Why `root` can never be a project, if it cannot: watching it would walk a whole disk or
+/// a system tree, and checkpoints would be written where they do not belong (`/.claude`,
+/// `~/.claude`, Claude Code's own directory).
+pub fn refused(root: &Path) -> Option<String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+    let why = if root.parent().is_none() {
+        "the filesystem root"
+    } else if home.as_deref() == Some(root) {
+        "your home directory"
+    } else if home.as_ref().is_some_and(|h| root.starts_with(h.join(".claude"))) {
+        "Claude Code's own directory"
+    } else if SYSTEM_TREES.iter().any(|t| root.starts_with(t)) {
+        "a system directory"
+    } else if SYSTEM_ROOTS.iter().any(|t| root == Path::new(t)) {
+        "a directory that holds other people's or programs' files"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{} is not a project ({why}): ccmem tracks a git repository or a directory of your own, \
+         never the filesystem root, your home directory, ~/.claude or system directories",
+        root.display()
+    ))
+}
+
+/// Never projects, nor anything under them.
+const SYSTEM_TREES: &[&str] = &[
+    "/proc", "/sys", "/dev", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/run",
+    "/snap", "/System", "/Library",
+];
+/// Never projects themselves (what is under them may be).
+const SYSTEM_ROOTS: &[&str] = &["/home", "/Users", "/tmp", "/var", "/opt", "/mnt", "/media", "/srv", "/private"];
+
 /// The project root for `path`: the nearest ancestor (or itself) holding `.git` (a directory,
 /// or a file for worktrees and submodules), else the canonical path itself.
 pub fn resolve_root(path: &Path) -> io::Result<PathBuf> {

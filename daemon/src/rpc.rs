@@ -82,7 +82,14 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             let hook = crate::hooks::parse(&params)
                 .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;
             let cwd = hook.cwd.clone().ok_or_else(|| RpcError::invalid_params(name, "the payload has no \"cwd\""))?;
-            let root = root_of(name, cwd).await?;
+            let root = match root_of(name, cwd.clone()).await {
+                Ok(root) => root,
+                Err(e) => {
+                    // The agent works somewhere that is not a project: nothing is recorded.
+                    tracing::info!(cwd = %cwd.display(), reason = %e.message, "hook not recorded");
+                    return Err(e);
+                }
+            };
             let prints = matches!(hook.kind, crate::hooks::Kind::SessionStart { .. });
             if notification || !prints {
                 // Answered once queued, before it is handled: the agent's next event cannot
@@ -175,8 +182,10 @@ async fn memory(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value
         m::SUGGEST => Request::Suggest(parse(name, params)?),
         _ => return Err(RpcError::method_not_found(name)),
     };
+    // A directory that cannot be a project (the home directory, say) has no project scope:
+    // its memories are the user's global ones.
     let project = match path {
-        Some(p) => Some(root_of(name, p).await?),
+        Some(p) => Some(resolved(name, p).await?).filter(|root| projects::refused(root).is_none()),
         None => None,
     };
     shared.projects.ctx().memories.request(project, req).await.map_err(|f| {
@@ -223,14 +232,24 @@ async fn status(name: &str, p: api::StatusParams, shared: &Arc<Shared>) -> Resul
     let project = match p.path {
         None => None,
         Some(path) => {
-            let root = root_of(name, path).await?;
+            let root = resolved(name, path).await?;
+            if let Some(why) = projects::refused(&root) {
+                // The daemon's own status still answers; the path's refusal is its warning.
+                let mut st = project::not_live(&root);
+                st.warnings.push(why);
+                return Ok(status_reply(shared, Some(st)));
+            }
             fresh_servers(shared, &root).await;
             let (tx, rx) = oneshot::channel();
             shared.projects.send(&root, Msg::Status { reply: tx }).await;
             Some(rx.await.unwrap_or_else(|_| project::not_live(&root)))
         }
     };
-    Ok(api::StatusReply {
+    Ok(status_reply(shared, project))
+}
+
+fn status_reply(shared: &Arc<Shared>, project: Option<api::ProjectStatus>) -> api::StatusReply {
+    api::StatusReply {
         daemon: api::DaemonStatus {
             version: ccmem_proto::VERSION.into(),
             protocol_version: ccmem_proto::PROTOCOL_VERSION,
@@ -243,7 +262,7 @@ async fn status(name: &str, p: api::StatusParams, shared: &Arc<Shared>) -> Resul
             live_projects: shared.projects.len(),
         },
         project,
-    })
+    }
 }
 
 async fn history(shared: &Arc<Shared>, root: PathBuf) -> Result<api::HistoryReply, RpcError> {
@@ -261,6 +280,15 @@ async fn history(shared: &Arc<Shared>, root: PathBuf) -> Result<api::HistoryRepl
 /// The project root for a client's path. File-system calls go to the blocking pool: a hung
 /// mount must not stall a worker.
 async fn root_of(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
+    let root = resolved(name, path).await?;
+    match projects::refused(&root) {
+        Some(why) => Err(RpcError::app(why)),
+        None => Ok(root),
+    }
+}
+
+/// The root `path` resolves to, whether or not it may be a project.
+async fn resolved(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
     if !path.is_absolute() {
         return Err(RpcError::invalid_params(name, format!("path must be absolute, got {}", path.display())));
     }
