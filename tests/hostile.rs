@@ -105,6 +105,12 @@ fn the_filesystem_root_the_home_directory_and_system_trees_are_never_projects() 
     }
     assert_eq!(env.ctl_json(&["projects"])["projects"], json!([]), "no session anywhere");
     assert!(!home.join(".claude/.project-state.json").exists(), "nothing written into ~/.claude");
+    // `doctor` says so, and probes nothing there.
+    let out = env.ctl_cmd(&["doctor", "--json"]).current_dir(&home).output().unwrap();
+    let checks: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    let project = checks.as_array().unwrap().iter().find(|c| c["name"] == "project").expect("a project check");
+    assert_eq!(project["status"], "warn", "{project}");
+    assert!(project["detail"].as_str().unwrap().contains("is not a project (your home directory)"), "{project}");
     // A directory of one's own is a project as ever.
     let mine = repo(&env, "mine");
     send(&env, ev(&mine, "c", "SessionStart", json!({"source": "startup"})));

@@ -58,6 +58,7 @@ pub fn run(socket: &Path, json: bool) -> Result<(), crate::Error> {
 pub fn checks(socket: &Path) -> Vec<Check> {
     let mut out = Vec::new();
     let peer = daemon(socket, &mut out);
+    let refused = peer.is_some() && project(socket, &mut out);
     #[cfg(unix)]
     permissions(socket, &mut out);
     service(&mut out);
@@ -67,8 +68,36 @@ pub fn checks(socket: &Path) -> Vec<Check> {
     let _ = &peer;
     git(&mut out);
     mcp(&mut out);
-    dirs(&mut out);
+    dirs(&mut out, !refused);
     out
+}
+
+/// Whether the current directory can be a project, as the running daemon sees it; true when
+/// it is refused (the filesystem root, the home directory, a system tree).
+fn project(socket: &Path, out: &mut Vec<Check>) -> bool {
+    const NAME: &str = "project";
+    let Ok(cwd) = std::env::current_dir() else { return false };
+    let Ok(mut conn) = Conn::connect(socket) else { return false };
+    if conn.hello().is_err() {
+        return false;
+    }
+    let params = ccmem_proto::api::StatusParams { path: Some(cwd.clone()) };
+    let Ok(st) = conn.call::<_, ccmem_proto::api::StatusReply>(method::STATUS, &params) else { return false };
+    match st.project.and_then(|p| p.warnings.into_iter().find(|w| w.contains("is not a project"))) {
+        Some(why) => {
+            out.push(bad(
+                NAME,
+                "warn",
+                why,
+                "start the agent in a git repository or a directory of your own: hooks here record nothing",
+            ));
+            true
+        }
+        None => {
+            out.push(ok(NAME, format!("{} can be tracked", cwd.display())));
+            false
+        }
+    }
 }
 
 fn mcp(out: &mut Vec<Check>) {
@@ -277,12 +306,13 @@ fn git(out: &mut Vec<Check>) {
     }
 }
 
-fn dirs(out: &mut Vec<Check>) {
+fn dirs(out: &mut Vec<Check>, project: bool) {
     let mut targets: Vec<(&'static str, std::path::PathBuf)> = Vec::new();
     if let Ok(d) = paths::state_dir() {
         targets.push(("state directory", d));
     }
-    if let Ok(cwd) = std::env::current_dir() {
+    // Never a probe in a directory that is not a project (`~/.claude` is Claude Code's own).
+    if let Some(cwd) = std::env::current_dir().ok().filter(|_| project) {
         let root = std::process::Command::new("git")
             .args(["rev-parse", "--show-toplevel"])
             .current_dir(&cwd)
