@@ -224,3 +224,183 @@ fn fifos_and_links_to_devices_in_a_repository_neither_stall_nor_flood_the_daemon
     assert_eq!(out.status.code(), Some(0));
     d.wait(Duration::from_secs(10));
 }
+
+#[test]
+fn nothing_is_written_through_a_symlinked_directory() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let victim = env.path().join("victim");
+    std::fs::create_dir_all(victim.join("memory")).unwrap();
+    std::fs::write(victim.join("exclude"), "keep me\n").unwrap();
+    // `.claude` a link to another project's directory.
+    let a = repo(&env, "a");
+    std::os::unix::fs::symlink(&victim, a.join(".claude")).unwrap();
+    env.event(&a, json!({"kind": "file_edited", "path": "x.rs"}));
+    let out = within(&env, &["checkpoint", a.to_str().unwrap()], Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(1), "the checkpoint is refused");
+    assert!(text(&out.stderr).contains("is a symbolic link"), "{}", text(&out.stderr));
+    // `.claude/memory` a link, and `.git/info` a link.
+    let b = repo(&env, "b");
+    std::fs::create_dir_all(b.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(victim.join("memory"), b.join(".claude/memory")).unwrap();
+    std::fs::remove_dir_all(b.join(".git/info")).unwrap();
+    std::os::unix::fs::symlink(&victim, b.join(".git/info")).unwrap();
+    let out = env.ctl(&[
+        "memory",
+        "write",
+        "--project",
+        b.to_str().unwrap(),
+        "--scope",
+        "project",
+        "--type",
+        "learning",
+        "--title",
+        "x",
+        "--tag",
+        "t",
+        "--content",
+        "y",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("is a symbolic link"), "{}", text(&out.stderr));
+    env.event(&b, json!({"kind": "file_edited", "path": "x.rs"}));
+    let out = within(&env, &["checkpoint", b.to_str().unwrap()], Duration::from_secs(10));
+    assert!(
+        text(&out.stdout).contains("is a symbolic link") || text(&out.stderr).contains("is a symbolic link"),
+        "the exclude is refused: {} {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // The other directory is as it was.
+    let left: Vec<String> =
+        walk(&victim).iter().map(|p| p.strip_prefix(&victim).unwrap().display().to_string()).collect();
+    assert_eq!(left, ["", "exclude", "memory"], "nothing written into the link's target");
+    assert_eq!(std::fs::read_to_string(victim.join("exclude")).unwrap(), "keep me\n");
+}
+
+#[test]
+fn a_repositorys_git_config_runs_nothing() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let marker = env.path().join("ran");
+    let hook = env.path().join("fsmonitor.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+    set_mode(&hook, 0o755);
+    git(&root, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+    std::fs::write(root.join("a.rs"), "x").unwrap();
+    env.event(&root, json!({"kind": "file_edited", "path": "a.rs"}));
+    assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
+    assert!(read_state(&root)["git"]["untracked_files"].as_u64().unwrap_or(0) >= 1, "git status still ran");
+    assert!(!marker.exists(), "core.fsmonitor from the repository's config was executed");
+}
+
+#[test]
+fn overlong_paths_are_refused_where_they_enter() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    for n in 0..20 {
+        let path = root.join(format!("{n}{}", "x".repeat(900_000)));
+        let payload = ev(
+            &root,
+            "c",
+            "PostToolUse",
+            json!({"tool_name": "Edit", "tool_input": {"file_path": path, "old_string": "a", "new_string": "b"}, "tool_response": {}}),
+        );
+        // Straight to the socket: `ccmemctl hook` shortens long strings, another client need not.
+        env.request("hook", payload);
+    }
+    assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(20)), "checkpoint");
+    let tracker: u64 = walk(&env.state)
+        .iter()
+        .filter(|p| p.ends_with("tracker.json"))
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    assert!(tracker < 1 << 20, "tracker.json holds the junk paths: {tracker} bytes");
+    let (rss, _) = rss_kib(d.pid);
+    assert!(rss < 120 * 1024, "RSS {rss} KiB");
+}
+
+#[test]
+fn the_exclude_entries_come_before_the_first_state_file() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    env.event(&root, json!({"kind": "file_edited", "path": "a.rs"}));
+    assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
+    let at = |p: &Path| {
+        let m = std::fs::metadata(p).unwrap();
+        (m.mtime(), m.mtime_nsec())
+    };
+    assert!(
+        at(&root.join(".git/info/exclude")) <= at(&root.join(".claude/.project-state.json")),
+        "an agent's `git add -A` between the two would stage the state files"
+    );
+    assert_eq!(git(&root, &["status", "--porcelain", "--untracked-files=all", ".claude"]), "");
+}
+
+#[test]
+fn temp_files_left_by_a_crash_in_the_memory_directory_are_swept() {
+    let env = Env::new();
+    let root = repo(&env, "app");
+    let dir = root.join(".claude/memory");
+    std::fs::create_dir_all(dir.join(".embedding-cache")).unwrap();
+    for f in ["index.json.tmp-11519-30", "decision-x.md.tmp-11519-31", ".embedding-cache/decision-x.json.tmp-1-2"] {
+        std::fs::write(dir.join(f), "torn").unwrap();
+    }
+    let _d = env.start_daemon(&[]);
+    assert_ok(&env.ctl(&["memory", "list", "--project", root.to_str().unwrap(), "--scope", "project"]), "memory list");
+    let left: Vec<String> =
+        walk(&dir).iter().map(|p| p.display().to_string()).filter(|p| p.contains(".tmp-")).collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn secrets_in_names_bare_passwords_and_runner_output_are_redacted() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let file = root.join(format!("src/AKIAIOSFODNN7EXAMPLE_{token}.txt"));
+    send(
+        &env,
+        ev(
+            &root,
+            "c",
+            "PostToolUse",
+            json!({"tool_name": "Write", "tool_input": {"file_path": file, "content": "x"}, "tool_response": {}}),
+        ),
+    );
+    env.event(
+        &root,
+        json!({"kind": "note", "text": "db: password=CorrectHorseBatteryStaple and db_password: SuperSecretValue"}),
+    );
+    let mut child = env
+        .ctl_cmd(&["test-report", root.to_str().unwrap(), "--framework", "pytest"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let out = format!("F\n=== FAILURES ===\n___ test_login ___\n>       assert token == \"{token}\"\nE       AssertionError: got {token}\ntest_app.py:3: AssertionError\n=== short test summary info ===\nFAILED test_app.py::test_login - AssertionError: got {token}\n1 failed in 0.01s\n");
+        child.stdin.take().unwrap().write_all(out.as_bytes()).unwrap();
+    }
+    let shown = child.wait_with_output().unwrap();
+    assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
+    let everything = [
+        text(&shown.stdout),
+        env.project_status(&root).to_string(),
+        text(&env.ctl(&["context", root.to_str().unwrap()]).stdout),
+        std::fs::read_to_string(root.join(".claude/.project-state.json")).unwrap(),
+        std::fs::read_to_string(root.join(".claude/session-memory.md")).unwrap(),
+        walk(&env.state).iter().map(|p| std::fs::read_to_string(p).unwrap_or_default()).collect(),
+    ];
+    for (i, t) in everything.iter().enumerate() {
+        for secret in [token, "AKIAIOSFODNN7EXAMPLE", "CorrectHorseBatteryStaple", "SuperSecretValue"] {
+            assert!(!t.contains(secret), "{secret} in place {i}: {t}");
+        }
+    }
+}

@@ -43,6 +43,14 @@ pub fn run(
     session::refresh(s, now);
     let tasks = refresh_from_disk(s);
     let mut out = Outcome::default();
+    // The exclude entries first: an agent's `git add -A` right after the first checkpoint
+    // must not find the state files unexcluded.
+    if !*exclude_done {
+        match exclude_from_git(&s.project_root) {
+            Ok(()) => *exclude_done = true,
+            Err(e) => out.errors.push(format!("cannot add the checkpoint files to .git/info/exclude: {e}")),
+        }
+    }
     let path = s.project_root.join(STATE_FILE);
     let bytes = session::checkpoint_file(s, reason, kind, now);
     let info =
@@ -53,7 +61,7 @@ pub fn run(
     if let Err(e) = &saved {
         out.errors.push(format!("cannot save the session in the state dir: {e}"));
     }
-    match write_state(&path, &bytes) {
+    match write_state(&s.project_root, &path, &bytes) {
         Ok(()) => out.written = Some(info),
         Err(e) => {
             out.errors.push(format!("cannot write the checkpoint {}: {e}", path.display()));
@@ -67,12 +75,6 @@ pub fn run(
     let memory = crate::report::build(s, tasks.as_ref(), comments, now);
     if let Err(e) = crate::report::write(&s.project_root, &memory) {
         out.errors.push(format!("cannot write {}: {e}", s.project_root.join(crate::report::REPORT_FILE).display()));
-    }
-    if out.written.is_some() && !*exclude_done {
-        match exclude_from_git(&s.project_root) {
-            Ok(()) => *exclude_done = true,
-            Err(e) => out.errors.push(format!("cannot add the checkpoint files to .git/info/exclude: {e}")),
-        }
     }
     out
 }
@@ -99,9 +101,9 @@ pub fn refresh_git(s: &mut Session) {
     }
 }
 
-fn write_state(path: &Path, bytes: &[u8]) -> io::Result<()> {
+fn write_state(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::untrusted::create_dir_under(root, dir)?;
     }
     atomic::remove_leftovers(path);
     atomic::write(path, bytes, true)
@@ -129,8 +131,9 @@ fn exclude_from_git(root: &Path) -> io::Result<()> {
         text.push_str(l);
         text.push('\n');
     }
-    if let Some(dir) = exclude.parent() {
-        std::fs::create_dir_all(dir)?;
+    // `info` must be the repository's own directory, not a link to another one's.
+    if let Some((git_dir, dir)) = exclude.parent().and_then(|d| d.parent().map(|g| (g, d))) {
+        crate::untrusted::create_dir_under(git_dir, dir)?;
     }
     atomic::write(&exclude, text.as_bytes(), false)
 }

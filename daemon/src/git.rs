@@ -10,13 +10,34 @@ use std::process::{Command, Stdio};
 /// The empty tree: the base for counting lines in a repository that had no commit yet.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
+/// Settings a repository's own `.git/config` could use to make our `git status` or
+/// `git diff` run a program: a cloned or downloaded repository is untrusted.
+const NEUTRAL: &[&str] = &[
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.external=",
+    "-c",
+    "status.submoduleSummary=false",
+];
+
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let out = Command::new("git")
         .arg("--no-optional-locks")
         .arg("-C")
         .arg(root)
         .args(["-c", "core.quotepath=off"])
+        .args(NEUTRAL)
         .args(args)
+        .env("GIT_PAGER", "cat")
+        .env("GIT_EXTERNAL_DIFF", "")
+        .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
@@ -47,7 +68,7 @@ pub fn state(root: &Path) -> GitState {
 /// Lines added and deleted (working tree against `start`) and commits since `start`.
 pub fn since(root: &Path, start: &str, summary: &mut ActivitySummary) {
     let base = if start.is_empty() { EMPTY_TREE } else { start };
-    if let Some(out) = git(root, &["diff", "--numstat", base]) {
+    if let Some(out) = git(root, &["diff", "--no-ext-diff", "--no-textconv", "--numstat", base]) {
         let (a, d) = parse_numstat(&text(&out));
         summary.lines_added = a;
         summary.lines_deleted = d;

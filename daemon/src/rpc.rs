@@ -155,6 +155,8 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 let event = ccmem_proto::session::SessionEvent::Tests { suite: run.suite.clone(), e2e: run.e2e };
                 ask(shared, &root, |reply| Msg::Event { event, reply: Some(reply) }).await?.map_err(RpcError::app)?;
             }
+            // The stored copy was redacted on its way in; so is what is shown back.
+            let runs = runs.into_iter().map(redacted_run).collect();
             to_value(api::TestReportReply { runs })
         }
         m if m.starts_with("memory.") => memory(name, params, shared).await,
@@ -296,6 +298,18 @@ async fn resolved(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
         .await
         .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("cannot resolve the project: {e}")))?
         .map_err(|e| RpcError::app(e.to_string()))
+}
+
+/// A test run's text fields through the redaction filter.
+fn redacted_run(mut run: api::TestRun) -> api::TestRun {
+    let s = &mut run.suite;
+    s.command = crate::session::clean(&s.command);
+    for f in &mut s.failures {
+        f.test_name = crate::session::clean(&f.test_name);
+        f.file = crate::session::clean(&f.file);
+        f.message = f.message.as_deref().map(crate::session::clean);
+    }
+    run
 }
 
 /// Params of a method; absent params read as `{}` so that all-optional params need none.

@@ -374,6 +374,10 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
     if path.trim().is_empty() {
         return Err("path is empty".into());
     }
+    // No real path is longer (PATH_MAX): a longer one is junk that would only cost memory.
+    if path.len() > MAX_PATH_BYTES {
+        return Err(format!("a path of {} bytes is longer than any real one ({MAX_PATH_BYTES})", path.len()));
+    }
     let p = Path::new(path);
     let rel = if p.is_absolute() {
         p.strip_prefix(root).map_err(|_| format!("{path} is outside the project {}", root.display()))?
@@ -394,8 +398,12 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
     if parts.is_empty() {
         return Err(format!("{path} names the project root, not a file"));
     }
-    Ok(parts.join("/"))
+    // A file name can hold a token (`src/AKIA…_ghp_….txt`): paths are kept redacted too.
+    Ok(ccmem_proto::redact::redact(&parts.join("/")).into_owned())
 }
+
+/// The longest path taken in (Linux's PATH_MAX).
+pub const MAX_PATH_BYTES: usize = 4096;
 
 /// Redacts secrets, trims, drops control characters and bounds the length of client text.
 pub fn clean(s: &str) -> String {

@@ -35,6 +35,40 @@ pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Makes `dir` and the directories between `anchor` and it, refusing to go through a
+/// symbolic link below `anchor`: a repository can make `.claude` (or `.claude/memory`, or
+/// `.git/info`) a link to another project's directory, and what ccmem writes must stay where
+/// it belongs.
+pub fn create_dir_under(anchor: &Path, dir: &Path) -> io::Result<()> {
+    let rel = dir.strip_prefix(anchor).map_err(|_| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("{} is outside {}", dir.display(), anchor.display()))
+    })?;
+    let mut cur = anchor.to_path_buf();
+    for c in rel.components() {
+        cur.push(c);
+        let meta = match std::fs::symlink_metadata(&cur) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match std::fs::create_dir(&cur) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => std::fs::symlink_metadata(&cur)?,
+            },
+            r => r?,
+        };
+        if meta.file_type().is_symlink() {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is a symbolic link: ccmem does not write through it (it may lead out of the project)",
+                    cur.display()
+                ),
+            ));
+        }
+        if !meta.is_dir() {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} is not a directory", cur.display())));
+        }
+    }
+    Ok(())
+}
+
 /// [`read`] as UTF-8 text (invalid bytes replaced).
 pub fn read_string(path: &Path, max: u64) -> io::Result<String> {
     read(path, max).map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
@@ -62,5 +96,22 @@ mod tests {
         assert!(read(&fifo, 1 << 20).is_err(), "a FIFO with no writer");
         assert!(read(tmp.path(), 1 << 20).is_err(), "a directory");
         assert!(t.elapsed() < std::time::Duration::from_secs(5), "nothing blocked");
+    }
+
+    #[test]
+    fn directories_are_made_but_never_through_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir(&root).unwrap();
+        create_dir_under(&root, &root.join(".claude/memory/local")).unwrap();
+        assert!(root.join(".claude/memory/local").is_dir());
+        let other = tmp.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        let evil = tmp.path().join("evil");
+        std::fs::create_dir(&evil).unwrap();
+        std::os::unix::fs::symlink(&other, evil.join(".claude")).unwrap();
+        let e = create_dir_under(&evil, &evil.join(".claude/memory")).unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert!(!other.join("memory").exists(), "nothing made in the link's target");
     }
 }

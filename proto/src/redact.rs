@@ -51,7 +51,9 @@ const BUILT_IN: &[(&str, &str, Keep)] = &[
         r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
         Keep::Nothing,
     ),
-    ("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b", Keep::Nothing),
+    // `_` ends and starts a token too: file names join them with underscores
+    // (`src/AKIA…_ghp_….txt`), where `\b` sees one word.
+    ("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?:\b|_)", Keep::Nothing),
     (
         "aws-secret-key",
         // `KEY=value`, `key: value`, and the label in prose or on a command line
@@ -59,7 +61,7 @@ const BUILT_IN: &[(&str, &str, Keep)] = &[
         r#"(?i)(aws[_ -]?secret[_ -]?(?:access[_ -]?)?key["']?(?:\s*[:=]\s*|\s+)["']?)([A-Za-z0-9/+=]{40})\b"#,
         Keep::Prefix,
     ),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b", Keep::Nothing),
+    ("github-token", r"(?:\b|_)(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b", Keep::Nothing),
     ("gitlab-token", r"\bgl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,}", Keep::Nothing),
     ("slack-token", r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}", Keep::Nothing),
     ("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}", Keep::Nothing),
@@ -170,6 +172,46 @@ fn is_secret_value(key: &str, value: &str) -> bool {
         // `max_token=4096` is a setting; a numeric password is still a password.
         return names_password;
     }
+    // After a password's key, a bare word is the password (`password=CorrectHorseBatteryStaple`,
+    // `db_password: SuperSecretValue`), unless it is a type, a keyword, a member path or a
+    // call (`password: string`, `pwd = getpass()`), or the key's own name.
+    if names_password && !quoted && !inner.contains(['.', '(', '[', '<']) {
+        const NOT_SECRETS: &[&str] = &[
+            "string",
+            "str",
+            "bool",
+            "boolean",
+            "number",
+            "int",
+            "integer",
+            "float",
+            "bytes",
+            "text",
+            "none",
+            "null",
+            "nil",
+            "undefined",
+            "true",
+            "false",
+            "optional",
+            "any",
+            "unknown",
+            "required",
+            "secretstr",
+            "password",
+            "secret",
+            "hidden",
+            "redacted",
+            "changeme",
+            "example",
+            "placeholder",
+        ];
+        let word = inner.to_ascii_lowercase();
+        let own_name = key.to_ascii_lowercase().rsplit(['_', '-', '.']).next() == Some(word.as_str());
+        if inner.chars().count() >= 8 && !NOT_SECRETS.contains(&word.as_str()) && !own_name {
+            return true;
+        }
+    }
     if quoted {
         return !inner.contains(' ') || names_password;
     }
@@ -267,6 +309,8 @@ mod tests {
         ("aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
         ("the AWS secret key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY leaked", "aws-secret-key"),
         ("token ghp_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
+        ("src/AKIAIOSFODNN7EXAMPLE_ghp_0123456789abcdefghijABCDEFGHIJ012345.txt", "github-token"),
+        ("src/AKIAIOSFODNN7EXAMPLE_notes.txt", "aws-access-key"),
         ("gho_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
         ("ghu_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
         ("ghs_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
@@ -312,6 +356,8 @@ mod tests {
         ("client_secret: 'Zx9-Qa7_Lm3'", "secret"),
         ("token=abc123secret", "secret"),
         ("password=123456", "secret"),
+        ("password=CorrectHorseBatteryStaple", "secret"),
+        ("db_password: SuperSecretValue", "secret"),
         ("apiKey: \"k-8f9a7c\"", "secret"),
     ];
 
@@ -329,6 +375,9 @@ mod tests {
         "let token = lexer.next();",
         "const apiKey = process.env.API_KEY;",
         "password: string;",
+        "password: required",
+        "let pwd = getpass();",
+        "Password: reset via the email link",
         "if (secret == null) return;",
         "max_tokens=4096 temperature=0.2",
         "export API_KEY=$API_KEY",

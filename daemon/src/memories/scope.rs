@@ -102,8 +102,30 @@ impl ScopeStore {
             index_dirty: false,
             graph_dirty: false,
         };
+        s.sweep_temp_files();
         s.read_all();
         s
+    }
+
+    /// Removes the temp files a crash left in the directory (`index.json.tmp-…`,
+    /// `x.md.tmp-…`): only this thread writes there, and while it loads the scope it writes
+    /// nothing, so every one is a leftover. The project's directory is committed: they would
+    /// show in `git status`.
+    fn sweep_temp_files(&self) {
+        for dir in [self.dir.clone(), self.dir.join(&self.cache_dir)] {
+            let Ok(entries) = fs::read_dir(&dir) else { continue };
+            for e in entries.flatten() {
+                let name = e.file_name();
+                if name.to_string_lossy().contains(atomic::TMP_MARK) && e.file_type().is_ok_and(|t| t.is_file()) {
+                    match fs::remove_file(e.path()) {
+                        Ok(()) => tracing::info!(file = %e.path().display(), "removed a temp file left by a crash"),
+                        Err(err) => {
+                            tracing::warn!(file = %e.path().display(), error = %err, "cannot remove a leftover temp file")
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Reads every file again, discarding what was known (the rebuild of seed 003).
@@ -343,7 +365,7 @@ impl ScopeStore {
         if !self.is_dirty() {
             return Ok(());
         }
-        fs::create_dir_all(&self.dir)?;
+        self.make_dir()?;
         if self.graph_dirty {
             let path = self.graph_path();
             atomic::write(&path, &to_json(&self.graph), false)?;
@@ -372,15 +394,31 @@ impl ScopeStore {
         Ok(path)
     }
 
+    /// Makes the scope's directory. A project's (`<root>/.claude/memory`, `…/local`) is never
+    /// made through a symbolic link inside the project: the repository could point it at
+    /// another project's memories.
+    fn make_dir(&self) -> io::Result<()> {
+        let project_root = match self.scope {
+            Scope::Project | Scope::Local => {
+                self.dir.ancestors().find(|a| a.file_name().is_some_and(|n| n == ".claude")).and_then(Path::parent)
+            }
+            Scope::Global | Scope::Enterprise => None,
+        };
+        match project_root {
+            Some(root) => crate::untrusted::create_dir_under(root, &self.dir),
+            None => fs::create_dir_all(&self.dir),
+        }
+    }
+
     /// Creates the directory, with the ignore file that keeps derived files (and the whole
     /// local scope) out of git, unless one is there.
     fn prepare_dir(&self) -> io::Result<()> {
         // Also for the first memory of a directory made by someone else (the local scope's
         // directory makes the project's).
-        if self.dir.is_dir() && !self.memories.is_empty() {
+        self.make_dir()?;
+        if !self.memories.is_empty() {
             return Ok(());
         }
-        fs::create_dir_all(&self.dir)?;
         let ignore = match self.scope {
             Scope::Local => Some("# ccmem: the local scope is never committed\n*\n"),
             Scope::Project => {
