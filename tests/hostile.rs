@@ -288,11 +288,15 @@ fn a_repositorys_git_config_runs_nothing() {
     std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
     set_mode(&hook, 0o755);
     git(&root, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+    // A filter driver that every file goes through, as `git diff` compares the work tree.
+    git(&root, &["config", "filter.evil.clean", &format!("{} && cat", hook.display())]);
+    std::fs::write(root.join(".gitattributes"), "* filter=evil\n").unwrap();
+    std::fs::write(root.join("README.md"), "# changed\n").unwrap();
     std::fs::write(root.join("a.rs"), "x").unwrap();
     env.event(&root, json!({"kind": "file_edited", "path": "a.rs"}));
     assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
     assert!(read_state(&root)["git"]["untracked_files"].as_u64().unwrap_or(0) >= 1, "git status still ran");
-    assert!(!marker.exists(), "core.fsmonitor from the repository's config was executed");
+    assert!(!marker.exists(), "a command from the repository's git config was executed");
 }
 
 #[test]

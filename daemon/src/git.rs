@@ -27,6 +27,33 @@ const NEUTRAL: &[&str] = &[
     "status.submoduleSummary=false",
 ];
 
+/// `-c filter.NAME.clean= …` for every filter driver the repository's own config defines:
+/// with a matching `.gitattributes`, `git diff` and even `git status` would run them. An empty
+/// command turns a driver off. Reading the config runs nothing.
+fn filter_overrides(root: &Path) -> Vec<String> {
+    let Ok(out) = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["config", "--local", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    let mut drivers: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|k| k.strip_prefix("filter.").and_then(|k| k.rsplit_once('.')).map(|(name, _)| name.to_string()))
+        .collect();
+    drivers.sort();
+    drivers.dedup();
+    drivers
+        .iter()
+        .flat_map(|d| ["clean", "smudge", "process"].map(|k| ["-c".to_string(), format!("filter.{d}.{k}=")]))
+        .flatten()
+        .collect()
+}
+
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let out = Command::new("git")
         .arg("--no-optional-locks")
@@ -34,6 +61,7 @@ fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
         .arg(root)
         .args(["-c", "core.quotepath=off"])
         .args(NEUTRAL)
+        .args(filter_overrides(root))
         .args(args)
         .env("GIT_PAGER", "cat")
         .env("GIT_EXTERNAL_DIFF", "")
