@@ -118,6 +118,35 @@ fn the_filesystem_root_the_home_directory_and_system_trees_are_never_projects() 
 }
 
 #[test]
+fn a_huge_tree_is_tracked_up_to_a_cap_and_says_so() {
+    let env = Env::new();
+    let root = repo(&env, "big");
+    for d in 0..30 {
+        let dir = root.join(format!("d{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..20 {
+            std::fs::write(dir.join(format!("f{f}.txt")), "x").unwrap();
+        }
+    }
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.env("CCMEM_MAX_PROJECT_FILES", "100").env("CCMEM_MAX_PROJECT_DIRS", "10");
+    let d = Daemon::spawn(&mut cmd, env.path().join("ccmemd.stderr"));
+    d.wait_ready(&env.socket);
+    let p = root.to_str().unwrap();
+    assert_ok(&env.ctl(&["watch", p]), "watch");
+    let st = settle(&env, &root, |s| s["watch"]["ready"] == true);
+    assert_eq!(st["watch"]["capped"], true, "{st}");
+    assert!(st["watch"]["files"].as_u64().unwrap() < 600, "the walk stopped at the cap: {st}");
+    assert!(st["warnings"].to_string().contains("changes past that are not tracked"), "{st}");
+    let out = env.ctl_cmd(&["doctor", "--json"]).current_dir(&root).output().unwrap();
+    let checks: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    assert!(
+        checks.as_array().unwrap().iter().any(|c| c["name"] == "project size" && c["status"] == "warn"),
+        "{checks}"
+    );
+}
+
+#[test]
 fn idle_connections_at_the_cap_make_room_for_new_clients() {
     let env = Env::new();
     let _d = env.start_daemon(&["--max-connections", "8"]);

@@ -83,7 +83,16 @@ fn project(socket: &Path, out: &mut Vec<Check>) -> bool {
     }
     let params = ccmem_proto::api::StatusParams { path: Some(cwd.clone()) };
     let Ok(st) = conn.call::<_, ccmem_proto::api::StatusReply>(method::STATUS, &params) else { return false };
-    match st.project.and_then(|p| p.warnings.into_iter().find(|w| w.contains("is not a project"))) {
+    let warnings = st.project.map(|p| p.warnings).unwrap_or_default();
+    if let Some(capped) = warnings.iter().find(|w| w.contains("changes past that are not tracked")) {
+        out.push(bad(
+            "project size",
+            "warn",
+            capped.clone(),
+            "add the big trees to `watch.ignore` in .claude/ccmem.toml",
+        ));
+    }
+    match warnings.into_iter().find(|w| w.contains("is not a project")) {
         Some(why) => {
             out.push(bad(
                 NAME,

@@ -976,6 +976,7 @@ impl Project {
             directories_polled: st.dirs_polled.load(Relaxed) as u64,
             files: st.files.load(Relaxed) as u64,
             rescans: st.rescans.load(Relaxed),
+            capped: st.capped.load(Relaxed),
         })
     }
 
@@ -984,6 +985,9 @@ impl Project {
         w.extend(self.config_error.clone());
         if self.watch_status().is_some_and(|st| st.directories_polled > 0) {
             w.push(watch::limit_warning(&self.ctx.watch));
+        }
+        if self.watch_status().is_some_and(|st| st.capped) {
+            w.push(watch::cap_warning(&self.s.project_root, &self.ctx.watch));
         }
         w
     }

@@ -53,6 +53,12 @@ pub struct Settings {
     pub watches_used: AtomicUsize,
     /// Set once a limit (ours or the kernel's) was hit.
     pub kernel_limit_hit: AtomicBool,
+    /// Most files one project's watcher remembers ([`MAX_PROJECT_FILES`], or
+    /// `CCMEM_MAX_PROJECT_FILES`).
+    pub max_project_files: usize,
+    /// Most directories one project's watcher watches or polls ([`MAX_PROJECT_DIRS`], or
+    /// `CCMEM_MAX_PROJECT_DIRS`).
+    pub max_project_dirs: usize,
 }
 
 impl Settings {
@@ -65,6 +71,8 @@ impl Settings {
             max_watches,
             watches_used: AtomicUsize::new(0),
             kernel_limit_hit: AtomicBool::new(false),
+            max_project_files: env_limit("CCMEM_MAX_PROJECT_FILES", MAX_PROJECT_FILES),
+            max_project_dirs: env_limit("CCMEM_MAX_PROJECT_DIRS", MAX_PROJECT_DIRS),
         }
     }
 }
@@ -93,6 +101,31 @@ pub struct Stats {
     pub rescans: AtomicU64,
     /// The initial walk is done.
     pub ready: AtomicBool,
+    /// The project holds more than [`MAX_PROJECT_FILES`] files or [`MAX_PROJECT_DIRS`]
+    /// directories: what is past the cap is not tracked.
+    pub capped: AtomicBool,
+}
+
+/// Most files one project's watcher remembers: a tree this large is a home directory or a
+/// disk, not a project, and tracking it would cost memory without bound.
+pub const MAX_PROJECT_FILES: usize = 500_000;
+/// Most directories one project's watcher watches or polls.
+pub const MAX_PROJECT_DIRS: usize = 50_000;
+
+fn env_limit(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|n| *n > 0).unwrap_or(default)
+}
+
+/// What `status` and `doctor` say of a capped project.
+pub fn cap_warning(root: &Path, s: &Settings) -> String {
+    format!(
+        "{} has more than {} files or {} directories outside its ignore rules: \
+         changes past that are not tracked; add the big trees to `watch.ignore` in {}/.claude/ccmem.toml",
+        root.display(),
+        s.max_project_files,
+        s.max_project_dirs,
+        root.display()
+    )
 }
 
 /// A running watcher; dropping it stops the watcher and releases all its watches.
@@ -449,6 +482,8 @@ struct Tree {
     watched: HashSet<Box<str>>,
     polled: HashSet<Box<str>>,
     ignores: Ignores,
+    /// The project is over the cap: the rest of it is not tracked.
+    capped: bool,
 }
 
 impl Drop for Tree {
@@ -467,6 +502,7 @@ impl Tree {
             files: HashMap::new(),
             watched: HashSet::new(),
             polled: HashSet::new(),
+            capped: false,
             ignores,
         }
     }
@@ -475,6 +511,7 @@ impl Tree {
         stats.dirs_watched.store(self.watched.len(), Relaxed);
         stats.dirs_polled.store(self.polled.len(), Relaxed);
         stats.files.store(self.files.len(), Relaxed);
+        stats.capped.store(self.capped, Relaxed);
     }
 
     fn rel(&self, p: &Path) -> Option<String> {
@@ -530,6 +567,15 @@ impl Tree {
             scope.spawn(move || walker.visit(&mut Collectors { tx }));
             // The visitors flush their last batches when the walk ends and drops them.
             for batch in rx {
+                if self.files.len() + found.len() >= self.settings.max_project_files
+                    || self.watched.len() + self.polled.len() >= self.settings.max_project_dirs
+                {
+                    // Past the cap: stop reading (dropping the channel ends the walk).
+                    if !std::mem::replace(&mut self.capped, true) {
+                        tracing::warn!("{}", cap_warning(&self.root, &self.settings));
+                    }
+                    break;
+                }
                 for (path, seen) in batch {
                     let Some(rel) = self.rel(&path) else { continue };
                     match seen {

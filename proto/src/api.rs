@@ -172,6 +172,9 @@ pub struct WatchStatus {
     pub files: u64,
     /// Full rescans after lost events.
     pub rescans: u64,
+    /// The project is over the per-project cap on files or directories tracked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
 }
 
 /// Params naming a project by any path inside it (absolute).
