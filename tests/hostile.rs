@@ -344,6 +344,14 @@ fn overlong_paths_are_refused_where_they_enter() {
         // Straight to the socket: `ccmemctl hook` shortens long strings, another client need not.
         env.request("hook", payload);
     }
+    // A prompt, a conversation id and a transcript path of 300 KB each, too (one frame).
+    let mut junk = ev(&root, "c", "UserPromptSubmit", json!({"prompt": "x".repeat(300_000)}));
+    junk["session_id"] = json!("i".repeat(300_000));
+    junk["transcript_path"] = json!(format!("/{}", "t".repeat(300_000)));
+    for n in 0..5 {
+        junk["session_id"] = json!(format!("{n}{}", "i".repeat(300_000)));
+        env.request("hook", junk.clone());
+    }
     assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(20)), "checkpoint");
     let tracker: u64 = walk(&env.state)
         .iter()

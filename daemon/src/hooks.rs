@@ -21,6 +21,8 @@ const PROMPTS: usize = 12;
 const SHELL_COMMANDS: usize = 50;
 /// Characters of a prompt kept as a command.
 const PROMPT_CHARS: usize = 500;
+/// Longest conversation id taken (Claude Code's are 36-character UUIDs).
+const MAX_ID_BYTES: usize = 256;
 
 /// One hook event, read from the agent's payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,10 +88,12 @@ pub fn parse(v: &Value) -> Option<Hook> {
         n if n.starts_with("Task") => Kind::Task { event: name.clone(), payload: v.clone() },
         _ => Kind::Other(name),
     };
+    // Identifiers and paths have real sizes; anything longer is junk that would only cost
+    // memory (a conversation id is kept with every conversation).
     Some(Hook {
-        conversation: text(v, "session_id").filter(|s| !s.is_empty()),
-        transcript: text(v, "transcript_path"),
-        cwd: text(v, "cwd").map(PathBuf::from),
+        conversation: text(v, "session_id").filter(|s| !s.is_empty() && s.len() <= MAX_ID_BYTES),
+        transcript: text(v, "transcript_path").filter(|p| p.len() <= session::MAX_PATH_BYTES),
+        cwd: text(v, "cwd").filter(|p| p.len() <= session::MAX_PATH_BYTES).map(PathBuf::from),
         kind,
     })
 }
