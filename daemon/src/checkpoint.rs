@@ -139,17 +139,9 @@ fn exclude_from_git(root: &Path) -> io::Result<()> {
 }
 
 fn exclude_path(root: &Path) -> Option<PathBuf> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["rev-parse", "--git-path", "info/exclude"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    match out {
-        Some(o) => {
-            let p = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+    match git::git_path(root, "info/exclude") {
+        Some(p) => {
+            let p = PathBuf::from(p);
             Some(if p.is_absolute() { p } else { root.join(p) })
         }
         // No git binary: a plain `.git` directory still has an exclude file.

@@ -25,54 +25,93 @@ const NEUTRAL: &[&str] = &[
     "diff.external=",
     "-c",
     "status.submoduleSummary=false",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "diff.ignoreSubmodules=all",
 ];
 
 /// `-c filter.NAME.clean= …` for every filter driver the repository's own config defines:
 /// with a matching `.gitattributes`, `git diff` and even `git status` would run them. An empty
 /// command turns a driver off. Reading the config runs nothing.
-fn filter_overrides(root: &Path) -> Vec<String> {
-    let Ok(out) = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["config", "--local", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-    else {
-        return Vec::new();
-    };
-    let mut drivers: Vec<String> = String::from_utf8_lossy(&out.stdout)
+/// None when a driver cannot be overridden on the command line (its name holds `=`): git
+/// then does not run for that repository at all.
+fn filter_overrides(root: &Path) -> Option<Vec<String>> {
+    let args =
+        ["config", "--local", "--includes", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"];
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(root).args(args);
+    let Some(out) = bounded(cmd, root, &args) else { return Some(Vec::new()) };
+    let mut drivers: Vec<String> = String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|k| k.strip_prefix("filter.").and_then(|k| k.rsplit_once('.')).map(|(name, _)| name.to_string()))
         .collect();
     drivers.sort();
     drivers.dedup();
-    drivers
+    if drivers.iter().any(|d| d.contains('=')) {
+        tracing::warn!(project = %root.display(), "a git filter driver name holds '=': git is not run for this repository");
+        return None;
+    }
+    let overrides = drivers
         .iter()
         .flat_map(|d| ["clean", "smudge", "process"].map(|k| ["-c".to_string(), format!("filter.{d}.{k}=")]))
         .flatten()
-        .collect()
+        .collect();
+    Some(overrides)
 }
 
+/// Longest a git command may take: a FIFO where git reads its config or exclude file would
+/// otherwise hold a job, and the daemon's shutdown, for ever.
+const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
-    let out = Command::new("git")
-        .arg("--no-optional-locks")
-        .arg("-C")
-        .arg(root)
-        .args(["-c", "core.quotepath=off"])
-        .args(NEUTRAL)
-        .args(filter_overrides(root))
-        .args(args)
+    let mut cmd = Command::new("git");
+    cmd.arg("--no-optional-locks").arg("-C").arg(root).args(["-c", "core.quotepath=off"]).args(NEUTRAL);
+    let overrides = filter_overrides(root)?;
+    cmd.args(overrides).args(args);
+    bounded(cmd, root, args)
+}
+
+/// `git rev-parse --git-path WHAT`: where the repository keeps WHAT (the shared directory
+/// for worktrees); None outside git or without git.
+pub fn git_path(root: &Path, what: &str) -> Option<String> {
+    git(root, &["rev-parse", "--git-path", what]).map(|o| text(&o)).filter(|p| !p.is_empty())
+}
+
+/// Runs a git command with its output read, for [`GIT_TIMEOUT`] at most.
+fn bounded(mut cmd: Command, root: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let mut child = cmd
         .env("GIT_PAGER", "cat")
         .env("GIT_EXTERNAL_DIFF", "")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .output()
+        .spawn()
         .ok()?;
-    out.status.success().then_some(out.stdout)
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
+        buf
+    });
+    let deadline = std::time::Instant::now() + GIT_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(5)),
+            _ => {
+                tracing::warn!(project = %root.display(), ?args, "git took too long; stopped");
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let out = reader.join().ok()?;
+    status.filter(|s| s.success()).map(|_| out)
 }
 
 /// HEAD's full hash; `Some("")` in a repository without commits; None outside git.
@@ -83,7 +122,10 @@ pub fn head(root: &Path) -> Option<String> {
 
 /// Branch, change counts and last commit.
 pub fn state(root: &Path) -> GitState {
-    let Some(out) = git(root, &["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"]) else {
+    let Some(out) = git(
+        root,
+        &["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", "--ignore-submodules=all"],
+    ) else {
         return GitState::default();
     };
     let mut st = parse_status(&out);

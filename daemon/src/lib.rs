@@ -76,13 +76,17 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args, given, started)) {
+    let code = match runtime.block_on(run(args, given, started)) {
         Ok(code) => code,
         Err(e) => {
             tracing::error!("{e:#}");
             ExitCode::FAILURE
         }
-    }
+    };
+    // Checkpoints are written: a blocking task still stuck (a hung file system) must not
+    // keep the process alive after it said it stopped.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
 }
 
 /// Runs the daemon until it is told to stop. `given` says which settings the command line

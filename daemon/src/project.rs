@@ -652,6 +652,8 @@ impl Project {
         m.facts.drain(..excess);
         let excess = m.completed_goals.len().saturating_sub(200);
         m.completed_goals.drain(..excess);
+        let excess = m.goals.len().saturating_sub(200);
+        m.goals.drain(..excess);
         let (ctx, root, copy) = (self.ctx.clone(), self.s.project_root.clone(), self.memory.clone());
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ctx.store.save_memory(&root, &copy)).await {
             tracing::error!(project = %self.s.project_root.display(), error = %e, "cannot save facts and goals");

@@ -544,17 +544,31 @@ impl Tree {
     fn walk(&mut self, rel_dir: &str) -> Vec<(String, Option<Seen>)> {
         let start = if rel_dir.is_empty() { self.root.clone() } else { self.root.join(rel_dir) };
         let extra = self.ignores.extra.clone();
+        // The crate reads the starting directory's ignore files and the repository's exclude
+        // itself: when one is not a plain file, its rules are left out rather than read.
+        let exclude = self.root.join(".git/info/exclude");
+        let plain = ignore_files_are_plain(&start)
+            && std::fs::symlink_metadata(&exclude).map_or(true, |m| m.is_file() && m.len() <= MAX_IGNORE_FILE)
+            && start.ancestors().skip(1).take_while(|a| a.starts_with(&self.root)).all(ignore_files_are_plain);
+        if !plain {
+            tracing::warn!(dir = %start.display(), "an ignore file here is not a plain file: walking without ignore rules");
+        }
         let walker = ignore::WalkBuilder::new(&start)
             .hidden(false)
-            .parents(true)
-            .ignore(true)
-            .git_ignore(true)
+            .parents(plain)
+            .ignore(plain)
+            .git_ignore(plain)
             .git_global(true)
-            .git_exclude(true)
+            .git_exclude(plain)
             .require_git(false)
             .follow_links(false)
             .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
             .filter_entry(move |e| {
+                let dir = e.file_type().is_some_and(|t| t.is_dir());
+                if dir && !ignore_files_are_plain(e.path()) {
+                    tracing::warn!(dir = %e.path().display(), "not watched: its .gitignore or .ignore is not a plain file");
+                    return false;
+                }
                 !e.file_name().to_str().is_some_and(|n| ALWAYS_IGNORED.contains(&n))
                     && !extra.as_ref().is_some_and(|g| {
                         g.matched_path_or_any_parents(e.path(), e.file_type().is_some_and(|t| t.is_dir())).is_ignore()
@@ -822,13 +836,36 @@ struct Ignores {
     extra: Option<Arc<Gitignore>>,
 }
 
+/// Adds an ignore file's rules, read as any project file is: a regular file only (a link
+/// to `/dev/zero` or a FIFO named `.gitignore` is skipped), within a size cap.
+fn add_ignore_file(b: &mut GitignoreBuilder, path: &Path) -> bool {
+    let Ok(text) = crate::untrusted::read_string(path, MAX_IGNORE_FILE) else { return false };
+    for line in text.lines() {
+        let _ = b.add_line(Some(path.to_path_buf()), line);
+    }
+    true
+}
+
+/// Largest ignore file read.
+const MAX_IGNORE_FILE: u64 = 4 << 20;
+
+/// Whether the ignore files the walker would read in `dir` are all plain files (or absent):
+/// the `ignore` crate reads them itself, following links and blocking on FIFOs, so a
+/// directory holding another kind is not entered.
+fn ignore_files_are_plain(dir: &Path) -> bool {
+    [".gitignore", ".ignore"].iter().all(|f| match std::fs::symlink_metadata(dir.join(f)) {
+        Ok(m) => m.is_file() && m.len() <= MAX_IGNORE_FILE,
+        Err(_) => true,
+    })
+}
+
 impl Ignores {
     fn new(root: &Path) -> Self {
         let mut base = Vec::new();
         let (global, _) = Gitignore::global();
         base.push(global);
         let mut b = GitignoreBuilder::new(root);
-        b.add(root.join(".git/info/exclude"));
+        add_ignore_file(&mut b, &root.join(".git/info/exclude"));
         if let Ok(g) = b.build() {
             base.push(g);
         }
@@ -860,10 +897,7 @@ impl Ignores {
                 let mut b = GitignoreBuilder::new(&dir);
                 let mut any = false;
                 for f in [".gitignore", ".ignore"] {
-                    let p = dir.join(f);
-                    if p.is_file() {
-                        any |= b.add(p).is_none();
-                    }
+                    any |= add_ignore_file(&mut b, &dir.join(f));
                 }
                 any.then(|| b.build().ok().map(Arc::new)).flatten()
             })
