@@ -34,6 +34,29 @@ const NEUTRAL: &[&str] = &[
 /// `-c filter.NAME.clean= …` for every filter driver the repository's own config defines:
 /// with a matching `.gitattributes`, `git diff` and even `git status` would run them. An empty
 /// command turns a driver off. Reading the config runs nothing.
+/// [`filter_overrides`], looked up once for the git calls of one refresh (they come within
+/// a second of each other), not once per call.
+fn cached_overrides(root: &Path) -> Option<Vec<String>> {
+    type Cache = std::collections::HashMap<std::path::PathBuf, (std::time::Instant, Option<Vec<String>>)>;
+    static CACHE: std::sync::Mutex<Option<Cache>> = std::sync::Mutex::new(None);
+    const FRESH: std::time::Duration = std::time::Duration::from_secs(2);
+    let now = std::time::Instant::now();
+    {
+        let guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, v)) = guard.as_ref().and_then(|c| c.get(root)) {
+            if now.duration_since(*at) < FRESH {
+                return v.clone();
+            }
+        }
+    }
+    let v = filter_overrides(root);
+    let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let cache = guard.get_or_insert_with(Default::default);
+    cache.retain(|_, (at, _)| now.duration_since(*at) < FRESH);
+    cache.insert(root.to_path_buf(), (now, v.clone()));
+    v
+}
+
 /// None when a driver cannot be overridden on the command line (its name holds `=`): git
 /// then does not run for that repository at all.
 fn filter_overrides(root: &Path) -> Option<Vec<String>> {
@@ -67,7 +90,7 @@ const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let mut cmd = Command::new("git");
     cmd.arg("--no-optional-locks").arg("-C").arg(root).args(["-c", "core.quotepath=off"]).args(NEUTRAL);
-    let overrides = filter_overrides(root)?;
+    let overrides = cached_overrides(root)?;
     cmd.args(overrides).args(args);
     bounded(cmd, root, args)
 }
