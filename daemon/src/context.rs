@@ -204,9 +204,15 @@ pub fn build(i: &Input, budget: usize) -> String {
         cap(work.done.iter().rev().map(|d| format!("- {}: {}", d.kind, d.text)).collect(), caps::DONE),
     );
     if let Some(c) = work.conversation {
-        let last = normal(&c.digest.last_words);
-        let findings: Vec<String> =
-            c.digest.findings.iter().rev().filter(|f| !last.contains(&normal(f))).map(|f| format!("- {f}")).collect();
+        let last = crate::transcript::normal(&c.digest.last_words);
+        let findings: Vec<String> = c
+            .digest
+            .findings
+            .iter()
+            .rev()
+            .filter(|f| !last.contains(&crate::transcript::normal(f)))
+            .map(|f| format!("- {f}"))
+            .collect();
         push(&mut sections, "## Decisions and findings (newest first)", cap(findings, caps::FINDINGS));
         let d = &c.digest;
         let mut summary = Vec::new();
@@ -510,10 +516,6 @@ fn size(lines: &[String]) -> usize {
 fn one_line(s: &str) -> String {
     let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
     truncate_chars(&joined, LINE - 40)
-}
-
-fn normal(s: &str) -> String {
-    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
 }
 
 /// "just now", "12 min ago", "3 h ago", "2 days ago"; "" for an unreadable time.

@@ -8,9 +8,9 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-/// Reads the regular file at `path` (links followed), refusing anything else at once and
-/// any file over `max` bytes.
-pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+/// Opens the regular file at `path` (links followed) without blocking, refusing anything
+/// else at once; returns it with its metadata, taken on the open file.
+pub fn open(path: &Path) -> io::Result<(std::fs::File, std::fs::Metadata)> {
     let mut o = std::fs::OpenOptions::new();
     o.read(true);
     #[cfg(unix)]
@@ -23,6 +23,13 @@ pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     if !meta.is_file() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display())));
     }
+    Ok((f, meta))
+}
+
+/// Reads the regular file at `path` (links followed), refusing anything else at once and
+/// any file over `max` bytes.
+pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let (f, meta) = open(path)?;
     if meta.len() > max {
         return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{} is over {max} bytes", path.display())));
     }
