@@ -268,7 +268,10 @@ impl Projects {
 /// a system tree, and checkpoints would be written where they do not belong (`/.claude`,
 /// `~/.claude`, Claude Code's own directory).
 pub fn refused(root: &Path) -> Option<String> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+    // Every hook asks: the home directory is resolved once, not per event.
+    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let home =
+        HOME.get_or_init(|| std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok()));
     let why = if root.parent().is_none() {
         "the filesystem root"
     } else if home.as_deref() == Some(root) {

@@ -81,6 +81,14 @@ pub fn read_string(path: &Path, max: u64) -> io::Result<String> {
     read(path, max).map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
+/// Makes a FIFO at `p`, for the tests of every reader of untrusted files.
+#[cfg(test)]
+pub(crate) fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().expect("utf-8 path")).expect("no NUL");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", p.display());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,9 +105,7 @@ mod tests {
         let t = std::time::Instant::now();
         assert!(read(&zero, 1 << 20).is_err(), "a link to a device");
         let fifo = tmp.path().join("fifo.md");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         assert!(read(&fifo, 1 << 20).is_err(), "a FIFO with no writer");
         assert!(read(tmp.path(), 1 << 20).is_err(), "a directory");
         assert!(t.elapsed() < std::time::Duration::from_secs(5), "nothing blocked");
