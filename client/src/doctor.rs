@@ -248,7 +248,7 @@ fn hooks(out: &mut Vec<Check>) {
     let user = b.home_dir().join(".claude/settings.json");
     let project = std::env::current_dir().ok().map(|d| d.join(".claude/settings.json"));
     let found = [Some(user.clone()), project].into_iter().flatten().find_map(|p| {
-        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&ccmem_proto::untrusted::read(&p, 16 << 20).ok()?).ok()?;
         let hooks = v.get("hooks")?;
         let missing: Vec<&str> = crate::install::EVENTS
             .iter()

@@ -25,7 +25,17 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
         HooksAction::Uninstall(t) => (t, false),
     };
     let (project, dry_run) = (target.project, target.dry_run);
-    let path = settings_path(project)?;
+    let (root, path) = settings_path(project)?;
+    if let Some(root) = &root {
+        // A cloned repository can make `.claude` or its settings a link to another
+        // project's (or to the user's own `~/.claude/settings.json`).
+        for p in [path.parent().unwrap_or(root), path.as_path()] {
+            match ccmem_proto::untrusted::within(root, p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
+                _ => {}
+            }
+        }
+    }
     let before = read(&path)?;
     let mut after = before.clone();
     let changed = if installing { install(&mut after, &command()?) } else { uninstall(&mut after) };
@@ -59,19 +69,21 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn settings_path(project: bool) -> Result<PathBuf, String> {
+/// The settings file to change, with the project root it must stay inside (`--project`).
+fn settings_path(project: bool) -> Result<(Option<PathBuf>, PathBuf), String> {
     if project {
         let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
         let root = cwd.ancestors().find(|a| a.join(".git").exists()).unwrap_or(&cwd).to_path_buf();
-        Ok(root.join(".claude/settings.json"))
+        Ok((Some(root.clone()), root.join(".claude/settings.json")))
     } else {
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or("HOME is not set")?;
-        Ok(PathBuf::from(home).join(".claude/settings.json"))
+        Ok((None, PathBuf::from(home).join(".claude/settings.json")))
     }
 }
 
 fn read(path: &Path) -> Result<Value, String> {
-    match std::fs::read(path) {
+    // A regular file only, within reason: a project's settings come with the repository.
+    match ccmem_proto::untrusted::read(path, 16 << 20) {
         Ok(b) if b.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
         Ok(b) => match serde_json::from_slice::<Value>(&b) {
             Ok(v @ Value::Object(_)) => Ok(v),

@@ -57,8 +57,9 @@ impl CommentCache {
             let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             let fresh = self.files.get(rel).is_some_and(|(t, n, _)| *t == mtime && *n == meta.len());
             if !fresh {
-                let found =
-                    crate::untrusted::read(&p, MAX_FILE_BYTES).map(|b| comments_in(rel, &b)).unwrap_or_default();
+                let found = ccmem_proto::untrusted::read_in(root, &p, MAX_FILE_BYTES)
+                    .map(|b| comments_in(rel, &b))
+                    .unwrap_or_default();
                 self.files.insert(rel.clone(), (mtime, meta.len(), found));
             }
             if let Some((_, _, c)) = self.files.get(rel) {

@@ -47,7 +47,11 @@ pub fn run(
     // must not find the state files unexcluded.
     if !*exclude_done {
         match exclude_from_git(&s.project_root) {
-            Ok(()) => *exclude_done = true,
+            Ok(None) => *exclude_done = true,
+            Ok(Some(refused)) => {
+                *exclude_done = true;
+                out.errors.push(refused);
+            }
             Err(e) => out.errors.push(format!("cannot add the checkpoint files to .git/info/exclude: {e}")),
         }
     }
@@ -103,24 +107,34 @@ pub fn refresh_git(s: &mut Session) {
 
 fn write_state(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(dir) = path.parent() {
-        crate::untrusted::create_dir_under(root, dir)?;
+        ccmem_proto::untrusted::create_dir_under(root, dir)?;
     }
     atomic::remove_leftovers(path);
     atomic::write(path, bytes, true)
 }
 
 /// Adds the checkpoint files to the repository's `info/exclude` (the shared one for
-/// worktrees), once. Outside git there is nothing to do.
-fn exclude_from_git(root: &Path) -> io::Result<()> {
-    let Some(exclude) = exclude_path(root) else { return Ok(()) };
-    let current = match crate::untrusted::read_string(&exclude, 4 << 20) {
+/// worktrees), once. Outside git there is nothing to do. A git directory elsewhere that is
+/// not this checkout's own (a `.git` file pointing into another repository) is left alone,
+/// with the warning returned.
+fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
+    let Some(exclude) = exclude_path(root) else { return Ok(None) };
+    let Some(git_dir) = exclude.parent().and_then(Path::parent) else { return Ok(None) };
+    if !own_git_dir(root, git_dir) {
+        return Ok(Some(format!(
+            "{} belongs to a git directory outside the project that is not its worktree's or submodule's: \
+             ccmem does not change it (add .claude/.project-state.json* to your ignore rules yourself)",
+            exclude.display()
+        )));
+    }
+    let current = match ccmem_proto::untrusted::read_string(&exclude, 4 << 20) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),
     };
     let missing: Vec<&str> = EXCLUDES.iter().copied().filter(|l| !current.lines().any(|c| c.trim() == *l)).collect();
     if missing.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let mut text = current;
     if !text.is_empty() && !text.ends_with('\n') {
@@ -132,10 +146,30 @@ fn exclude_from_git(root: &Path) -> io::Result<()> {
         text.push('\n');
     }
     // `info` must be the repository's own directory, not a link to another one's.
-    if let Some((git_dir, dir)) = exclude.parent().and_then(|d| d.parent().map(|g| (g, d))) {
-        crate::untrusted::create_dir_under(git_dir, dir)?;
+    if let Some(dir) = exclude.parent() {
+        ccmem_proto::untrusted::create_dir_under(git_dir, dir)?;
     }
-    atomic::write(&exclude, text.as_bytes(), false)
+    atomic::write(&exclude, text.as_bytes(), false).map(|()| None)
+}
+
+/// Whether `git_dir` is this checkout's: inside the project, or the common directory of the
+/// worktree or submodule its `.git` file names (git writes `commondir` in a worktree's
+/// directory; a submodule's lives under the parent's `.git/modules/`).
+fn own_git_dir(root: &Path, git_dir: &Path) -> bool {
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    let Some(git_dir) = real(git_dir) else { return false };
+    if real(root).is_some_and(|r| git_dir.starts_with(r)) {
+        return true;
+    }
+    let Ok(dotgit) = ccmem_proto::untrusted::read_string_in(root, &root.join(".git"), 4096) else { return false };
+    let Some(named) = dotgit.trim().strip_prefix("gitdir:").map(str::trim) else { return false };
+    let named = root.join(named);
+    let Some(named_real) = real(&named) else { return false };
+    let commondir = ccmem_proto::untrusted::read_string(&named.join("commondir"), 4096).ok();
+    match commondir {
+        Some(c) => real(&named.join(c.trim())).is_some_and(|c| c == git_dir),
+        None => named_real == git_dir && named_real.components().any(|c| c.as_os_str() == "modules"),
+    }
 }
 
 fn exclude_path(root: &Path) -> Option<PathBuf> {

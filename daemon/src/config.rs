@@ -167,7 +167,7 @@ fn unknown<'a>(key: &str, file: &Path, known: impl Iterator<Item = &'a str>) -> 
 fn read_table(file: &Path, required: bool) -> Result<toml::Table, String> {
     // A project's `.claude/ccmem.toml` comes with the repository: a link to a device or a
     // FIFO there must not stall or flood the daemon.
-    match crate::untrusted::read_string(file, 1 << 20) {
+    match ccmem_proto::untrusted::read_string(file, 1 << 20) {
         Ok(text) => text.parse::<toml::Table>().map_err(|e| format!("{}: {}", file.display(), e.to_string().trim())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(toml::Table::new()),
         Err(e) => Err(format!("cannot read {}: {e}", file.display())),
@@ -312,6 +312,12 @@ pub struct ProjectConfig {
 /// Reads `<root>/.claude/ccmem.toml`; an error names the key and the file.
 pub fn project(root: &Path) -> Result<ProjectConfig, String> {
     let file = root.join(PROJECT_FILE);
+    match ccmem_proto::untrusted::within(root, &file) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("cannot read {}: {e}", file.display()))
+        }
+        _ => {}
+    }
     let table = read_table(&file, false)?;
     let mut p = ProjectConfig { file: file.exists().then(|| file.clone()), ..Default::default() };
     for (key, v) in flatten(&table) {

@@ -42,7 +42,6 @@ pub mod store;
 pub mod tasks;
 pub mod testout;
 pub mod transcript;
-pub mod untrusted;
 pub mod watch;
 
 use anyhow::Context;

@@ -356,7 +356,7 @@ pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
     let text = report::serialize(m);
     let path = root.join(REPORT_FILE);
     if let Some(dir) = path.parent() {
-        crate::untrusted::create_dir_under(root, dir)?;
+        ccmem_proto::untrusted::create_dir_under(root, dir)?;
     }
     atomic::write(&path, text.as_bytes(), false)?;
     Ok(text.len() as u64)

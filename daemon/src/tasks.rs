@@ -58,7 +58,7 @@ pub fn find(root: &Path) -> Option<TaskList> {
         Some(f) => f,
         None => spec_kit(root).or_else(|| ROOT_LISTS.iter().map(|f| root.join(f)).find(|p| p.is_file()))?,
     };
-    let text = crate::untrusted::read_string(&file, MAX_BYTES).ok()?;
+    let text = ccmem_proto::untrusted::read_string_in(root, &file, MAX_BYTES).ok()?;
     let meta = std::fs::metadata(&file).ok()?;
     let rel = file.strip_prefix(root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
     let mut list = parse(&text);

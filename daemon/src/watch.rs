@@ -839,7 +839,7 @@ struct Ignores {
 /// Adds an ignore file's rules, read as any project file is: a regular file only (a link
 /// to `/dev/zero` or a FIFO named `.gitignore` is skipped), within a size cap.
 fn add_ignore_file(b: &mut GitignoreBuilder, path: &Path) -> bool {
-    let Ok(text) = crate::untrusted::read_string(path, MAX_IGNORE_FILE) else { return false };
+    let Ok(text) = ccmem_proto::untrusted::read_string(path, MAX_IGNORE_FILE) else { return false };
     for line in text.lines() {
         let _ = b.add_line(Some(path.to_path_buf()), line);
     }

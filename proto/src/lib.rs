@@ -8,6 +8,7 @@
 //! - [`api`]: method names and their parameter and result types.
 //! - [`session`], [`env`], [`facts`]: the session and its parts, as the seeds define them.
 //! - [`transcript`]: Claude Code's transcript records, for the daemon and `ccmemctl import`.
+//! - [`untrusted`]: reading files that come with a repository (or a user's argument) safely.
 //! - [`paths`]: where the socket, pidfile and state live, and the checks that keep them private.
 
 pub mod api;
@@ -22,6 +23,7 @@ pub mod report;
 pub mod rpc;
 pub mod session;
 pub mod transcript;
+pub mod untrusted;
 
 /// Version of the wire protocol. Bumped on any incompatible change to [`api`] or [`rpc`].
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -66,7 +66,7 @@ pub fn load_cache_models(dir: &Path, cache_dir: &str, models: &[String]) -> Hash
         if path.extension().is_none_or(|x| x != "json") {
             continue;
         }
-        let entry = crate::untrusted::read(&path, 16 << 20)
+        let entry = ccmem_proto::untrusted::read(&path, 16 << 20)
             .ok()
             .and_then(|b| serde_json::from_slice::<EmbeddingCacheEntry>(&b).ok());
         match entry {

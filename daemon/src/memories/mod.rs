@@ -330,7 +330,16 @@ impl Actor {
     /// The configuration for a project: the global `config.json` under the project's.
     fn config(&mut self, project: Option<&Path>) -> Result<config::Config, Failure> {
         let global = self.global_dir.clone().unwrap_or_default().join("config.json");
-        let project = project.map(|p| project_dir(p).join("config.json"));
+        let project = match project {
+            Some(root) => {
+                let file = project_dir(root).join("config.json");
+                match ccmem_proto::untrusted::within(root, &file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Failure::invalid(e.to_string())),
+                    _ => Some(file),
+                }
+            }
+            None => None,
+        };
         self.configs.config(&global, project.as_deref()).map_err(Failure::invalid)
     }
 

@@ -191,7 +191,7 @@ impl ScopeStore {
                 return false;
             }
         }
-        let text = match now_stamp.map(|_| crate::untrusted::read_string(path, MAX_MEMORY_FILE)) {
+        let text = match now_stamp.map(|_| self.read_own(path, MAX_MEMORY_FILE).map(ccmem_proto::untrusted::text)) {
             None | Some(Err(_)) if !path.exists() => {
                 let had = self.invalid.remove(path).is_some();
                 if self.memories.contains_key(&slug) {
@@ -244,7 +244,7 @@ impl ScopeStore {
             return false;
         }
         self.graph_stamp = st;
-        self.graph = match crate::untrusted::read(&path, MAX_DERIVED_FILE) {
+        self.graph = match self.read_own(&path, MAX_DERIVED_FILE) {
             Err(_) => Graph::new(),
             Ok(bytes) => match serde_json::from_slice::<Graph>(&bytes) {
                 Ok(g) => g,
@@ -274,7 +274,7 @@ impl ScopeStore {
     /// How `index.json` on disk differs from the files now, if it does.
     pub fn index_drift_on_disk(&self) -> Option<String> {
         let expected = self.index_entries();
-        match crate::untrusted::read(&self.index_path(), MAX_DERIVED_FILE) {
+        match self.read_own(&self.index_path(), MAX_DERIVED_FILE) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 (!self.memories.is_empty() || !self.invalid.is_empty()).then(|| "index.json is missing".to_string())
             }
@@ -397,15 +397,27 @@ impl ScopeStore {
     /// Makes the scope's directory. A project's (`<root>/.claude/memory`, `…/local`) is never
     /// made through a symbolic link inside the project: the repository could point it at
     /// another project's memories.
-    fn make_dir(&self) -> io::Result<()> {
-        let project_root = match self.scope {
+    /// The project a project or local scope belongs to (what its files must stay inside).
+    fn project_root(&self) -> Option<&Path> {
+        match self.scope {
             Scope::Project | Scope::Local => {
                 self.dir.ancestors().find(|a| a.file_name().is_some_and(|n| n == ".claude")).and_then(Path::parent)
             }
             Scope::Global | Scope::Enterprise => None,
-        };
-        match project_root {
-            Some(root) => crate::untrusted::create_dir_under(root, &self.dir),
+        }
+    }
+
+    /// Reads one of the scope's files; a project's may not lead out of the project.
+    fn read_own(&self, path: &Path, max: u64) -> io::Result<Vec<u8>> {
+        match self.project_root() {
+            Some(root) => ccmem_proto::untrusted::read_in(root, path, max),
+            None => ccmem_proto::untrusted::read(path, max),
+        }
+    }
+
+    fn make_dir(&self) -> io::Result<()> {
+        match self.project_root() {
+            Some(root) => ccmem_proto::untrusted::create_dir_under(root, &self.dir),
             None => fs::create_dir_all(&self.dir),
         }
     }

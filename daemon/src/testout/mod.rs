@@ -98,7 +98,7 @@ pub fn report(p: &ccmem_proto::api::TestReportParams) -> Result<Vec<ccmem_proto:
     let mut runs = match (&p.junit, &p.output) {
         (Some(file), _) => {
             // A regular file only (a FIFO would block a daemon thread), within the cap.
-            let xml = crate::untrusted::read_string(file, MAX_JUNIT)
+            let xml = ccmem_proto::untrusted::read_string(file, MAX_JUNIT)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
             vec![junit::parse(&xml, fw).map_err(|e| format!("{}: {e}", file.display()))?]
         }

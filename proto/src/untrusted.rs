@@ -42,6 +42,34 @@ pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Refuses a `path` whose real location (links resolved) is not inside `root`: a
+/// repository can make its `tasks.md`, `package.json` or a memory file a link to
+/// `~/.ssh/id_rsa` or to another project, and what ccmem reads from a project goes into
+/// its checkpoint, report and the agent's context. Links that stay inside are followed.
+pub fn within(root: &Path, path: &Path) -> io::Result<()> {
+    let real = std::fs::canonicalize(path)?;
+    let root = std::fs::canonicalize(root)?;
+    if real.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} leads out of the project (to {}): not read", path.display(), real.display()),
+        ))
+    }
+}
+
+/// [`read_string`] of a project's file, refused when it leads out of `root` ([`within`]).
+pub fn read_string_in(root: &Path, path: &Path, max: u64) -> io::Result<String> {
+    read_in(root, path, max).map(text)
+}
+
+/// [`read`] of a project's file, refused when it leads out of `root` ([`within`]).
+pub fn read_in(root: &Path, path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    within(root, path)?;
+    read(path, max)
+}
+
 /// Makes `dir` and the directories between `anchor` and it, refusing to go through a
 /// symbolic link below `anchor`: a repository can make `.claude` (or `.claude/memory`, or
 /// `.git/info`) a link to another project's directory, and what ccmem writes must stay where
@@ -78,15 +106,27 @@ pub fn create_dir_under(anchor: &Path, dir: &Path) -> io::Result<()> {
 
 /// [`read`] as UTF-8 text (invalid bytes replaced).
 pub fn read_string(path: &Path, max: u64) -> io::Result<String> {
-    read(path, max).map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    read(path, max).map(text)
 }
 
-/// Makes a FIFO at `p`, for the tests of every reader of untrusted files.
-#[cfg(test)]
-pub(crate) fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.to_str().expect("utf-8 path")).expect("no NUL");
+/// Bytes read as UTF-8 text, invalid sequences replaced.
+pub fn text(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Makes a FIFO at `p` (mode 0600): what a hostile repository can hold where a file is
+/// expected, for the tests of every reader of untrusted files.
+#[cfg(unix)]
+pub fn mkfifo(p: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c =
+        std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", p.display());
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 #[cfg(test)]
@@ -105,10 +145,30 @@ mod tests {
         let t = std::time::Instant::now();
         assert!(read(&zero, 1 << 20).is_err(), "a link to a device");
         let fifo = tmp.path().join("fifo.md");
-        mkfifo(&fifo);
+        mkfifo(&fifo).unwrap();
         assert!(read(&fifo, 1 << 20).is_err(), "a FIFO with no writer");
         assert!(read(tmp.path(), 1 << 20).is_err(), "a directory");
         assert!(t.elapsed() < std::time::Duration::from_secs(5), "nothing blocked");
+    }
+
+    #[test]
+    fn links_are_followed_only_inside_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("docs/tasks.md"), "- [ ] in\n").unwrap();
+        std::fs::write(tmp.path().join("secret"), "key\n").unwrap();
+        std::os::unix::fs::symlink("docs/tasks.md", root.join("TODO.md")).unwrap();
+        std::os::unix::fs::symlink("../secret", root.join("tasks.md")).unwrap();
+        std::os::unix::fs::symlink(tmp.path(), root.join("up")).unwrap();
+        assert_eq!(read_string_in(&root, &root.join("TODO.md"), 100).unwrap(), "- [ ] in\n");
+        let e = read_string_in(&root, &root.join("tasks.md"), 100).unwrap_err();
+        assert!(e.to_string().contains("leads out of the project"), "{e}");
+        assert!(read_in(&root, &root.join("up/secret"), 100).is_err(), "through a linked directory");
+        // A root reached through a link is the same root.
+        let alias = tmp.path().join("alias");
+        std::os::unix::fs::symlink(&root, &alias).unwrap();
+        assert!(read_in(&alias, &alias.join("docs/tasks.md"), 100).is_ok());
     }
 
     #[test]
