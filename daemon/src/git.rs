@@ -60,14 +60,27 @@ fn cached_overrides(root: &Path) -> Option<Vec<String>> {
 /// None when a driver cannot be overridden on the command line (its name holds `=`): git
 /// then does not run for that repository at all.
 fn filter_overrides(root: &Path) -> Option<Vec<String>> {
-    let args =
-        ["config", "--local", "--includes", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"];
+    // Every scope is listed and the repository's own kept (`local`, and `worktree`, which
+    // `.git/config.worktree` adds under `extensions.worktreeConfig`): the user's global
+    // drivers (git-lfs) are theirs, and turning those off would make files look modified.
+    let args = [
+        "config",
+        "--show-scope",
+        "--includes",
+        "--name-only",
+        "--get-regexp",
+        r"^filter\..*\.(clean|smudge|process)$",
+    ];
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(root).args(args);
     let Some(out) = bounded(cmd, root, &args) else { return Some(Vec::new()) };
     let mut drivers: Vec<String> = String::from_utf8_lossy(&out)
         .lines()
-        .filter_map(|k| k.strip_prefix("filter.").and_then(|k| k.rsplit_once('.')).map(|(name, _)| name.to_string()))
+        .filter_map(|l| l.split_once('\t'))
+        .filter(|(scope, _)| matches!(*scope, "local" | "worktree"))
+        .filter_map(|(_, k)| {
+            k.strip_prefix("filter.").and_then(|k| k.rsplit_once('.')).map(|(name, _)| name.to_string())
+        })
         .collect();
     drivers.sort();
     drivers.dedup();
@@ -206,7 +219,8 @@ pub fn parse_status(out: &[u8]) -> GitState {
             continue;
         }
         if let Some(h) = rec.strip_prefix("# branch.head ") {
-            st.branch = if h == "(detached)" { "HEAD (detached)".into() } else { h.to_string() };
+            // Branch names are the repository's text too (`fix/ghp_…`): filtered like it.
+            st.branch = if h == "(detached)" { "HEAD (detached)".into() } else { crate::session::clean(h) };
         } else if let Some(rest) = rec.strip_prefix("1 ") {
             xy(rest.split(' ').next().unwrap_or(""));
         } else if let Some(rest) = rec.strip_prefix("2 ") {
@@ -261,6 +275,9 @@ u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
 
         let clean = parse_status(b"# branch.oid (initial)\0# branch.head (detached)\0");
         assert_eq!(clean.branch, "HEAD (detached)");
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let secret = parse_status(format!("# branch.head fix/{token}\0").as_bytes());
+        assert!(secret.branch.starts_with("fix/") && !secret.branch.contains(&token), "{}", secret.branch);
         assert!(!clean.has_uncommitted_changes);
     }
 

@@ -3,14 +3,15 @@
 
 use std::path::Path;
 
-/// The name of the project at `root`.
+/// The name of the project at `root` (redacted, one line: it is the repository's text).
 pub fn project_name(root: &Path) -> String {
-    from_package_json(root, "name")
+    let name = from_package_json(root, "name")
         .or_else(|| toml_field(root, "Cargo.toml", &["package"], "name"))
         .or_else(|| toml_field(root, "pyproject.toml", &["project", "tool.poetry"], "name"))
         .or_else(|| from_go_mod(root))
         .filter(|n| !n.trim().is_empty())
-        .unwrap_or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".into()))
+        .unwrap_or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".into()));
+    crate::session::clean(&name)
 }
 
 /// The manifest's one-line description, if it has one.
@@ -18,13 +19,13 @@ pub fn project_description(root: &Path) -> Option<String> {
     from_package_json(root, "description")
         .or_else(|| toml_field(root, "Cargo.toml", &["package"], "description"))
         .or_else(|| toml_field(root, "pyproject.toml", &["project", "tool.poetry"], "description"))
-        .map(|d| d.lines().next().unwrap_or("").trim().to_string())
+        .map(|d| crate::session::clean(d.lines().next().unwrap_or("")))
         .filter(|d| !d.is_empty())
 }
 
 fn read(root: &Path, file: &str) -> Option<String> {
     // Manifests are small; a huge file here is not one.
-    crate::untrusted::read_string(&root.join(file), 1 << 20).ok()
+    ccmem_proto::untrusted::read_string_in(root, &root.join(file), 1 << 20).ok()
 }
 
 fn from_package_json(root: &Path, key: &str) -> Option<String> {
@@ -76,5 +77,9 @@ mod tests {
         assert_eq!(project_description(&d).as_deref(), Some("The web app"));
         std::fs::write(d.join("package.json"), "{broken").unwrap();
         assert_eq!(project_name(&d), "crate-name");
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        std::fs::write(d.join("package.json"), format!("{{\"name\": \"web\\n## Next Steps\\n{token}\"}}")).unwrap();
+        let name = project_name(&d);
+        assert!(!name.contains(&token) && !name.contains('\n'), "{name:?}");
     }
 }

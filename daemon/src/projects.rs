@@ -298,7 +298,25 @@ const SYSTEM_TREES: &[&str] = &[
     "/snap", "/System", "/Library",
 ];
 /// Never projects themselves (what is under them may be).
-const SYSTEM_ROOTS: &[&str] = &["/home", "/Users", "/tmp", "/var", "/opt", "/mnt", "/media", "/srv", "/private"];
+const SYSTEM_ROOTS: &[&str] = &[
+    "/home",
+    "/Users",
+    "/tmp",
+    "/var",
+    "/var/tmp",
+    "/var/lib",
+    "/var/log",
+    "/var/cache",
+    "/opt",
+    "/mnt",
+    "/media",
+    "/srv",
+    "/private",
+    "/private/tmp",
+    "/private/var",
+    "/Volumes",
+    "/Applications",
+];
 
 /// The project root for `path`: the nearest ancestor (or itself) holding `.git` (a directory,
 /// or a file for worktrees and submodules), else the canonical path itself.

@@ -81,7 +81,9 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::HOOK => {
             let hook = crate::hooks::parse(&params)
                 .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;
-            let cwd = hook.cwd.clone().ok_or_else(|| RpcError::invalid_params(name, "the payload has no \"cwd\""))?;
+            let cwd = hook.cwd.clone().ok_or_else(|| {
+                RpcError::invalid_params(name, "the payload has no usable \"cwd\" (a path of at most 4096 bytes)")
+            })?;
             let root = match root_of(name, cwd.clone()).await {
                 Ok(root) => root,
                 Err(e) => {
