@@ -4,7 +4,8 @@
 //!
 //! Incremental and bounded: each read starts where the last one stopped (the offset and the
 //! file's identity are kept in the conversation's [`Digest`]), takes whole lines only, and
-//! at most [`MAX_READ`] bytes. A file that shrank or was replaced is read again from the
+//! at most [`MAX_READ`] bytes, streamed so that memory holds one line (at most
+//! [`MAX_LINE`]) and no more than two reads run at once daemon-wide. A file that shrank or was replaced is read again from the
 //! start; one that is missing is skipped. Only regular files are read, opened without
 //! blocking, so a FIFO or a device named as a transcript cannot hang or flood the daemon.
 //! Runs on the blocking pool, never on the project task.
@@ -12,7 +13,7 @@
 use crate::session;
 use ccmem_proto::session::{truncate_chars, Digest};
 use ccmem_proto::transcript::{self, Entry};
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// Bytes read at most per call; the rest waits for the next event.
@@ -37,9 +38,22 @@ pub struct Delta {
     pub tool_calls: u64,
 }
 
-/// Reads what was appended to `path` since `d.offset`, updating `d`.
+impl Delta {
+    /// Keeps an assistant text that can hold an intent marker, within [`INTENT_TEXT`] per
+    /// read (a read of a long transcript does not hold all its prose at once).
+    fn keep_text(&mut self, text: String) {
+        let kept: usize = self.texts.iter().map(String::len).sum();
+        if text.contains('[') && text.contains(':') && kept + text.len() <= INTENT_TEXT {
+            self.texts.push(text);
+        }
+    }
+}
+
+/// Reads what was appended to `path` since `d.offset`, updating `d`. Streams line by line:
+/// memory holds one line (at most [`MAX_LINE`]), whatever the file's size, and at most
+/// [`READERS`] reads run at once across the daemon.
 pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
-    let (mut f, meta) = crate::untrusted::open(path)?;
+    let (mut f, meta) = ccmem_proto::untrusted::open(path)?;
     let id = file_id(&meta);
     if d.file_id != id || meta.len() < d.offset {
         d.offset = 0;
@@ -49,41 +63,109 @@ pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
     if meta.len() == d.offset {
         return Ok(out);
     }
+    let _slot = Slot::take();
     f.seek(SeekFrom::Start(d.offset))?;
-    let mut buf = Vec::new();
-    f.take(max.min(meta.len() - d.offset)).read_to_end(&mut buf)?;
-    // Whole lines only: a line still being written is read next time. A single line longer
-    // than the whole allowance is skipped (it cannot be read whole anyway).
-    let mut used = match buf.iter().rposition(|b| *b == b'\n') {
-        Some(end) => end + 1,
-        None if buf.len() as u64 >= max => buf.len(),
-        None => 0,
+    let allowance = max.min(meta.len() - d.offset);
+    let at_end = d.offset + allowance == meta.len();
+    let mut r = std::io::BufReader::with_capacity(64 << 10, f.take(allowance));
+    let max_line = MAX_LINE.min(max) as usize;
+    let mut line = Vec::new();
+    // Whether the line being read is over the limit (read through, not kept).
+    let mut skipping = false;
+    loop {
+        let avail = r.fill_buf()?;
+        if avail.is_empty() {
+            break;
+        }
+        let (chunk, whole) = match avail.iter().position(|b| *b == b'\n') {
+            Some(i) => (&avail[..i], true),
+            None => (avail, false),
+        };
+        if !skipping {
+            if line.len() + chunk.len() > max_line {
+                skipping = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let n = chunk.len() + usize::from(whole);
+        r.consume(n);
+        if whole {
+            if !skipping {
+                take_line(d, &mut out, &line);
+            }
+            line.clear();
+            skipping = false;
+        }
+    }
+    // Everything in the allowance was read; a trailing partial line, which may still grow,
+    // is read again next time.
+    let partial = line.len() as u64;
+    let consumed = allowance;
+    let used = if skipping || line.len() >= max_line {
+        // An over-long line: skipped, including what of it was read (the rest is garbage
+        // to the parser next time and is dropped there).
+        consumed
+    } else if partial > 0 && at_end && serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+        // A finished file may end without a newline: its last line counts once it is
+        // whole JSON (a line still being written is not).
+        take_line(d, &mut out, &line);
+        consumed
+    } else {
+        consumed - partial
     };
-    // A finished file may end without a newline: its last line counts once it is whole JSON
-    // (a line still being written is not).
-    let rest = &buf[used..];
-    if !rest.is_empty()
-        && d.offset + buf.len() as u64 == meta.len()
-        && serde_json::from_slice::<serde::de::IgnoredAny>(rest).is_ok()
-    {
-        used = buf.len();
-    }
-    for line in buf[..used].split(|b| *b == b'\n') {
-        let Ok(line) = std::str::from_utf8(line) else { continue };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let Some(rec) = transcript::parse_line(line) else { continue };
-        if rec.sidechain {
-            continue; // a subagent's conversation, not the agent's own words
-        }
-        let at = rec.timestamp.clone().unwrap_or_default();
-        for e in rec.entries {
-            apply(d, &mut out, e, &at);
-        }
-    }
-    d.offset += used as u64;
+    d.offset += used;
     Ok(out)
+}
+
+/// Longest transcript line read (a tool result can hold a whole file or an image); longer
+/// ones are skipped.
+pub const MAX_LINE: u64 = 16 << 20;
+/// Transcript reads running at once, across all projects: each holds up to a line.
+const READERS: usize = 2;
+/// Assistant text kept per read for intents (only texts that can hold a marker).
+const INTENT_TEXT: usize = 4 << 20;
+
+/// One of the [`READERS`] places; waits for one to be free.
+struct Slot;
+
+static SLOTS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+static FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+impl Slot {
+    fn take() -> Slot {
+        let mut n = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+        while *n >= READERS {
+            n = FREED.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+        *n += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut n = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+        *n -= 1;
+        FREED.notify_one();
+    }
+}
+
+/// Takes one whole line of the transcript into the digest.
+fn take_line(d: &mut Digest, out: &mut Delta, line: &[u8]) {
+    let Ok(line) = std::str::from_utf8(line) else { return };
+    if line.trim().is_empty() {
+        return;
+    }
+    let Some(rec) = transcript::parse_line(line) else { return };
+    if rec.sidechain {
+        return; // a subagent's conversation, not the agent's own words
+    }
+    let at = rec.timestamp.clone().unwrap_or_default();
+    for e in rec.entries {
+        apply(d, out, e, &at);
+    }
 }
 
 fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
@@ -91,7 +173,7 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
         Entry::AssistantText { text } => {
             let clean = session::clean_lines(&without_tags(&text), 200_000);
             if clean.trim().is_empty() {
-                out.texts.push(text); // nothing but intents
+                out.keep_text(text); // nothing but intents
                 return;
             }
             for f in findings(&clean) {
@@ -100,7 +182,7 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
             d.last_words = tail(&clean, LAST_WORDS);
             d.last_words_at = at.to_string();
             d.messages_since_summary = d.messages_since_summary.saturating_add(1);
-            out.texts.push(text);
+            out.keep_text(text);
         }
         Entry::CompactSummary { text } => {
             let clean = session::clean_lines(&text, 200_000);
@@ -364,7 +446,7 @@ mod tests {
         let first = d.offset;
         f.write_all(b". Next: run the tests.\"}]}}\n").unwrap();
         let r = read(&p, &mut d, MAX_READ).unwrap();
-        assert_eq!((r.first_prompt, r.texts.len()), (None, 1));
+        assert_eq!((r.first_prompt, r.texts.len()), (None, 0), "no marker: not kept for intents");
         assert_eq!(d.last_words, "Done. Next: run the tests.");
         assert!(d.offset > first);
         assert_eq!(read(&p, &mut d, MAX_READ).unwrap(), Delta::default(), "nothing new");
@@ -386,7 +468,7 @@ mod tests {
         assert!(read(Path::new("/dev/zero"), &mut d, MAX_READ).is_err());
         let tmp = tempfile::tempdir().unwrap();
         let fifo = tmp.path().join("fifo");
-        crate::untrusted::mkfifo(&fifo);
+        ccmem_proto::untrusted::mkfifo(&fifo).unwrap();
         assert!(read(&fifo, &mut d, MAX_READ).is_err(), "a FIFO with no writer is refused at once");
     }
 
@@ -406,6 +488,20 @@ mod tests {
             read(&p, &mut d, 1000).unwrap();
         }
         assert_eq!(d.last_words, "After it.");
+    }
+
+    #[test]
+    fn a_line_over_the_line_limit_is_skipped_in_one_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("t.jsonl");
+        let mut text = "y".repeat(MAX_LINE as usize + 10);
+        text.push('\n');
+        text.push_str(&line(json!({"type": "assistant", "message": {"content": "Past the image."}})));
+        std::fs::write(&p, text).unwrap();
+        let mut d = Digest::default();
+        read(&p, &mut d, MAX_READ).unwrap();
+        assert_eq!(d.last_words, "Past the image.");
+        assert_eq!(d.offset, std::fs::metadata(&p).unwrap().len());
     }
 
     #[test]
