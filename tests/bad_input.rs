@@ -80,6 +80,11 @@ fn notifications_get_no_reply_and_pipelined_requests_are_answered_in_order() {
         assert_eq!(r["id"], i, "replies come in request order, notifications unanswered");
         assert_eq!(r["result"], "pong");
     }
+    // A request with a blank line after it, in one write: answered at once, not when the
+    // next message comes.
+    c.send(b"{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"ping\"}\n\n");
+    let r = c.recv().expect("an answer without another message");
+    assert_eq!(r["id"], "b");
 }
 
 #[test]

@@ -58,10 +58,12 @@ pub async fn serve(stream: Stream, shared: Arc<Shared>, _permit: OwnedSemaphoreP
                 break;
             }
         };
-        if frame.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let reply = rpc::handle_frame(frame, &shared).await;
+        // A blank line is skipped, but still ends a pipelined burst: a request followed by
+        // an empty line in one write is answered now, not when the next message comes.
+        let reply = match frame.iter().all(u8::is_ascii_whitespace) {
+            true => None,
+            false => rpc::handle_frame(frame, &shared).await,
+        };
         if let Some(reply) = reply {
             if timeout(limits.write_timeout, writer.write_all(&reply)).await.map_or(true, |r| r.is_err()) {
                 tracing::debug!("peer does not take its replies; closing");
