@@ -10,6 +10,7 @@ pub mod conn;
 pub mod doctor;
 pub mod hook;
 pub mod import;
+pub mod input;
 pub mod install;
 pub mod mcp;
 pub mod memory;
@@ -336,12 +337,8 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::Event { event, project } => {
             let text = match event.as_deref() {
                 Some(t) if t != "-" => t.to_string(),
-                _ => {
-                    let mut t = String::new();
-                    io::Read::read_to_string(&mut io::stdin(), &mut t)
-                        .map_err(|e| Error::Failed(format!("cannot read the event from stdin: {e}")))?;
-                    t
-                }
+                _ => input::capped_text(io::stdin().lock(), ccmem_proto::frame::MAX_FRAME as u64, "the event on stdin")
+                    .map_err(Error::Failed)?,
             };
             let event: ccmem_proto::session::SessionEvent = serde_json::from_str(&text)
                 .map_err(|e| Error::Failed(format!("not a valid event ({e}); see `ccmemctl event --help`")))?;
@@ -356,8 +353,8 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
 /// `report --check FILE`: what cannot be read and what breaks seed 000's rules; exit 1 when
 /// anything does.
 fn check_report(ctx: &Ctx, file: &std::path::Path) -> Result<(), Error> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| Error::Failed(format!("cannot read {}: {e}", file.display())))?;
+    // A report is at most 50 KB by seed 000's rules; far larger is not one.
+    let text = input::file_text(file, 16 << 20).map_err(Error::Failed)?;
     let problems = ccmem_proto::report::check(&text);
     if ctx.json {
         output::print_json(&json!({"file": file, "valid": problems.is_empty(), "problems": problems}));
@@ -379,19 +376,8 @@ fn check_report(ctx: &Ctx, file: &std::path::Path) -> Result<(), Error> {
 /// A test runner's output from stdin: its start and its end (where summaries are) when it is
 /// too long for one message.
 fn read_output() -> Result<String, Error> {
-    const HEAD: usize = 128 << 10;
-    const TAIL: usize = 640 << 10;
-    let mut buf = Vec::new();
-    io::Read::read_to_end(&mut io::stdin(), &mut buf)
-        .map_err(|e| Error::Failed(format!("cannot read the test output from stdin: {e}")))?;
-    if buf.len() > HEAD + TAIL {
-        let cut = buf.len() - HEAD - TAIL;
-        let mut kept = buf[..HEAD].to_vec();
-        kept.extend_from_slice(format!("\n[… {cut} bytes cut by ccmemctl …]\n").as_bytes());
-        kept.extend_from_slice(&buf[buf.len() - TAIL..]);
-        buf = kept;
-    }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+    input::head_and_tail(io::stdin().lock(), 128 << 10, 640 << 10)
+        .map_err(|e| Error::Failed(format!("cannot read the test output from stdin: {e}")))
 }
 
 /// Hands over to `ccmem-mcp`, the MCP server. It is a program of its own so that its async

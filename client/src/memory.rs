@@ -7,7 +7,6 @@ use clap::{Args, Subcommand};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::PathBuf;
 
 /// Where and which project.
@@ -203,19 +202,12 @@ fn parse_dash(s: &str) -> Result<String, String> {
 
 impl Body {
     fn read(self) -> Result<Option<String>, Error> {
-        let stdin = || {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| Error::Failed(format!("cannot read the content from stdin: {e}")))?;
-            Ok::<_, Error>(s)
-        };
+        // A memory file is at most 1 MiB (the daemon's limit); say so here, before sending.
+        const MAX: u64 = 1 << 20;
+        let stdin = || crate::input::file_text(std::path::Path::new("-"), MAX).map_err(Error::Failed);
         match (self.content, self.file, self.stdin) {
             (Some(c), _, _) => Ok(Some(c)),
-            (_, Some(f), _) if f.as_os_str() == "-" => stdin().map(Some),
-            (_, Some(f), _) => std::fs::read_to_string(&f)
-                .map(Some)
-                .map_err(|e| Error::Failed(format!("cannot read {}: {e}", f.display()))),
+            (_, Some(f), _) => crate::input::file_text(&f, MAX).map(Some).map_err(Error::Failed),
             (_, _, Some(_)) => stdin().map(Some),
             _ => Ok(None),
         }
