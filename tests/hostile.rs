@@ -32,9 +32,7 @@ fn within(env: &Env, args: &[&str], limit: Duration) -> Output {
 }
 
 fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.to_str().expect("utf-8 path")).expect("no NUL");
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", p.display());
+    ccmem_proto::untrusted::mkfifo(p).unwrap_or_else(|e| panic!("mkfifo {}: {e}", p.display()));
 }
 
 #[test]
@@ -89,8 +87,14 @@ fn the_filesystem_root_the_home_directory_and_system_trees_are_never_projects() 
     let _d = env.start_daemon(&[]);
     let home = std::fs::canonicalize(&env.home).unwrap();
     std::fs::create_dir_all(home.join(".claude/projects")).unwrap();
-    let dirs =
-        [Path::new("/").to_path_buf(), home.clone(), home.join(".claude/projects"), "/proc".into(), "/usr/lib".into()];
+    let dirs = [
+        Path::new("/").to_path_buf(),
+        home.clone(),
+        home.join(".claude/projects"),
+        "/proc".into(),
+        "/usr/lib".into(),
+        "/var/tmp".into(),
+    ];
     for dir in &dirs {
         for (name, extra) in [("SessionStart", json!({"source": "startup"})), ("Stop", json!({}))] {
             let out = send(&env, ev(dir, "c", name, extra));
@@ -361,6 +365,18 @@ fn a_repositorys_git_config_runs_nothing() {
     assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
     assert_ne!(read_state(&root)["git"]["branch"], "", "a checkpoint was written");
     assert!(!marker.exists(), "a command from the repository's git config was executed");
+
+    // A driver in `.git/config.worktree` (which `git config --local` does not list), in a
+    // repository git does run for.
+    let wt = repo(&env, "wt");
+    git(&wt, &["config", "extensions.worktreeConfig", "true"]);
+    git(&wt, &["config", "--worktree", "filter.wt.clean", &format!("{} && cat", hook.display())]);
+    std::fs::write(wt.join(".gitattributes"), "*.md filter=wt\n").unwrap();
+    env.event(&wt, json!({"kind": "file_edited", "path": "README.md"}));
+    std::fs::write(wt.join("README.md"), "# changed\n").unwrap();
+    assert_ok(&within(&env, &["checkpoint", wt.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
+    assert_eq!(read_state(&wt)["git"]["branch"], "main", "git ran for it");
+    assert!(!marker.exists(), "a filter from the repository's config.worktree was executed");
 }
 
 #[test]
@@ -498,4 +514,90 @@ fn secrets_in_names_bare_passwords_and_runner_output_are_redacted() {
             assert!(!t.contains(secret), "{secret} in place {i}: {t}");
         }
     }
+}
+
+#[test]
+fn reads_never_leave_the_project_and_a_foreign_git_directory_is_left_alone() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    // What lies outside: a task list, a manifest, a memory, another repository.
+    let outside = env.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("todo.md"), "- [ ] OUTSIDE_TASK\n").unwrap();
+    std::fs::write(outside.join("package.json"), r#"{"name": "OUTSIDE_NAME"}"#).unwrap();
+    std::fs::write(outside.join("id.md"), "---\ntitle: OUTSIDE_MEMORY\ntype: learning\n---\nOUTSIDE_MEMORY\n").unwrap();
+    std::fs::write(outside.join("util.rs"), "// FIXME: OUTSIDE_COMMENT\n").unwrap();
+    let root = repo(&env, "app");
+    std::fs::create_dir_all(root.join(".claude/memory")).unwrap();
+    std::os::unix::fs::symlink(outside.join("todo.md"), root.join("TODO.md")).unwrap();
+    std::os::unix::fs::symlink(outside.join("package.json"), root.join("package.json")).unwrap();
+    std::os::unix::fs::symlink(outside.join("id.md"), root.join(".claude/memory/learning-id.md")).unwrap();
+    std::os::unix::fs::symlink(outside.join("util.rs"), root.join("util.rs")).unwrap();
+    send(
+        &env,
+        ev(
+            &root,
+            "c1",
+            "PostToolUse",
+            json!({"tool_name": "Edit", "tool_input": {"file_path": root.join("util.rs")}, "tool_response": {}}),
+        ),
+    );
+    assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
+    let seen = [
+        env.project_status(&root).to_string(),
+        text(&env.ctl(&["context", root.to_str().unwrap()]).stdout),
+        std::fs::read_to_string(root.join(".claude/session-memory.md")).unwrap(),
+        text(&env.ctl(&["memory", "list", "--project", root.to_str().unwrap()]).stdout),
+    ];
+    for (i, t) in seen.iter().enumerate() {
+        for marker in ["OUTSIDE_TASK", "OUTSIDE_NAME", "OUTSIDE_MEMORY", "OUTSIDE_COMMENT"] {
+            assert!(!t.contains(marker), "{marker} read through a link, in place {i}: {t}");
+        }
+    }
+
+    // A `.git` file naming another repository's git directory: that repository's exclude
+    // is not touched. A real worktree's shared exclude is.
+    let victim = repo(&env, "victim");
+    let before = std::fs::read_to_string(victim.join(".git/info/exclude")).unwrap();
+    let fake = env.path().join("fake");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::write(fake.join(".git"), format!("gitdir: {}\n", victim.join(".git").display())).unwrap();
+    env.event(&fake, json!({"kind": "file_edited", "path": "x.rs"}));
+    let out = within(&env, &["checkpoint", fake.to_str().unwrap()], Duration::from_secs(10));
+    assert!(text(&out.stderr).contains("does not change it"), "{} {}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(victim.join(".git/info/exclude")).unwrap(), before);
+    let tree = env.path().join("tree");
+    git(&root, &["worktree", "add", "-q", tree.to_str().unwrap()]);
+    env.event(&tree, json!({"kind": "file_edited", "path": "x.rs"}));
+    let out = within(&env, &["checkpoint", tree.to_str().unwrap()], Duration::from_secs(10));
+    assert_ok(&out, "worktree checkpoint");
+    assert!(!text(&out.stderr).contains("does not change it"), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(root.join(".git/info/exclude")).unwrap().contains(".project-state.json"));
+}
+
+#[test]
+fn hooks_install_for_a_project_never_writes_through_a_link() {
+    let env = Env::new();
+    let home_settings = env.home.join(".claude/settings.json");
+    std::fs::create_dir_all(home_settings.parent().unwrap()).unwrap();
+    std::fs::write(&home_settings, "{\"model\": \"mine\"}\n").unwrap();
+    // A cloned repository whose `.claude` is a link to the user's own `~/.claude`, and one
+    // whose settings file is a link out of the project.
+    let a = repo(&env, "a");
+    std::os::unix::fs::symlink(env.home.join(".claude"), a.join(".claude")).unwrap();
+    let b = repo(&env, "b");
+    std::fs::create_dir_all(b.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&home_settings, b.join(".claude/settings.json")).unwrap();
+    for root in [&a, &b] {
+        let out = env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(root).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+        assert!(text(&out.stderr).contains("leads out of the project"), "{}", text(&out.stderr));
+    }
+    assert_eq!(std::fs::read_to_string(&home_settings).unwrap(), "{\"model\": \"mine\"}\n");
+    assert!(!env.home.join(".claude/settings.json.ccmem-backup").exists());
+    // A plain project is set up as ever.
+    let c = repo(&env, "c");
+    let out = env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&c).output().unwrap();
+    assert_ok(&out, "install --project");
+    assert!(std::fs::read_to_string(c.join(".claude/settings.json")).unwrap().contains("SessionStart"));
 }
