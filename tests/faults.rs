@@ -16,18 +16,15 @@ use std::time::Duration;
 struct Mount(PathBuf);
 
 impl Mount {
-    fn tmpfs(dir: &Path, kib: u64) -> Option<Mount> {
-        std::fs::create_dir_all(dir).ok()?;
-        let ok = Command::new("mount")
+    fn tmpfs(dir: &Path, kib: u64) -> Mount {
+        std::fs::create_dir_all(dir).expect("mkdir");
+        let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={kib}k,mode=0755"), "tmpfs"])
             .arg(dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("cannot mount a tmpfs (not root?): skipping");
-            return None;
-        }
-        Some(Mount(dir.to_path_buf()))
+            .output()
+            .expect("run mount");
+        assert!(out.status.success(), "cannot mount a tmpfs as root: {}", text(&out.stderr));
+        Mount(dir.to_path_buf())
     }
 
     fn remount(&self, opt: &str) {
@@ -43,16 +40,16 @@ impl Drop for Mount {
 }
 
 /// A daemon, and a watched project with one edit and a first checkpoint, on a tmpfs of
-/// `kib` KiB (none without the right to mount).
-fn project_on_tmpfs(env: &Env, name: &str, kib: u64) -> Option<(Mount, Daemon, PathBuf)> {
-    let mount = Mount::tmpfs(&env.path().join(name), kib)?;
+/// `kib` KiB.
+fn project_on_tmpfs(env: &Env, name: &str, kib: u64) -> (Mount, Daemon, PathBuf) {
+    let mount = Mount::tmpfs(&env.path().join(name), kib);
     let d = env.start_daemon(&[]);
     let root = mount.0.join("app");
     std::fs::create_dir_all(root.join(".git")).unwrap();
     env.request("project.watch", json!({"path": root}));
     edit(env, &root, "src/a.rs");
     checkpoint(env, &root).expect("first checkpoint");
-    Some((mount, d, root))
+    (mount, d, root)
 }
 
 fn checkpoint(env: &Env, root: &Path) -> Result<serde_json::Value, serde_json::Value> {
@@ -101,9 +98,10 @@ fn a_removed_state_directory_is_made_again() {
 }
 
 #[test]
+#[cfg_attr(not(ccmem_root), ignore = "needs root to mount a tmpfs")]
 fn a_full_disk_fails_writes_cleanly_and_keeps_the_last_checkpoint_whole() {
     let env = Env::new();
-    let Some((mount, d, root)) = project_on_tmpfs(&env, "small", 512) else { return };
+    let (mount, d, root) = project_on_tmpfs(&env, "small", 512);
     let memory = env.ctl(&[
         "memory",
         "write",
@@ -160,9 +158,10 @@ fn a_full_disk_fails_writes_cleanly_and_keeps_the_last_checkpoint_whole() {
 }
 
 #[test]
+#[cfg_attr(not(ccmem_root), ignore = "needs root to mount a tmpfs")]
 fn a_read_only_project_is_reported_and_the_session_kept() {
     let env = Env::new();
-    let Some((mount, d, root)) = project_on_tmpfs(&env, "ro", 4096) else { return };
+    let (mount, d, root) = project_on_tmpfs(&env, "ro", 4096);
     mount.remount("ro");
     edit(&env, &root, "src/b.rs");
     let e = checkpoint(&env, &root).expect_err("a read-only project cannot take a checkpoint");
@@ -192,11 +191,8 @@ fn a_read_only_project_is_reported_and_the_session_kept() {
 const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
 
 #[test]
+#[cfg_attr(not(ccmem_faketime), ignore = "needs libfaketime (apt-get install faketime, then touch build.rs)")]
 fn wall_clock_jumps_neither_expire_sessions_nor_break_timestamps() {
-    if !Path::new(FAKETIME).exists() {
-        eprintln!("libfaketime is not installed (apt-get install faketime): skipping");
-        return;
-    }
     let env = Env::new();
     let clock = env.path().join("clock");
     std::fs::write(&clock, "+0\n").unwrap();

@@ -329,12 +329,22 @@ fn the_installer_merges_into_existing_settings_and_uninstalls_cleanly() {
     assert_ok(&env.ctl(&["hooks", "uninstall"]), "uninstall");
     let back: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(back, serde_json::from_str::<Value>(original).unwrap(), "only ours removed");
+    assert!(!settings.with_extension("json.ccmem-backup").exists(), "no backup left behind");
 
-    // Project settings, and a broken settings file is refused rather than overwritten.
+    // Project settings, shared with the team: the plain command, and an uninstall that
+    // leaves no trace. A broken settings file is refused rather than overwritten.
     let root = repo(&env, "app");
+    let project = root.join(".claude/settings.json");
     let out = env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&root).output().unwrap();
     assert_ok(&out, "project install");
-    assert!(std::fs::read_to_string(root.join(".claude/settings.json")).unwrap().contains("ccmemctl hook"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&project).unwrap()).unwrap();
+    assert_eq!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"], "ccmemctl hook", "no absolute path");
+    let out = env.ctl_cmd(&["hooks", "uninstall", "--project"]).current_dir(&root).output().unwrap();
+    assert_ok(&out, "project uninstall");
+    assert!(!project.exists(), "a settings file that held only ccmem's hooks is gone");
+    assert!(!project.with_extension("json.ccmem-backup").exists());
+    let out = env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&root).output().unwrap();
+    assert_ok(&out, "project install again");
     std::fs::write(&settings, "{ broken").unwrap();
     let out = env.ctl(&["hooks", "install"]);
     assert_eq!(out.status.code(), Some(1));

@@ -9,7 +9,16 @@ use std::path::PathBuf;
 ///
 /// Exit codes: 0 ok, 1 error reported by the daemon, 2 usage, 3 daemon unreachable.
 #[derive(Debug, Parser)]
-#[command(name = "ccmemctl", version, about, long_about)]
+#[command(
+    name = "ccmemctl",
+    version,
+    about = "the client of ccmem, session memory for AI coding agents",
+    long_about = "ccmemctl talks to ccmemd, the per-user daemon that keeps each project's work session \
+(prompts, todos, files edited, test and build results, dev servers, the agent's last words) and \
+checkpoints it into the project's .claude directory. Claude Code's hooks run `ccmemctl hook` on \
+every event; at the next session start the agent is given where it left off. The daemon is \
+started on demand unless --no-start or CCMEM_NO_AUTOSTART=1."
+)]
 pub struct Cli {
     /// Socket of the daemon [default: $CCMEM_SOCKET, else $XDG_RUNTIME_DIR/ccmem/ccmemd.sock]
     #[arg(long, global = true, value_name = "PATH")]
@@ -91,9 +100,9 @@ pub enum Command {
     Context {
         /// A directory or file inside the project
         path: Option<PathBuf>,
-        /// At most this many characters (default: the daemon's, 6000; at most 10000)
-        #[arg(long, value_name = "CHARS")]
-        budget: Option<usize>,
+        /// At most this many characters, 200 to 10000 (default: the daemon's, 6000)
+        #[arg(long, value_name = "CHARS", value_parser = clap::value_parser!(u64).range(200..=10_000))]
+        budget: Option<u64>,
     },
     /// Print the id of the project's most recent conversation: claude --resume "$(ccmemctl resume-id)"
     ResumeId {
@@ -171,8 +180,19 @@ pub enum Command {
     /// Serve the agent over MCP on stdin/stdout: memory_search, memory_write, memory_show,
     /// session_status and session_context (add to Claude Code: `claude mcp add ccmem -- ccmemctl mcp`)
     Mcp,
+    /// The facts and goals the agent asked to keep ([REMEMBER: …], [GOAL: …]): list them,
+    /// forget a fact, mark a goal done
+    Facts {
+        /// What to do (default: list)
+        #[command(subcommand)]
+        action: Option<FactsAction>,
+        /// A directory or file inside the project (default: the current directory)
+        #[arg(long, global = true, value_name = "PATH")]
+        project: Option<PathBuf>,
+    },
     /// Record an event in the project's session, given as JSON (or read from stdin), e.g.
     /// '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'
+    #[command(after_help = EVENT_KINDS)]
     Event {
         /// The event as JSON; `-` or absent reads it from stdin
         #[arg(value_name = "JSON")]
@@ -196,6 +216,26 @@ pub enum ConfigAction {
     /// Read the configuration file again (as SIGHUP does); a bad file leaves the previous
     /// configuration in force and says why
     Reload,
+}
+
+/// `ccmemctl facts …`
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum FactsAction {
+    /// List the project's facts, the user-wide facts and the goals, numbered
+    List,
+    /// Forget fact N (as `facts` numbers them)
+    Forget {
+        /// Its number
+        n: usize,
+        /// N is a user-wide fact (`[REMEMBER GLOBAL: …]`)
+        #[arg(long)]
+        global: bool,
+    },
+    /// Mark active goal N as reached
+    Done {
+        /// Its number
+        n: usize,
+    },
 }
 
 /// `ccmemctl hooks …`
@@ -231,6 +271,20 @@ pub enum Reason {
     PhaseComplete,
 }
 
+/// The event kinds, for `event --help` (the README's event table says the same).
+const EVENT_KINDS: &str = r#"Kinds, with an example of each:
+  file_edited   {"kind":"file_edited","path":"src/a.rs","summary":"parse flags","created":false}
+  file_deleted  {"kind":"file_deleted","path":"src/old.rs"}
+  command       {"kind":"command","command":"/review auth","workflow":"/review","status":"completed"}
+  todos         {"kind":"todos","todos":[{"content":"Add login","status":"in_progress","activeForm":"Adding login"}]}
+  context       {"kind":"context","active_task":"OAuth login","next_steps":["write tests"]}
+  phase         {"kind":"phase","name":"Core","completion":40}
+  note          {"kind":"note","text":"staging DB is read-only"}
+  warning       {"kind":"warning","text":"disk almost full"}
+  server        {"kind":"server","process":"node","port":3000,"status":"running"}
+  tests         {"kind":"tests","suite":{"framework":"jest","status":"failed","passed":9,"failed":1,"total":10}}
+  build         {"kind":"build","status":"failed","errors":["src/a.ts(3,1): error TS2304"]}"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +293,18 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_event_example_in_the_help_is_an_event() {
+        let lines: Vec<&str> = EVENT_KINDS.lines().skip(1).collect();
+        assert_eq!(lines.len(), 11);
+        for l in lines {
+            let (kind, json) = l.trim().split_once(' ').expect("kind and example");
+            let e: ccmem_proto::session::SessionEvent =
+                serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{kind}: {e}"));
+            let back = serde_json::to_value(&e).unwrap();
+            assert_eq!(back["kind"], kind, "{json}");
+        }
     }
 }

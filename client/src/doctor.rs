@@ -204,9 +204,9 @@ fn permissions(socket: &Path, out: &mut Vec<Check>) {
 fn service(out: &mut Vec<Check>) {
     const NAME: &str = "user service";
     let Some(b) = directories::BaseDirs::new() else { return };
-    let lines = crate::service::status(b.home_dir(), b.config_dir());
-    let installed = lines.iter().any(|l| l.starts_with("installed:"));
-    let warnings: Vec<&String> = lines.iter().filter(|l| l.starts_with("warning:")).collect();
+    let st = crate::service::status(b.home_dir(), b.config_dir());
+    let installed = st.files.iter().any(|f| f.installed);
+    let warnings: Vec<&str> = st.files.iter().flat_map(|f| &f.warnings).map(String::as_str).collect();
     if !installed {
         out.push(bad(
             NAME,
@@ -215,17 +215,12 @@ fn service(out: &mut Vec<Check>) {
             "`ccmemctl service install` to have it started at login",
         ));
     } else if !warnings.is_empty() {
-        out.push(bad(
-            NAME,
-            "fail",
-            warnings.iter().map(|w| w.trim_start_matches("warning: ")).collect::<Vec<_>>().join("; "),
-            "`ccmemctl service install`",
-        ));
+        out.push(bad(NAME, "fail", warnings.join("; "), "`ccmemctl service install`"));
     } else {
-        let state = lines
-            .iter()
+        let state = st
+            .lines()
+            .into_iter()
             .filter(|l| l.starts_with("ccmemd.") || l.starts_with("launchd:") || l.starts_with("no systemd"))
-            .cloned()
             .collect::<Vec<_>>()
             .join("; ");
         let enabled = state.contains("enabled") || state.contains("loaded") && !state.contains("not loaded");

@@ -38,22 +38,32 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
     }
     let before = read(&path)?;
     let mut after = before.clone();
-    let changed = if installing { install(&mut after, &command()?) } else { uninstall(&mut after) };
+    // A project's settings are shared with the team: the plain command, found on each one's
+    // PATH, not this machine's absolute path (the plugin does the same).
+    let command = if project { "ccmemctl hook".to_string() } else { command()? };
+    let changed = if installing { install(&mut after, &command) } else { uninstall(&mut after) };
     let text = format!("{}\n", serde_json::to_string_pretty(&after).map_err(|e| e.to_string())?);
     if dry_run {
         print!("{text}");
         eprintln!("(dry run: {} would {})", path.display(), if changed { "change" } else { "stay as it is" });
         return Ok(());
     }
-    if changed {
+    let backup = atomic::with_suffix(&path, ".ccmem-backup");
+    if changed && installing {
         if path.exists() {
-            let backup = atomic::with_suffix(&path, ".ccmem-backup");
             std::fs::copy(&path, &backup).map_err(|e| format!("cannot back up {}: {e}", path.display()))?;
         }
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
         atomic::write(&path, text.as_bytes(), false).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    } else if changed {
+        // Uninstalled: what ccmem added goes, and nothing more. A file left holding nothing
+        // was ccmem's alone; the install's backup is the same settings now, and goes too.
+        let emptied = after.as_object().is_some_and(|o| o.is_empty());
+        let r = if emptied { std::fs::remove_file(&path) } else { atomic::write(&path, text.as_bytes(), false) };
+        r.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let _ = std::fs::remove_file(&backup);
     }
     let verb = match (installing, changed) {
         (true, true) => "installed ccmem's hooks in",
@@ -169,6 +179,11 @@ pub fn uninstall(settings: &mut Value) -> bool {
         groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|l| !l.is_empty()));
     }
     hooks.retain(|_, g| g.as_array().is_none_or(|a| !a.is_empty()));
+    if changed && hooks.is_empty() {
+        if let Some(root) = settings.as_object_mut() {
+            root.remove("hooks");
+        }
+    }
     changed
 }
 
@@ -204,6 +219,15 @@ mod tests {
         assert!(uninstall(&mut s));
         assert_eq!(s, original, "uninstall leaves exactly what was there");
         assert!(!uninstall(&mut s));
+        // Into nothing and out again: nothing left, not `{"hooks": {}}`.
+        let mut empty = json!({});
+        install(&mut empty, "ccmemctl hook");
+        assert!(uninstall(&mut empty));
+        assert_eq!(empty, json!({}));
+        // A `"hooks": {}` of the user's own stays.
+        let mut theirs = json!({"hooks": {}});
+        assert!(!uninstall(&mut theirs));
+        assert_eq!(theirs, json!({"hooks": {}}));
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod hook;
 pub mod import;
 pub mod input;
 pub mod install;
+mod man;
 pub mod mcp;
 pub mod memory;
 mod output;
@@ -75,11 +76,19 @@ impl Error {
 
 /// The exit of a program of ours: the error, if any, on stderr after `program: `, and its code.
 fn exit_with(program: &str, outcome: Result<(), Error>) -> ExitCode {
+    exit_as(program, outcome, false)
+}
+
+/// [`exit_with`]; with `json`, the error is `{"error": {"code": <exit code>, "message"}}` on
+/// stdout instead, for scripts that read `--json` output.
+fn exit_as(program: &str, outcome: Result<(), Error>, json: bool) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
-            if let Some(m) = e.message() {
-                eprintln!("{program}: {m}");
+            match (e.message(), json) {
+                (Some(m), true) => output::print_json(&json!({"error": {"code": e.code(), "message": m}})),
+                (Some(m), false) => eprintln!("{program}: {m}"),
+                (None, _) => {}
             }
             ExitCode::from(e.code())
         }
@@ -90,7 +99,7 @@ impl From<CallError> for Error {
     fn from(e: CallError) -> Self {
         match e {
             CallError::Io(e) => Error::Unreachable(format!("lost the connection to ccmemd: {e}")),
-            CallError::Rpc(RpcError { message, .. }) => Error::Failed(message),
+            CallError::Rpc(e) => Error::Failed(e.for_people().to_string()),
             CallError::BadReply(m) => Error::Failed(m),
         }
     }
@@ -102,8 +111,25 @@ pub fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "hook") && std::env::args_os().len() == 2 {
         return hook::run(None, !autostart_disabled());
     }
+    // `ccmemctl completions bash | head -1`: a reader that stops early is a normal end, as
+    // for any Unix tool (killed quietly by SIGPIPE, status 141), not a panic in `println!`.
+    closed_stdout_ends_quietly(true);
     let cli = cli::Cli::parse();
-    exit_with("ccmemctl", run(cli))
+    let json = cli.json;
+    exit_as("ccmemctl", run(cli), json)
+}
+
+/// SIGPIPE's default action (end the process quietly) when `quietly`, else ignored (writes to
+/// a closed pipe then fail with an error the caller handles: the hook path, which must exit 0).
+fn closed_stdout_ends_quietly(quietly: bool) {
+    #[cfg(unix)]
+    // SAFETY: setting a signal disposition to one of libc's constants, before any thread of
+    // ours runs (the hook path resets it first thing).
+    unsafe {
+        libc::signal(libc::SIGPIPE, if quietly { libc::SIG_DFL } else { libc::SIG_IGN });
+    }
+    #[cfg(not(unix))]
+    let _ = quietly;
 }
 
 #[derive(Debug, Clone)]
@@ -250,11 +276,12 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             Ok(())
         }
         cli::Command::Hook => {
+            closed_stdout_ends_quietly(false);
             hook::run(Some(&ctx.socket), ctx.autostart);
             Ok(())
         }
         cli::Command::Context { path, budget } => {
-            let params = api::ContextParams { path: project_path(path)?, budget };
+            let params = api::ContextParams { path: project_path(path)?, budget: budget.map(|b| b as usize) };
             let r: api::ContextReply = with_daemon(&ctx, |c, _| c.call(method::CONTEXT, &params))?;
             show(&ctx, &r, || r.context.clone());
             Ok(())
@@ -289,16 +316,20 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
         }
         cli::Command::Man => {
             let cmd = <cli::Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(cmd)
-                .render(&mut io::stdout())
-                .map_err(|e| Error::Failed(format!("cannot write the man page: {e}")))
+            man::render(cmd, &mut io::stdout()).map_err(|e| Error::Failed(format!("cannot write the man page: {e}")))
         }
         cli::Command::Doctor => doctor::run(&ctx.socket, ctx.json),
         cli::Command::Service { action } => {
             // A daemon started on demand holds the socket the service manager must bind.
             let stop = || stop_daemon(&ctx).map(|_| ()).map_err(|e| format!("cannot stop the running ccmemd: {e:?}"));
+            if ctx.json && action == service::Action::Status {
+                let (home, config) = service::home_and_config().map_err(Error::Failed)?;
+                output::print_json(&service::status(&home, &config));
+                return Ok(());
+            }
             let said = service::act(action, stop).map_err(Error::Failed)?;
-            output::say(ctx.json, json!({"action": format!("{action:?}").to_lowercase(), "result": said}), &said);
+            let done: Vec<&str> = said.lines().collect();
+            output::say(ctx.json, json!({"action": format!("{action:?}").to_lowercase(), "done": done}), &said);
             Ok(())
         }
         cli::Command::Report { path, stdout, check } => {
@@ -332,6 +363,18 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             };
             let r: api::TestReportReply = with_daemon(&ctx, |c, _| c.call(method::TEST_REPORT, &params))?;
             show(&ctx, &r, || output::test_runs(&r.runs));
+            Ok(())
+        }
+        cli::Command::Facts { action, project } => {
+            use ccmem_proto::facts::FactsEdit;
+            let (edit, global) = match action.unwrap_or(cli::FactsAction::List) {
+                cli::FactsAction::List => (None, false),
+                cli::FactsAction::Forget { n, global } => (Some(FactsEdit::Forget(n)), global),
+                cli::FactsAction::Done { n } => (Some(FactsEdit::GoalDone(n)), false),
+            };
+            let params = api::FactsParams { path: project_path(project)?, edit, global };
+            let r: api::FactsReply = with_daemon(&ctx, |c, _| c.call(method::FACTS, &params))?;
+            show(&ctx, &r, || output::facts(&r));
             Ok(())
         }
         cli::Command::Event { event, project } => {

@@ -323,9 +323,11 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
                 for x in &r.scopes {
                     let _ = writeln!(
                         s,
-                        "{:<10} {:>6} memories  {:>7.1} ms  {}",
-                        x.scope,
+                        // `to_string` first: padding applies to strings, not to every Display.
+                        "{:<10} {:>6} {:<8}  {:>7.1} ms  {}",
+                        x.scope.to_string(),
                         x.memories,
+                        if x.memories == 1 { "memory" } else { "memories" },
                         x.ms,
                         x.dir.display()
                     );
@@ -389,7 +391,11 @@ fn list(r: &mapi::ListReply) -> String {
             e.slug,
             e.title,
             e.tags.join(", "),
-            if m.links > 0 { format!("  ({} links)", m.links) } else { String::new() }
+            if m.links > 0 {
+                format!("  ({})", ccmem_proto::count(m.links as u64, "link", "links"))
+            } else {
+                String::new()
+            }
         );
     }
     for f in &r.invalid {
@@ -437,11 +443,11 @@ fn health(r: &mapi::HealthReply) -> String {
     for x in &r.scopes {
         let _ = writeln!(
             s,
-            "{} scope ({}): {} memories, {} edges, mean quality {:.0}",
+            "{} scope ({}): {}, {}, mean quality {:.0}",
             x.scope,
             x.dir.display(),
-            x.memories,
-            x.edges,
+            ccmem_proto::count(x.memories as u64, "memory", "memories"),
+            ccmem_proto::count(x.edges as u64, "edge", "edges"),
             x.mean_quality
         );
         if x.findings.is_empty() {

@@ -1,6 +1,7 @@
 //! Text and JSON output.
 
 use ccmem_proto::api::{HistoryReply, ProjectList, ProjectStatus, StatusReply};
+use ccmem_proto::count;
 use ccmem_proto::session::Session;
 use serde::Serialize;
 use std::fmt::Write;
@@ -151,7 +152,11 @@ fn environment(s: &mut String, x: &Session) {
 /// Seed 001's "SESSION CONTEXT" block.
 pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
     let mut s = String::new();
-    let active = human_duration(x.statistics.session_duration_minutes as f64 * 60.0);
+    // From the session's start to now: the statistics' minutes are as of the last refresh.
+    let active = ccmem_proto::session::Timestamp::parse(&x.created_at)
+        .map(|t| (ccmem_proto::session::Timestamp::now().0 - t.0) as f64)
+        .unwrap_or(x.statistics.session_duration_minutes as f64 * 60.0);
+    let active = human_duration(active);
     let _ = writeln!(s, "📋 SESSION CONTEXT (Active for {active})");
     let mut meta = vec![x.session_id.clone()];
     if let Some(e) = p.expires_in_secs {
@@ -167,15 +172,22 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
     let _ = writeln!(s, "   {}", meta.join(" · "));
     if let Some(w) = &p.watch {
         let mut line = if w.ready {
-            format!("   watching {} files in {} directories", w.files, w.directories_watched)
+            format!(
+                "   watching {} in {}",
+                count(w.files, "file", "files"),
+                count(w.directories_watched, "directory", "directories")
+            )
         } else {
             "   starting to watch the files…".to_string()
         };
         if w.directories_polled > 0 {
-            line.push_str(&format!(", {} directories polled (watch limit)", w.directories_polled));
+            line.push_str(&format!(
+                ", {} polled (watch limit)",
+                count(w.directories_polled, "directory", "directories")
+            ));
         }
         if w.rescans > 0 {
-            line.push_str(&format!(", {} rescans after lost events", w.rescans));
+            line.push_str(&format!(", {} after lost events", count(w.rescans, "rescan", "rescans")));
         }
         let _ = writeln!(s, "{line}");
     }
@@ -268,11 +280,11 @@ pub fn projects(r: &ProjectList) -> String {
         let ck = p.last_checkpoint.as_ref().map(|c| c.timestamp.as_str()).unwrap_or("none");
         let _ = writeln!(
             s,
-            "{}  {}  {} files, {} commands, last checkpoint {ck}, expires after {} more idle{}",
+            "{}  {}  {}, {}, last checkpoint {ck}, expires after {} more idle{}",
             p.root.display(),
             p.session_id,
-            p.files_modified,
-            p.commands,
+            count(p.files_modified, "file", "files"),
+            count(p.commands, "command", "commands"),
             human_duration(p.expires_in_secs),
             if p.warnings.is_empty() { String::new() } else { format!(" ⚠ {}", p.warnings.join("; ")) }
         );
@@ -296,11 +308,48 @@ pub fn history(r: &HistoryReply) -> String {
         let task = if h.active_task.is_empty() { String::new() } else { format!(" · {}", h.active_task) };
         let _ = writeln!(
             s,
-            "  {}  ended {} ({reason}) · {} files, {} commands{task}",
-            h.session_id, h.ended_at, h.files_modified, h.commands
+            "  {}  ended {} ({reason}) · {}, {}{task}",
+            h.session_id,
+            h.ended_at,
+            count(h.files_modified, "file", "files"),
+            count(h.commands, "command", "commands")
         );
     }
     s
+}
+
+/// `ccmemctl facts`: numbered as `forget` and `done` take them.
+pub fn facts(r: &ccmem_proto::api::FactsReply) -> String {
+    let mut s = String::new();
+    if let Some(c) = &r.changed {
+        let _ = writeln!(s, "{c}\n");
+    }
+    let _ = writeln!(s, "{}", r.root.display());
+    // Numbered where a command takes the number; bullets otherwise.
+    let mut list = |title: &str, items: Vec<String>, hint: &str| {
+        let _ = writeln!(s, "\n{title}{}", if items.is_empty() { ": none" } else { hint });
+        for (i, t) in items.iter().enumerate() {
+            match hint {
+                "" => writeln!(s, "    - {t}"),
+                _ => writeln!(s, "  {:>3}. {t}", i + 1),
+            }
+            .ok();
+        }
+    };
+    list("Facts of this project", r.facts.clone(), " (`ccmemctl facts forget N`)");
+    list("Facts for every project", r.global_facts.clone(), " (`ccmemctl facts forget N --global`)");
+    let goals = r
+        .goals
+        .iter()
+        .map(|g| match &g.deadline {
+            Some(d) => format!("{} (by {d})", g.text),
+            None => g.text.clone(),
+        })
+        .collect();
+    list("Active goals", goals, " (`ccmemctl facts done N`)");
+    let done = r.completed_goals.iter().rev().take(10).map(|g| format!("{} ({})", g.text, g.completed_at)).collect();
+    list("Goals reached, newest first", done, "");
+    s.trim_end().to_string()
 }
 
 /// `3d 4h`, `2h 5m`, `4m 10s`, `12s`.

@@ -70,7 +70,7 @@ pub fn installed_exe(text: &str) -> Option<PathBuf> {
     Some(PathBuf::from(s[open..close].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")))
 }
 
-fn home_and_config() -> Result<(PathBuf, PathBuf), String> {
+pub fn home_and_config() -> Result<(PathBuf, PathBuf), String> {
     let b = directories::BaseDirs::new().ok_or("cannot find the home directory (is HOME set?)")?;
     Ok((b.home_dir().to_path_buf(), b.config_dir().to_path_buf()))
 }
@@ -182,62 +182,139 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
             }
             Ok(if start { "started" } else { "stopped" }.into())
         }
-        Action::Status => Ok(status(&home, &config).join("\n")),
+        Action::Status => Ok(status(&home, &config).lines().join("\n")),
     }
 }
 
-/// The lines of `service status`: each file, the binary it starts and its version, and the
-/// manager's view; warnings first-class.
-pub fn status(home: &Path, config: &Path) -> Vec<String> {
-    let mut out = Vec::new();
+/// What `service status` finds: each unit file, the binary it starts and its version, and
+/// the service manager's view. `--json` prints it as is; [`Status::lines`] is the human form.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Status {
+    /// One entry per file ccmem installs (the plist on macOS; socket and service units).
+    pub files: Vec<UnitFile>,
+    /// `systemd`, `launchd`, or `none` (no user service manager runs here).
+    pub manager: &'static str,
+    /// The manager's view of each unit (`enabled`/`active` on systemd; `loaded` on launchd).
+    pub units: Vec<UnitState>,
+    /// The ccmemd beside this ccmemctl, when it is not the one the service starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beside_this_client: Option<PathBuf>,
+}
+
+/// One installed (or missing) unit file.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct UnitFile {
+    /// Where it is (or would be).
+    pub path: PathBuf,
+    /// Whether it exists.
+    pub installed: bool,
+    /// The ccmemd it starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts: Option<PathBuf>,
+    /// That ccmemd's version (`unknown` when it does not say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// What needs doing about it.
+    pub warnings: Vec<String>,
+}
+
+/// A unit as the service manager sees it.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct UnitState {
+    /// Unit name or launchd label.
+    pub unit: String,
+    /// `enabled`, `disabled`, … (systemd), or `loaded`/`not loaded` (launchd).
+    pub enabled: String,
+    /// `active`, `inactive`, … (systemd only).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub active: String,
+}
+
+/// The service's state, looked up.
+pub fn status(home: &Path, config: &Path) -> Status {
+    let mut st = Status { manager: "none", ..Default::default() };
     let here = crate::autostart::find_daemon().and_then(|p| std::fs::canonicalize(p).ok());
-    let mut any = false;
     for (path, _) in files(home, config, Path::new("ccmemd")) {
+        let mut f = UnitFile { path: path.clone(), ..Default::default() };
         let Ok(text) = std::fs::read_to_string(&path) else {
-            out.push(format!("not installed: {} (run `ccmemctl service install`)", path.display()));
+            st.files.push(f);
             continue;
         };
-        any = true;
-        out.push(format!("installed: {}", path.display()));
-        let Some(exe) = installed_exe(&text) else { continue };
-        if !exe.is_file() {
-            out.push(format!(
-                "warning: it starts {}, which does not exist any more: run `ccmemctl service install` again",
-                exe.display()
-            ));
-            continue;
-        }
-        let version = version_of(&exe).unwrap_or_else(|| "unknown".into());
-        out.push(format!("starts {} (version {version})", exe.display()));
-        if version != ccmem_proto::VERSION {
-            out.push(format!(
-                "warning: that ccmemd is version {version}, this ccmemctl is {}: run `ccmemctl service install` again",
-                ccmem_proto::VERSION
-            ));
-        }
-        if let Some(h) = &here {
-            if h != &exe {
-                out.push(format!("note: the ccmemd beside this ccmemctl is {}", h.display()));
+        f.installed = true;
+        if let Some(exe) = installed_exe(&text) {
+            if !exe.is_file() {
+                f.warnings.push(format!(
+                    "it starts {}, which does not exist any more: run `ccmemctl service install` again",
+                    exe.display()
+                ));
+            } else {
+                let version = version_of(&exe).unwrap_or_else(|| "unknown".into());
+                if version != ccmem_proto::VERSION {
+                    f.warnings.push(format!(
+                        "that ccmemd is version {version}, this ccmemctl is {}: run `ccmemctl service install` again",
+                        ccmem_proto::VERSION
+                    ));
+                }
+                if here.as_ref().is_some_and(|h| h != &exe) {
+                    st.beside_this_client = here.clone();
+                }
+                f.version = Some(version);
             }
+            f.starts = Some(exe);
         }
+        st.files.push(f);
     }
-    if !any {
-        return out;
+    if !st.files.iter().any(|f| f.installed) {
+        return st;
     }
     if cfg!(target_os = "macos") {
+        st.manager = "launchd";
         let loaded = run("launchctl", &["print", &format!("gui/{}/{LABEL}", ccmem_proto::paths::euid())]).is_ok();
-        out.push(format!("launchd: {}", if loaded { "loaded" } else { "not loaded" }));
+        st.units.push(UnitState {
+            unit: LABEL.into(),
+            enabled: if loaded { "loaded" } else { "not loaded" }.into(),
+            active: String::new(),
+        });
     } else if systemd_user() {
+        st.manager = "systemd";
         for unit in ["ccmemd.socket", "ccmemd.service"] {
             let enabled = run("systemctl", &["--user", "is-enabled", unit])
                 .unwrap_or_else(|e| e.lines().last().unwrap_or("").to_string());
             let active = run("systemctl", &["--user", "is-active", unit]).unwrap_or_else(|_| "inactive".into());
-            out.push(format!("{unit}: {enabled}, {active}"));
+            st.units.push(UnitState { unit: unit.into(), enabled, active });
         }
-    } else {
-        out.push(NO_MANAGER.into());
     }
-    out
+    st
+}
+
+impl Status {
+    /// The human form: a line per file, its binary and version, warnings, the manager's view.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            if !f.installed {
+                out.push(format!("not installed: {} (run `ccmemctl service install`)", f.path.display()));
+                continue;
+            }
+            out.push(format!("installed: {}", f.path.display()));
+            if let (Some(exe), Some(v)) = (&f.starts, &f.version) {
+                out.push(format!("starts {} (version {v})", exe.display()));
+            }
+            out.extend(f.warnings.iter().map(|w| format!("warning: {w}")));
+        }
+        if let Some(h) = &self.beside_this_client {
+            out.push(format!("note: the ccmemd beside this ccmemctl is {}", h.display()));
+        }
+        if !self.files.iter().any(|f| f.installed) {
+            return out;
+        }
+        match self.manager {
+            "none" => out.push(NO_MANAGER.into()),
+            "launchd" => out.extend(self.units.iter().map(|u| format!("launchd: {}", u.enabled))),
+            _ => out.extend(self.units.iter().map(|u| format!("{}: {}, {}", u.unit, u.enabled, u.active))),
+        }
+        out
+    }
 }
 
 #[cfg(test)]

@@ -176,8 +176,8 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
                 suite.framework
             ),
             format!(
-                "`{}` failed{}",
-                suite.command,
+                "{} failed{}",
+                ccmem_proto::command_or(&suite.command, "The test run"),
                 first.and_then(|f| f.message.as_deref()).map(|m| format!(": {m}")).unwrap_or_default()
             ),
             format!("Fix the failing tests: {}", names.join(", ")),
@@ -185,7 +185,11 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
     }
     let b = &s.environment.build;
     if b.status == BuildState::Failed {
-        let first = b.errors.first().cloned().unwrap_or_else(|| format!("`{}` failed", b.command));
+        let first = b
+            .errors
+            .first()
+            .cloned()
+            .unwrap_or_else(|| format!("{} failed", ccmem_proto::command_or(&b.command, "the build")));
         out.push(entry(
             Priority::High,
             None,

@@ -260,11 +260,14 @@ fn show(c: &Config, key: &str) -> String {
         "watch.poll_interval" => d(c.watch_poll_interval),
         "watch.queue" => c.watch_queue.to_string(),
         "watch.max_watches" => c.max_watches.map_or("0".into(), |n| n.to_string()),
-        "redact.patterns" => format!(
-            "{} pattern(s): {}",
-            c.live.redact_patterns.len(),
-            c.live.redact_patterns.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", ")
-        ),
+        "redact.patterns" => match c.live.redact_patterns.len() {
+            0 => "none".into(),
+            n => format!(
+                "{} ({})",
+                ccmem_proto::count(n as u64, "pattern", "patterns"),
+                c.live.redact_patterns.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        },
         _ => String::new(),
     }
 }

@@ -155,7 +155,8 @@ pub fn build(i: &Input, budget: usize) -> String {
     if !work.todos.is_empty() {
         sections.push((
             format!("## Todos ({done} of {} done; [x] done, [~] in progress, [ ] open)", work.todos.len()),
-            todo_lines(work.todos, caps::TODOS),
+            // A tight budget folds the done items first, never the open ones.
+            todo_lines(work.todos, caps::TODOS.min(budget / 3)),
         ));
     }
     if previous.is_none() {
@@ -355,16 +356,21 @@ fn state_line(w: &Work, s: &Session) -> String {
         return format!("Under way: {}.", t.active_form.trim_end_matches('.'));
     }
     if !w.todos.is_empty() && open == 0 && w.failures.is_empty() {
-        return format!("Finished: all {} todos done{last_commit}.", w.todos.len());
+        return format!(
+            "Finished: all {} done{last_commit}.",
+            ccmem_proto::count(w.todos.len() as u64, "todo", "todos")
+        );
     }
     if !w.todos.is_empty() && open == 0 {
-        return format!("All {} todos done, but failures remain (below){last_commit}.", w.todos.len());
+        let todos = ccmem_proto::count(w.todos.len() as u64, "todo", "todos");
+        return format!("All {todos} done, but failures remain (below){last_commit}.");
     }
     String::new()
 }
 
-/// One line per todo with its status; completed ones folded into one line when the list is
-/// too long, never the open ones.
+/// One line per todo with its status, the open ones first (in their order, so a tight budget
+/// cuts done items, not open ones), then the done ones; these are folded into one line when
+/// the list is too long, never the open ones.
 fn todo_lines(todos: &[Todo], max: usize) -> Vec<String> {
     let line = |t: &Todo| {
         let mark = match t.status {
@@ -375,14 +381,16 @@ fn todo_lines(todos: &[Todo], max: usize) -> Vec<String> {
         let id = t.id.as_deref().map(|i| format!("#{i} ")).unwrap_or_default();
         format!("- {mark} {id}{}", one_line(&t.content))
     };
-    let all: Vec<String> = todos.iter().map(line).collect();
+    let (done, open): (Vec<&Todo>, Vec<&Todo>) = todos.iter().partition(|t| t.status == TodoStatus::Completed);
+    let mut out: Vec<String> = open.iter().map(|t| line(t)).collect();
+    let all: Vec<String> = out.iter().cloned().chain(done.iter().map(|t| line(t))).collect();
     if size(&all) <= max {
         return all;
     }
-    let done: Vec<&Todo> = todos.iter().filter(|t| t.status == TodoStatus::Completed).collect();
-    let mut out: Vec<String> = todos.iter().filter(|t| t.status != TodoStatus::Completed).map(line).collect();
-    let names: Vec<String> = done.iter().map(|t| one_line(&t.content)).collect();
-    out.insert(0, truncate_chars(&format!("- [x] {} done: {}", done.len(), names.join("; ")), LINE));
+    if !done.is_empty() {
+        let names: Vec<String> = done.iter().map(|t| one_line(&t.content)).collect();
+        out.push(truncate_chars(&format!("- [x] {} done: {}", done.len(), names.join("; ")), LINE));
+    }
     cap(out, max)
 }
 
@@ -535,8 +543,8 @@ fn build_failing(sections: &mut Vec<(String, Vec<String>)>, s: &Session) {
     let b = &s.environment.build;
     if b.status == BuildState::Failed {
         let mut l = vec![format!(
-            "`{}` failed{}.",
-            b.command,
+            "{} failed{}.",
+            ccmem_proto::command_or(&b.command, "The build"),
             b.last_build.as_deref().map(|t| format!(" at {t}")).unwrap_or_default()
         )];
         l.extend(b.errors.iter().take(5).map(|e| format!("- {e}")));
@@ -565,7 +573,8 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session, now
         if suite.total == 0 && suite.failures.is_empty() {
             // No counts in its output: what its exit status said.
             let how = if suite.status == SuiteStatus::Passed { "passed" } else { "failed" };
-            l.push(format!("- {kind}: `{}` {how}{when} (no test counts in its output)", suite.command));
+            let cmd = ccmem_proto::command_or(&suite.command, "the run");
+            l.push(format!("- {kind}: {cmd} {how}{when} (no test counts in its output)"));
             continue;
         }
         let status = if suite.status == SuiteStatus::Passed { "passed" } else { "failed" };
@@ -580,9 +589,13 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session, now
                 n => format!(", {n} files edited since"),
             })
             .unwrap_or_default();
+        let cmd = match ccmem_proto::command_or(&suite.command, "") {
+            c if c.is_empty() => c,
+            c => format!(", {c}"),
+        };
         l.push(format!(
-            "- {kind} {status} ({}: {} of {}){when}{since}, `{}`",
-            suite.framework, suite.passed, suite.total, suite.command
+            "- {kind} {status} ({}: {} of {}){when}{since}{cmd}",
+            suite.framework, suite.passed, suite.total
         ));
     }
     if s.git.has_uncommitted_changes {
@@ -646,41 +659,66 @@ fn relevant_facts(i: &Input) -> Vec<String> {
     facts.into_iter().filter(|(_, _, f)| seen.insert(f.as_str())).take(FACTS_SHOWN).map(|(_, _, f)| f.clone()).collect()
 }
 
-/// Joins sections in order until the budget is spent: lines that do not fit are dropped
-/// (with a note of how many), and a section that cannot show its title and one line is left
-/// out. The result never exceeds `budget` characters.
+/// Joins sections in order within the budget. Breadth first: every section that fits gets
+/// its title and first line before any section gets a second line, so that a tight budget
+/// keeps one line of each thing (the failing tests, the todos) rather than all of the first.
+/// Lines that do not fit are dropped, with "- … and N more" in a list; a section that cannot
+/// show its title and one line is left out. The result never exceeds `budget` characters.
 fn pack(sections: Vec<(String, Vec<String>)>, budget: usize) -> String {
-    let mut out = String::new();
+    let sections: Vec<(String, Vec<String>)> = sections
+        .into_iter()
+        .map(|(t, lines)| (t, lines.into_iter().map(|l| truncate_chars(&l, LINE)).collect()))
+        .collect();
+    let chars = |l: &str| l.chars().count() + 1;
+    // How many lines of each section are shown; 0: the section is left out.
+    let mut shown = vec![0usize; sections.len()];
     let mut used = 0;
-    for (title, lines) in sections {
-        let lines: Vec<String> = lines.into_iter().map(|l| truncate_chars(&l, LINE)).collect();
-        let head = title.chars().count() + 2;
-        let first = lines.first().map(|l| l.chars().count() + 1).unwrap_or(0);
-        if used + head + first > budget {
+    for (i, (title, lines)) in sections.iter().enumerate() {
+        // Title, its first line, and the blank line after the block.
+        let need = chars(title) + lines.first().map_or(0, |l| chars(l)) + 1;
+        if !lines.is_empty() && used + need <= budget {
+            shown[i] = 1;
+            used += need;
+        }
+    }
+    for (i, (_, lines)) in sections.iter().enumerate() {
+        if shown[i] == 0 {
             continue;
         }
-        let mut block = format!("{title}\n");
-        let mut size = head - 1;
-        let total = lines.len();
-        for (n, l) in lines.iter().enumerate() {
-            let len = l.chars().count() + 1;
-            let note_room = if n + 1 < total { 20 } else { 0 };
-            if used + size + len + note_room + 1 > budget && n > 0 {
-                let note = format!("- … and {} more\n", total - n);
-                if used + size + note.chars().count() < budget {
-                    size += note.chars().count();
-                    block.push_str(&note);
-                }
+        let list = lines.iter().all(|l| l.starts_with("- ") || l.starts_with("> "));
+        while shown[i] < lines.len() {
+            let more = lines.len() - shown[i] - 1;
+            // Room for the note of what would still be left out after this line.
+            let note = if more > 0 && list { chars(&format!("- … and {more} more")) } else { 0 };
+            let len = chars(&lines[shown[i]]);
+            if used + len + note > budget {
                 break;
             }
-            block.push_str(l);
-            block.push('\n');
-            size += len;
+            used += len;
+            shown[i] += 1;
         }
-        block.push('\n');
-        size += 1;
-        out.push_str(&block);
-        used += size;
+    }
+    let mut out = String::new();
+    for (i, (title, lines)) in sections.iter().enumerate() {
+        if shown[i] == 0 {
+            continue;
+        }
+        out.push_str(title);
+        out.push('\n');
+        for l in &lines[..shown[i]] {
+            out.push_str(l);
+            out.push('\n');
+        }
+        let left = lines.len() - shown[i];
+        if left > 0 && lines.iter().all(|l| l.starts_with("- ") || l.starts_with("> ")) {
+            let note = format!("- … and {left} more\n");
+            // Reserved above for all but a section cut at its first line.
+            if used + note.chars().count() <= budget {
+                used += note.chars().count();
+                out.push_str(&note);
+            }
+        }
+        out.push('\n');
     }
     let trimmed = out.trim_end().to_string();
     truncate_chars(&trimmed, budget)
@@ -786,13 +824,19 @@ mod tests {
         let pos = |x: &str| c.find(x).unwrap_or_else(|| panic!("{x} missing:\n{c}"));
         assert!(pos("Under way: Implementing.") < pos("## Todos (1 of 3 done"));
         assert!(pos("## Todos") < pos("## Files edited"));
-        assert!(pos("- [x] Design") < pos("- [~] Implement callback"));
+        // Open items first, in their order, then the done ones.
         assert!(pos("- [~] Implement callback") < pos("- [ ] Write tests"));
+        assert!(pos("- [ ] Write tests") < pos("- [x] Design"));
         assert!(c.contains("and 175 more files") || c.contains("- … and"), "a long list says what it left out:\n{c}");
         assert!(c.contains("ship login (by Friday)"));
         assert!(c.find("OAuth callbacks").unwrap() < c.find("uses pnpm").unwrap(), "related facts first");
         let small = build(&input, 800);
         assert!(small.contains("## Todos") && small.contains("[~] Implement callback"), "{small}");
+        // At the smallest budget: no list note in the head, the open todo before a done one.
+        let tiny = build(&input, 300);
+        let head = tiny.split("\n\n").next().unwrap_or("");
+        assert!(!head.contains("… and"), "{tiny}");
+        assert!(!tiny.contains("- [x] Design") || tiny.contains("[~] Implement callback"), "{tiny}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ const KEPT: usize = 500;
 enum Msg {
     Add(String),
     List(oneshot::Sender<Vec<String>>),
+    Edit(ccmem_proto::facts::FactsEdit, oneshot::Sender<Result<String, String>>),
 }
 
 /// A handle on the user-wide facts.
@@ -42,6 +43,16 @@ impl GlobalFacts {
                     Msg::List(reply) => {
                         let _ = reply.send(memory.facts.clone());
                     }
+                    Msg::Edit(edit, reply) => {
+                        let r = memory.apply(&edit, &crate::session::iso(chrono::Utc::now()));
+                        if r.is_ok() {
+                            let (s, m) = (store.clone(), memory.clone());
+                            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.save_global_memory(&m)).await {
+                                tracing::error!(error = %e, "cannot save the user-wide facts");
+                            }
+                        }
+                        let _ = reply.send(r);
+                    }
                 }
             }
         });
@@ -51,6 +62,15 @@ impl GlobalFacts {
     /// Remembers a fact for every project.
     pub async fn add(&self, fact: String) {
         let _ = self.tx.send(Msg::Add(fact)).await;
+    }
+
+    /// Forgets a user-wide fact (goals are per project).
+    pub async fn edit(&self, edit: ccmem_proto::facts::FactsEdit) -> Result<String, String> {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Msg::Edit(edit, tx)).await.is_err() {
+            return Err("ccmemd is shutting down".into());
+        }
+        rx.await.unwrap_or_else(|_| Err("ccmemd is shutting down".into()))
     }
 
     /// Every user-wide fact, oldest first.

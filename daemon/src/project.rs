@@ -82,6 +82,25 @@ pub enum Msg {
     Context { budget: Option<usize>, reply: oneshot::Sender<ContextReply> },
     /// The session memory report, written into the project when `write`.
     Report { write: bool, reply: oneshot::Sender<Result<ReportReply, String>> },
+    /// The project's facts and goals, after `edit` (what it did, or why it could not).
+    Facts { edit: Option<facts::FactsEdit>, reply: oneshot::Sender<FactsAnswer> },
+}
+
+/// The facts and goals, and what an edit did.
+pub type FactsAnswer = (Memory, Result<Option<String>, String>);
+
+/// Applies a hand edit to a project's stored facts and goals (for a project without a live
+/// session; a live one's task does the same to its own copy).
+pub fn edit_stored_facts(ctx: &Ctx, root: &Path, edit: Option<&facts::FactsEdit>) -> FactsAnswer {
+    let mut memory = ctx.store.load_memory(root);
+    let Some(edit) = edit else { return (memory, Ok(None)) };
+    match memory.apply(edit, &session::iso(chrono::Utc::now())) {
+        Ok(said) => match ctx.store.save_memory(root, &memory) {
+            Ok(()) => (memory, Ok(Some(said))),
+            Err(e) => (ctx.store.load_memory(root), Err(format!("cannot save the facts: {e}"))),
+        },
+        Err(e) => (memory, Err(e)),
+    }
 }
 
 /// What a background job hands back.
@@ -381,6 +400,19 @@ impl Project {
             Msg::Report { write, reply } => {
                 let _ = reply.send(self.memory_report(write).await);
             }
+            Msg::Facts { edit, reply } => {
+                let said = match edit {
+                    None => Ok(None),
+                    Some(edit) => match self.memory.apply(&edit, &session::iso(chrono::Utc::now())) {
+                        Ok(said) => {
+                            self.save_facts().await;
+                            Ok(Some(said))
+                        }
+                        Err(e) => Err(e),
+                    },
+                };
+                let _ = reply.send((self.memory.clone(), said));
+            }
             Msg::Event { event, reply } => {
                 let r = session::apply(&mut self.s, event, chrono::Utc::now());
                 if r.is_ok() {
@@ -654,6 +686,10 @@ impl Project {
         m.completed_goals.drain(..excess);
         let excess = m.goals.len().saturating_sub(200);
         m.goals.drain(..excess);
+        self.save_facts().await;
+    }
+
+    async fn save_facts(&self) {
         let (ctx, root, copy) = (self.ctx.clone(), self.s.project_root.clone(), self.memory.clone());
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ctx.store.save_memory(&root, &copy)).await {
             tracing::error!(project = %self.s.project_root.display(), error = %e, "cannot save facts and goals");

@@ -105,6 +105,16 @@ impl Projects {
                             let _ = reply.send(r);
                         }
                     }
+                    // Facts and goals outlive sessions: read (and edited) where they are kept.
+                    Msg::Facts { edit, reply } if !self.closing.load(Ordering::SeqCst) => {
+                        let (ctx, root) = (self.ctx.clone(), root.to_path_buf());
+                        let job = tokio::task::spawn_blocking(move || {
+                            crate::project::edit_stored_facts(&ctx, &root, edit.as_ref())
+                        });
+                        if let Ok(r) = job.await {
+                            let _ = reply.send(r);
+                        }
+                    }
                     msg => msg.answer_not_live(root),
                 }
                 return;

@@ -223,7 +223,7 @@ fn next_steps(s: &Session, list: Option<&TaskList>, blockers: &[ccmem_proto::rep
             if failing(&s.test_results.unit) { &s.test_results.unit.command } else { &s.test_results.e2e.command };
         out.push(NextStep {
             priority: StepPriority::Immediate,
-            action: format!("Run `{cmd}` again once fixed"),
+            action: format!("Run {} again once fixed", ccmem_proto::command_or(cmd, "the tests")),
             reference: None,
         });
     }

@@ -103,9 +103,39 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         }
         method::CONTEXT => {
             let p: api::ContextParams = parse(name, params)?;
+            if let Some(b) = p.budget.filter(|b| !api::BUDGET_RANGE.contains(b)) {
+                let (lo, hi) = (api::BUDGET_RANGE.start(), api::BUDGET_RANGE.end());
+                return Err(RpcError::invalid_params(
+                    name,
+                    format!("budget {b} is out of range: {lo} to {hi} characters"),
+                ));
+            }
             let root = root_of(name, p.path).await?;
             fresh_servers(shared, &root).await;
             to_value(ask(shared, &root, |reply| Msg::Context { budget: p.budget, reply }).await?)
+        }
+        method::FACTS => {
+            let p: api::FactsParams = parse(name, params)?;
+            let root = root_of(name, p.path).await?;
+            let global = &shared.projects.ctx().global;
+            let (memory, changed) = match (p.edit, p.global) {
+                (Some(edit), true) => {
+                    let said = global.edit(edit).await.map_err(RpcError::app)?;
+                    (ask(shared, &root, |reply| Msg::Facts { edit: None, reply }).await?.0, Some(said))
+                }
+                (edit, _) => {
+                    let (memory, said) = ask(shared, &root, |reply| Msg::Facts { edit, reply }).await?;
+                    (memory, said.map_err(RpcError::app)?)
+                }
+            };
+            to_value(api::FactsReply {
+                root,
+                changed,
+                facts: memory.facts,
+                global_facts: global.list().await,
+                goals: memory.goals,
+                completed_goals: memory.completed_goals,
+            })
         }
         method::CONFIG_SHOW => {
             let p: api::ConfigParams = parse(name, params)?;

@@ -44,6 +44,40 @@ pub mod method {
     pub const REPORT: &str = "session.report";
     /// Test results from a runner's output or a JUnit XML file.
     pub const TEST_REPORT: &str = "session.test_report";
+    /// The facts and goals kept for a project (and the user-wide facts); forget one, finish one.
+    pub const FACTS: &str = "facts";
+}
+
+/// Params of `facts`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactsParams {
+    /// A directory or file inside the project (absolute).
+    pub path: PathBuf,
+    /// What to change; none: just list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<crate::facts::FactsEdit>,
+    /// The edit is of the user-wide facts (`[REMEMBER GLOBAL: …]`), not the project's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub global: bool,
+}
+
+/// Reply of `facts`: everything kept, oldest first (the numbers of `forget` and `done` are
+/// positions in these lists, from 1), after the edit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FactsReply {
+    /// The project's root.
+    pub root: PathBuf,
+    /// What the edit did, if one was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<String>,
+    /// The project's facts.
+    pub facts: Vec<String>,
+    /// Facts for every project.
+    pub global_facts: Vec<String>,
+    /// Active goals.
+    pub goals: Vec<crate::facts::Goal>,
+    /// Goals reached.
+    pub completed_goals: Vec<crate::facts::CompletedGoal>,
 }
 
 /// Params of `hello`: who the client is.
@@ -336,12 +370,16 @@ pub struct HookReply {
     pub additional_context: String,
 }
 
+/// The resume context's budget, in characters: what `context --budget` and the daemon's
+/// `context_budget` accept.
+pub const BUDGET_RANGE: std::ops::RangeInclusive<usize> = 200..=10_000;
+
 /// Params of `session.context`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextParams {
     /// A directory or file inside the project (absolute).
     pub path: PathBuf,
-    /// Characters at most (default: the daemon's budget; never over 10,000).
+    /// Characters at most (default: the daemon's budget), within [`BUDGET_RANGE`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<usize>,
 }

@@ -43,6 +43,44 @@ pub struct CompletedGoal {
     pub completed_at: String,
 }
 
+/// A change to facts and goals asked for by hand (`ccmemctl facts`). Numbers are 1-based,
+/// as listed (oldest first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FactsEdit {
+    /// Drops fact N.
+    Forget(usize),
+    /// Moves active goal N to the completed ones.
+    GoalDone(usize),
+}
+
+impl Memory {
+    /// Applies `edit`; what it changed, or an error naming the valid numbers.
+    pub fn apply(&mut self, edit: &FactsEdit, now: &str) -> Result<String, String> {
+        let out_of = |what: &str, n: usize, len: usize| match len {
+            0 => format!("there is no {what} {n}: none are kept"),
+            len => format!("there is no {what} {n}: they are numbered 1 to {len}"),
+        };
+        match *edit {
+            FactsEdit::Forget(n) => {
+                if n == 0 || n > self.facts.len() {
+                    return Err(out_of("fact", n, self.facts.len()));
+                }
+                Ok(format!("forgot: {}", self.facts.remove(n - 1)))
+            }
+            FactsEdit::GoalDone(n) => {
+                if n == 0 || n > self.goals.len() {
+                    return Err(out_of("active goal", n, self.goals.len()));
+                }
+                let g = self.goals.remove(n - 1);
+                let said = format!("done: {}", g.text);
+                self.completed_goals.push(CompletedGoal { text: g.text, completed_at: now.to_string() });
+                Ok(said)
+            }
+        }
+    }
+}
+
 /// Intents found in one assistant message (seed 002's DetectedIntents, all of them).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Intents {
@@ -217,6 +255,22 @@ mod tests {
             [("ship OAuth login".to_string(), Some("Friday".to_string())), ("write docs".to_string(), None)]
         );
         assert_eq!(i.done, ["oauth login"]);
+    }
+
+    #[test]
+    fn facts_and_goals_are_edited_by_number() {
+        let mut m = Memory {
+            facts: vec!["a".into(), "b".into()],
+            goals: vec![Goal { text: "ship".into(), deadline: None, created_at: String::new() }],
+            completed_goals: Vec::new(),
+        };
+        assert_eq!(m.apply(&FactsEdit::Forget(2), "t").unwrap(), "forgot: b");
+        assert_eq!(m.facts, ["a"]);
+        assert_eq!(m.apply(&FactsEdit::Forget(3), "t").unwrap_err(), "there is no fact 3: they are numbered 1 to 1");
+        assert!(m.apply(&FactsEdit::Forget(0), "t").is_err());
+        assert_eq!(m.apply(&FactsEdit::GoalDone(1), "t").unwrap(), "done: ship");
+        assert_eq!(m.completed_goals[0].completed_at, "t");
+        assert_eq!(m.apply(&FactsEdit::GoalDone(1), "t").unwrap_err(), "there is no active goal 1: none are kept");
     }
 
     #[test]

@@ -30,3 +30,18 @@ pub const PROTOCOL_VERSION: u32 = 1;
 
 /// Version of this build of ccmem (shared by all crates of the workspace).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `` `cargo test` `` for a command, else `fallback` (a test run or build recorded by an
+/// event may come without its command: no empty backticks then).
+pub fn command_or(command: &str, fallback: &str) -> String {
+    match command.trim() {
+        "" => fallback.to_string(),
+        c => format!("`{c}`"),
+    }
+}
+
+/// `1 file`, `3 files`: a count with its noun in the right number.
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -65,9 +65,20 @@ impl RpcError {
     pub fn method_not_found(method: &str) -> Self {
         Self::new(code::METHOD_NOT_FOUND, format!("method not found: {method:?}"))
     }
-    /// -32602 for `method`, with the reason.
+    /// -32602 for `method`, with the reason; `data` holds both apart (`{"method", "detail"}`)
+    /// so that a client can show its user the reason without the internal method's name.
     pub fn invalid_params(method: &str, detail: impl fmt::Display) -> Self {
-        Self::new(code::INVALID_PARAMS, format!("invalid params for {method:?}: {detail}"))
+        let detail = detail.to_string();
+        Self {
+            code: code::INVALID_PARAMS,
+            message: format!("invalid params for {method:?}: {detail}"),
+            data: Some(serde_json::json!({"method": method, "detail": detail})),
+        }
+    }
+
+    /// What a person is told: the reason alone for bad params, else the message.
+    pub fn for_people(&self) -> &str {
+        self.data.as_ref().and_then(|d| d.get("detail")).and_then(Value::as_str).unwrap_or(&self.message)
     }
     /// -32000: an application failure explained by `message`.
     pub fn app(message: impl Into<String>) -> Self {

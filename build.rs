@@ -1,0 +1,37 @@
+//! Tells the tests what this machine has, so that a test needing root, libfaketime or the
+//! systemd tools is reported as `ignored, needs …` by `cargo test` instead of passing
+//! without doing anything. Checked when the package is built: after installing one of them,
+//! `touch build.rs` (or `cargo clean -p ccmem`) to have its tests run.
+
+use std::path::Path;
+
+fn main() {
+    println!("cargo::rerun-if-changed=build.rs");
+    for cfg in ["ccmem_root", "ccmem_faketime", "ccmem_systemd_analyze", "ccmem_socket_activate"] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
+    if is_root() {
+        println!("cargo::rustc-cfg=ccmem_root");
+    }
+    if Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1").exists() {
+        println!("cargo::rustc-cfg=ccmem_faketime");
+    }
+    if on_path("systemd-analyze") {
+        println!("cargo::rustc-cfg=ccmem_systemd_analyze");
+    }
+    if on_path("systemd-socket-activate") {
+        println!("cargo::rustc-cfg=ccmem_socket_activate");
+    }
+}
+
+fn is_root() -> bool {
+    // `Uid:` real, effective, saved, fs: the effective one counts.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(2) == Some("0")))
+        .unwrap_or(false)
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
