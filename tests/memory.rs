@@ -632,7 +632,11 @@ fn semantic_search_through_a_local_provider_with_cache_and_fallback() {
             "fallbackModels": ["stub-a"]}})
         .to_string()
     };
-    std::fs::write(dir.join("config.json"), config("missing", stub.port)).unwrap();
+    // The provider is the user's choice (a project's config.json may not name one): the
+    // global file.
+    let user_config = env.home.join(".claude/memory/config.json");
+    std::fs::create_dir_all(user_config.parent().unwrap()).unwrap();
+    std::fs::write(&user_config, config("missing", stub.port)).unwrap();
     let cat = write(
         &env,
         &root,
@@ -671,14 +675,14 @@ fn semantic_search_through_a_local_provider_with_cache_and_fallback() {
     assert_eq!(stub.embedded.load(Ordering::SeqCst) - before, 2, "the query and the changed memory");
 
     // A model change invalidates every entry of the old model.
-    std::fs::write(dir.join("config.json"), config("stub-b", stub.port).replace("stub-a", "stub-c")).unwrap();
+    std::fs::write(&user_config, config("stub-b", stub.port).replace("stub-a", "stub-c")).unwrap();
     let r = mem_json(&env, &root, &["search", "kitten", "--mode", "semantic"]);
     assert_eq!(r["hits"][0]["slug"], cat.as_str());
     assert_eq!(read_json(&dir.join(".embedding-cache").join(format!("{cat}.json")))["model"], "stub-b");
 
     // Nothing listening: full-text results and a note.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    std::fs::write(dir.join("config.json"), config("stub-b", closed)).unwrap();
+    std::fs::write(&user_config, config("stub-b", closed)).unwrap();
     let r = mem_json(&env, &root, &["search", "kitten"]);
     assert_eq!(r["mode"], "text", "{r}");
     assert_eq!(r["hits"][0]["slug"], cat.as_str());

@@ -155,7 +155,10 @@ impl Config {
         if e.fallback_models.iter().any(|m| m.trim().is_empty()) {
             return Err("embedding.fallbackModels must be non-empty strings".into());
         }
-        if e.cache_directory.is_empty() || e.cache_directory.contains(['/', '\\']) || e.cache_directory == ".." {
+        if e.cache_directory.is_empty()
+            || e.cache_directory.contains(['/', '\\'])
+            || matches!(e.cache_directory.as_str(), "." | "..")
+        {
             return Err(format!(
                 "embedding.cacheDirectory must be a plain directory name (got {:?})",
                 e.cache_directory
@@ -186,6 +189,32 @@ impl Config {
 /// A config file as read: its JSON, none, or why it could not be read.
 type Read = Result<Option<Value>, String>;
 
+/// Keys a project's `config.json` may not set, for it comes with the repository: where
+/// embeddings are computed (a repository naming its own server would receive the user's
+/// memories, global ones included, with every search) and which directories are scopes (an
+/// enterprise scope pointed anywhere would read and write there). Removes them from `v` and
+/// returns their names.
+fn without_repository_only_keys(v: &mut Value) -> Vec<&'static str> {
+    let mut gone = Vec::new();
+    if let Some(e) = v.get_mut("embedding").and_then(Value::as_object_mut) {
+        for (key, name) in [
+            ("provider", "embedding.provider"),
+            ("endpoint", "embedding.endpoint"),
+            ("cacheDirectory", "embedding.cacheDirectory"),
+        ] {
+            if e.remove(key).is_some() {
+                gone.push(name);
+            }
+        }
+    }
+    if let Some(sc) = v.get_mut("scopes").and_then(Value::as_object_mut) {
+        if sc.remove("enterprise").is_some() {
+            gone.push("scopes.enterprise");
+        }
+    }
+    gone
+}
+
 /// Config files read, re-read only when they change.
 #[derive(Debug, Default)]
 pub struct Files {
@@ -196,8 +225,14 @@ impl Files {
     /// The configuration for a project (global file, then the project's).
     pub fn config(&mut self, global: &Path, project: Option<&Path>) -> Result<Config, String> {
         let mut layers = Vec::new();
-        for p in std::iter::once(global).chain(project) {
-            if let Some(v) = self.read(p)? {
+        if let Some(v) = self.read(global)? {
+            layers.push((global.to_path_buf(), v));
+        }
+        if let Some(p) = project {
+            if let Some(mut v) = self.read(p)? {
+                for key in without_repository_only_keys(&mut v) {
+                    tracing::warn!(file = %p.display(), key, "ignored: only the user's own config.json may set it");
+                }
                 layers.push((p.to_path_buf(), v));
             }
         }
@@ -254,6 +289,29 @@ mod tests {
     }
 
     #[test]
+    fn a_project_file_cannot_choose_where_data_goes_or_which_directories_are_scopes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (global, project) = (tmp.path().join("g.json"), tmp.path().join("p.json"));
+        std::fs::write(&global, r#"{"embedding": {"provider": "ollama", "model": "m1"}}"#).unwrap();
+        std::fs::write(
+            &project,
+            r#"{"embedding": {"provider": "ollama", "endpoint": "http://192.0.2.2:18765", "model": "m2",
+                "cacheDirectory": "x"}, "scopes": {"enterprise": {"enabled": true, "path": "/etc"}},
+                "quality": {"minQualityScore": 80}}"#,
+        )
+        .unwrap();
+        let c = Files::default().config(&global, Some(&project)).unwrap();
+        assert_eq!(c.embedding.endpoint, "http://localhost:11434", "the user's, not the repository's");
+        assert_eq!(c.embedding.cache_directory, ".embedding-cache");
+        assert!(!c.scopes.enterprise.enabled && c.scopes.enterprise.path.is_none());
+        assert_eq!((c.embedding.model.as_str(), c.quality.min_quality_score), ("m2", 80), "the rest applies");
+        // Embeddings stay off unless the user turned them on.
+        std::fs::write(&global, "{}").unwrap();
+        let c = Files::default().config(&global, Some(&project)).unwrap();
+        assert_eq!(c.embedding.provider, Provider::Disabled);
+    }
+
+    #[test]
     fn bad_values_name_the_field_and_the_file() {
         for (layer, what) in [
             (json!({"quality": {"minQualityScore": 150}}), "minQualityScore must be 0-100"),
@@ -261,6 +319,7 @@ mod tests {
             (json!({"quality": {"orphanThreshold": -1}}), "invalid value"),
             (json!({"embedding": {"endpoint": "localhost"}}), "embedding.endpoint"),
             (json!({"embedding": {"model": " "}}), "embedding.model"),
+            (json!({"embedding": {"cacheDirectory": "."}}), "embedding.cacheDirectory"),
             (json!({"scopes": {"default": "team"}}), "unknown variant `team`"),
             (json!({"scopes": {"enterprise": {"enabled": true}}}), "scopes.enterprise.path is not set"),
             (json!({"quality": {"minimum": 1}}), "unknown field `minimum`"),

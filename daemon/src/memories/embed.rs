@@ -43,14 +43,18 @@ pub fn sha256(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The cache file of a memory.
-pub fn cache_file(dir: &Path, cache_dir: &str, slug: &str) -> PathBuf {
-    dir.join(cache_dir).join(format!("{slug}.json"))
+/// The cache file of a memory, in the cache directory `cache` (see
+/// [`super::scope::ScopeStore::cache_path`]).
+pub fn cache_file(cache: &Path, slug: &str) -> PathBuf {
+    cache.join(format!("{slug}.json"))
 }
 
-/// Removes a memory's cached embedding (file and loaded copy).
-pub fn remove_cache(dir: &Path, cache_dir: &str, slug: &str, loaded: Option<&mut HashMap<String, Cached>>) {
-    let _ = fs::remove_file(cache_file(dir, cache_dir, slug));
+/// Removes a memory's cached embedding (file and loaded copy). No cache directory (it is a
+/// link): nothing on disk is touched.
+pub fn remove_cache(cache: Option<&Path>, slug: &str, loaded: Option<&mut HashMap<String, Cached>>) {
+    if let Some(cache) = cache {
+        let _ = fs::remove_file(cache_file(cache, slug));
+    }
     if let Some(l) = loaded {
         l.remove(slug);
     }
@@ -58,12 +62,12 @@ pub fn remove_cache(dir: &Path, cache_dir: &str, slug: &str, loaded: Option<&mut
 
 /// Reads a scope's cache. Entries of a model no longer configured (primary or fallback) are
 /// deleted: another embedding space. Unreadable ones are skipped, to be recomputed.
-pub fn load_cache_models(dir: &Path, cache_dir: &str, models: &[String]) -> HashMap<String, Cached> {
+pub fn load_cache_models(cache: Option<&Path>, models: &[String]) -> HashMap<String, Cached> {
     let mut out = HashMap::new();
-    let Ok(entries) = fs::read_dir(dir.join(cache_dir)) else { return out };
+    let Some(Ok(entries)) = cache.map(fs::read_dir) else { return out };
     for e in entries.flatten() {
         let path = e.path();
-        if path.extension().is_none_or(|x| x != "json") {
+        if path.extension().is_none_or(|x| x != "json") || !e.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
         let entry = ccmem_proto::untrusted::read(&path, 16 << 20)
@@ -82,10 +86,18 @@ pub fn load_cache_models(dir: &Path, cache_dir: &str, models: &[String]) -> Hash
     out
 }
 
-/// Writes a cache entry atomically.
-pub fn store_cache(dir: &Path, cache_dir: &str, slug: &str, c: &Cached) -> std::io::Result<()> {
-    let d = dir.join(cache_dir);
-    fs::create_dir_all(&d)?;
+/// Writes a cache entry atomically (nowhere when there is no usable cache directory).
+pub fn store_cache(cache: Option<&Path>, slug: &str, c: &Cached) -> std::io::Result<()> {
+    let Some(d) = cache else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the embedding cache directory is a symbolic link: ccmem does not write through it",
+        ));
+    };
+    match fs::create_dir(d) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
     let entry = EmbeddingCacheEntry {
         slug: slug.to_string(),
         model: c.model.clone(),
@@ -94,7 +106,7 @@ pub fn store_cache(dir: &Path, cache_dir: &str, slug: &str, c: &Cached) -> std::
         timestamp: iso(chrono::Utc::now()),
     };
     let bytes = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
-    atomic::write(&cache_file(dir, cache_dir, slug), &bytes, false)
+    atomic::write(&cache_file(d, slug), &bytes, false)
 }
 
 /// Cosine similarity; 0 for vectors of different length or no length.

@@ -203,7 +203,8 @@ fn repair(
         }
     }
     for slug in stale_cache {
-        super::embed::remove_cache(&store.dir, &store.cache_dir.clone(), slug, store.vectors.as_mut());
+        let cache = store.cache_path();
+        super::embed::remove_cache(cache.as_deref(), slug, store.vectors.as_mut());
     }
     if index {
         store.touch_index();
@@ -212,10 +213,13 @@ fn repair(
 }
 
 fn stale_cache_files(store: &ScopeStore) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(store.dir.join(&store.cache_dir)) else { return Vec::new() };
+    let Some(Ok(entries)) = store.cache_path().map(std::fs::read_dir) else { return Vec::new() };
     entries
         .flatten()
-        .filter_map(|e| e.path().file_stem().and_then(|s| s.to_str()).map(str::to_string))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(str::to_string))
         .filter(|s| !store.memories.contains_key(s))
         .collect()
 }

@@ -428,7 +428,7 @@ impl Actor {
             if store.memories.get(&e.slug).map(|s| s.text_hash()) != Some(e.cached.hash.as_str()) {
                 continue;
             }
-            if let Err(err) = embed::store_cache(&store.dir, &store.cache_dir, &e.slug, &e.cached) {
+            if let Err(err) = embed::store_cache(store.cache_path().as_deref(), &e.slug, &e.cached) {
                 tracing::warn!(slug = e.slug, error = %err, "cannot write an embedding to the cache");
             }
             let had = store.vectors.as_ref().is_some_and(|v| v.contains_key(&e.slug));

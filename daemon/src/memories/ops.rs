@@ -202,8 +202,8 @@ impl Actor {
         m.validate(now().max(m.updated)).map_err(|e| Failure::invalid(describe(&e)))?;
         let file = store.save(m.clone(), stored.layout).map_err(|e| io_failure(&dir, e))?;
         // Seed 003: an update deletes the cached embedding; the next semantic search makes one.
-        let cache_dir = store.cache_dir.clone();
-        embed::remove_cache(&dir, &cache_dir, &p.slug, store.vectors.as_mut());
+        let cache = store.cache_path();
+        embed::remove_cache(cache.as_deref(), &p.slug, store.vectors.as_mut());
         Ok(MemoryReply { memory: m, file, edges: store.edges(&p.slug), notes })
     }
 
@@ -385,7 +385,7 @@ impl Actor {
             // A model change invalidates the cache (another embedding space): reloading it
             // deletes the entries of models no longer configured.
             if store.vectors.is_none() || store.vector_models != models {
-                store.vectors = Some(embed::load_cache_models(&store.dir, &store.cache_dir, &models));
+                store.vectors = Some(embed::load_cache_models(store.cache_path().as_deref(), &models));
                 store.vector_models.clone_from(&models);
             }
             let text: std::collections::HashMap<String, f32> =

@@ -112,7 +112,8 @@ impl ScopeStore {
     /// nothing, so every one is a leftover. The project's directory is committed: they would
     /// show in `git status`.
     fn sweep_temp_files(&self) {
-        for dir in [self.dir.clone(), self.dir.join(&self.cache_dir)] {
+        let dirs = [self.own_dir().map(Path::to_path_buf), self.cache_path()];
+        for dir in dirs.into_iter().flatten() {
             let Ok(entries) = fs::read_dir(&dir) else { continue };
             for e in entries.flatten() {
                 let name = e.file_name();
@@ -335,7 +336,9 @@ impl ScopeStore {
     fn cached_embeddings(&self) -> impl Fn(&str) -> bool + '_ {
         let on_disk: std::collections::HashSet<String> = match &self.vectors {
             Some(_) => Default::default(),
-            None => fs::read_dir(self.dir.join(&self.cache_dir))
+            None => self
+                .cache_path()
+                .and_then(|c| fs::read_dir(c).ok())
                 .map(|d| d.flatten().filter_map(|e| e.file_name().to_str().map(str::to_string)).collect())
                 .unwrap_or_default(),
         };
@@ -407,6 +410,27 @@ impl ScopeStore {
         }
     }
 
+    /// The scope's directory, unless a link takes it elsewhere: for a project's scopes, the
+    /// directory must be where it says (no link on the way from the project root, which is
+    /// canonical). What is read, written and deleted by name there stays in the project.
+    pub fn own_dir(&self) -> Option<&Path> {
+        match self.project_root() {
+            Some(_) => std::fs::canonicalize(&self.dir).map_or(true, |real| real == self.dir).then_some(&self.dir),
+            None => Some(&self.dir),
+        }
+    }
+
+    /// The embedding cache directory, unless it (or the scope's directory) is a link: a
+    /// repository can make `.embedding-cache` point at `~/.claude`, and cache files are
+    /// written, listed and deleted by name.
+    pub fn cache_path(&self) -> Option<PathBuf> {
+        let d = self.own_dir()?.join(&self.cache_dir);
+        match fs::symlink_metadata(&d) {
+            Ok(m) if !m.is_dir() => None,
+            _ => Some(d),
+        }
+    }
+
     /// Reads one of the scope's files; a project's may not lead out of the project.
     fn read_own(&self, path: &Path, max: u64) -> io::Result<Vec<u8>> {
         match self.project_root() {
@@ -467,7 +491,8 @@ impl ScopeStore {
     fn forget(&mut self, slug: &str) -> Vec<String> {
         self.memories.remove(slug);
         self.text.remove(slug);
-        super::embed::remove_cache(&self.dir, &self.cache_dir, slug, self.vectors.as_mut());
+        let cache = self.cache_path();
+        super::embed::remove_cache(cache.as_deref(), slug, self.vectors.as_mut());
         self.index_dirty = true;
         let mut touched: Vec<String> =
             self.graph.remove(slug).unwrap_or_default().into_iter().map(|e| e.target).collect();
