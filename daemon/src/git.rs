@@ -31,6 +31,21 @@ const NEUTRAL: &[&str] = &[
     "diff.ignoreSubmodules=all",
 ];
 
+/// `git -C root`, in an environment where git never reaches out: a repository set up as a
+/// partial clone with an object missing would otherwise fetch it, running the
+/// repository's `remote.*.uploadpack` or `core.sshCommand` (`GIT_NO_LAZY_FETCH`, git
+/// 2.44+; and no transport at all, for older gits), and never prompts.
+fn command(root: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PROTOCOL_FROM_USER", "0")
+        .args(["-c", "protocol.allow=never"])
+        .arg("-C")
+        .arg(root);
+    cmd
+}
+
 /// `-c filter.NAME.clean= …` for every filter driver the repository's own config defines:
 /// with a matching `.gitattributes`, `git diff` and even `git status` would run them. An empty
 /// command turns a driver off. Reading the config runs nothing.
@@ -71,8 +86,8 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
         "--get-regexp",
         r"^filter\..*\.(clean|smudge|process)$",
     ];
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(root).args(args);
+    let mut cmd = command(root);
+    cmd.args(args);
     let Some(out) = bounded(cmd, root, &args) else { return Some(Vec::new()) };
     let mut drivers: Vec<String> = String::from_utf8_lossy(&out)
         .lines()
@@ -101,8 +116,8 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
 const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
-    let mut cmd = Command::new("git");
-    cmd.arg("--no-optional-locks").arg("-C").arg(root).args(["-c", "core.quotepath=off"]).args(NEUTRAL);
+    let mut cmd = command(root);
+    cmd.arg("--no-optional-locks").args(["-c", "core.quotepath=off"]).args(NEUTRAL);
     let overrides = cached_overrides(root)?;
     cmd.args(overrides).args(args);
     bounded(cmd, root, args)

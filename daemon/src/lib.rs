@@ -22,6 +22,7 @@ pub mod global;
 pub mod heap;
 pub mod hooks;
 pub mod instance;
+pub mod intents;
 pub mod logging;
 pub mod manifest;
 pub mod memories;
@@ -67,6 +68,13 @@ pub fn main() -> ExitCode {
         print!("{}", config::template());
         return ExitCode::SUCCESS;
     }
+    let mut args = args;
+    for p in [&mut args.config, &mut args.socket, &mut args.redact_patterns].into_iter().flatten() {
+        if let Ok(abs) = std::path::absolute(&*p) {
+            *p = abs;
+        }
+    }
+    leave_the_clients_directory();
     logging::init(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("ccmemd").build() {
         Ok(rt) => rt,
@@ -86,6 +94,22 @@ pub fn main() -> ExitCode {
     // keep the process alive after it said it stopped.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     code
+}
+
+/// The daemon outlives the client that started it, often from inside a repository (a hook
+/// runs in the project): it works from `/`, and its PATH keeps only absolute directories, so
+/// that a project's `node_modules/.bin/git` (reached through a relative or empty PATH entry)
+/// is never what it runs. Called before any thread exists.
+fn leave_the_clients_directory() {
+    if let Some(path) = std::env::var_os("PATH") {
+        let kept: Vec<std::path::PathBuf> = std::env::split_paths(&path).filter(|p| p.is_absolute()).collect();
+        if let Ok(joined) = std::env::join_paths(kept) {
+            std::env::set_var("PATH", joined);
+        }
+    }
+    if let Err(e) = std::env::set_current_dir("/") {
+        eprintln!("ccmemd: cannot change to /: {e}");
+    }
 }
 
 /// Runs the daemon until it is told to stop. `given` says which settings the command line
