@@ -127,6 +127,13 @@ fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
             exclude.display()
         )));
     }
+    // A link there could lead anywhere (`~/.ssh/id_rsa`): what it holds would be copied in.
+    if std::fs::symlink_metadata(&exclude).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(Some(format!(
+            "{} is a symbolic link: ccmem does not read or replace it (add .claude/.project-state.json* to your ignore rules yourself)",
+            exclude.display()
+        )));
+    }
     let current = match ccmem_proto::untrusted::read_string(&exclude, 4 << 20) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
@@ -152,23 +159,41 @@ fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
     atomic::write(&exclude, text.as_bytes(), false).map(|()| None)
 }
 
-/// Whether `git_dir` is this checkout's: inside the project, or the common directory of the
-/// worktree or submodule its `.git` file names (git writes `commondir` in a worktree's
-/// directory; a submodule's lives under the parent's `.git/modules/`).
+/// Whether `git_dir` is this checkout's: inside the project, or the git directory of the
+/// worktree or submodule its `.git` file names, when that directory names this checkout
+/// back (a worktree's `gitdir` file, a submodule's `core.worktree`): a `.git` file and a
+/// directory laid out to look like a worktree cannot lend another repository's.
 fn own_git_dir(root: &Path, git_dir: &Path) -> bool {
     let real = |p: &Path| std::fs::canonicalize(p).ok();
     let Some(git_dir) = real(git_dir) else { return false };
-    if real(root).is_some_and(|r| git_dir.starts_with(r)) {
+    let Some(root_real) = real(root) else { return false };
+    if git_dir.starts_with(&root_real) {
         return true;
     }
+    let read = |p: &Path| ccmem_proto::untrusted::read_string(p, 4096).ok();
     let Ok(dotgit) = ccmem_proto::untrusted::read_string_in(root, &root.join(".git"), 4096) else { return false };
     let Some(named) = dotgit.trim().strip_prefix("gitdir:").map(str::trim) else { return false };
     let named = root.join(named);
     let Some(named_real) = real(&named) else { return false };
-    let commondir = ccmem_proto::untrusted::read_string(&named.join("commondir"), 4096).ok();
-    match commondir {
-        Some(c) => real(&named.join(c.trim())).is_some_and(|c| c == git_dir),
-        None => named_real == git_dir && named_real.components().any(|c| c.as_os_str() == "modules"),
+    let points_back =
+        |p: &str| real(&named.join(p.trim())).is_some_and(|p| p == root_real || p == root_real.join(".git"));
+    match read(&named.join("commondir")) {
+        // A worktree: `<common>/worktrees/<name>`, whose `gitdir` names this `.git` file.
+        Some(c) => {
+            real(&named.join(c.trim())).is_some_and(|c| c == git_dir)
+                && named_real.parent().is_some_and(|p| p == git_dir.join("worktrees"))
+                && read(&named.join("gitdir")).is_some_and(|g| points_back(&g))
+        }
+        // A submodule: its git directory itself, whose `core.worktree` is this checkout.
+        None => {
+            named_real == git_dir
+                && read(&named.join("config")).is_some_and(|c| {
+                    c.lines()
+                        .filter_map(|l| l.trim().strip_prefix("worktree"))
+                        .filter_map(|l| l.trim_start().strip_prefix('='))
+                        .any(points_back)
+                })
+        }
     }
 }
 
