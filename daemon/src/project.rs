@@ -646,7 +646,7 @@ impl Project {
         if self.scanned.len() > 256 {
             self.scanned.pop_front();
         }
-        let found = facts::detect(text);
+        let found = crate::intents::detect(text);
         if found == facts::Intents::default() {
             return;
         }
