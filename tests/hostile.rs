@@ -566,6 +566,25 @@ fn reads_never_leave_the_project_and_a_foreign_git_directory_is_left_alone() {
     let out = within(&env, &["checkpoint", fake.to_str().unwrap()], Duration::from_secs(10));
     assert!(text(&out.stderr).contains("does not change it"), "{} {}", text(&out.stdout), text(&out.stderr));
     assert_eq!(std::fs::read_to_string(victim.join(".git/info/exclude")).unwrap(), before);
+    // An exclude file that is a link out (to a key) is neither read nor replaced.
+    let linked = repo(&env, "linked");
+    let key = env.path().join("id_rsa");
+    std::fs::write(&key, "PRIVATE KEY\n").unwrap();
+    std::fs::remove_file(linked.join(".git/info/exclude")).unwrap();
+    std::os::unix::fs::symlink(&key, linked.join(".git/info/exclude")).unwrap();
+    env.event(&linked, json!({"kind": "file_edited", "path": "x.rs"}));
+    let _ = within(&env, &["checkpoint", linked.to_str().unwrap()], Duration::from_secs(10));
+    assert!(std::fs::symlink_metadata(linked.join(".git/info/exclude")).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), "PRIVATE KEY\n");
+    // Nor one laid out to look like a worktree of it.
+    let fake2 = env.path().join("fake2");
+    std::fs::create_dir_all(fake2.join("fakewt")).unwrap();
+    std::fs::write(fake2.join(".git"), "gitdir: fakewt\n").unwrap();
+    std::fs::write(fake2.join("fakewt/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(fake2.join("fakewt/commondir"), format!("{}\n", victim.join(".git").display())).unwrap();
+    env.event(&fake2, json!({"kind": "file_edited", "path": "x.rs"}));
+    let _ = within(&env, &["checkpoint", fake2.to_str().unwrap()], Duration::from_secs(10));
+    assert_eq!(std::fs::read_to_string(victim.join(".git/info/exclude")).unwrap(), before, "through a fake worktree");
     let tree = env.path().join("tree");
     git(&root, &["worktree", "add", "-q", tree.to_str().unwrap()]);
     env.event(&tree, json!({"kind": "file_edited", "path": "x.rs"}));
@@ -600,4 +619,122 @@ fn hooks_install_for_a_project_never_writes_through_a_link() {
     let out = env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&c).output().unwrap();
     assert_ok(&out, "install --project");
     assert!(std::fs::read_to_string(c.join(".claude/settings.json")).unwrap().contains("SessionStart"));
+}
+
+#[test]
+fn a_partial_clone_with_a_missing_object_fetches_nothing_and_runs_nothing() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let marker = env.path().join("ran");
+    let root = repo(&env, "app");
+    std::fs::write(root.join("a.txt"), "hi\n").unwrap();
+    git(&root, &["add", "a.txt"]);
+    git(&root, &["commit", "-qm", "a"]);
+    let blob = git(&root, &["rev-parse", "HEAD:a.txt"]);
+    let blob = blob.trim();
+    std::fs::remove_file(root.join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..]))).unwrap();
+    for (k, v) in [
+        ("core.repositoryformatversion", "1".to_string()),
+        ("extensions.partialClone", "origin".into()),
+        ("remote.origin.promisor", "true".into()),
+        ("remote.origin.url", "/nonexistent".into()),
+        ("remote.origin.uploadpack", format!("touch '{}'; false", marker.display())),
+    ] {
+        git(&root, &["config", k, &v]);
+    }
+    std::fs::write(root.join("a.txt"), "changed\n").unwrap();
+    env.event(&root, json!({"kind": "file_edited", "path": "a.txt"}));
+    assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(20)), "checkpoint");
+    assert!(!marker.exists(), "a lazy fetch ran the repository's upload-pack command");
+}
+
+#[test]
+fn the_daemon_leaves_the_directory_it_was_started_from_and_relative_path_entries() {
+    let env = Env::new();
+    // Started from inside a hostile repository whose `node_modules/.bin/git` a relative PATH
+    // entry would find.
+    let evil = repo(&env, "evil");
+    let marker = env.path().join("fake-git-ran");
+    let bin = evil.join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("git"), format!("#!/bin/sh\ntouch '{}'\nexec /usr/bin/git \"$@\"\n", marker.display()))
+        .unwrap();
+    set_mode(&bin.join("git"), 0o755);
+    let path = format!("node_modules/.bin::{}", std::env::var("PATH").unwrap_or_default());
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.current_dir(&evil).env("PATH", path);
+    let d = Daemon::spawn(&mut cmd, env.path().join("cwd.stderr"));
+    d.wait_ready(&env.socket);
+    assert_eq!(std::fs::read_link(format!("/proc/{}/cwd", d.pid)).unwrap(), Path::new("/"));
+    let other = repo(&env, "other");
+    env.event(&other, json!({"kind": "file_edited", "path": "x.rs"}));
+    assert_ok(&within(&env, &["checkpoint", other.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
+    assert_eq!(read_state(&other)["git"]["branch"], "main", "git ran");
+    assert!(!marker.exists(), "the project's own git ran");
+}
+
+#[test]
+fn a_linked_embedding_cache_and_a_project_memory_config_reach_nothing_outside() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    // The user's own files, which the repository's links point at.
+    let victim = env.home.join(".claude");
+    std::fs::create_dir_all(&victim).unwrap();
+    for f in ["settings.json", "keybindings.json"] {
+        std::fs::write(victim.join(f), "{\"mine\": true}\n").unwrap();
+    }
+    let root = repo(&env, "app");
+    let mem = root.join(".claude/memory");
+    std::fs::create_dir_all(&mem).unwrap();
+    std::os::unix::fs::symlink(&victim, mem.join(".embedding-cache")).unwrap();
+    // A server the repository chose, and an enterprise scope aimed at another directory.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let elsewhere = env.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        mem.join("config.json"),
+        json!({"embedding": {"provider": "ollama", "endpoint": format!("http://127.0.0.1:{port}"), "model": "m"},
+               "scopes": {"enterprise": {"enabled": true, "path": elsewhere}}})
+        .to_string(),
+    )
+    .unwrap();
+    let r = root.to_str().unwrap();
+    let m = |args: &[&str]| {
+        let mut a = vec!["memory"];
+        a.extend(args);
+        a.extend(["--project", r]);
+        env.ctl(&a)
+    };
+    let out = m(&[
+        "write",
+        "--scope",
+        "project",
+        "--type",
+        "learning",
+        "--title",
+        "settings",
+        "--tag",
+        "t",
+        "--content",
+        "x",
+    ]);
+    assert_ok(&out, "memory write");
+    let _ = m(&["search", "settings"]);
+    let _ = m(&["update", "settings", "--append", "more"]);
+    let _ = m(&["health", "--fix"]);
+    let _ = m(&["delete", "settings"]);
+    let out =
+        m(&["write", "--scope", "enterprise", "--type", "learning", "--title", "e", "--tag", "t", "--content", "x"]);
+    assert_eq!(out.status.code(), Some(1), "the enterprise scope stays off: {}", text(&out.stdout));
+    for f in ["settings.json", "keybindings.json"] {
+        assert_eq!(
+            std::fs::read_to_string(victim.join(f)).unwrap(),
+            "{\"mine\": true}\n",
+            "{f} changed through the link"
+        );
+    }
+    assert_eq!(walk(&elsewhere).len(), 1, "nothing written into the enterprise path");
+    assert!(listener.accept().is_err(), "the repository's embedding server was contacted");
 }

@@ -198,6 +198,18 @@ fn duration(v: &toml::Value, off: bool) -> Result<Option<Duration>, String> {
     }
 }
 
+/// Shortest `session_ttl` a project's `.claude/ccmem.toml` may set.
+const MIN_PROJECT_TTL: Duration = Duration::from_secs(10 * 60);
+/// Shortest `checkpoint_interval` a project's `.claude/ccmem.toml` may set.
+const MIN_PROJECT_INTERVAL: Duration = Duration::from_secs(60);
+
+fn at_least(d: Result<Option<Duration>, String>, min: Duration) -> Result<Option<Duration>, String> {
+    match d? {
+        Some(d) if d < min => Err(format!("at least {}s here (a project's file may not set less)", min.as_secs())),
+        d => Ok(d),
+    }
+}
+
 fn count(v: &toml::Value, min: i64, max: i64) -> Result<usize, String> {
     match v {
         toml::Value::Integer(n) if (min..=max).contains(n) => Ok(*n as usize),
@@ -326,8 +338,12 @@ pub fn project(root: &Path) -> Result<ProjectConfig, String> {
     for (key, v) in flatten(&table) {
         let err = |e: String| format!("{}: key `{key}`: {e}", file.display());
         match key.as_str() {
-            "checkpoint_interval" => p.checkpoint_interval = duration(&v, false).map_err(err)?,
-            "session_ttl" => p.session_ttl = duration(&v, false).map_err(err)?,
+            // A repository's own file: never so short that its sessions are forgotten at once
+            // or its checkpoints written in a loop.
+            "checkpoint_interval" => {
+                p.checkpoint_interval = at_least(duration(&v, false), MIN_PROJECT_INTERVAL).map_err(err)?
+            }
+            "session_ttl" => p.session_ttl = at_least(duration(&v, false), MIN_PROJECT_TTL).map_err(err)?,
             "context_budget" => p.context_budget = Some(count(&v, 200, 10_000).map_err(err)?),
             "watch.ignore" => p.watch_ignore = globs(&v).map_err(err)?,
             "tasks.file" => match v.as_str() {
@@ -479,6 +495,11 @@ mod tests {
         );
         std::fs::write(dir.path().join(PROJECT_FILE), "keep_sessions = 3\n").unwrap();
         assert!(project(dir.path()).unwrap_err().contains("unknown key `keep_sessions`"));
+        // A repository cannot make its sessions forgotten at once.
+        std::fs::write(dir.path().join(PROJECT_FILE), "session_ttl = \"10ms\"\n").unwrap();
+        assert!(project(dir.path()).unwrap_err().contains("at least 600s"));
+        std::fs::write(dir.path().join(PROJECT_FILE), "checkpoint_interval = \"1s\"\n").unwrap();
+        assert!(project(dir.path()).unwrap_err().contains("at least 60s"));
     }
 }
 

@@ -279,14 +279,27 @@ impl Projects {
 /// `~/.claude`, Claude Code's own directory).
 pub fn refused(root: &Path) -> Option<String> {
     // Every hook asks: the home directory is resolved once, not per event.
-    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    let home =
-        HOME.get_or_init(|| std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok()));
+    // `$HOME`, and the account's own home from the password database (`$HOME` may be set
+    // elsewhere, and the real one must stay refused).
+    static HOMES: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    let homes = HOMES.get_or_init(|| {
+        #[cfg(unix)]
+        let account = ccmem_proto::paths::account_home();
+        #[cfg(not(unix))]
+        let account: Option<PathBuf> = None;
+        let mut v: Vec<PathBuf> = [std::env::var_os("HOME").map(PathBuf::from), account]
+            .into_iter()
+            .flatten()
+            .filter_map(|h| std::fs::canonicalize(h).ok())
+            .collect();
+        v.dedup();
+        v
+    });
     let why = if root.parent().is_none() {
         "the filesystem root"
-    } else if home.as_deref() == Some(root) {
+    } else if homes.iter().any(|h| h == root) {
         "your home directory"
-    } else if home.as_ref().is_some_and(|h| root.starts_with(h.join(".claude"))) {
+    } else if homes.iter().any(|h| root.starts_with(h.join(".claude"))) {
         "Claude Code's own directory"
     } else if SYSTEM_TREES.iter().any(|t| root.starts_with(t)) {
         "a system directory"

@@ -106,6 +106,27 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The account's home directory from the password database (not `$HOME`, which a caller
+/// can set to anything).
+#[cfg(unix)]
+pub fn account_home() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0u8; 16 << 10];
+    // SAFETY: a zeroed passwd is a valid out-parameter; getpwuid_r fills it with pointers
+    // into `buf`, which outlives their use below.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut out: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(libc::geteuid(), &mut pw, buf.as_mut_ptr().cast(), buf.len(), &mut out);
+        if rc != 0 || out.is_null() || pw.pw_dir.is_null() {
+            return None;
+        }
+        let dir = CStr::from_ptr(pw.pw_dir).to_bytes();
+        (!dir.is_empty()).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(dir)))
+    }
+}
+
 /// Creates `dir` and its missing parents with mode 0700 (less the umask); nothing when it
 /// exists.
 pub fn create_private_dirs(dir: &Path) -> io::Result<()> {
