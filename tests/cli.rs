@@ -111,10 +111,12 @@ fn json_errors_budgets_and_messages_a_user_can_act_on() {
     env.event(&root, serde_json::json!({"kind": "build", "status": "failed"}));
     let context = text(&env.ctl(&["context", r]).stdout);
     let report = text(&env.ctl(&["report", r, "--stdout"]).stdout);
-    for (what, t) in [("context", &context), ("report", &report)] {
+    let status = text(&env.ctl(&["status", r]).stdout);
+    for (what, t) in [("context", &context), ("report", &report), ("status", &status)] {
         assert!(!t.contains("``"), "{what}:\n{t}");
     }
-    assert!(context.contains("jest: 1 of 2") && context.contains("The build failed"), "{context}");
+    assert!(context.contains("(jest: 1 of 2 failed)") && context.contains("The build failed"), "{context}");
+    assert!(!report.contains("- Command: \n"), "{report}");
 }
 
 #[test]
@@ -160,4 +162,27 @@ fn facts_and_goals_are_listed_forgotten_and_finished_by_number() {
     assert_eq!(env.project_status(&root)["live"], false, "listing facts starts no session");
     let human = text(&env.ctl(&["facts", "--project", r]).stdout);
     assert!(human.contains("Facts of this project: none") && human.contains("ship OAuth login"), "{human}");
+}
+
+#[test]
+fn doctor_says_when_the_hooks_run_a_program_that_is_gone() {
+    let env = Env::new();
+    assert_ok(&env.ctl(&["hooks", "install"]), "hooks install");
+    let settings = env.home.join(".claude/settings.json");
+    let check = |env: &Env| {
+        let out = env.ctl(&["doctor", "--json"]);
+        let checks: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+        checks.as_array().unwrap().iter().find(|c| c["name"] == "agent hooks").cloned().expect("the hooks check")
+    };
+    assert_eq!(check(&env)["status"], "ok", "{}", check(&env));
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let ours = serde_json::from_str::<serde_json::Value>(&text).unwrap()["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches(" hook")
+        .to_string();
+    std::fs::write(&settings, text.replace(&ours, "/nonexistent/ccmemctl")).unwrap();
+    let c = check(&env);
+    assert_eq!(c["status"], "fail", "{c}");
+    assert!(c["detail"].as_str().unwrap().contains("/nonexistent/ccmemctl, which cannot be found"), "{c}");
 }

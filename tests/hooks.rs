@@ -129,7 +129,7 @@ fn a_scripted_conversation_end_to_end() {
     let out = send(&env, ev(&root, "conv-2", "SessionStart", json!({"source": "startup"})));
     let ctx = context_of(&out);
     for want in [
-        &format!("to resume it: {c}")[..],
+        &format!("to resume it: `claude --resume {c}`")[..],
         "- [~] Add the OAuth callback",
         "- [ ] Write tests for login",
         "Latest prompt: /review the login flow",
@@ -205,7 +205,7 @@ fn conversations_in_one_project_stay_apart() {
     let todos = ctx.split("## Todos").nth(1).and_then(|t| t.split("\n\n").next()).unwrap_or_default();
     assert!(todos.contains("- [~] docs todo") && !todos.contains("parser todo"), "{ctx}");
     assert!(ctx.contains("- conversation a (") && ctx.contains("  - [~] parser todo"), "{ctx}");
-    assert!(ctx.contains("to resume it: a"), "the other conversation is the one to resume: {ctx}");
+    assert!(ctx.contains("to resume it: `claude --resume a`"), "the other conversation is the one to resume: {ctx}");
 }
 
 #[test]

@@ -250,11 +250,28 @@ fn hooks(out: &mut Vec<Check>) {
             .map(|(e, _)| *e)
             .filter(|e| !hooks.get(*e).is_some_and(|h| h.to_string().contains("ccmemctl hook")))
             .collect();
-        Some((p, missing))
+        // The programs the hooks run: one that is gone (a `cargo clean`, a move) breaks
+        // every hook silently, as the agent ignores a failing hook.
+        let mut gone: Vec<String> = Vec::new();
+        for cmd in commands(hooks).filter(|c| crate::install::is_ours(c)) {
+            let program = cmd.trim().trim_end_matches(" hook").trim().trim_matches('\'').to_string();
+            if !runnable(&program) && !gone.contains(&program) {
+                gone.push(program);
+            }
+        }
+        Some((p, missing, gone))
     });
     match found {
-        Some((p, missing)) if missing.is_empty() => out.push(ok(NAME, format!("all events hooked in {}", p.display()))),
-        Some((p, missing)) => out.push(bad(
+        Some((p, _, gone)) if !gone.is_empty() => out.push(bad(
+            NAME,
+            "fail",
+            format!("{} runs {}, which cannot be found", p.display(), gone.join(", ")),
+            "`ccmemctl hooks install` again (it writes this ccmemctl's path)",
+        )),
+        Some((p, missing, _)) if missing.is_empty() => {
+            out.push(ok(NAME, format!("all events hooked in {}", p.display())))
+        }
+        Some((p, missing, _)) => out.push(bad(
             NAME,
             "warn",
             format!("{} lacks {}", p.display(), missing.join(", ")),
@@ -267,6 +284,36 @@ fn hooks(out: &mut Vec<Check>) {
             "`ccmemctl hooks install` (or `--project`)",
         )),
     }
+}
+
+/// Every hook command in a settings file's `hooks` object.
+fn commands(hooks: &serde_json::Value) -> impl Iterator<Item = &str> {
+    hooks
+        .as_object()
+        .into_iter()
+        .flat_map(|o| o.values())
+        .filter_map(serde_json::Value::as_array)
+        .flatten()
+        .filter_map(|g| g.get("hooks").and_then(serde_json::Value::as_array))
+        .flatten()
+        .filter_map(|h| h.get("command").and_then(serde_json::Value::as_str))
+}
+
+/// Whether `program` (a path, or a name looked up on PATH) is a file that can be run.
+fn runnable(program: &str) -> bool {
+    let is_exe = |p: &std::path::Path| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        p.is_file()
+    };
+    if program.contains('/') {
+        return is_exe(std::path::Path::new(program));
+    }
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| is_exe(&d.join(program))))
 }
 
 #[cfg(target_os = "linux")]

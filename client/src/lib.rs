@@ -383,8 +383,13 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
                 _ => input::capped_text(io::stdin().lock(), ccmem_proto::frame::MAX_FRAME as u64, "the event on stdin")
                     .map_err(Error::Failed)?,
             };
-            let event: ccmem_proto::session::SessionEvent = serde_json::from_str(&text)
-                .map_err(|e| Error::Failed(format!("not a valid event ({e}); see `ccmemctl event --help`")))?;
+            let event: ccmem_proto::session::SessionEvent = serde_json::from_str(&text).map_err(|e| {
+                let what = match e.classify() {
+                    serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not JSON",
+                    _ => "not a valid event",
+                };
+                Error::Failed(format!("{what} ({e}); `ccmemctl event --help` lists the kinds with an example of each"))
+            })?;
             let params = api::EventParams { path: project_path(project)?, event };
             let _: serde_json::Value = with_daemon(&ctx, |c, _| c.call(method::EVENT, &params))?;
             show(&ctx, &json!({"recorded": true}), || "recorded".to_string());

@@ -26,9 +26,52 @@ pub fn render(cmd: clap::Command, w: &mut dyn Write) -> io::Result<()> {
             }
         }
     }
-    man.render_extra_section(w).or(Ok::<(), io::Error>(()))?;
+    w.write_all(MORE.as_bytes())?;
     man.render_version_section(w)
 }
+
+/// What the page says beyond the command line (the README has the whole of it).
+const MORE: &str = r#".SH EXIT STATUS
+.TP
+B0R
+success
+.TP
+B1R
+the daemon reported an error, or a local one stopped the command
+.TP
+B2R
+usage error
+.TP
+B3R
+the daemon could not be reached or started
+.PP
+Bccmemctl hookR always exits 0.
+.SH ENVIRONMENT
+.TP
+BCCMEM_SOCKETR
+the daemon's socket (default: $XDG_RUNTIME_DIR/ccmem/ccmemd.sock)
+.TP
+BCCMEM_NO_AUTOSTARTR
+set to 1: never start the daemon
+.SH FILES
+.TP
+I<project>/.claude/.project-state.jsonR
+the session checkpoint
+.TP
+I<project>/.claude/session\-memory.mdR
+the session report
+.TP
+I<project>/.claude/ccmem.tomlR
+the project's settings
+.TP
+I$XDG_CONFIG_HOME/ccmem/config.tomlR
+the daemon's configuration
+.TP
+I~/.claude/memory/R, I<project>/.claude/memory/R
+knowledge memories
+.SH SEE ALSO
+BccmemdR \-\-help, BclaudeR(1)
+"#;
 
 /// Text safe in roff: backslashes escaped, and a line never starting as a request.
 fn escape(s: &str) -> String {
@@ -55,5 +98,6 @@ mod tests {
         assert!(page.contains("\\fBccmemctl test\\-report"), "{page}");
         let name = page.split(".SH NAME").nth(1).and_then(|s| s.lines().nth(1)).unwrap_or("");
         assert_eq!(name.matches("ccmemctl").count(), 1, "the NAME line says it once: {name}");
+        assert!(!page.contains(".SH EXTRA") && page.contains(".SH EXIT STATUS"), "{page}");
     }
 }

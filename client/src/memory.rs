@@ -24,8 +24,8 @@ pub struct Place {
 /// Memory content from the command line, a file, or stdin.
 #[derive(Debug, Clone, Args)]
 pub struct Body {
-    /// The content (markdown)
-    #[arg(long, value_name = "TEXT", conflicts_with_all = ["file", "stdin"])]
+    /// The content (markdown; it may start with `-`, as a list does)
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true, conflicts_with_all = ["file", "stdin"])]
     pub content: Option<String>,
     /// Read the content from FILE (`-`: stdin)
     #[arg(long, value_name = "FILE", conflicts_with = "stdin")]

@@ -52,6 +52,12 @@ pub fn status(r: &StatusReply) -> String {
                 let _ = writeln!(s);
                 s.push_str(&session_context(p, session));
             }
+            // A refused directory says why instead of suggesting a `watch` that would refuse.
+            None if p.warnings.iter().any(|w| w.contains("is not a project")) => {
+                for w in &p.warnings {
+                    let _ = writeln!(s, "session      none: {w}");
+                }
+            }
             None => {
                 let _ = writeln!(s, "session      none (`ccmemctl watch` starts one)");
             }
@@ -93,13 +99,21 @@ fn environment(s: &mut String, x: &Session) {
         match suite.status {
             SuiteStatus::NotRun => {}
             SuiteStatus::Passed => lines.push(format!(
-                "tests ({kind})  passed · {} · {}/{} ({:.1}%) · `{}`{when}",
-                suite.framework, suite.passed, suite.total, suite.percentage, suite.command
+                "tests ({kind})  passed · {} · {}/{} ({:.1}%){}{when}",
+                suite.framework,
+                suite.passed,
+                suite.total,
+                suite.percentage,
+                command(&suite.command)
             )),
             SuiteStatus::Failed => {
                 lines.push(format!(
-                    "tests ({kind})  FAILED · {} · {} failed, {} passed of {} · `{}`{when}",
-                    suite.framework, suite.failed, suite.passed, suite.total, suite.command
+                    "tests ({kind})  FAILED · {} · {} failed, {} passed of {}{}{when}",
+                    suite.framework,
+                    suite.failed,
+                    suite.passed,
+                    suite.total,
+                    command(&suite.command)
                 ));
                 for f in suite.failures.iter().take(SHOWN) {
                     let at = f.line.map_or_else(|| f.file.clone(), |l| format!("{}:{l}", f.file));
@@ -120,7 +134,7 @@ fn environment(s: &mut String, x: &Session) {
         BuildState::NotRun => {}
         BuildState::Success => lines.push(format!("build         ok{dir}{when}")),
         BuildState::Failed => {
-            lines.push(format!("build         FAILED · `{}`{when}", b.command));
+            lines.push(format!("build         FAILED{}{when}", command(&b.command)));
             lines.extend(b.errors.iter().map(|e| format!("     {e}")));
         }
     }
@@ -316,6 +330,14 @@ pub fn history(r: &HistoryReply) -> String {
         );
     }
     s
+}
+
+/// ` · `cargo test`` for a recorded command; nothing for none.
+fn command(c: &str) -> String {
+    match ccmem_proto::command_or(c, "") {
+        c if c.is_empty() => c,
+        c => format!(" · {c}"),
+    }
 }
 
 /// `ccmemctl facts`: numbered as `forget` and `done` take them.

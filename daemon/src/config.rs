@@ -205,7 +205,7 @@ const MIN_PROJECT_INTERVAL: Duration = Duration::from_secs(60);
 
 fn at_least(d: Result<Option<Duration>, String>, min: Duration) -> Result<Option<Duration>, String> {
     match d? {
-        Some(d) if d < min => Err(format!("at least {}s here (a project's file may not set less)", min.as_secs())),
+        Some(d) if d < min => Err(format!("at least {}m here (a project's file may not set less)", min.as_secs() / 60)),
         d => Ok(d),
     }
 }
@@ -497,9 +497,9 @@ mod tests {
         assert!(project(dir.path()).unwrap_err().contains("unknown key `keep_sessions`"));
         // A repository cannot make its sessions forgotten at once.
         std::fs::write(dir.path().join(PROJECT_FILE), "session_ttl = \"10ms\"\n").unwrap();
-        assert!(project(dir.path()).unwrap_err().contains("at least 600s"));
+        assert!(project(dir.path()).unwrap_err().contains("at least 10m"));
         std::fs::write(dir.path().join(PROJECT_FILE), "checkpoint_interval = \"1s\"\n").unwrap();
-        assert!(project(dir.path()).unwrap_err().contains("at least 60s"));
+        assert!(project(dir.path()).unwrap_err().contains("at least 1m"));
     }
 }
 

@@ -78,20 +78,24 @@ pub fn build(i: &Input, budget: usize) -> String {
         files: file_lines(s),
         files_total: s.files_modified.values().filter(|r| !r.deleted).count(),
     };
-    // A session that has done nothing yet carries what the previous one left.
-    let quiet = own.conversation.is_none_or(|c| !c.did_work())
-        && own.todos.is_empty()
-        && own.failures.is_empty()
-        && own.files_total == 0;
-    let previous = s.previous.as_deref().filter(|_| quiet);
+    // A new session carries what the previous one left until it has a plan and a
+    // conversation of its own: a test run or an edit after a reset does not make the open
+    // todos, the task and the last words irrelevant. Each part is the new session's once it
+    // has one.
+    let own_plan = own.todos.is_empty() && own.conversation.is_none_or(|c| !c.did_work());
+    let previous = s.previous.as_deref().filter(|_| own_plan);
     let work = match previous {
         Some(p) => Work {
-            conversation: p.conversation.as_ref(),
+            conversation: own.conversation.filter(|c| c.did_work()).or(p.conversation.as_ref()),
             todos: &p.todos,
-            failures: &p.failures,
-            done: &p.done,
-            files: p.edited_files.iter().take(25).map(|f| format!("- {f}")).collect(),
-            files_total: p.edited_files.len(),
+            failures: if own.failures.is_empty() { &p.failures } else { own.failures },
+            done: if own.done.is_empty() { &p.done } else { own.done },
+            files: if own.files_total > 0 {
+                own.files
+            } else {
+                p.edited_files.iter().take(25).map(|f| format!("- {f}")).collect()
+            },
+            files_total: if own.files_total > 0 { own.files_total } else { p.edited_files.len() },
         },
         None => own,
     };
@@ -110,7 +114,7 @@ pub fn build(i: &Input, budget: usize) -> String {
     }];
     if let Some(p) = previous {
         head.push(format!(
-            "Previous session {} ended {} ({}, {}); below is what it left.",
+            "Previous session {} ended {} ({}, {}); what it left is carried below until this one has its own plan.",
             p.session_id,
             p.ended_at,
             ago(&p.ended_at, now),
@@ -118,7 +122,7 @@ pub fn build(i: &Input, budget: usize) -> String {
         ));
     }
     if let Some(id) = i.resume_id.or(previous.and_then(|p| p.conversation.as_ref()).map(|c| c.id.as_str())) {
-        head.push(format!("Previous conversation, to resume it: {id} (`claude --resume {id}`)."));
+        head.push(format!("Previous conversation, to resume it: `claude --resume {id}`."));
     }
     if let Some(c) = work.conversation {
         if !c.first_prompt.is_empty() {
@@ -131,16 +135,18 @@ pub fn build(i: &Input, budget: usize) -> String {
         head.push(format!("Latest prompt: {}", one_line(&c.command)));
     }
     head.push(state_line(&work, s));
-    if s.git.branch != "unknown" && previous.is_none() {
-        head.push(format!(
-            "Git: branch {}, {} staged, {} unstaged, {} untracked; last commit {}.",
+    // Git's state is a section of its own, after the work: a tight budget keeps the todos
+    // and failures rather than it.
+    let git_line = (s.git.branch != "unknown" && previous.is_none()).then(|| {
+        format!(
+            "Branch {}, {} staged, {} unstaged, {} untracked; last commit {}.",
             s.git.branch,
             s.git.staged_files,
             s.git.unstaged_files,
             s.git.untracked_files,
             if s.git.last_commit.is_empty() { "none" } else { &s.git.last_commit }
-        ));
-    }
+        )
+    });
     if i.after_compact {
         head.push(
             "The conversation was just compacted: the summary above may have lost exact paths, \
@@ -236,6 +242,9 @@ pub fn build(i: &Input, budget: usize) -> String {
             ),
         };
         push(&mut sections, &title, cap(summary, caps::SUMMARY));
+    }
+    if let Some(g) = git_line {
+        sections.push(("## Git".into(), vec![g]));
     }
     if previous.is_none() {
         environment_first(&mut sections, s, now);
@@ -593,10 +602,9 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session, now
             c if c.is_empty() => c,
             c => format!(", {c}"),
         };
-        l.push(format!(
-            "- {kind} {status} ({}: {} of {}){when}{since}{cmd}",
-            suite.framework, suite.passed, suite.total
-        ));
+        // "1 of 3 failed", "7 of 7 passed": the count of what the status says.
+        let n = if suite.status == SuiteStatus::Passed { suite.passed } else { suite.failed.max(1) };
+        l.push(format!("- {kind} {status} ({}: {n} of {} {status}){when}{since}{cmd}", suite.framework, suite.total));
     }
     if s.git.has_uncommitted_changes {
         l.push(format!(
@@ -659,6 +667,9 @@ fn relevant_facts(i: &Input) -> Vec<String> {
     facts.into_iter().filter(|(_, _, f)| seen.insert(f.as_str())).take(FACTS_SHOWN).map(|(_, _, f)| f.clone()).collect()
 }
 
+/// Sections kept whole before any other gets a second line: what is open and what fails.
+const ESSENTIAL: &[&str] = &["## Todos", "## Unresolved failures", "## Build failing"];
+
 /// Joins sections in order within the budget. Breadth first: every section that fits gets
 /// its title and first line before any section gets a second line, so that a tight budget
 /// keeps one line of each thing (the failing tests, the todos) rather than all of the first.
@@ -673,30 +684,38 @@ fn pack(sections: Vec<(String, Vec<String>)>, budget: usize) -> String {
     // How many lines of each section are shown; 0: the section is left out.
     let mut shown = vec![0usize; sections.len()];
     let mut used = 0;
+    // Pass 1: a line of every section; all of the essential ones (what is open and what is
+    // failing). Pass 2: the other sections' further lines, in order.
+    let more = |i: usize, lines: &[String], shown: &mut [usize], used: &mut usize| {
+        let list = lines.iter().all(|l| l.starts_with("- ") || l.starts_with("> "));
+        while shown[i] < lines.len() {
+            let left = lines.len() - shown[i] - 1;
+            // Room for the note of what would still be left out after this line.
+            let note = if left > 0 && list { chars(&format!("- … and {left} more")) } else { 0 };
+            let len = chars(&lines[shown[i]]);
+            if *used + len + note > budget {
+                break;
+            }
+            *used += len;
+            shown[i] += 1;
+        }
+    };
     for (i, (title, lines)) in sections.iter().enumerate() {
         // Title, its first line, and the blank line after the block.
         let need = chars(title) + lines.first().map_or(0, |l| chars(l)) + 1;
         if !lines.is_empty() && used + need <= budget {
             shown[i] = 1;
             used += need;
+            if ESSENTIAL.iter().any(|e| title.starts_with(e)) {
+                more(i, lines, &mut shown, &mut used);
+            }
         }
     }
     for (i, (_, lines)) in sections.iter().enumerate() {
         if shown[i] == 0 {
             continue;
         }
-        let list = lines.iter().all(|l| l.starts_with("- ") || l.starts_with("> "));
-        while shown[i] < lines.len() {
-            let more = lines.len() - shown[i] - 1;
-            // Room for the note of what would still be left out after this line.
-            let note = if more > 0 && list { chars(&format!("- … and {more} more")) } else { 0 };
-            let len = chars(&lines[shown[i]]);
-            if used + len + note > budget {
-                break;
-            }
-            used += len;
-            shown[i] += 1;
-        }
+        more(i, lines, &mut shown, &mut used);
     }
     let mut out = String::new();
     for (i, (title, lines)) in sections.iter().enumerate() {
@@ -818,7 +837,7 @@ mod tests {
         for budget in [200, 800, 2000, DEFAULT_BUDGET, 50_000] {
             let c = build(&input, budget);
             assert!(c.chars().count() <= budget.min(MAX_BUDGET), "{budget}: {} chars", c.chars().count());
-            assert!(c.contains("to resume it: abc-123"), "{budget}: {c}");
+            assert!(c.contains("to resume it: `claude --resume abc-123`"), "{budget}: {c}");
         }
         let c = build(&input, DEFAULT_BUDGET);
         let pos = |x: &str| c.find(x).unwrap_or_else(|| panic!("{x} missing:\n{c}"));
@@ -837,6 +856,21 @@ mod tests {
         let head = tiny.split("\n\n").next().unwrap_or("");
         assert!(!head.contains("… and"), "{tiny}");
         assert!(!tiny.contains("- [x] Design") || tiny.contains("[~] Implement callback"), "{tiny}");
+        // What a smaller budget keeps, a larger one keeps too; the git line goes first.
+        let mut kept_before: Vec<String> = Vec::new();
+        for budget in [500, 800, 1200, 2000, DEFAULT_BUDGET] {
+            let c = build(&input, budget);
+            assert!(c.contains("[~] Implement callback"), "{budget}: {c}");
+            for l in &kept_before {
+                assert!(c.contains(l.as_str()), "{budget} lost {l:?} that a smaller budget kept:\n{c}");
+            }
+            kept_before = c.lines().filter(|l| l.starts_with("- [")).map(str::to_string).collect();
+        }
+        let mut on_main = input.session.clone();
+        on_main.git.branch = "main".into();
+        let input = Input { session: &on_main, ..input };
+        assert!(!build(&input, 500).contains("## Git"));
+        assert!(build(&input, DEFAULT_BUDGET).contains("## Git\nBranch main, "));
     }
 
     #[test]

@@ -99,8 +99,9 @@ pub fn parse(v: &Value) -> Option<Hook> {
 }
 
 /// A conversation id as agents make them (UUIDs, or words of letters, digits, `-`, `_`, `.`
-/// and `:`, starting with a letter or digit): it is printed in the context, the report and `claude --resume` commands, so an
-/// id with line breaks, backticks or shell characters would be an injection, not an id.
+/// and `:`, starting with a letter or digit): it is printed in the context, the report and
+/// `claude --resume` commands, so an id with line breaks, backticks or shell characters
+/// would be an injection, not an id.
 fn is_id(s: &str) -> bool {
     // It starts with a letter or digit: `--dangerously-skip-permissions` is an option to
     // `claude --resume "$(ccmemctl resume-id)"`, not an id.
@@ -209,6 +210,16 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
         Kind::Stop { last_message, subagent } => {
             if !subagent {
                 close_last_command(s, now);
+            }
+            // The payload's own copy of the agent's last message: the transcript may not be
+            // readable yet (or at all); its read later says the same or newer.
+            if !*subagent {
+                if let (Some(words), Some(c)) =
+                    (last_message.as_deref().and_then(crate::transcript::last_words), find(s, &conv_id))
+                {
+                    c.digest.last_words = words;
+                    c.digest.last_words_at = session::iso(now);
+                }
             }
             fx.intents_in = last_message.clone();
             fx.read_transcript = h.transcript.clone();
@@ -671,6 +682,14 @@ mod tests {
         );
         assert_eq!(fx.checkpoint, Some((CheckpointReason::StopHook, CheckpointType::EventDriven)));
         assert_eq!(fx.intents_in.as_deref(), Some("[REMEMBER: x]"));
+        assert_eq!(s.conversations[0].digest.last_words, "", "nothing but an intent: no last words");
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "Stop", "session_id": "c1",
+                "last_assistant_message": "Fixed the callback. Next: run the e2e tests. [REMEMBER: y]"})),
+            now,
+        );
+        assert_eq!(s.conversations[0].digest.last_words, "Fixed the callback. Next: run the e2e tests.");
         assert_eq!(s.commands_executed[0].status.as_deref(), Some("completed"));
         assert!(s.commands_executed[0].duration_seconds.is_some());
         let fx = apply(

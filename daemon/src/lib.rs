@@ -65,7 +65,9 @@ pub fn main() -> ExitCode {
     };
     let given = cli::given(&matches);
     if args.config_template {
-        print!("{}", config::template());
+        // `ccmemd --config-template | head`: a reader that stops early is a normal end.
+        use std::io::Write;
+        let _ = std::io::stdout().write_all(config::template().as_bytes());
         return ExitCode::SUCCESS;
     }
     let mut args = args;

@@ -257,6 +257,14 @@ fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 
+/// The last words of an assistant message as the digest keeps them (redacted, intents
+/// taken out, its end), or None when nothing is left: for a Stop hook's
+/// `last_assistant_message`, so that they are there even before the transcript is read.
+pub fn last_words(message: &str) -> Option<String> {
+    let clean = session::clean_lines(&without_tags(message), 200_000);
+    (!clean.trim().is_empty()).then(|| tail(&clean, LAST_WORDS))
+}
+
 /// The end of a message, from a line start, without blank lines, table rules and fences.
 fn tail(text: &str, max: usize) -> String {
     let lines: Vec<&str> = text

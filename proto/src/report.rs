@@ -573,7 +573,9 @@ pub fn serialize(m: &SessionMemory) -> String {
         if let Some(dir) = &b.output_dir {
             let _ = writeln!(o, "- Output Directory: {}", esc(dir));
         }
-        let _ = writeln!(o, "- Command: {}", esc(&b.command));
+        if !b.command.is_empty() {
+            let _ = writeln!(o, "- Command: {}", esc(&b.command));
+        }
         o.push('\n');
         if !b.errors.is_empty() {
             table(&mut o, &["Error"], b.errors.iter().map(|x| vec![x.clone()]).collect());
@@ -622,7 +624,9 @@ fn write_suite(o: &mut String, s: &TestSuite) {
     let _ = writeln!(o, "- Skipped: {}", s.skipped);
     let _ = writeln!(o, "- Total: {}", s.total);
     let _ = writeln!(o, "- Pass Rate: {:.1}%", s.percentage);
-    let _ = writeln!(o, "- Command: {}", esc(&s.command));
+    if !s.command.is_empty() {
+        let _ = writeln!(o, "- Command: {}", esc(&s.command));
+    }
     if let Some(t) = &s.ran_at {
         let _ = writeln!(o, "- Ran At: {}", esc(t));
     }
