@@ -342,6 +342,7 @@ fn the_installer_merges_into_existing_settings_and_uninstalls_cleanly() {
     let out = env.ctl_cmd(&["hooks", "uninstall", "--project"]).current_dir(&root).output().unwrap();
     assert_ok(&out, "project uninstall");
     assert!(!project.exists(), "a settings file that held only ccmem's hooks is gone");
+    assert!(!root.join(".claude").exists(), "and the directory the install made");
     assert!(!project.with_extension("json.ccmem-backup").exists());
     let out = env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&root).output().unwrap();
     assert_ok(&out, "project install again");

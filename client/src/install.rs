@@ -64,6 +64,12 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
         let r = if emptied { std::fs::remove_file(&path) } else { atomic::write(&path, text.as_bytes(), false) };
         r.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         let _ = std::fs::remove_file(&backup);
+        if emptied && project {
+            // The `.claude` directory the install made, if nothing else is in it.
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
     }
     let verb = match (installing, changed) {
         (true, true) => "installed ccmem's hooks in",

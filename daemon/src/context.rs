@@ -405,7 +405,7 @@ fn todo_lines(todos: &[Todo], max: usize) -> Vec<String> {
 
 /// One line per unresolved failure, newest first; the failing tests' details under the
 /// tests entry (or alone, when the run was recorded without one).
-fn failure_lines(failures: &[Failure], now: DateTime<Utc>, tests: Vec<String>) -> Vec<String> {
+fn failure_lines(failures: &[Failure], now: DateTime<Utc>, tests: Vec<(String, String)>) -> Vec<String> {
     let mut out = Vec::new();
     let mut tests = Some(tests);
     for f in failures.iter().rev() {
@@ -414,10 +414,21 @@ fn failure_lines(failures: &[Failure], now: DateTime<Utc>, tests: Vec<String>) -
         let error = if f.error.is_empty() { String::new() } else { format!(": {}", f.error) };
         out.push(format!("- {}: `{}` failed{times} ({}{blocker}){error}", f.kind, f.command, ago(&f.last_at, now)));
         if f.kind == "tests" {
-            out.extend(tests.take().unwrap_or_default());
+            // Not a test the error line already names.
+            let under = tests.take().unwrap_or_default();
+            out.extend(
+                under
+                    .into_iter()
+                    .filter(|(name, _)| name.is_empty() || !f.error.contains(name.as_str()))
+                    .map(|(_, l)| l),
+            );
         }
     }
-    out.extend(tests.unwrap_or_default());
+    // Results recorded without a failing command (`test-report`, an event): a line of their own.
+    if let Some(t) = tests.filter(|t| !t.is_empty()) {
+        out.push("- tests: the last recorded run failed".into());
+        out.extend(t.into_iter().map(|(_, l)| l));
+    }
     out
 }
 
@@ -449,8 +460,8 @@ fn other_conversations(s: &Session, work: Option<&Conversation>, now: DateTime<U
 }
 
 /// The failing tests of the last runs, one per line.
-fn failing_tests(s: &Session) -> Vec<String> {
-    let mut out = Vec::new();
+fn failing_tests(s: &Session) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
     for suite in [&s.test_results.unit, &s.test_results.e2e] {
         if suite.status != SuiteStatus::Failed {
             continue;
@@ -463,13 +474,13 @@ fn failing_tests(s: &Session) -> Vec<String> {
             };
             let msg = f.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
             let line = format!("  - test {}{at}{msg}", f.test_name);
-            if !out.contains(&line) {
-                out.push(line);
+            if !out.iter().any(|(_, l)| *l == line) {
+                out.push((f.test_name.clone(), line));
             }
         }
         let more = suite.failures.len().saturating_sub(5) as u64 + suite.more_failures;
         if more > 0 {
-            out.push(format!("  - … and {more} more failing tests"));
+            out.push((String::new(), format!("  - … and {more} more failing tests")));
         }
     }
     out
@@ -893,5 +904,34 @@ mod tests {
         );
         assert!(!c.contains("## Open todos") && !c.contains("## Facts") && !c.contains("## Files"), "{c}");
         assert!(c.contains("just compacted"));
+    }
+
+    #[test]
+    fn failing_tests_recorded_without_a_command_have_a_line_of_their_own() {
+        use ccmem_proto::env::{SuiteStatus, TestFailure};
+        let now = chrono::Utc::now();
+        let mut s =
+            crate::session::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+        s.test_results.unit.status = SuiteStatus::Failed;
+        s.test_results.unit.failures =
+            vec![TestFailure { test_name: "login works".into(), file: "a.test.ts".into(), ..Default::default() }];
+        let memory = Memory::default();
+        let input = Input {
+            session: &s,
+            conversation: None,
+            resume_id: None,
+            memory: &memory,
+            global_facts: &[],
+            after_compact: false,
+            memories: &[],
+            now,
+        };
+        let c = build(&input, DEFAULT_BUDGET);
+        assert!(
+            c.contains(
+                "## Unresolved failures\n- tests: the last recorded run failed\n  - test login works (a.test.ts)"
+            ),
+            "{c}"
+        );
     }
 }
