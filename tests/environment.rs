@@ -187,7 +187,9 @@ fn a_failing_cargo_test_in_bash_reaches_context_and_checkpoint() {
     let failing = ctx.find("## Unresolved failures").unwrap_or_else(|| panic!("no failing tests in {ctx}"));
     assert!(failing < ctx.find("## Files edited").unwrap_or(usize::MAX), "failing tests come near the top: {ctx}");
     assert!(ctx.contains("- tests: `cargo test` failed"), "{ctx}");
-    assert!(ctx.contains("- test tests::parses (src/lib.rs:8): length was 5"), "{ctx}");
+    // The failing test with its place and message, once: the error line names it already.
+    assert!(ctx.contains("tests::parses (src/lib.rs:8): length was 5"), "{ctx}");
+    assert!(!ctx.contains("  - test tests::parses"), "not repeated under its own error line: {ctx}");
 
     send(&env, ev("Stop", json!({"last_assistant_message": "done"})));
     assert!(wait_until(Duration::from_secs(10), || {
