@@ -104,7 +104,7 @@ fn environment(s: &mut String, x: &Session) {
                 suite.passed,
                 suite.total,
                 suite.percentage,
-                command(&suite.command)
+                ccmem_proto::command_after(" · ", &suite.command)
             )),
             SuiteStatus::Failed => {
                 lines.push(format!(
@@ -113,7 +113,7 @@ fn environment(s: &mut String, x: &Session) {
                     suite.failed,
                     suite.passed,
                     suite.total,
-                    command(&suite.command)
+                    ccmem_proto::command_after(" · ", &suite.command)
                 ));
                 for f in suite.failures.iter().take(SHOWN) {
                     let at = f.line.map_or_else(|| f.file.clone(), |l| format!("{}:{l}", f.file));
@@ -134,7 +134,7 @@ fn environment(s: &mut String, x: &Session) {
         BuildState::NotRun => {}
         BuildState::Success => lines.push(format!("build         ok{dir}{when}")),
         BuildState::Failed => {
-            lines.push(format!("build         FAILED{}{when}", command(&b.command)));
+            lines.push(format!("build         FAILED{}{when}", ccmem_proto::command_after(" · ", &b.command)));
             lines.extend(b.errors.iter().map(|e| format!("     {e}")));
         }
     }
@@ -330,14 +330,6 @@ pub fn history(r: &HistoryReply) -> String {
         );
     }
     s
-}
-
-/// ` · `cargo test`` for a recorded command; nothing for none.
-fn command(c: &str) -> String {
-    match ccmem_proto::command_or(c, "") {
-        c if c.is_empty() => c,
-        c => format!(" · {c}"),
-    }
 }
 
 /// `ccmemctl facts`: numbered as `forget` and `done` take them.

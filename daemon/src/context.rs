@@ -609,10 +609,7 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session, now
                 n => format!(", {n} files edited since"),
             })
             .unwrap_or_default();
-        let cmd = match ccmem_proto::command_or(&suite.command, "") {
-            c if c.is_empty() => c,
-            c => format!(", {c}"),
-        };
+        let cmd = ccmem_proto::command_after(", ", &suite.command);
         // "1 of 3 failed", "7 of 7 passed": the count of what the status says.
         let n = if suite.status == SuiteStatus::Passed { suite.passed } else { suite.failed.max(1) };
         l.push(format!("- {kind} {status} ({}: {n} of {} {status}){when}{since}{cmd}", suite.framework, suite.total));
@@ -692,17 +689,19 @@ fn pack(sections: Vec<(String, Vec<String>)>, budget: usize) -> String {
         .map(|(t, lines)| (t, lines.into_iter().map(|l| truncate_chars(&l, LINE)).collect()))
         .collect();
     let chars = |l: &str| l.chars().count() + 1;
+    // Lists say what they leave out ("- … and N more"); other blocks are just cut.
+    let lists: Vec<bool> =
+        sections.iter().map(|(_, l)| l.iter().all(|l| l.starts_with("- ") || l.starts_with("> "))).collect();
     // How many lines of each section are shown; 0: the section is left out.
     let mut shown = vec![0usize; sections.len()];
     let mut used = 0;
     // Pass 1: a line of every section; all of the essential ones (what is open and what is
     // failing). Pass 2: the other sections' further lines, in order.
     let more = |i: usize, lines: &[String], shown: &mut [usize], used: &mut usize| {
-        let list = lines.iter().all(|l| l.starts_with("- ") || l.starts_with("> "));
         while shown[i] < lines.len() {
             let left = lines.len() - shown[i] - 1;
             // Room for the note of what would still be left out after this line.
-            let note = if left > 0 && list { chars(&format!("- … and {left} more")) } else { 0 };
+            let note = if left > 0 && lists[i] { chars(&format!("- … and {left} more")) } else { 0 };
             let len = chars(&lines[shown[i]]);
             if *used + len + note > budget {
                 break;
@@ -740,7 +739,7 @@ fn pack(sections: Vec<(String, Vec<String>)>, budget: usize) -> String {
             out.push('\n');
         }
         let left = lines.len() - shown[i];
-        if left > 0 && lines.iter().all(|l| l.starts_with("- ") || l.starts_with("> ")) {
+        if left > 0 && lists[i] {
             let note = format!("- … and {left} more\n");
             // Reserved above for all but a section cut at its first line.
             if used + note.chars().count() <= budget {

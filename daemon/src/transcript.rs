@@ -102,18 +102,17 @@ pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
     // Everything in the allowance was read; a trailing partial line, which may still grow,
     // is read again next time.
     let partial = line.len() as u64;
-    let consumed = allowance;
     let used = if skipping || line.len() >= max_line {
         // An over-long line: skipped, including what of it was read (the rest is garbage
         // to the parser next time and is dropped there).
-        consumed
+        allowance
     } else if partial > 0 && at_end && serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
         // A finished file may end without a newline: its last line counts once it is
         // whole JSON (a line still being written is not).
         take_line(d, &mut out, &line);
-        consumed
+        allowance
     } else {
-        consumed - partial
+        allowance - partial
     };
     d.offset += used;
     Ok(out)

@@ -40,6 +40,15 @@ pub fn command_or(command: &str, fallback: &str) -> String {
     }
 }
 
+/// `` · `cargo test` `` (`sep`, then the command in backticks) for a command, nothing for
+/// none: a command as a trailing part of a line.
+pub fn command_after(sep: &str, command: &str) -> String {
+    match command.trim() {
+        "" => String::new(),
+        c => format!("{sep}`{c}`"),
+    }
+}
+
 /// `1 file`, `3 files`: a count with its noun in the right number.
 pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
