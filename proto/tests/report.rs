@@ -300,7 +300,12 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_valid_report_reads_back_exactly(m in memory()) {
+    // Random text can spell a secret's shape (`a://#:#@` reads as credentials in a URL),
+    // which a report never holds (its text is redacted on the way in): such cases are not
+    // generated, rather than failing one run in many.
+    fn every_valid_report_reads_back_exactly(
+        m in memory().prop_filter("text shaped like a secret", |m| !ccmem_proto::redact::finds(&serialize(m)))
+    ) {
         let problems = validate(&m);
         prop_assert!(problems.is_empty(), "the generator made an invalid report: {problems:?}");
         let md = serialize(&m);
