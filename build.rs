@@ -7,7 +7,7 @@ use std::path::Path;
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    for cfg in ["ccmem_root", "ccmem_faketime", "ccmem_systemd_analyze", "ccmem_socket_activate"] {
+    for cfg in ["ccmem_root", "ccmem_faketime", "ccmem_systemd_analyze", "ccmem_socket_activate", "ccmem_npm"] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     if is_root() {
@@ -18,6 +18,11 @@ fn main() {
     }
     if on_path("systemd-analyze") {
         println!("cargo::rustc-cfg=ccmem_systemd_analyze");
+    }
+    // The Claude Code suite installs the CLI with npm (or runs the one CCMEM_CLAUDE_BIN names).
+    println!("cargo::rerun-if-env-changed=CCMEM_CLAUDE_BIN");
+    if on_path("npm") || std::env::var_os("CCMEM_CLAUDE_BIN").is_some() {
+        println!("cargo::rustc-cfg=ccmem_npm");
     }
     if on_path("systemd-socket-activate") {
         println!("cargo::rustc-cfg=ccmem_socket_activate");

@@ -43,6 +43,12 @@ fn forward(socket: Option<&Path>, autostart: bool) -> Result<(), String> {
     let event =
         payload.get("hook_event_name").and_then(Value::as_str).ok_or("the payload has no hook_event_name")?.to_string();
     trim(&mut payload);
+    // Claude Code tells its hooks where it was started in the environment only.
+    if let (Some(map), Some(dir)) = (payload.as_object_mut(), std::env::var_os("CLAUDE_PROJECT_DIR")) {
+        if let Some(dir) = dir.to_str().filter(|d| !d.is_empty()) {
+            map.entry("project_dir").or_insert_with(|| Value::String(dir.to_string()));
+        }
+    }
     let socket = paths::socket_path(socket).map_err(|e| e.to_string())?;
     let mut conn = connect(&socket, autostart)?;
     conn.set_timeout(REPLY_WAIT).map_err(|e| e.to_string())?;

@@ -16,6 +16,10 @@ pub const EVENTS: &[(&str, Option<&str>)] = &[
     ("SubagentStop", None),
     ("PreCompact", None),
     ("SessionEnd", None),
+    // Task lists kept by id also when the Task tools' PostToolUse is not delivered (a
+    // teammate's task, a matcher changed by hand).
+    ("TaskCreated", None),
+    ("TaskCompleted", None),
 ];
 
 /// Runs `hooks install` or `hooks uninstall`.

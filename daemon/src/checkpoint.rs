@@ -99,7 +99,9 @@ pub fn refresh_git(s: &mut Session) {
     match &s.git_start {
         Some(start) => {
             s.git = git::state(&s.project_root);
-            git::since(&s.project_root, start, &mut s.activity_summary);
+            let created: Vec<&str> =
+                s.files_modified.iter().filter(|(_, r)| r.created).map(|(path, _)| &**path).collect();
+            git::since(&s.project_root, start, &created, &mut s.activity_summary);
         }
         None => s.git = Default::default(),
     }

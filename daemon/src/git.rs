@@ -186,18 +186,51 @@ pub fn state(root: &Path) -> GitState {
     st
 }
 
-/// Lines added and deleted (working tree against `start`) and commits since `start`.
-pub fn since(root: &Path, start: &str, summary: &mut ActivitySummary) {
+/// Files created this session counted into the lines added while git does not track them
+/// yet, and the bytes read of each: a session's new files are its work as much as its
+/// edits, and `git diff` does not see them until they are added.
+const UNTRACKED_FILES: usize = 200;
+const UNTRACKED_BYTES: u64 = 1 << 20;
+
+/// Lines added and deleted (working tree against `start`, plus the untracked files among
+/// `created`, this session's new files) and commits since `start`.
+pub fn since(root: &Path, start: &str, created: &[&str], summary: &mut ActivitySummary) {
     let base = if start.is_empty() { EMPTY_TREE } else { start };
     if let Some(out) = git(root, &["diff", "--no-ext-diff", "--no-textconv", "--numstat", base]) {
         let (a, d) = parse_numstat(&text(&out));
-        summary.lines_added = a;
+        summary.lines_added = a + untracked_lines(root, created);
         summary.lines_deleted = d;
     }
     let range = if start.is_empty() { "HEAD".to_string() } else { format!("{start}..HEAD") };
     if let Some(out) = git(root, &["rev-list", "--count", &range]) {
         summary.commits = text(&out).parse().unwrap_or(0);
     }
+}
+
+/// Lines of the files in `created` that git does not track (and does not ignore).
+fn untracked_lines(root: &Path, created: &[&str]) -> u64 {
+    if created.is_empty() {
+        return 0;
+    }
+    // Literal pathspecs: a file named `*.rs` is that file, not a pattern.
+    let specs: Vec<String> = created.iter().take(UNTRACKED_FILES).map(|p| format!(":(literal){p}")).collect();
+    let mut args = vec!["ls-files", "-z", "--others", "--exclude-standard", "--"];
+    args.extend(specs.iter().map(String::as_str));
+    let Some(out) = git(root, &args) else { return 0 };
+    out.split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| std::str::from_utf8(p).ok())
+        .filter_map(|rel| ccmem_proto::untrusted::read_in(root, &root.join(rel), UNTRACKED_BYTES).ok())
+        // Binary files have no lines, as in `git diff --numstat`.
+        .filter(|b| !b.contains(&0))
+        .map(|b| line_count(&b))
+        .sum()
+}
+
+/// Lines in a text, the last one counted without its newline.
+pub fn line_count(b: &[u8]) -> u64 {
+    let newlines = b.iter().filter(|&&c| c == b'\n').count() as u64;
+    newlines + u64::from(b.last().is_some_and(|&c| c != b'\n'))
 }
 
 fn text(b: &[u8]) -> String {
@@ -315,7 +348,43 @@ u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
         assert_eq!(head(tmp.path()), None);
         assert_eq!(state(tmp.path()), GitState::default());
         let mut s = ActivitySummary::default();
-        since(tmp.path(), "", &mut s);
+        since(tmp.path(), "", &[], &mut s);
         assert_eq!(s, ActivitySummary::default());
+    }
+
+    #[test]
+    fn new_files_git_does_not_track_yet_count_as_added_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let run = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(root)
+                .args(["-c", "user.email=t@e", "-c", "user.name=T", "-c", "commit.gpgsign=false"])
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            assert!(ok, "git {args:?}");
+        };
+        run(&["init", "-q"]);
+        std::fs::write(root.join("old.rs"), "a\nb\nc\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "ignored.rs\n").unwrap();
+        run(&["add", "."]);
+        run(&["commit", "-q", "-m", "one"]);
+        let start = head(root).unwrap();
+        // Tracked: one line changed. New: 3 lines (the last without a newline), a binary
+        // file, an ignored one, a file named like a pattern, and one made before the session.
+        std::fs::write(root.join("old.rs"), "a\nB\nc\n").unwrap();
+        std::fs::write(root.join("new.rs"), "1\n2\n3").unwrap();
+        std::fs::write(root.join("blob.bin"), b"\0\n\n").unwrap();
+        std::fs::write(root.join("ignored.rs"), "x\n").unwrap();
+        std::fs::write(root.join("*.rs"), "y\n").unwrap();
+        std::fs::write(root.join("theirs.rs"), "z\n").unwrap();
+        let mut s = ActivitySummary::default();
+        since(root, &start, &["new.rs", "blob.bin", "ignored.rs", "*.rs", "gone.rs"], &mut s);
+        assert_eq!((s.lines_added, s.lines_deleted), (1 + 3 + 1, 1));
+        assert_eq!(line_count(b""), 0);
+        assert_eq!(line_count(b"x"), 1);
+        assert_eq!(line_count(b"x\n\n"), 2);
     }
 }

@@ -33,6 +33,12 @@ pub struct Hook {
     pub transcript: Option<String>,
     /// Where the agent works.
     pub cwd: Option<PathBuf>,
+    /// Where the agent was started (`CLAUDE_PROJECT_DIR`, which `ccmemctl hook` adds): the
+    /// project, even when a command has moved `cwd` out of it.
+    pub project_dir: Option<PathBuf>,
+    /// What identifies this delivery (the event and its `tool_use_id` or `prompt_id`): the
+    /// same event delivered twice (the plugin and `hooks install` both in place) counts once.
+    pub delivery: Option<String>,
     /// What happened.
     pub kind: Kind,
 }
@@ -49,10 +55,10 @@ pub enum Kind {
     ToolUse { tool: String, input: Value, response: Value, failed: bool },
     /// The agent (or a subagent) stopped.
     Stop { last_message: Option<String>, subagent: bool },
-    /// The conversation is about to be compacted.
-    PreCompact,
-    /// The conversation ended.
-    SessionEnd,
+    /// The conversation is about to be compacted: `manual` (`/compact`) or `auto`.
+    PreCompact { trigger: String },
+    /// The conversation ended, and why (clear, logout, prompt_input_exit, other).
+    SessionEnd { reason: String },
     /// A task event (TaskCreated, TaskCompleted, …) with its payload.
     Task { event: String, payload: Value },
     /// Anything else: accepted, registers activity, nothing more.
@@ -83,19 +89,42 @@ pub fn parse(v: &Value) -> Option<Hook> {
         "Stop" | "SubagentStop" => {
             Kind::Stop { last_message: text(v, "last_assistant_message"), subagent: name == "SubagentStop" }
         }
-        "PreCompact" => Kind::PreCompact,
-        "SessionEnd" => Kind::SessionEnd,
+        "PreCompact" => Kind::PreCompact { trigger: word(v, "trigger") },
+        "SessionEnd" => Kind::SessionEnd { reason: word(v, "reason") },
         n if n.starts_with("Task") => Kind::Task { event: name.clone(), payload: v.clone() },
-        _ => Kind::Other(name),
+        _ => Kind::Other(name.clone()),
     };
     // Identifiers and paths have real sizes; anything longer is junk that would only cost
     // memory (a conversation id is kept with every conversation).
+    let path = |key: &str| text(v, key).filter(|p| p.len() <= session::MAX_PATH_BYTES).map(PathBuf::from);
+    let delivery = match name.as_str() {
+        "PostToolUse" | "PostToolUseFailure" => text(v, "tool_use_id"),
+        "UserPromptSubmit" => text(v, "prompt_id"),
+        _ => None,
+    }
+    .filter(|id| is_id(id))
+    .map(|id| format!("{name}:{id}"));
     Some(Hook {
         conversation: text(v, "session_id").filter(|s| is_id(s)),
-        transcript: text(v, "transcript_path").filter(|p| p.len() <= session::MAX_PATH_BYTES),
-        cwd: text(v, "cwd").filter(|p| p.len() <= session::MAX_PATH_BYTES).map(PathBuf::from),
+        transcript: text(v, "transcript_path").filter(|p| p.len() <= session::MAX_PATH_BYTES).map(|p| home(&p)),
+        cwd: path("cwd"),
+        project_dir: path("project_dir").filter(|p| p.is_absolute()),
+        delivery,
         kind,
     })
+}
+
+/// A short keyword of the payload (a reason, a trigger), or "" when it is not one.
+fn word(v: &Value, key: &str) -> String {
+    text(v, key).filter(|w| w.len() <= 64 && is_id(w)).unwrap_or_default()
+}
+
+/// `~/x` is the user's `x`: Claude Code has sent transcript paths that way.
+fn home(path: &str) -> String {
+    match (path.strip_prefix("~/"), directories::BaseDirs::new()) {
+        (Some(rest), Some(dirs)) => dirs.home_dir().join(rest).to_string_lossy().into_owned(),
+        _ => path.to_string(),
+    }
 }
 
 /// A conversation id as agents make them (UUIDs, or words of letters, digits, `-`, `_`, `.`
@@ -225,17 +254,20 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             fx.read_transcript = h.transcript.clone();
             fx.checkpoint = Some((CheckpointReason::StopHook, CheckpointType::EventDriven));
         }
-        Kind::PreCompact => {
+        Kind::PreCompact { trigger } => {
+            // Read what the conversation said before it is summarised; it is `compacted`
+            // once the compaction happened (the SessionStart with source "compact").
             fx.read_transcript = h.transcript.clone();
             if let Some(c) = find(s, &conv_id) {
-                c.compacted = true;
+                c.compact_trigger = trigger.clone();
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }
-        Kind::SessionEnd => {
+        Kind::SessionEnd { reason } => {
             fx.read_transcript = h.transcript.clone();
             if let Some(c) = find(s, &conv_id) {
                 c.ended = true;
+                c.end_reason = reason.clone();
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }
@@ -282,6 +314,14 @@ fn tool_use(
             };
             // Write says whether it made the file (`"type": "create"`) or replaced it.
             let created = tool == "Write" && response.get("type").and_then(Value::as_str) == Some("create");
+            let (added, deleted) = edit_lines(tool, input, response);
+            s.agent_lines.added += added;
+            s.agent_lines.deleted += deleted;
+            if s.git_start.is_none() {
+                // Outside git, the agent's own patches are all there is to count.
+                s.activity_summary.lines_added = s.agent_lines.added;
+                s.activity_summary.lines_deleted = s.agent_lines.deleted;
+            }
             fx.agent_edit = Some(AgentEdit { rel, summary, tool: tool.to_string(), created });
         }
         "TodoWrite" => {
@@ -329,6 +369,40 @@ fn tool_use(
         }
         _ => {}
     }
+}
+
+/// Lines an edit added and deleted: from the patch Claude Code sends back
+/// (`structuredPatch`), else from the edit's own strings (older versions, imports).
+fn edit_lines(tool: &str, input: &Value, response: &Value) -> (u64, u64) {
+    if let Some(hunks) = response.get("structuredPatch").and_then(Value::as_array).filter(|h| !h.is_empty()) {
+        let lines = hunks.iter().filter_map(|h| h.get("lines").and_then(Value::as_array)).flatten();
+        return lines.filter_map(Value::as_str).fold((0, 0), |(a, d), l| match l.as_bytes().first() {
+            Some(b'+') => (a + 1, d),
+            Some(b'-') => (a, d + 1),
+            _ => (a, d),
+        });
+    }
+    let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    match tool {
+        // A new file is all added; a replaced one without a patch says nothing reliable.
+        "Write" if response.get("type").and_then(Value::as_str) != Some("update") => {
+            (crate::git::line_count(str_of(input, "content").as_bytes()), 0)
+        }
+        "Edit" => changed_lines(&str_of(input, "old_string"), &str_of(input, "new_string")),
+        "MultiEdit" => input.get("edits").and_then(Value::as_array).into_iter().flatten().fold((0, 0), |(a, d), e| {
+            let (x, y) = changed_lines(&str_of(e, "old_string"), &str_of(e, "new_string"));
+            (a + x, d + y)
+        }),
+        _ => (0, 0),
+    }
+}
+
+/// Lines replaced between two texts, the lines they share at either end not counted.
+fn changed_lines(old: &str, new: &str) -> (u64, u64) {
+    let (o, n): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let head = o.iter().zip(&n).take_while(|(a, b)| a == b).count();
+    let tail = o[head..].iter().rev().zip(n[head..].iter().rev()).take_while(|(a, b)| a == b).count();
+    ((n.len() - head - tail) as u64, (o.len() - head - tail) as u64)
 }
 
 /// Test and build results from a shell command's output, and what the command means for

@@ -41,6 +41,9 @@ pub struct Ctx {
     pub config: Arc<crate::config::Reloader>,
 }
 
+/// Hook deliveries remembered for spotting a second copy (both copies come within a
+/// moment of each other, one per installed hook).
+const DELIVERIES: usize = 256;
 /// Recent edits remembered before the first pruning.
 const RECENT_EDITS: usize = 4096;
 
@@ -191,6 +194,9 @@ pub struct Project {
     recent_edits: std::collections::HashMap<String, (Instant, bool)>,
     /// Size of `recent_edits` at which it is next pruned.
     prune_recent_at: usize,
+    /// The latest hook deliveries (`hooks::Hook::delivery`), newest last: an event
+    /// delivered twice (the plugin and `hooks install` both in place) counts once.
+    deliveries: std::collections::VecDeque<String>,
     /// Bumped on every change: a checkpoint clears "unsaved" only if nothing changed meanwhile.
     version: u64,
     /// The background job (checkpoint or git refresh) in flight; one at a time.
@@ -277,6 +283,7 @@ impl Project {
             changed_since,
             memory: Memory::default(),
             recent_edits: Default::default(),
+            deliveries: Default::default(),
             prune_recent_at: RECENT_EDITS,
             version: 0,
             job: None,
@@ -530,6 +537,19 @@ impl Project {
     }
 
     async fn hook(&mut self, hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>>) {
+        if let Some(key) = &hook.delivery {
+            if self.deliveries.contains(key) {
+                tracing::debug!(project = %self.s.project_root.display(), key, "hook delivered twice; counted once");
+                if let Some(reply) = reply {
+                    let _ = reply.send(HookReply::default());
+                }
+                return;
+            }
+            if self.deliveries.len() >= DELIVERIES {
+                self.deliveries.pop_front();
+            }
+            self.deliveries.push_back(key.clone());
+        }
         let now = chrono::Utc::now();
         let fx = hooks::apply(&mut self.s, &hook, now);
         if let Some(e) = &fx.agent_edit {
@@ -868,9 +888,12 @@ impl Project {
     fn take_git(&mut self, copy: &Session) {
         self.s.git = copy.git.clone();
         self.s.git_start = copy.git_start.clone();
-        self.s.activity_summary.lines_added = copy.activity_summary.lines_added;
-        self.s.activity_summary.lines_deleted = copy.activity_summary.lines_deleted;
-        self.s.activity_summary.commits = copy.activity_summary.commits;
+        // Outside git the counts are the agent's, kept by the hooks since the copy was made.
+        if copy.git_start.is_some() {
+            self.s.activity_summary.lines_added = copy.activity_summary.lines_added;
+            self.s.activity_summary.lines_deleted = copy.activity_summary.lines_deleted;
+            self.s.activity_summary.commits = copy.activity_summary.commits;
+        }
     }
 
     fn report(&mut self, out: &checkpoint::Outcome) {

@@ -12,8 +12,9 @@ use ccmem_proto::atomic;
 use ccmem_proto::env::{SuiteStatus, TestSuite};
 use ccmem_proto::report::{
     self, limits, ExecutiveSummary, FileReference, NextStep, Priority, SessionMemory, SessionMetadata, StepPriority,
+    TaskReference, TaskStatus,
 };
-use ccmem_proto::session::{truncate_chars, Session, TodoStatus};
+use ccmem_proto::session::{truncate_chars, Session, Todo, TodoStatus};
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,7 @@ pub fn build(s: &Session, list: Option<&TaskList>, cache: &mut CommentCache, now
 pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now: DateTime<Utc>) -> SessionMemory {
     let t = session::iso(now);
     let blockers = blockers::build(s, list, comments, &t);
-    let task_status = list.map(TaskList::status).unwrap_or_default();
+    let task_status = list.map(TaskList::status).unwrap_or_else(|| todo_status(&s.todos));
     let (done, total) = match list {
         Some(l) => l.counts(),
         None => {
@@ -269,12 +270,46 @@ fn next_steps(s: &Session, list: Option<&TaskList>, blockers: &[ccmem_proto::rep
         }
     }
     for n in &s.context_snapshot.next_steps {
+        // The open todos are the next steps too: each once.
+        if s.todos.iter().any(|t| &t.content == n) {
+            continue;
+        }
         let action = if report::is_imperative(n) { n.clone() } else { format!("Complete {n}") };
-        out.push(NextStep { priority: StepPriority::MediumTerm, action, reference: None });
+        if !out.iter().any(|o| o.action == action) {
+            out.push(NextStep { priority: StepPriority::MediumTerm, action, reference: None });
+        }
     }
     out.sort_by_key(|n| n.priority);
     out.truncate(limits::NEXT_STEPS);
     out
+}
+
+/// The Task Status of a project without a task list: the agent's own todos, the one in
+/// progress (else the first open one) current, the other open ones next.
+fn todo_status(todos: &[Todo]) -> TaskStatus {
+    if todos.is_empty() {
+        return TaskStatus::default();
+    }
+    let reference = |(i, t): (usize, &Todo)| TaskReference {
+        id: format!("#{}", t.id.clone().unwrap_or_else(|| (i + 1).to_string())),
+        title: t.content.clone(),
+        phase: String::new(),
+    };
+    let open: Vec<(usize, &Todo)> =
+        todos.iter().enumerate().filter(|(_, t)| t.status != TodoStatus::Completed).collect();
+    let current = open.iter().position(|(_, t)| t.status == TodoStatus::InProgress).unwrap_or(0);
+    TaskStatus {
+        source_file: report::AGENT_TODOS.into(),
+        phases: Vec::new(),
+        current_task: open.get(current).copied().map(reference),
+        next_tasks: open
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != current)
+            .map(|(_, t)| reference(*t))
+            .take(5)
+            .collect(),
+    }
 }
 
 fn task_label(t: &tasks::Task) -> String {

@@ -84,6 +84,12 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             let cwd = hook.cwd.clone().ok_or_else(|| {
                 RpcError::invalid_params(name, "the payload has no usable \"cwd\" (a path of at most 4096 bytes)")
             })?;
+            // A command that left the project (`cd /tmp && …`) moves the payload's cwd, not
+            // the conversation: the directory Claude Code was started in still names it.
+            let cwd = match &hook.project_dir {
+                Some(dir) if !cwd.starts_with(dir) => dir.clone(),
+                _ => cwd,
+            };
             let root = match root_of(name, cwd.clone()).await {
                 Ok(root) => root,
                 Err(e) => {

@@ -149,7 +149,7 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
             }
             add_text_patterns(s, &command);
             if s.context_snapshot.active_task.is_empty() {
-                s.context_snapshot.active_task = truncate_chars(&command, 120);
+                s.context_snapshot.active_task = truncate_chars(command.lines().next().unwrap_or(""), 120);
             }
             s.commands_executed.push(ccmem_proto::session::CommandRecord {
                 timestamp: iso(now),
@@ -167,6 +167,7 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
                 todo.content = clean(&todo.content);
                 todo.active_form = clean(&todo.active_form);
             }
+            let prompt = latest_prompt(s);
             let snap = &mut s.context_snapshot;
             for done in todos.iter().filter(|x| x.status == TodoStatus::Completed) {
                 push_unique(&mut snap.completed_steps, &done.content, caps::STEPS);
@@ -179,6 +180,10 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
                 .collect();
             if let Some(current) = todos.iter().find(|x| x.status == TodoStatus::InProgress) {
                 snap.active_task = current.content.clone();
+            } else if todos.iter().any(|t| t.status == TodoStatus::Completed && t.content == snap.active_task) {
+                // The task named current is done and none is under way: the user's latest
+                // request is what the agent works on.
+                snap.active_task = prompt.unwrap_or_default();
             }
             s.todos = todos;
         }
@@ -513,6 +518,15 @@ fn push_pattern(s: &mut Session, p: &str) {
     if !s.patterns_detected.iter().any(|x| x == p) && s.patterns_detected.len() < caps::PATTERNS {
         s.patterns_detected.push(p.to_string());
     }
+}
+
+/// The first line of the user's latest prompt (or slash command), as an active task.
+fn latest_prompt(s: &Session) -> Option<String> {
+    s.commands_executed
+        .iter()
+        .rev()
+        .find(|c| c.workflow.as_deref().is_some_and(|w| w == "prompt" || w.starts_with('/')))
+        .map(|c| truncate_chars(c.command.lines().next().unwrap_or(""), 120))
 }
 
 #[cfg(test)]

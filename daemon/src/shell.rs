@@ -107,19 +107,73 @@ fn rank(w: Work) -> u8 {
 /// `a && b; c || d`, each part without what only filters its output.
 fn segments(command: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for line in command.lines() {
-        for part in line.split("&&").flat_map(|p| p.split("||")).flat_map(|p| p.split(';')) {
-            // A pipe into a filter: the command is what comes before it.
-            let mut cmd = part.split('|').next().unwrap_or("").to_string();
-            for noise in ["2>&1", "2>/dev/null", ">/dev/null", "1>&2"] {
-                cmd = cmd.replace(noise, " ");
-            }
-            let cmd = cmd.trim().trim_start_matches('(').trim_end_matches(')').trim();
-            if !cmd.is_empty() {
-                out.push(cmd.to_string());
-            }
+    for pipeline in pipelines(command) {
+        // A pipe into a filter: the command is what comes before it.
+        let mut cmd = pipeline.into_iter().next().unwrap_or_default();
+        for noise in ["2>&1", "2>/dev/null", ">/dev/null", "1>&2"] {
+            cmd = cmd.replace(noise, " ");
+        }
+        let cmd = cmd.trim().trim_start_matches('(').trim_end_matches(')').trim();
+        if !cmd.is_empty() {
+            out.push(cmd.to_string());
         }
     }
+    out
+}
+
+/// A command line's pipelines (split at `;`, `&&`, `||`, `&` and line ends), each as its
+/// commands (split at `|`), read as the shell would: nothing inside quotes or after a
+/// backslash separates (`python3 -c 'import sys; sys.exit(3)'` is one command).
+pub fn pipelines(line: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut pipeline: Vec<String> = Vec::new();
+    let mut cmd = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    let end_cmd = |cmd: &mut String, pipeline: &mut Vec<String>| {
+        let c = std::mem::take(cmd);
+        if !c.trim().is_empty() {
+            pipeline.push(c.trim().to_string());
+        }
+    };
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                cmd.push(c);
+            }
+            (Some('"'), '\\') | (None, '\\') => {
+                cmd.push(c);
+                if let Some(n) = chars.next() {
+                    cmd.push(n);
+                }
+            }
+            (Some(_), c) => cmd.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                cmd.push(c);
+            }
+            (None, '|') if chars.peek() == Some(&'|') => {
+                chars.next();
+                end_cmd(&mut cmd, &mut pipeline);
+                out.push(std::mem::take(&mut pipeline));
+            }
+            (None, '|') => end_cmd(&mut cmd, &mut pipeline),
+            // `2>&1` and `>&2` redirect; a lone `&` or `&&` separates.
+            (None, '&') if cmd.ends_with('>') || chars.peek() == Some(&'>') => cmd.push(c),
+            (None, ';' | '&' | '\n') => {
+                if c == '&' && chars.peek() == Some(&'&') {
+                    chars.next();
+                }
+                end_cmd(&mut cmd, &mut pipeline);
+                out.push(std::mem::take(&mut pipeline));
+            }
+            (None, c) => cmd.push(c),
+        }
+    }
+    end_cmd(&mut cmd, &mut pipeline);
+    out.push(pipeline);
+    out.retain(|p| !p.is_empty());
     out
 }
 
@@ -542,6 +596,27 @@ mod tests {
     fn session() -> Session {
         let now = Utc::now();
         session::start("/w/app".into(), "app".into(), session::new_id(now, None), now, None)
+    }
+
+    #[test]
+    fn command_lines_split_as_the_shell_reads_them() {
+        let p = |l: &str| pipelines(l);
+        assert_eq!(p("python3 -c 'import sys; sys.exit(3)'"), [["python3 -c 'import sys; sys.exit(3)'"]]);
+        assert_eq!(
+            p("cd app && npm test 2>&1 | tail -5; echo \"a|b && c\""),
+            vec![
+                vec!["cd app".to_string()],
+                vec!["npm test 2>&1".into(), "tail -5".into()],
+                vec!["echo \"a|b && c\"".into()],
+            ]
+        );
+        assert_eq!(p("a || b & c\nd >&2"), [["a"], ["b"], ["c"], ["d >&2"]]);
+        assert_eq!(p("echo a\\;b 'unclosed;"), [["echo a\\;b 'unclosed;"]]);
+        assert!(p("  ;; && ").is_empty());
+        assert_eq!(
+            classify("python3 -c 'import sys; sys.exit(3)'").map(|c| c.1),
+            Some("python3 -c 'import sys; sys.exit(3)'".into())
+        );
     }
 
     #[test]

@@ -92,6 +92,9 @@ pub struct SessionMetadata {
     pub version: String,
 }
 
+/// The Task Status source of a project without a task list: the agent's own todos.
+pub const AGENT_TODOS: &str = "the agent's todos";
+
 /// Seed 000's ExecutiveSummary: one sentence each.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -432,6 +435,8 @@ pub fn serialize(m: &SessionMemory) -> String {
     let _ = writeln!(o, "## Task Status\n");
     if t.source_file.is_empty() {
         o.push_str("**Source**: none\n\n");
+    } else if t.source_file == AGENT_TODOS {
+        let _ = writeln!(o, "**Source**: {AGENT_TODOS}\n");
     } else {
         let _ = writeln!(o, "**Source**: `{}`\n", esc(&t.source_file));
     }

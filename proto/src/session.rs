@@ -83,6 +83,9 @@ pub struct Session {
     pub failures: Vec<Failure>,
     /// Work finished this session that a todo list does not show: commits, closed issues.
     pub done: Vec<Done>,
+    /// Lines the agent's own edits added and deleted (their patches): the line counts of a
+    /// project outside git, where there is no diff to take them from.
+    pub agent_lines: LineCounts,
     /// What the session before this one left unfinished, for a fresh start after it ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous: Option<Box<Handoff>>,
@@ -184,6 +187,12 @@ pub struct Conversation {
     pub tool_calls: u64,
     /// What its transcript says beyond the hook payloads.
     pub digest: Digest,
+    /// Why it ended, as Claude Code said (clear, logout, prompt_input_exit, other).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub end_reason: String,
+    /// What started its last compaction: manual (`/compact`) or auto.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub compact_trigger: String,
 }
 
 impl Conversation {
@@ -402,6 +411,14 @@ impl Default for GitState {
     }
 }
 
+/// Lines added and deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LineCounts {
+    pub added: u64,
+    pub deleted: u64,
+}
+
 /// Seed 004's activity summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -410,9 +427,10 @@ pub struct ActivitySummary {
     pub files_created: u64,
     /// Files modified this session.
     pub files_modified: u64,
-    /// Lines added since the session started (git).
+    /// Lines added since the session started: git's diff and the session's new files git
+    /// does not track yet; outside git, the agent's own patches.
     pub lines_added: u64,
-    /// Lines deleted since the session started (git).
+    /// Lines deleted since the session started (the same sources).
     pub lines_deleted: u64,
     /// Commits since the session started (git).
     pub commits: u64,

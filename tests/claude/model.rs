@@ -1,0 +1,257 @@
+//! A scripted stand-in for the Anthropic Messages API on 127.0.0.1, so that the real Claude
+//! Code CLI runs offline: it answers the CLI's streaming `POST /v1/messages` with the next
+//! turn of a script (text, tool calls) and keeps every request body for the test to read.
+//!
+//! Which turn comes next is worked out from the request itself: the number of
+//! `tool_result` blocks the CLI sends back since the script was set says how many of the
+//! script's tool calls have run. A resumed conversation carries its old results too, hence
+//! the count at the script's first request is its zero.
+//!
+//! Bounded: loopback only, at most [`MAX_CONNECTIONS`] at a time, requests of at most
+//! [`MAX_BODY`], a read timeout per connection; the listener thread ends when the server is
+//! dropped.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const MAX_CONNECTIONS: usize = 32;
+const MAX_BODY: usize = 64 << 20;
+const MAX_HEADERS: usize = 64 << 10;
+
+/// One block of an assistant turn.
+#[derive(Debug, Clone)]
+pub enum Block {
+    /// Text shown to the user.
+    Text(String),
+    /// A tool call: the tool's name and its input.
+    Tool(String, Value),
+}
+
+/// Text.
+pub fn say(text: &str) -> Block {
+    Block::Text(text.to_string())
+}
+
+/// A tool call.
+pub fn tool(name: &str, input: Value) -> Block {
+    Block::Tool(name.to_string(), input)
+}
+
+/// One assistant message: its blocks, in order.
+pub type Turn = Vec<Block>;
+
+#[derive(Default)]
+struct State {
+    script: Vec<Turn>,
+    /// Tool results in the conversation when the script began.
+    base: Option<usize>,
+    /// Every request body, in arrival order.
+    requests: Vec<Value>,
+    /// Requests served since the script was set.
+    served: usize,
+}
+
+/// The fake model server; dropping it stops it.
+pub struct ModelServer {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ModelServer {
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake model server");
+        let addr = listener.local_addr().expect("local addr");
+        let state = Arc::new(Mutex::new(State::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp) = (state.clone(), stop.clone());
+        let thread = std::thread::spawn(move || serve(listener, st, sp));
+        ModelServer { addr, state, stop, thread: Some(thread) }
+    }
+
+    /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The turns the next conversation gets; the last one is repeated if the CLI asks for more.
+    pub fn script(&self, turns: Vec<Turn>) {
+        let mut s = self.state.lock().expect("state");
+        s.script = turns;
+        s.base = None;
+        s.served = 0;
+    }
+
+    /// Every request body received so far.
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.lock().expect("state").requests.clone()
+    }
+
+    /// Requests answered from the current script.
+    pub fn served(&self) -> usize {
+        self.state.lock().expect("state").served
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the blocking accept.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve(listener: TcpListener, state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
+    let open = Arc::new(AtomicUsize::new(0));
+    for conn in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(conn) = conn else { continue };
+        if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            continue; // dropped: the CLI retries
+        }
+        open.fetch_add(1, Ordering::SeqCst);
+        let (state, open) = (state.clone(), open.clone());
+        std::thread::spawn(move || {
+            let _ = handle(conn, &state);
+            open.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+}
+
+/// One request per connection (`connection: close`), which keeps the parsing simple.
+fn handle(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || head.len() > MAX_HEADERS {
+            return Ok(());
+        }
+        if line == "\r\n" || line == "\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let mut lines = head.lines();
+    let request_line = lines.next().unwrap_or("");
+    let mut parts = request_line.split_whitespace();
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let length = lines
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut out = conn;
+    if method != "POST" || length > MAX_BODY {
+        return out.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if path.starts_with("/v1/messages/count_tokens") {
+        return respond_json(&mut out, &json!({"input_tokens": 100}));
+    }
+    if !path.starts_with("/v1/messages") {
+        return out.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    }
+    let turn = {
+        let mut s = state.lock().expect("state");
+        s.requests.push(body.clone());
+        next_turn(&mut s, &body)
+    };
+    stream(&mut out, &body, &turn)
+}
+
+/// The turn that answers `body`: side requests (no tools: titles, summaries) get a word of
+/// text; the agent's own requests get the script's next turn.
+fn next_turn(s: &mut State, body: &Value) -> Turn {
+    let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    if !has_tools || s.script.is_empty() {
+        return vec![say("OK.")];
+    }
+    let results = tool_results(body);
+    let base = *s.base.get_or_insert(results);
+    s.served += 1;
+    let mut done = results.saturating_sub(base);
+    for turn in &s.script {
+        let calls = turn.iter().filter(|b| matches!(b, Block::Tool(..))).count();
+        if done == 0 {
+            return turn.clone();
+        }
+        done = done.saturating_sub(calls);
+    }
+    s.script.last().cloned().unwrap_or_default()
+}
+
+fn tool_results(body: &Value) -> usize {
+    let Some(messages) = body["messages"].as_array() else { return 0 };
+    messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .count()
+}
+
+fn respond_json(out: &mut TcpStream, v: &Value) -> std::io::Result<()> {
+    let body = v.to_string();
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The turn as the Messages API streams it (server-sent events).
+fn stream(out: &mut TcpStream, body: &Value, turn: &Turn) -> std::io::Result<()> {
+    static IDS: AtomicUsize = AtomicUsize::new(0);
+    let n = IDS.fetch_add(1, Ordering::SeqCst);
+    let mut events = vec![json!({"type": "message_start", "message": {
+        "id": format!("msg_fake_{n}"), "type": "message", "role": "assistant", "model": body["model"],
+        "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 50, "output_tokens": 1}}})];
+    let mut stop = "end_turn";
+    for (i, block) in turn.iter().enumerate() {
+        match block {
+            Block::Text(t) => {
+                events.push(
+                    json!({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}),
+                );
+                events.push(
+                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": t}}),
+                );
+            }
+            Block::Tool(name, input) => {
+                stop = "tool_use";
+                events.push(json!({"type": "content_block_start", "index": i, "content_block": {
+                    "type": "tool_use", "id": format!("toolu_fake_{n}_{i}"), "name": name, "input": {}}}));
+                events.push(json!({"type": "content_block_delta", "index": i, "delta": {
+                    "type": "input_json_delta", "partial_json": input.to_string()}}));
+            }
+        }
+        events.push(json!({"type": "content_block_stop", "index": i}));
+    }
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 10}}));
+    events.push(json!({"type": "message_stop"}));
+    let mut text = String::from(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+    );
+    for e in events {
+        text.push_str(&format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")));
+    }
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
