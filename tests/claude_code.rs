@@ -311,6 +311,14 @@ fn the_plugin_installs_from_the_checkout_and_serves_hooks_and_mcp() {
         assert!(details.contains(part), "plugin details lack {part:?}:\n{details}");
     }
 
+    let doctor_hooks = || {
+        let out = env.ctl_cmd(&["doctor", "--json"]).current_dir(&root).output().expect("doctor");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("doctor: {}", text(&out.stdout)));
+        v.as_array().and_then(|c| c.iter().find(|c| c["name"] == "agent hooks").cloned()).expect("hooks check")
+    };
+    let check = doctor_hooks();
+    assert!(check["status"] == "ok" && check["detail"].to_string().contains("plugin ccmem@ccmem"), "{check}");
+
     let mcp = |t: &str| format!("mcp__plugin_ccmem_ccmem__{t}");
     model.script(vec![
         vec![tool(
@@ -347,8 +355,10 @@ fn the_plugin_installs_from_the_checkout_and_serves_hooks_and_mcp() {
         "session_status over MCP: {results:?}"
     );
 
-    // `hooks install` too: every event now arrives twice, and counts once.
+    // `hooks install` too: every event now arrives twice, and counts once; doctor says so.
     claude::install_hooks(&env);
+    let check = doctor_hooks();
+    assert!(check["status"] == "warn" && check["detail"].to_string().contains("twice"), "{check}");
     model.script(vec![
         vec![tool("Edit", json!({"file_path": root.join("notes.md"), "old_string": "# Notes", "new_string": "# Notes\n\nRound down."}))],
         vec![say("Done.")],

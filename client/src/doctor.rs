@@ -242,9 +242,24 @@ fn hooks(out: &mut Vec<Check>) {
     let Some(b) = directories::BaseDirs::new() else { return };
     let user = b.home_dir().join(".claude/settings.json");
     let project = std::env::current_dir().ok().map(|d| d.join(".claude/settings.json"));
+    let read = |p: &std::path::Path| -> Option<serde_json::Value> {
+        serde_json::from_slice(&ccmem_proto::untrusted::read(p, 16 << 20).ok()?).ok()
+    };
+    // The plugin brings the same hooks (`enabledPlugins: {"ccmem@<marketplace>": true}`).
+    let plugin = [Some(user.clone()), project.clone()].into_iter().flatten().find_map(|p| {
+        let v = read(&p)?;
+        let id = v
+            .get("enabledPlugins")?
+            .as_object()?
+            .iter()
+            .find(|(k, on)| k.starts_with("ccmem@") && on == &&true)?
+            .0
+            .clone();
+        Some((p, id))
+    });
     let found = [Some(user.clone()), project].into_iter().flatten().find_map(|p| {
-        let v: serde_json::Value = serde_json::from_slice(&ccmem_proto::untrusted::read(&p, 16 << 20).ok()?).ok()?;
-        let hooks = v.get("hooks")?;
+        let v = read(&p)?;
+        let hooks = v.get("hooks").filter(|h| h.to_string().contains("ccmemctl hook"))?;
         let missing: Vec<&str> = crate::install::EVENTS
             .iter()
             .map(|(e, _)| *e)
@@ -261,6 +276,20 @@ fn hooks(out: &mut Vec<Check>) {
         }
         Some((p, missing, gone))
     });
+    match (&plugin, &found) {
+        (Some((p, id)), Some((settings, ..))) => return out.push(bad(
+            NAME,
+            "warn",
+            format!(
+                "the plugin {id} (enabled in {}) and the hooks in {} both run: every event runs twice (counted once)",
+                p.display(),
+                settings.display()
+            ),
+            "keep one: `ccmemctl hooks uninstall`, or `claude plugin uninstall ccmem`",
+        )),
+        (Some((p, id)), None) => return out.push(ok(NAME, format!("the plugin {id} is enabled in {}", p.display()))),
+        _ => {}
+    }
     match found {
         Some((p, _, gone)) if !gone.is_empty() => out.push(bad(
             NAME,
