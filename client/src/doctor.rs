@@ -277,16 +277,18 @@ fn hooks(out: &mut Vec<Check>) {
         Some((p, missing, gone))
     });
     match (&plugin, &found) {
-        (Some((p, id)), Some((settings, ..))) => return out.push(bad(
-            NAME,
-            "warn",
-            format!(
+        (Some((p, id)), Some((settings, ..))) => {
+            return out.push(bad(
+                NAME,
+                "warn",
+                format!(
                 "the plugin {id} (enabled in {}) and the hooks in {} both run: every event runs twice (counted once)",
                 p.display(),
                 settings.display()
             ),
-            "keep one: `ccmemctl hooks uninstall`, or `claude plugin uninstall ccmem`",
-        )),
+                "keep one: `ccmemctl hooks uninstall`, or `claude plugin uninstall ccmem`",
+            ))
+        }
         (Some((p, id)), None) => return out.push(ok(NAME, format!("the plugin {id} is enabled in {}", p.display()))),
         _ => {}
     }

@@ -3,13 +3,15 @@
 //!
 //! One task scans for every project, on an interval and when a project asks (status,
 //! context, checkpoint), and tells each live project which servers are its own: those
-//! whose process, or one of its ancestors, works inside the project's root (the innermost
-//! project wins). A project only hears from the scanner when its list changed.
+//! whose process works inside the project's root (the innermost project wins). Where its
+//! parent works does not count: a server started from a shell in the project but working
+//! elsewhere (a model server in a parent directory, a tool's daemon in `/`) is not the
+//! project's. A project only hears from the scanner when its list changed.
 //!
 //! A scan is cheap: one netlink dump of TCP sockets, socket inodes mapped to pids through
 //! `/proc/<pid>/fd` of the user's own processes only (and remembered between scans), then
-//! the few processes found (and their ancestors) read through sysinfo, which is told not
-//! to keep `/proc` files open.
+//! the few processes found read through sysinfo, which is told not to keep `/proc` files
+//! open.
 
 use crate::project::Msg;
 use crate::projects::Projects;
@@ -21,8 +23,6 @@ use std::time::{Duration, Instant};
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, UpdateKind};
 use tokio::sync::{mpsc, oneshot};
 
-/// How far up the process tree a server's project is looked for.
-const ANCESTORS: usize = 16;
 /// A socket with no owner in sight is looked for again after 1, 2, 4, … scans, at most
 /// this many apart: such owners (another pid namespace, the kernel) rarely come into view.
 #[cfg(target_os = "linux")]
@@ -41,8 +41,8 @@ pub struct Listener {
     pub process: String,
     /// Its command line.
     pub command: String,
-    /// Its working directory, then its ancestors' (nearest first).
-    pub cwds: Vec<PathBuf>,
+    /// Its working directory, when it can be read.
+    pub cwd: Option<PathBuf>,
 }
 
 /// Asks the scanner for scans. Cheap to clone.
@@ -160,14 +160,14 @@ pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live:
     });
 }
 
-/// Each listener goes to the innermost project root holding the nearest of its cwds.
+/// Each listener goes to the innermost project root holding its working directory.
 pub fn assign(listeners: &[Listener], roots: &[PathBuf]) -> HashMap<PathBuf, Vec<ServerInfo>> {
     let mut out: HashMap<PathBuf, Vec<ServerInfo>> = HashMap::new();
     for l in listeners {
         let owner = l
-            .cwds
-            .iter()
-            .find_map(|cwd| roots.iter().filter(|r| cwd.starts_with(r)).max_by_key(|r| r.components().count()));
+            .cwd
+            .as_ref()
+            .and_then(|cwd| roots.iter().filter(|r| cwd.starts_with(r)).max_by_key(|r| r.components().count()));
         if let Some(root) = owner {
             let list = out.entry(root.clone()).or_default();
             if !list.iter().any(|s| s.port == l.port && s.pid == Some(l.pid)) {
@@ -241,22 +241,14 @@ impl Scanner {
         let mut out = Vec::new();
         for (port, pid) in sockets {
             let Some(p) = self.sys.process(Pid::from_u32(pid)) else { continue };
-            let mut cwds = Vec::new();
-            let mut cur = Some(p);
-            for _ in 0..ANCESTORS {
-                let Some(c) = cur else { break };
-                if let Some(cwd) = c.cwd().filter(|d| !d.as_os_str().is_empty()) {
-                    cwds.push(cwd.to_path_buf());
-                }
-                cur = c.parent().and_then(|pp| self.sys.process(pp));
-            }
+            let cwd = p.cwd().filter(|d| !d.as_os_str().is_empty()).map(Path::to_path_buf);
             let command: Vec<String> = p.cmd().iter().map(|a| a.to_string_lossy().into_owned()).collect();
             out.push(Listener {
                 port,
                 pid,
                 process: p.name().to_string_lossy().into_owned(),
                 command: command.join(" "),
-                cwds,
+                cwd,
             });
         }
         out.sort_by_key(|l| (l.port, l.pid));
@@ -264,26 +256,19 @@ impl Scanner {
         out
     }
 
-    /// Reads the processes and their ancestors, layer by layer.
+    /// Reads the processes holding sockets, and forgets the others.
     fn refresh(&mut self, pids: &[u32]) {
         let kind = ProcessRefreshKind::nothing()
             .without_tasks()
             .with_cwd(UpdateKind::Always)
             .with_cmd(UpdateKind::Always)
             .with_user(UpdateKind::OnlyIfNotSet);
-        let mut layer: Vec<Pid> = pids.iter().map(|p| Pid::from_u32(*p)).collect();
-        let mut seen: Vec<Pid> = Vec::new();
-        for _ in 0..ANCESTORS {
-            layer.retain(|p| !seen.contains(p) && p.as_u32() > 1);
-            if layer.is_empty() {
-                break;
-            }
-            self.sys.refresh_processes_specifics(ProcessesToUpdate::Some(&layer), true, kind);
-            seen.extend(&layer);
-            layer = layer.iter().filter_map(|p| self.sys.process(*p)?.parent()).collect();
+        let wanted: Vec<Pid> = pids.iter().map(|p| Pid::from_u32(*p)).collect();
+        if !wanted.is_empty() {
+            self.sys.refresh_processes_specifics(ProcessesToUpdate::Some(&wanted), true, kind);
         }
         // Forget processes no longer involved, so the table stays small.
-        let keep: std::collections::HashSet<Pid> = seen.into_iter().collect();
+        let keep: std::collections::HashSet<Pid> = wanted.into_iter().collect();
         let stale: Vec<Pid> = self.sys.processes().keys().filter(|p| !keep.contains(p)).copied().collect();
         if !stale.is_empty() {
             self.sys.refresh_processes_specifics(ProcessesToUpdate::Some(&stale), true, ProcessRefreshKind::nothing());
@@ -422,22 +407,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn servers_go_to_the_innermost_project_of_the_nearest_cwd() {
-        let l = |port, cwds: &[&str]| Listener {
+    fn servers_go_to_the_innermost_project_of_their_cwd() {
+        let l = |port, cwd: Option<&str>| Listener {
             port,
             pid: port as u32,
             process: "node".into(),
             command: String::new(),
-            cwds: cwds.iter().map(PathBuf::from).collect(),
+            cwd: cwd.map(PathBuf::from),
         };
         let roots = vec![PathBuf::from("/w/app"), PathBuf::from("/w/app/packages/web"), PathBuf::from("/w/api")];
         let got = assign(
             &[
-                l(3000, &["/w/app/packages/web/src"]),
-                l(3001, &["/tmp", "/w/api"]),
-                l(3002, &["/w/app", "/w/api"]),
-                l(3003, &["/home/u"]),
-                l(3004, &["/w/application"]),
+                l(3000, Some("/w/app/packages/web/src")),
+                l(3001, Some("/w/api")),
+                l(3002, Some("/w/app")),
+                l(3003, Some("/home/u")),
+                l(3004, Some("/w/application")),
+                // Working in a directory above the project (a model server started beside it).
+                l(3005, Some("/w")),
+                l(3006, None),
             ],
             &roots,
         );
@@ -456,7 +444,7 @@ mod tests {
         let found = s.scan();
         let me = found.iter().find(|l| l.port == port).unwrap_or_else(|| panic!("port {port} not in {found:?}"));
         assert_eq!(me.pid, std::process::id());
-        assert_eq!(me.cwds.first(), Some(&std::env::current_dir().unwrap()));
+        assert_eq!(me.cwd, Some(std::env::current_dir().unwrap()));
         drop(listener);
         assert!(!s.scan().iter().any(|l| l.port == port), "a closed socket is gone at the next scan");
     }
