@@ -70,7 +70,13 @@ fn work_script(root: &Path, todo_write: bool) -> Vec<Turn> {
         ]);
     }
     turns.push(vec![tool("Write", json!({"file_path": calc_test, "content": CALC_TEST}))]);
+    turns.push(vec![tool("Bash", json!({"command": "ls", "description": "List the files"}))]);
     turns.push(vec![tool("Bash", json!({"command": "node --test calc.test.mjs", "description": "Run the tests"}))]);
+    turns.push(vec![tool(
+        "Agent",
+        json!({"description": "Check the failure", "subagent_type": "general-purpose",
+               "prompt": format!("{} Read calc.test.mjs and say which tests fail.", claude::model::SUBAGENT_MARK)}),
+    )]);
     if todo_write {
         turns.push(vec![todos(["completed", "completed", "pending"])]);
     } else {
@@ -144,6 +150,8 @@ fn assert_work_recorded(env: &Env, root: &Path, with_ids: bool, in_git: bool) {
     assert!(ctx.contains("divide rounds to whole numbers"), "the failing test: {ctx}");
     assert!(ctx.contains("Next: make divide() round down"), "the agent's last words: {ctx}");
     assert!(ctx.contains("calc.mjs"), "{ctx}");
+    // The background agent's `<task-notification>` came as a prompt: not the user's.
+    assert!(!ctx.contains("task-notification") && !status.to_string().contains("<task-notification>"), "{ctx}");
 
     // The fact the agent asked to keep.
     let facts = env.ctl_json(&["facts", "--project", root.to_str().unwrap()]);
@@ -222,6 +230,21 @@ fn task_tools_session_is_carried_into_new_resumed_and_continued_conversations() 
     claude::run(&env, &model, &root, "go on", &["--continue"], TASK_TOOLS).assert_ok();
     context_reached_the_model(&model, before, &["2 of 3 done"]);
 
+    // A manual compaction of the work conversation.
+    let before = model.requests().len();
+    model.script(vec![vec![say("<summary>Pending Tasks: fix rounding in divide. Next Step: round down.</summary>")]]);
+    claude::run(&env, &model, &root, "/compact", &["--resume", &work_id], TASK_TOOLS).assert_ok();
+    assert!(model.requests().len() > before, "the compaction asked the model for a summary");
+    let status = env.project_status(&root);
+    let work = status["session"]["conversations"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == work_id.as_str()).cloned())
+        .expect("the work conversation");
+    assert_eq!((&work["compacted"], &work["compact_trigger"]), (&json!(true), &json!("manual")), "{work:#}");
+    // Its todos are still the plan after the compaction.
+    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    assert!(ctx.contains("2 of 3 done"), "{ctx}");
+
     // The history lists every conversation; the work one is still the one to resume.
     let status = env.project_status(&root);
     let convs: Vec<&str> = status["session"]["conversations"]
@@ -233,6 +256,16 @@ fn task_tools_session_is_carried_into_new_resumed_and_continued_conversations() 
     assert!(convs.contains(&work_id.as_str()) && convs.contains(&fresh.conversation().as_str()), "{convs:?}");
     let resume = text(&env.ctl(&["resume-id", root.to_str().unwrap()]).stdout);
     assert_eq!(resume.trim(), work_id);
+    let history = text(&env.ctl(&["history", root.to_str().unwrap()]).stdout);
+    let line = |id: &str| {
+        history.lines().find(|l| l.contains(&format!("conversation {id}"))).unwrap_or_else(|| panic!("{id}: {history}"))
+    };
+    let (worked, talked) = (line(&work_id), line(&fresh.conversation()));
+    assert!(
+        worked.contains("← resume-id") && worked.contains("compacted") && worked.contains("tool calls"),
+        "{history}"
+    );
+    assert!(talked.contains("no tool calls") && !talked.contains("resume-id"), "{history}");
 }
 
 #[test]

@@ -63,7 +63,7 @@ pub enum Command {
     },
     /// List the projects with a live session
     Projects,
-    /// List the project's ended sessions, newest first
+    /// List the project's sessions, newest first, with their conversations (the one resume-id names is marked)
     History {
         /// A directory or file inside the project
         path: Option<PathBuf>,

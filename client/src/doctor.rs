@@ -252,7 +252,7 @@ fn hooks(out: &mut Vec<Check>) {
             .get("enabledPlugins")?
             .as_object()?
             .iter()
-            .find(|(k, on)| k.starts_with("ccmem@") && on == &&true)?
+            .find(|(k, on)| k.starts_with("ccmem@") && on.as_bool() == Some(true))?
             .0
             .clone();
         Some((p, id))

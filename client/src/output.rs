@@ -312,6 +312,7 @@ pub fn history(r: &HistoryReply) -> String {
     let _ = writeln!(s, "{}", r.root.display());
     if let Some(live) = &r.live_session {
         let _ = writeln!(s, "  {live}  live");
+        conversations(&mut s, &r.conversations);
     }
     if r.sessions.is_empty() {
         let _ = writeln!(s, "  no ended sessions");
@@ -328,8 +329,31 @@ pub fn history(r: &HistoryReply) -> String {
             count(h.files_modified, "file", "files"),
             count(h.commands, "command", "commands")
         );
+        conversations(&mut s, &h.conversations);
     }
     s
+}
+
+/// A session's conversations under it: the id to resume with, what each did.
+fn conversations(s: &mut String, list: &[ccmem_proto::api::ConversationEntry]) {
+    for c in list {
+        let work = match c.tool_calls {
+            0 => "no tool calls".to_string(),
+            n => count(n, "tool call", "tool calls"),
+        };
+        let mut notes = vec![count(c.prompts, "prompt", "prompts"), work];
+        if c.compacted {
+            notes.push("compacted".into());
+        }
+        if let Some(e) = &c.ended {
+            notes.push(if e == "ended" { "ended".into() } else { format!("ended ({e})") });
+        }
+        if c.resume {
+            notes.push("← resume-id".into());
+        }
+        let prompt = if c.first_prompt.is_empty() { String::new() } else { format!(" · {}", c.first_prompt) };
+        let _ = writeln!(s, "    conversation {}  {} · {}{prompt}", c.id, c.started_at, notes.join(", "));
+    }
 }
 
 /// `ccmemctl facts`: numbered as `forget` and `done` take them.

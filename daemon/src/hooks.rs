@@ -99,7 +99,10 @@ pub fn parse(v: &Value) -> Option<Hook> {
     let path = |key: &str| text(v, key).filter(|p| p.len() <= session::MAX_PATH_BYTES).map(PathBuf::from);
     let delivery = match name.as_str() {
         "PostToolUse" | "PostToolUseFailure" => text(v, "tool_use_id"),
-        "UserPromptSubmit" => text(v, "prompt_id"),
+        // Not the prompt id alone: a background agent's `<task-notification>` comes with
+        // the id of the prompt that started it.
+        "UserPromptSubmit" => text(v, "prompt_id")
+            .map(|id| format!("{id}:{:016x}", fnv(text(v, "prompt").unwrap_or_default().as_bytes()))),
         _ => None,
     }
     .filter(|id| is_id(id))
@@ -112,6 +115,11 @@ pub fn parse(v: &Value) -> Option<Hook> {
         delivery,
         kind,
     })
+}
+
+/// FNV-1a: a cheap fingerprint, to tell two texts apart.
+fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &c| (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// A short keyword of the payload (a reason, a trigger), or "" when it is not one.
@@ -187,7 +195,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 }
             }
         }
-        Kind::Prompt { text } if ccmem_proto::transcript::is_local_command(text) => {}
+        Kind::Prompt { text } if ccmem_proto::transcript::is_not_a_prompt(text) => {}
         Kind::Prompt { text } => {
             let prompt = session::clean(&ccmem_proto::transcript::readable_prompt(text));
             if !prompt.is_empty() {
@@ -648,6 +656,129 @@ mod tests {
 
     fn hook(v: Value) -> Hook {
         parse(&v).expect("a hook payload")
+    }
+
+    /// Replays payloads the real CLI sent (tests/fixtures/claude-code) as the project task
+    /// would: each applied in order, edits recorded, a delivery seen twice skipped.
+    fn replay(jsonl: &str) -> (Session, Vec<Effects>) {
+        let payloads: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+        let root = PathBuf::from(payloads[0]["cwd"].as_str().expect("cwd"));
+        let now = Utc::now();
+        let mut s = session::start(root, "calc".into(), session::new_id(now, None), now, None);
+        let mut seen = std::collections::HashSet::new();
+        let mut effects = Vec::new();
+        for p in &payloads {
+            let h = parse(p).unwrap_or_else(|| panic!("not read: {p}"));
+            if h.delivery.as_ref().is_some_and(|d| !seen.insert(d.clone())) {
+                continue;
+            }
+            let fx = apply(&mut s, &h, now);
+            if let Some(e) = &fx.agent_edit {
+                let edit = SessionEvent::FileEdited {
+                    path: e.rel.clone(),
+                    summary: Some(e.summary.clone()),
+                    workflow: Some(e.tool.clone()),
+                    created: e.created,
+                };
+                session::apply_quietly(&mut s, edit, now).expect("edit");
+            }
+            effects.push(fx);
+        }
+        (s, effects)
+    }
+
+    fn todos(t: &[Todo]) -> Vec<(Option<&str>, &str, TodoStatus, &str)> {
+        t.iter().map(|t| (t.id.as_deref(), t.content.as_str(), t.status, t.active_form.as_str())).collect()
+    }
+
+    #[test]
+    fn real_payloads_of_the_task_tools_are_read_whole() {
+        let (s, fx) = replay(include_str!("../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl"));
+        // TaskCreate's ids come back in its response; TaskUpdate names only the id.
+        let want = [
+            (Some("1"), "Add the calculator module", TodoStatus::Completed, "Adding the calculator module"),
+            (Some("2"), "Write tests for the calculator", TodoStatus::Completed, "Writing tests for the calculator"),
+            (Some("3"), "Fix rounding in divide", TodoStatus::Pending, "Fixing rounding in divide"),
+        ];
+        assert_eq!(todos(&s.todos), want);
+        let work = &s.conversations[0];
+        assert_eq!(todos(&work.todos), want);
+        // Write's create and Edit's patch.
+        assert!(s.files_modified["calc.mjs"].created && s.files_modified["calc.test.mjs"].created);
+        assert_eq!((s.agent_lines.added, s.agent_lines.deleted), (7 + 2 + 11, 1));
+        // The failing run, by test name, from a PostToolUseFailure's `error`.
+        assert_eq!(s.test_results.unit.status, SuiteStatus::Failed);
+        assert_eq!((s.test_results.unit.passed, s.test_results.unit.failed), (1, 1));
+        assert_eq!(s.test_results.unit.failures[0].test_name, "divide rounds to whole numbers");
+        let commands: Vec<&str> = s.shell_commands.iter().map(|c| c.command.as_str()).collect();
+        assert_eq!(commands, ["ls", "node --test calc.test.mjs"]);
+        // A background agent's notice is not a prompt of the user's.
+        assert!(
+            s.commands_executed.iter().all(|c| !c.command.contains("task-notification")),
+            "{:?}",
+            s.commands_executed
+        );
+        assert_eq!(work.prompts, ["Add a calculator module with add and divide, with tests", "go on", "go on"]);
+        // The last words (the Stop's own copy: the work conversation's last run, `--continue`,
+        // said "Continued."), and the fact to keep, for the intent reader.
+        assert_eq!(work.digest.last_words, "Continued.");
+        assert!(fx.iter().any(|f| f
+            .intents_in
+            .as_deref()
+            .is_some_and(|t| t.contains("[REMEMBER: the tests run with node --test]"))));
+        // The manual compaction, and how each run ended.
+        assert!(work.compacted);
+        assert_eq!(work.compact_trigger, "manual");
+        assert!(s.conversations.iter().all(|c| c.ended && c.end_reason == "other"), "{:?}", s.conversations);
+        assert_eq!(s.conversations.len(), 2);
+        assert_eq!(s.conversations[1].tool_calls, 0, "the new conversation only talked");
+    }
+
+    #[test]
+    fn a_subagents_stop_does_not_replace_the_last_words() {
+        let jsonl = include_str!("../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl");
+        // The work run alone: up to its SessionEnd.
+        let end = jsonl.lines().position(|l| l.contains("\"SessionEnd\"")).unwrap();
+        let first: Vec<&str> = jsonl.lines().take(end + 1).collect();
+        assert!(first.iter().any(|l| l.contains("\"SubagentStop\"")));
+        let (s, _) = replay(&first.join("\n"));
+        assert!(s.conversations[0].digest.last_words.contains("Next: make divide() round down"));
+    }
+
+    #[test]
+    fn real_payloads_of_todo_write_are_read_whole() {
+        let (s, _) = replay(include_str!("../../tests/fixtures/claude-code/2.1.330/todo-write.jsonl"));
+        assert_eq!(
+            todos(&s.todos),
+            [
+                (None, "Add the calculator module", TodoStatus::Completed, "Adding the calculator module"),
+                (None, "Write tests for the calculator", TodoStatus::Completed, "Writing tests for the calculator"),
+                (None, "Fix rounding in divide", TodoStatus::Pending, "Fixing rounding in divide"),
+            ]
+        );
+        // Outside git the line counts are the agent's patches.
+        assert_eq!((s.activity_summary.lines_added, s.activity_summary.lines_deleted), (20, 1));
+        assert_eq!(s.files_modified.len(), 2);
+        // No in-progress todo left: the active task is the latest prompt, not a done todo.
+        assert_eq!(s.context_snapshot.active_task, "carry on");
+    }
+
+    #[test]
+    fn every_real_payload_parses_and_each_tool_delivery_has_its_own_key() {
+        for jsonl in [
+            include_str!("../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl"),
+            include_str!("../../tests/fixtures/claude-code/2.1.330/todo-write.jsonl"),
+        ] {
+            let mut keys = std::collections::HashSet::new();
+            for line in jsonl.lines() {
+                let v: Value = serde_json::from_str(line).unwrap();
+                let h = parse(&v).unwrap_or_else(|| panic!("not read: {line}"));
+                assert!(h.conversation.is_some() && h.cwd.is_some() && h.transcript.is_some(), "{line}");
+                if let Some(k) = h.delivery {
+                    assert!(keys.insert(k.clone()), "two deliveries share {k}");
+                }
+            }
+        }
     }
 
     #[test]

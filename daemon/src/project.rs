@@ -60,7 +60,7 @@ pub enum Msg {
     /// The whole state.
     Status { reply: oneshot::Sender<ProjectStatus> },
     /// The state in brief.
-    Summary { reply: oneshot::Sender<ProjectSummary> },
+    Summary { conversations: bool, reply: oneshot::Sender<ProjectSummary> },
     /// Write a checkpoint now.
     Checkpoint {
         reason: RequestedReason,
@@ -439,8 +439,8 @@ impl Project {
             Msg::Status { reply } => {
                 let _ = reply.send(self.status());
             }
-            Msg::Summary { reply } => {
-                let _ = reply.send(self.summary());
+            Msg::Summary { conversations, reply } => {
+                let _ = reply.send(if conversations { self.summary_with_conversations() } else { self.summary() });
             }
             Msg::Checkpoint { reason, note, reply } => {
                 if let Some(note) = note {
@@ -1065,7 +1065,14 @@ impl Project {
             commands: self.s.commands_executed.len() as u64,
             last_checkpoint: self.s.last_checkpoint.clone(),
             warnings: self.warnings(),
+            conversations: Vec::new(),
         }
+    }
+
+    /// The summary with the session's conversations, for `history`.
+    fn summary_with_conversations(&self) -> ProjectSummary {
+        let resume = hooks::resumable(&self.s, self.ttl(), chrono::Utc::now(), None).map(|c| c.id.as_str());
+        ProjectSummary { conversations: ccmem_proto::api::ConversationEntry::list(&self.s, resume), ..self.summary() }
     }
 }
 

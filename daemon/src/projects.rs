@@ -208,7 +208,7 @@ impl Projects {
         let mut out = Vec::new();
         for root in self.roots() {
             let (tx, rx) = oneshot::channel();
-            self.send(&root, Msg::Summary { reply: tx }).await;
+            self.send(&root, Msg::Summary { conversations: false, reply: tx }).await;
             if let Ok(s) = rx.await {
                 out.push(s);
             }

@@ -307,14 +307,22 @@ fn status_reply(shared: &Arc<Shared>, project: Option<api::ProjectStatus>) -> ap
 
 async fn history(shared: &Arc<Shared>, root: PathBuf) -> Result<api::HistoryReply, RpcError> {
     let (tx, rx) = oneshot::channel();
-    shared.projects.send(&root, Msg::Summary { reply: tx }).await;
-    let live_session = rx.await.ok().map(|s| s.session_id);
+    shared.projects.send(&root, Msg::Summary { conversations: true, reply: tx }).await;
+    let (live_session, conversations) = match rx.await {
+        Ok(s) => (Some(s.session_id), s.conversations),
+        Err(_) => (None, Vec::new()),
+    };
     let projects = shared.projects.clone();
     let r = root.clone();
     let sessions = tokio::task::spawn_blocking(move || projects.ctx().store.history(&r))
         .await
         .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("history failed: {e}")))?;
-    Ok(api::HistoryReply { root, live_session, sessions: sessions.iter().map(api::HistoryEntry::from).collect() })
+    Ok(api::HistoryReply {
+        root,
+        live_session,
+        conversations,
+        sessions: sessions.iter().map(api::HistoryEntry::from).collect(),
+    })
 }
 
 /// The project root for a client's path. File-system calls go to the blocking pool: a hung

@@ -243,6 +243,55 @@ pub struct ProjectSummary {
     /// Problems with this project's checkpoints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The agent's conversations in this session, newest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversations: Vec<ConversationEntry>,
+}
+
+/// One of the agent's conversations in brief, for `history`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConversationEntry {
+    /// The agent's id for it (`claude --resume ID`).
+    pub id: String,
+    /// ISO 8601.
+    pub started_at: String,
+    /// ISO 8601.
+    pub last_activity: String,
+    /// Its first prompt (the task it was started for), one line.
+    pub first_prompt: String,
+    /// Prompts submitted.
+    pub prompts: u64,
+    /// Tool calls made: none means it only talked.
+    pub tool_calls: u64,
+    /// Compacted at least once.
+    pub compacted: bool,
+    /// Why it ended, when it did (Claude Code's reason, or "ended").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// The one `resume-id` names: the last that did work.
+    pub resume: bool,
+}
+
+impl ConversationEntry {
+    /// A session's conversations, newest first; `resume` marks the one to resume.
+    pub fn list(s: &Session, resume: Option<&str>) -> Vec<Self> {
+        s.conversations
+            .iter()
+            .rev()
+            .map(|c| Self {
+                id: c.id.clone(),
+                started_at: c.started_at.clone(),
+                last_activity: c.last_activity.clone(),
+                first_prompt: crate::session::truncate_chars(c.first_prompt.lines().next().unwrap_or(""), 120),
+                prompts: c.message_count,
+                tool_calls: c.tool_calls,
+                compacted: c.compacted,
+                ended: c.ended.then(|| if c.end_reason.is_empty() { "ended".into() } else { c.end_reason.clone() }),
+                resume: Some(c.id.as_str()) == resume,
+            })
+            .collect()
+    }
 }
 
 /// Result of `project.list`.
@@ -318,6 +367,9 @@ pub struct HistoryReply {
     /// The live session, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_session: Option<String>,
+    /// The live session's conversations, newest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversations: Vec<ConversationEntry>,
     /// Ended sessions, newest first.
     pub sessions: Vec<HistoryEntry>,
 }
@@ -339,10 +391,15 @@ pub struct HistoryEntry {
     pub files_modified: u64,
     /// Commands recorded.
     pub commands: u64,
+    /// Its conversations, newest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversations: Vec<ConversationEntry>,
 }
 
 impl From<&ArchivedSession> for HistoryEntry {
     fn from(a: &ArchivedSession) -> Self {
+        // The one a new session's context names: the last that did work.
+        let resume = a.session.conversations.iter().rev().find(|c| c.did_work()).map(|c| c.id.as_str());
         Self {
             session_id: a.session.session_id.clone(),
             created_at: a.session.created_at.clone(),
@@ -351,6 +408,7 @@ impl From<&ArchivedSession> for HistoryEntry {
             active_task: a.session.context_snapshot.active_task.clone(),
             files_modified: a.session.files_modified.len() as u64,
             commands: a.session.commands_executed.len() as u64,
+            conversations: ConversationEntry::list(&a.session, resume),
         }
     }
 }

@@ -163,22 +163,34 @@ pub fn parse_record(v: &Value) -> Record {
 /// A user's text: a prompt, `/clear`, or the output of a local command (not a prompt).
 fn prompt(text: &str, out: &mut Vec<Entry>) {
     let t = text.trim();
-    if t.is_empty()
-        || t.starts_with("<local-command-stdout>")
-        || t.starts_with("<local-command-stderr>")
-        || t.starts_with("<local-command-caveat>")
-        || t.starts_with("[Request interrupted")
-    {
-        return;
-    }
     if command_name(t) == Some("/clear") {
         out.push(Entry::Clear);
         return;
     }
-    if is_local_command(t) {
+    if is_not_a_prompt(t) {
         return;
     }
     out.push(Entry::Prompt { text: text.to_string() });
+}
+
+/// Text that reaches the agent as the user's but that the user did not write: a local
+/// command or its output, an interruption note, or Claude Code's own notice that a
+/// background agent or command finished (`<task-notification>`, sent as a
+/// UserPromptSubmit with the prompt id of the turn that started it).
+pub fn is_not_a_prompt(text: &str) -> bool {
+    let t = text.trim();
+    t.is_empty()
+        || [
+            "<local-command-stdout>",
+            "<local-command-stderr>",
+            "<local-command-caveat>",
+            "<task-notification>",
+            "<bash-notification>",
+            "[Request interrupted",
+        ]
+        .iter()
+        .any(|tag| t.starts_with(tag))
+        || is_local_command(t)
 }
 
 /// Claude Code's built-in commands that run locally: typing one is not asking the agent

@@ -188,14 +188,14 @@ pub fn install_hooks(env: &Env) {
 }
 
 /// With `CCMEM_CAPTURE_HOOKS=DIR`: one more hook on every event that saves its payload to
-/// DIR/<n>-<event>.json.
+/// DIR/<nanoseconds>-<pid>.json (so that a sort by name is the order they came in).
 pub fn capture_hooks(env: &Env) {
     let Some(dir) = std::env::var_os("CCMEM_CAPTURE_HOOKS") else { return };
     std::fs::create_dir_all(&dir).expect("capture dir");
     let script = env.path().join("capture.sh");
     std::fs::write(
         &script,
-        format!("#!/bin/sh\nf=$(mktemp {}/payload-XXXXXXXX)\ncat > \"$f\"\nexit 0\n", Path::new(&dir).display()),
+        format!("#!/bin/sh\ncat > \"{}/$(date +%s%N)-$$.json\"\nexit 0\n", Path::new(&dir).display()),
     )
     .expect("write capture hook");
     crate::common::set_mode(&script, 0o755);

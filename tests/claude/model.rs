@@ -42,6 +42,10 @@ pub fn tool(name: &str, input: Value) -> Block {
     Block::Tool(name.to_string(), input)
 }
 
+/// Put in an Agent tool call's prompt: the subagent's conversation gets one line of text
+/// and does not take turns of the script.
+pub const SUBAGENT_MARK: &str = "[subagent]";
+
 /// One assistant message: its blocks, in order.
 pub type Turn = Vec<Block>;
 
@@ -180,6 +184,11 @@ fn next_turn(s: &mut State, body: &Value) -> Turn {
     let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
     if !has_tools || s.script.is_empty() {
         return vec![say("OK.")];
+    }
+    // A subagent's conversation (the Agent tool's prompt holds SUBAGENT_MARK): one answer.
+    let first = body["messages"].get(0).map(|m| m["content"].to_string()).unwrap_or_default();
+    if first.contains(SUBAGENT_MARK) {
+        return vec![say("Checked: the rounding test is the only failure.")];
     }
     let results = tool_results(body);
     let base = *s.base.get_or_insert(results);
