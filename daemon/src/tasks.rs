@@ -1,9 +1,10 @@
 //! The project's task list: spec-kit's `specs/*/tasks.md` (the most recently modified), or
 //! a plain checklist in a root `TODO.md`, `PLAN.md` or `tasks.md`.
 //!
-//! `## Phase N: Name` (or any heading) starts a phase; `- [ ]`, `- [x]`, `- [X]` and ✅
-//! items are tasks; a leading `T001`-style id is kept apart and markers such as `[P]` and
-//! `[US1]` are kept out of the title. Fenced code is skipped.
+//! Read as CommonMark with task-list items (pulldown-cmark): `## Phase N: Name` starts a
+//! phase; `- [ ]`, `* [x]`, `1. [X]` and `- ✅` items are tasks, their sub-items are not; a
+//! leading `T001`-style id is kept apart and markers such as `[P]` and `[US1]` are kept out
+//! of the title. Code, HTML and comments hold no tasks.
 
 use ccmem_proto::report::{PhaseStatus, TaskReference, TaskStatus};
 use ccmem_proto::session::{Phase, Plan, Session};
@@ -78,77 +79,127 @@ fn spec_kit(root: &Path) -> Option<PathBuf> {
         .map(|(_, p)| p)
 }
 
-/// Reads a task list's text.
+/// Reads a task list's text as CommonMark (GitHub's task-list items): what a renderer shows
+/// as a checkbox is a task, nothing else is. Checkboxes in fenced or indented code, HTML
+/// blocks and comments are not tasks; neither are the sub-items of a task (`  - [x] a
+/// sub-check`, `  - ✅ done`), which are part of it.
+///
+/// Phases are the sections of the outermost heading level below the title (`##` in
+/// spec-kit), and any heading named `Phase …`; deeper headings inside a phase (spec-kit's
+/// `### Tests for User Story 1`, `### Tasks`) are parts of it. Tasks before any phase are
+/// in the phase "Tasks".
 pub fn parse(text: &str) -> TaskList {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    // Front matter (spec-kit's template has one) is not a heading.
+    let options = Options::ENABLE_TASKLISTS | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+    let phase_level = Parser::new_ext(text, options)
+        .filter_map(|e| match e {
+            Event::Start(Tag::Heading { level, .. }) => Some(level as usize),
+            _ => None,
+        })
+        .filter(|l| *l >= 2)
+        .min();
+    let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let line_of = |offset: usize| line_starts.partition_point(|&s| s <= offset);
+
     let mut list = TaskList::default();
     let mut phase = String::new();
-    let mut fenced = false;
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.starts_with("```") || line.starts_with("~~~") {
-            fenced = !fenced;
-            continue;
+    let mut heading: Option<(usize, String)> = None;
+    let mut items: Vec<Item> = Vec::new();
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => heading = Some((level as usize, String::new())),
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, h)) = heading.take() {
+                    if let Some(name) = phase_name(&h, level, phase_level) {
+                        phase = crate::session::clean(&name);
+                    }
+                }
+            }
+            Event::Start(Tag::Item) => items.push(Item { line: line_of(range.start), ..Item::default() }),
+            // A list inside an item: the item's own text has ended.
+            Event::Start(Tag::List(_)) => {
+                if let Some(top) = items.last_mut() {
+                    top.own_text_done = true;
+                }
+            }
+            Event::TaskListMarker(checked) => {
+                let under_a_task = items.iter().rev().skip(1).any(|i| i.task);
+                if let Some(top) = items.last_mut().filter(|_| !under_a_task) {
+                    top.task = true;
+                    top.done = checked;
+                }
+            }
+            Event::Text(t) => push_text(&mut heading, &mut items, &t),
+            Event::Code(c) => push_text(&mut heading, &mut items, &format!("`{c}`")),
+            Event::SoftBreak | Event::HardBreak => push_text(&mut heading, &mut items, " "),
+            Event::End(TagEnd::Item) => {
+                let Some(item) = items.pop() else { continue };
+                let under_a_task = items.iter().any(|i| i.task);
+                let checkmark = item.text.trim_start().starts_with('✅');
+                if under_a_task || !(item.task || checkmark) {
+                    continue;
+                }
+                add_task(&mut list, &phase, item);
+            }
+            _ => {}
         }
-        if fenced {
-            continue;
-        }
-        if let Some(h) = heading(line) {
-            phase = crate::session::clean(&h);
-            continue;
-        }
-        let Some((done, rest)) = checkbox(line) else { continue };
-        let (id, title) = split_id(rest);
-        let done = done || title.contains('✅');
-        // Task lists are the user's text like any other: filtered before they are kept.
-        let title = crate::session::clean(&title.replace('✅', ""));
-        if title.is_empty() && id.is_empty() {
-            continue;
-        }
-        let phase_name = if phase.is_empty() { "Tasks".to_string() } else { phase.clone() };
-        if !list.phases.contains(&phase_name) {
-            list.phases.push(phase_name.clone());
-        }
-        list.tasks.push(Task { paths: paths_in(&title), id, title, phase: phase_name, done, line: n + 1 });
     }
     list
 }
 
-/// A phase heading's name: `## Phase 2: Core (MVP)` → `Core (MVP)`; other `##`/`###`
-/// headings by their text. The document title (`#`) is not a phase.
-fn heading(line: &str) -> Option<String> {
-    let h = line.strip_prefix("## ").or_else(|| line.strip_prefix("### "))?.trim().trim_matches('#').trim();
-    let h = h.trim_matches('*').trim();
+/// A list item being read.
+#[derive(Default)]
+struct Item {
+    /// 1-based line of its start.
+    line: usize,
+    /// It has a checkbox.
+    task: bool,
+    done: bool,
+    /// Its own text (not its sub-items').
+    text: String,
+    own_text_done: bool,
+}
+
+fn push_text(heading: &mut Option<(usize, String)>, items: &mut [Item], t: &str) {
+    if let Some((_, h)) = heading {
+        h.push_str(t);
+    } else if let Some(top) = items.last_mut().filter(|i| !i.own_text_done) {
+        top.text.push_str(t);
+    }
+}
+
+fn add_task(list: &mut TaskList, phase: &str, item: Item) {
+    let (id, title) = split_id(item.text.trim());
+    let done = item.done || title.contains('✅');
+    // Task lists are the user's text like any other: filtered before they are kept.
+    let title = crate::session::clean(title.replace('✅', "").trim());
+    if title.is_empty() && id.is_empty() {
+        return;
+    }
+    let phase_name = if phase.is_empty() { "Tasks".to_string() } else { phase.to_string() };
+    if !list.phases.contains(&phase_name) {
+        list.phases.push(phase_name.clone());
+    }
+    list.tasks.push(Task { paths: paths_in(&title), id, title, phase: phase_name, done, line: item.line });
+}
+
+/// A heading's phase name, if it starts a phase: `## Phase 2: Core (MVP)` → `Core (MVP)`; a
+/// heading of the phase level by its text. The document title (`#`) and deeper headings are
+/// not phases, unless named `Phase …`.
+fn phase_name(h: &str, level: usize, phase_level: Option<usize>) -> Option<String> {
+    let h = h.trim().trim_matches('*').trim();
     let lower = h.to_ascii_lowercase();
-    if let Some(rest) = lower.strip_prefix("phase") {
+    if let Some(rest) =
+        lower.strip_prefix("phase").filter(|r| r.starts_with([' ', ':']) || r.starts_with(|c: char| c.is_ascii_digit()))
+    {
         // `Phase 2: Name`, `Phase 2 - Name`, `Phase 2`.
         let after_num = rest.trim_start().trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '.');
         let name_at = h.len() - after_num.len();
         let name = h[name_at..].trim_start_matches([':', '-', '–', '—', ' ']).trim();
         return Some(if name.is_empty() { h.to_string() } else { name.to_string() });
     }
-    Some(h.to_string())
-}
-
-/// `- [ ] x`, `* [x] x`, `1. [X] x`, `- ✅ x`: (done, the rest).
-fn checkbox(line: &str) -> Option<(bool, &str)> {
-    let rest = line
-        .strip_prefix("- ")
-        .or_else(|| line.strip_prefix("* "))
-        .or_else(|| line.strip_prefix("+ "))
-        .or_else(|| {
-            let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-            (digits > 0)
-                .then(|| line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") ")))
-                .flatten()
-        })?
-        .trim_start();
-    if let Some(r) = rest.strip_prefix("[ ]") {
-        return Some((false, r.trim()));
-    }
-    if let Some(r) = rest.strip_prefix("[x]").or_else(|| rest.strip_prefix("[X]")) {
-        return Some((true, r.trim()));
-    }
-    rest.strip_prefix('✅').map(|r| (true, r.trim()))
+    (level >= 2 && Some(level) == phase_level && !h.is_empty()).then(|| h.to_string())
 }
 
 /// A leading `T001` / `TASK-12` id (bold or bracketed too) and the markers after it.
@@ -160,7 +211,10 @@ fn split_id(rest: &str) -> (String, String) {
     let looks_like_id = {
         let letters = bare.bytes().take_while(u8::is_ascii_uppercase).count();
         let tail = bare[letters..].trim_start_matches('-');
-        (1..=5).contains(&letters) && !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit())
+        let numbered = (1..=5).contains(&letters) && !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit());
+        // spec-kit's placeholder `TXXX`.
+        let placeholder = bare.len() >= 3 && bare[1..].bytes().all(|b| b == b'X') && bare.as_bytes()[0] == b'T';
+        numbered || placeholder
     };
     if looks_like_id {
         id = bare.to_string();
@@ -337,6 +391,64 @@ mod tests {
         assert_eq!((st.phases[1].completed, st.phases[1].total, st.phases[1].percentage), (0, 3, 0.0));
         assert_eq!(st.current_task.as_ref().unwrap().id, "T004");
         assert_eq!(st.next_tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["T005", "T006", "T007"]);
+    }
+
+    fn shown(l: &TaskList) -> Vec<(String, u64, u64)> {
+        l.status().phases.iter().map(|p| (p.name.clone(), p.completed, p.total)).collect()
+    }
+
+    #[test]
+    fn spec_kits_own_template_reads_as_its_six_phases() {
+        let l = parse(include_str!("../../tests/fixtures/tasks/spec-kit-template.md"));
+        assert_eq!(
+            shown(&l),
+            [
+                ("Setup (Shared Infrastructure)".to_string(), 0, 3),
+                ("Foundational (Blocking Prerequisites)".into(), 0, 6),
+                ("User Story 1 - [Title] (Priority: P1) 🎯 MVP".into(), 0, 8),
+                ("User Story 2 - [Title] (Priority: P2)".into(), 0, 6),
+                ("User Story 3 - [Title] (Priority: P3)".into(), 0, 5),
+                ("Polish & Cross-Cutting Concerns".into(), 0, 6),
+            ]
+        );
+        assert_eq!(l.counts(), (0, 34), "no checkbox in the comment or the code block is a task");
+        let t10 = l.tasks.iter().find(|t| t.id == "T010").unwrap();
+        assert_eq!(t10.title, "Contract test for [endpoint] in tests/contract/test_[name].py");
+        assert_eq!(t10.phase, "User Story 1 - [Title] (Priority: P1) 🎯 MVP", "### sub-headings are not phases");
+        let polish = l.tasks.last().unwrap();
+        assert_eq!((polish.id.as_str(), polish.title.as_str()), ("TXXX", "Run quickstart.md validation"));
+        assert_eq!(l.tasks[0].line, 54, "{:?}", l.tasks[0]);
+    }
+
+    #[test]
+    fn phases_with_task_subsections_and_sub_items() {
+        let l = parse(include_str!("../../tests/fixtures/tasks/phases-with-subsections.md"));
+        assert_eq!(
+            shown(&l),
+            [("Storage".to_string(), 4, 4), ("Transport".into(), 1, 3), ("UI".into(), 0, 3), ("Release".into(), 0, 2),],
+            "{:#?}",
+            l.tasks
+        );
+        assert_eq!(l.counts(), (5, 12), "sub-items, fenced, commented and indented checkboxes are not tasks");
+        let t = l.tasks.iter().find(|t| t.id.is_empty() && t.title.starts_with("1.2")).map(|t| t.title.clone());
+        assert_eq!(t.as_deref(), Some("1.2 Write `SyncQueue` in `src/sync/queue.ts`"), "a task's text is its own line");
+        assert_eq!(l.current().map(|t| t.title.as_str()), Some("2.2 Resume interrupted uploads"));
+    }
+
+    #[test]
+    fn checklists_without_phases_or_ids() {
+        let l = parse(include_str!("../../tests/fixtures/tasks/plain.md"));
+        assert_eq!(l.phases, ["Tasks"]);
+        assert_eq!(
+            l.tasks.iter().map(|t| (t.title.as_str(), t.done)).collect::<Vec<_>>(),
+            [
+                ("pick a name", true),
+                ("write the README", false),
+                ("set up CI", false),
+                ("publish the crate", true),
+                ("upper-case X counts as done", true)
+            ]
+        );
     }
 
     #[test]
