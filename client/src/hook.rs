@@ -19,8 +19,19 @@ use std::time::Duration;
 const START_BUDGET: Duration = Duration::from_millis(300);
 /// How long SessionStart waits for its context.
 const REPLY_WAIT: Duration = Duration::from_secs(2);
-/// Characters of any one string kept from a tool's input or output.
+/// Characters of any one string kept from a tool's input (or other text of the agent's).
 const KEEP_CHARS: usize = 32 * 1024;
+/// Characters of any one string kept from a tool's output: its start and its end, where a
+/// runner prints what it ran and its summary. Large enough for the whole output of most
+/// test runs (1,800 Rust tests in three binaries print 71 KB), so that the daemon counts
+/// every test; the frame stays under the protocol's 1 MiB.
+const OUTPUT_KEEP: usize = 256 * 1024;
+/// Bytes of result lines kept from the middle of an output cut anyway (a summary per test
+/// binary, the failures), so that counts stay whole.
+const MIDDLE_KEEP: usize = 64 * 1024;
+/// A payload larger than this once trimmed is trimmed again with [`KEEP_CHARS`] for outputs
+/// too (a response with many long strings).
+const PAYLOAD_BUDGET: usize = 768 * 1024;
 /// Payloads larger than this are not read.
 const MAX_INPUT: u64 = 64 << 20;
 
@@ -79,35 +90,78 @@ fn connect(socket: &Path, autostart: bool) -> Result<Conn, String> {
 }
 
 /// Keeps what the daemon reads and bounds the rest: tool outputs keep the start and the end
-/// of each long string (where test summaries and errors are), tool inputs the start.
+/// of each long string and the result lines between (where test summaries and errors are),
+/// tool inputs the start.
 fn trim(payload: &mut Value) {
+    let original = payload.clone();
+    trim_outputs(payload, OUTPUT_KEEP);
+    if serde_json::to_vec(payload).map_or(0, |b| b.len()) > PAYLOAD_BUDGET {
+        *payload = original;
+        trim_outputs(payload, KEEP_CHARS);
+    }
+}
+
+fn trim_outputs(payload: &mut Value, output_keep: usize) {
     for key in ["tool_response", "error"] {
         if let Some(resp) = payload.get_mut(key) {
-            shorten(resp, true);
+            shorten(resp, output_keep, true);
         }
     }
     if let Some(input) = payload.get_mut("tool_input") {
-        shorten(input, false);
+        shorten(input, KEEP_CHARS, false);
     }
     for key in ["last_assistant_message", "prompt", "compact_summary"] {
         if let Some(v) = payload.get_mut(key) {
-            shorten(v, false);
+            shorten(v, KEEP_CHARS, false);
         }
     }
 }
 
-fn shorten(v: &mut Value, keep_end: bool) {
+fn shorten(v: &mut Value, keep: usize, output: bool) {
     match v {
-        Value::String(s) if s.len() > KEEP_CHARS => {
-            let head = floor(s, KEEP_CHARS / 2);
-            let tail = if keep_end { ceil(s, s.len() - KEEP_CHARS / 2) } else { s.len() };
+        Value::String(s) if s.len() > keep => {
+            let head = floor(s, keep / 2);
+            let tail = if output { ceil(s, s.len() - keep / 2) } else { s.len() };
             let cut = s.len() - head - (s.len() - tail);
-            *s = format!("{}\n[… {cut} bytes cut by ccmemctl …]\n{}", &s[..head], &s[tail..]);
+            let middle = if output { result_lines(&s[head..tail]) } else { String::new() };
+            *s = format!("{}\n{middle}[… {cut} bytes cut by ccmemctl …]\n{}", &s[..head], &s[tail..]);
         }
-        Value::Array(items) => items.iter_mut().for_each(|i| shorten(i, keep_end)),
-        Value::Object(map) => map.values_mut().for_each(|i| shorten(i, keep_end)),
+        Value::Array(items) => items.iter_mut().for_each(|i| shorten(i, keep, output)),
+        Value::Object(map) => map.values_mut().for_each(|i| shorten(i, keep, output)),
         _ => {}
     }
+}
+
+/// The lines of a cut part of an output that read like results (summaries, failures,
+/// errors), in order, at most [`MIDDLE_KEEP`] bytes.
+fn result_lines(cut: &str) -> String {
+    const WORDS: &[&str] = &[
+        "test result:",
+        "passed",
+        "failed",
+        "FAILED",
+        "FAIL",
+        "panicked",
+        "error",
+        "Error",
+        "Tests:",
+        "Test Suites:",
+        "not ok",
+        "# pass",
+        "# fail",
+        "# tests",
+        "Failures:",
+        "examples,",
+    ];
+    let mut out = String::new();
+    for line in cut.lines().filter(|l| l.len() <= 500 && WORDS.iter().any(|w| l.contains(w))) {
+        if out.len() + line.len() + 1 > MIDDLE_KEEP {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 fn floor(s: &str, mut i: usize) -> usize {
@@ -138,12 +192,39 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn the_summaries_in_the_middle_of_a_huge_output_are_kept() {
+        // Three test binaries, each with 20,000 passing tests and its summary line.
+        let mut out = String::new();
+        for bin in 0..3 {
+            for t in 0..20_000 {
+                out.push_str(&format!("test tests::case_{bin}_{t} ... ok\n"));
+            }
+            out.push_str(&format!("test result: ok. 20000 passed; 0 failed; 0 ignored; finished in 1.{bin}s\n\n"));
+        }
+        let mut p = json!({"hook_event_name": "PostToolUse", "tool_response": {"stdout": out}});
+        trim(&mut p);
+        let s = p["tool_response"]["stdout"].as_str().unwrap();
+        assert!(s.len() < OUTPUT_KEEP + MIDDLE_KEEP + 200, "{}", s.len());
+        assert_eq!(s.matches("test result: ok. 20000 passed").count(), 3, "every binary's summary is kept");
+        assert!(serde_json::to_vec(&p).unwrap().len() < ccmem_proto::frame::MAX_FRAME);
+    }
+
+    #[test]
+    fn a_response_of_many_long_strings_stays_within_a_frame() {
+        let long = "y".repeat(1 << 20);
+        let mut p =
+            json!({"hook_event_name": "PostToolUse", "tool_response": {"a": long, "b": long, "c": long, "d": long}});
+        trim(&mut p);
+        assert!(serde_json::to_vec(&p).unwrap().len() < PAYLOAD_BUDGET);
+    }
+
+    #[test]
     fn big_tool_output_keeps_its_start_and_end() {
         let out = format!("START{}END", "x".repeat(5 << 20));
         let mut p = json!({"hook_event_name": "PostToolUse", "tool_response": {"stdout": out, "n": 1}, "tool_input": {"command": "é".repeat(40_000)}});
         trim(&mut p);
         let s = p["tool_response"]["stdout"].as_str().unwrap();
-        assert!(s.len() < KEEP_CHARS + 200 && s.starts_with("START") && s.ends_with("END"), "{}", s.len());
+        assert!(s.len() < OUTPUT_KEEP + 200 && s.starts_with("START") && s.ends_with("END"), "{}", s.len());
         assert!(s.contains("bytes cut by ccmemctl"));
         let c = p["tool_input"]["command"].as_str().unwrap();
         assert!(c.len() < KEEP_CHARS + 200 && c.starts_with('é'));

@@ -446,15 +446,22 @@ fn parsed_results(s: &mut Session, cmd: &str, output: &str, failed: bool, now: D
     if let Some(hint) = kind.test {
         let mut runs = testout::parse(output, hint);
         if runs.is_empty() {
-            // Nothing a runner printed: the exit status alone, and why it failed (a compile
-            // error, a missing script) as its one failure.
-            let mut suite = TestSuite { framework: hint.unwrap_or("unknown").into(), ..Default::default() };
-            if failed {
-                let why = testout::build::parse(output, true).errors.into_iter().next();
-                suite.failures.push(TestFailure { test_name: "(run)".into(), message: why, ..Default::default() });
-            } else {
-                suite.status = SuiteStatus::Passed;
-            }
+            // Nothing a runner printed. A compiler's error means the tests did not build,
+            // whatever the exit status (`cargo test 2>&1 | tail` exits 0); a failed command,
+            // why it failed (a missing script) as its one failure. Anything else is not
+            // recognised: no result, never a pass.
+            let compile_error = testout::build::parse(output, false).errors.into_iter().next();
+            let (name, why) = match compile_error {
+                Some(e) => ("(build)", Some(e)),
+                None if failed => ("(run)", testout::build::parse(output, true).errors.into_iter().next()),
+                None => return None,
+            };
+            let mut suite = TestSuite {
+                framework: hint.unwrap_or("unknown").into(),
+                status: SuiteStatus::Failed,
+                ..Default::default()
+            };
+            suite.failures.push(TestFailure { test_name: name.into(), message: why, ..Default::default() });
             runs.push(testout::Run { e2e: kind.e2e, suite });
         }
         for mut run in runs {
@@ -480,6 +487,12 @@ fn parsed_results(s: &mut Session, cmd: &str, output: &str, failed: bool, now: D
 
 /// `2 failed, 40 passed; parses_dates (src/a.rs:10): expected 3, got 4`.
 fn suite_failure(suite: &TestSuite) -> String {
+    // A run that failed before any test (it did not build, the runner did not start): why.
+    if let Some(f) = suite.failures.first().filter(|f| suite.passed + suite.failed == 0 && f.test_name.starts_with('('))
+    {
+        let why = f.message.clone().unwrap_or_default();
+        return if f.test_name == "(build)" { format!("the tests did not build: {why}") } else { why };
+    }
     let mut text = format!("{} failed, {} passed", suite.failed, suite.passed);
     if let Some(f) = suite.failures.first() {
         let at = if f.file.is_empty() {
@@ -689,6 +702,30 @@ mod tests {
 
     fn todos(t: &[Todo]) -> Vec<(Option<&str>, &str, TodoStatus, &str)> {
         t.iter().map(|t| (t.id.as_deref(), t.content.as_str(), t.status, t.active_form.as_str())).collect()
+    }
+
+    #[test]
+    fn tests_that_do_not_build_fail_even_when_a_pipe_hides_the_exit_status() {
+        let fixture = |n: &str| crate::testout::tests::fixture(n);
+        let run = |cmd: &str, out: &str, failed: bool| {
+            let mut s = session();
+            let h = hook(json!({"hook_event_name": if failed { "PostToolUseFailure" } else { "PostToolUse" },
+                "session_id": "c1", "cwd": "/w/app", "tool_name": "Bash", "tool_input": {"command": cmd},
+                "tool_response": {"stdout": out, "stderr": "", "interrupted": false}, "error": out}));
+            apply(&mut s, &h, Utc::now());
+            s
+        };
+        // Real: `cargo test 2>&1 | tail -15` on a test that does not compile (exit 0).
+        let s = run("cargo test 2>&1 | tail -15", &fixture("cargo-compile-error-tail.txt"), false);
+        let unit = &s.test_results.unit;
+        assert_eq!(unit.status, SuiteStatus::Failed, "{unit:?}");
+        assert_eq!(unit.failures[0].test_name, "(build)");
+        assert!(unit.failures[0].message.as_deref().is_some_and(|m| m.contains("error[E0308]: mismatched types")));
+        assert!(s.failures.iter().any(|f| f.kind == "tests" && f.error.contains("did not build")), "{:?}", s.failures);
+        // A run whose output names no runner and no error: not recognised, never a pass.
+        let s = run("npm test 2>&1 | tail -3", "> calc@1.0.0 test\n> ./run-tests.sh\n\nall good\n", false);
+        assert_eq!(s.test_results.unit.status, SuiteStatus::default(), "{:?}", s.test_results.unit);
+        assert!(s.test_results.unit.command.is_empty());
     }
 
     #[test]

@@ -151,6 +151,7 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
             if s.context_snapshot.active_task.is_empty() {
                 s.context_snapshot.active_task = truncate_chars(command.lines().next().unwrap_or(""), 120);
             }
+            s.statistics.total_commands += 1;
             s.commands_executed.push(ccmem_proto::session::CommandRecord {
                 timestamp: iso(now),
                 command,
@@ -282,7 +283,9 @@ fn describe(rec: &mut FileRecord, summary: Option<&str>, workflow: Option<&str>)
 
 /// Recomputes what is derived: statistics, key files, activity counts from the file records.
 pub fn refresh(s: &mut Session, now: DateTime<Utc>) {
-    s.statistics.total_commands = s.commands_executed.len() as u64;
+    // Counted as they come (the kept list is capped); a session saved before the count
+    // was kept has at least its list.
+    s.statistics.total_commands = s.statistics.total_commands.max(s.commands_executed.len() as u64);
     s.statistics.total_files_modified = s.files_modified.len() as u64;
     s.statistics.total_workflows = s.workflows_used.len() as u64;
     s.statistics.session_duration_minutes = duration_minutes(s, now);
@@ -633,6 +636,24 @@ mod tests {
             assert!(apply(&mut s, edit(bad), now).is_err(), "{bad:?} must be refused");
         }
         assert!(s.files_modified.is_empty());
+    }
+
+    #[test]
+    fn every_command_is_counted_and_the_kept_list_is_capped() {
+        let mut s = fresh();
+        let now = at("2026-01-22T16:00:00Z");
+        for i in 0..caps::COMMANDS + 100 {
+            let cmd = SessionEvent::Command {
+                command: format!("step {i}"),
+                workflow: None,
+                status: None,
+                duration_seconds: None,
+            };
+            apply(&mut s, cmd, now).unwrap();
+        }
+        assert_eq!(s.commands_executed.len(), caps::COMMANDS);
+        assert_eq!(s.statistics.total_commands, (caps::COMMANDS + 100) as u64);
+        assert_eq!(s.commands_executed[0].command, "step 100", "the oldest go first");
     }
 
     #[test]
