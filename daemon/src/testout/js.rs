@@ -68,15 +68,14 @@ pub fn jest(out: &str) -> Option<Run> {
             failures.push(failure(&file, line_no, &name, msg));
         }
     }
-    let failed = super::count(&tests, &["failed"]);
-    let broken_suites = failures.iter().filter(|f| f.test_name.ends_with("test suite failed to run")).count() as u64;
-    let total = super::count(&tests, &["total"]);
+    // Jest's own counts: a suite that could not load ran no test, so it is a failure of the
+    // run (listed, with its error), not a failed test.
     let mut s = suite(
         "jest",
         super::count(&tests, &["passed"]),
-        failed + broken_suites,
+        super::count(&tests, &["failed"]),
         super::count(&tests, &["skipped", "todo"]),
-        Some(total + broken_suites),
+        Some(super::count(&tests, &["total"])),
     );
     if super::count(&suites, &["failed"]) > 0 && s.failed == 0 {
         s.status = SuiteStatus::Failed;
@@ -223,9 +222,33 @@ pub fn node_test(out: &str) -> Option<Run> {
         let (file, line_no) = loc.map_or((String::new(), None), |l| (l[1].to_string(), l[2].parse().ok()));
         failures.push(failure(&file, line_no, &c[2], msg.as_deref()));
     }
+    if failures.is_empty() {
+        failures = spec_failures(&lines);
+    }
     let mut s = suite("node", passed, failed, skipped, Some(total));
     s.failures = failures;
     Some(Run { e2e: false, suite: s })
+}
+
+re!(spec_at, r"^test at (.+):(\d+):\d+\s*$");
+re!(spec_failed, r"^\s*✖ (.+?) \([\d.]+m?s\)\s*$");
+
+/// The spec reporter's closing list: `✖ failing tests:`, then per test `test at file:line:col`,
+/// `✖ name (1.2ms)` and its error, indented.
+fn spec_failures(lines: &[&str]) -> Vec<TestFailure> {
+    let Some(start) = lines.iter().position(|l| l.trim() == "✖ failing tests:") else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut at: Option<(String, Option<u32>)> = None;
+    for (i, line) in lines.iter().enumerate().skip(start + 1) {
+        if let Some(c) = spec_at().captures(line) {
+            at = Some((c[1].to_string(), c[2].parse().ok()));
+        } else if let Some(c) = spec_failed().captures(line) {
+            let msg = lines[i + 1..].iter().map(|l| l.trim()).find(|l| !l.is_empty());
+            let (file, line_no) = at.take().unwrap_or_default();
+            out.push(failure(&file, line_no, &c[1], msg));
+        }
+    }
+    out
 }
 
 re!(mocha_passing, r"(?m)^\s+(\d+) passing \(\d+m?s\)\s*$");

@@ -363,6 +363,20 @@ pub(crate) mod tests {
             1,
             Some(("js/node.test.js", Some(7), "measures", "Expected values to be strictly equal:")),
         ),
+        (
+            "node-test-spec-fail.txt",
+            "node",
+            false,
+            2,
+            1,
+            1,
+            Some((
+                "node.test.js",
+                Some(5),
+                "measures",
+                "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+            )),
+        ),
         ("playwright-pass.txt", "playwright", true, 2, 0, 0, None),
         (
             "playwright-fail.txt",
@@ -531,8 +545,13 @@ pub(crate) mod tests {
     fn a_suite_that_cannot_load_is_a_failure() {
         let runs = parse(&fixture("jest-suite-errors.txt"), Some("jest"));
         let s = &runs[0].suite;
-        // One failing test, and three files that could not load.
-        assert_eq!((s.status, s.failed, s.passed, s.failures.len()), (SuiteStatus::Failed, 4, 2, 4), "{s:#?}");
+        // One failing test, and three files that could not load: jest's counts, the suites'
+        // errors listed.
+        assert_eq!(
+            (s.status, s.failed, s.passed, s.total, s.failures.len()),
+            (SuiteStatus::Failed, 1, 2, 4, 4),
+            "{s:#?}"
+        );
         assert!(
             s.failures.iter().any(|f| f.test_name.contains("failed to run") && f.file == "vt/calc.test.mjs"),
             "{:?}",
