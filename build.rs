@@ -7,7 +7,9 @@ use std::path::Path;
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    for cfg in ["ccmem_root", "ccmem_faketime", "ccmem_systemd_analyze", "ccmem_socket_activate", "ccmem_npm"] {
+    for cfg in
+        ["ccmem_root", "ccmem_faketime", "ccmem_systemd_analyze", "ccmem_socket_activate", "ccmem_npm", "ccmem_python"]
+    {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     if is_root() {
@@ -23,6 +25,10 @@ fn main() {
     println!("cargo::rerun-if-env-changed=CCMEM_CLAUDE_BIN");
     if on_path("npm") || std::env::var_os("CCMEM_CLAUDE_BIN").is_some() {
         println!("cargo::rustc-cfg=ccmem_npm");
+    }
+    // The MCP tests install the official MCP Python SDK into a virtualenv.
+    if on_path("python3") {
+        println!("cargo::rustc-cfg=ccmem_python");
     }
     if on_path("systemd-socket-activate") {
         println!("cargo::rustc-cfg=ccmem_socket_activate");

@@ -177,8 +177,8 @@ pub enum Command {
         #[command(subcommand)]
         action: crate::memory::Action,
     },
-    /// Serve the agent over MCP on stdin/stdout: memory_search, memory_write, memory_show,
-    /// session_status and session_context (add to Claude Code: `claude mcp add ccmem -- ccmemctl mcp`)
+    /// Serve the agent over MCP on stdin/stdout: its memories, facts, goals and session as
+    /// tools (add to Claude Code: `claude mcp add ccmem -- ccmemctl mcp`; the plugin does)
     Mcp,
     /// The facts and goals the agent asked to keep ([REMEMBER: …], [GOAL: …]): list them,
     /// forget a fact, mark a goal done

@@ -374,7 +374,7 @@ pub(crate) fn memory(r: &mapi::MemoryReply) -> String {
     s
 }
 
-fn list(r: &mapi::ListReply) -> String {
+pub(crate) fn list(r: &mapi::ListReply) -> String {
     let mut s = String::new();
     if r.memories.is_empty() {
         s.push_str(
@@ -427,7 +427,7 @@ pub(crate) fn hits(r: &mapi::SearchReply) -> String {
     s
 }
 
-fn edges(what: &str, r: &mapi::LinkReply) -> String {
+pub(crate) fn edges(what: &str, r: &mapi::LinkReply) -> String {
     let mut s = String::new();
     for (a, l, b) in &r.edges {
         let _ = writeln!(s, "{what} {a} {l} {b}");
@@ -435,7 +435,7 @@ fn edges(what: &str, r: &mapi::LinkReply) -> String {
     s
 }
 
-fn health(r: &mapi::HealthReply) -> String {
+pub(crate) fn health(r: &mapi::HealthReply) -> String {
     let mut s = String::new();
     if r.scopes.is_empty() {
         s.push_str("no memories yet\n");

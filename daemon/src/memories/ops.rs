@@ -340,7 +340,10 @@ impl Actor {
         if p.query.trim().is_empty() {
             return Err(Failure::invalid("query: must not be empty"));
         }
-        let limit = p.limit.unwrap_or(LIMIT_DEFAULT).clamp(1, LIMIT_MAX);
+        if p.limit == Some(0) {
+            return Err(Failure::invalid("limit: must be at least 1"));
+        }
+        let limit = p.limit.unwrap_or(LIMIT_DEFAULT).min(LIMIT_MAX);
         let dirs = self.scopes_for(project, cfg, p.scope)?;
         let mut notes = Vec::new();
         let mode = match (p.mode, cfg.embedding.provider) {
