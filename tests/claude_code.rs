@@ -340,7 +340,14 @@ fn the_plugin_installs_from_the_checkout_and_serves_hooks_and_mcp() {
     plugin_cmd(&["marketplace", "add", checkout.to_str().unwrap()]);
     plugin_cmd(&["install", "ccmem@ccmem"]);
     let details = plugin_cmd(&["details", "ccmem@ccmem"]);
-    for part in ["Hooks (10)", "SessionStart", "TaskCompleted", "MCP servers (1)  ccmem", "context, remember, status"] {
+    for part in [
+        "Hooks (11)",
+        "SessionStart",
+        "TaskCompleted",
+        "Notification",
+        "MCP servers (1)  ccmem",
+        "context, remember, status",
+    ] {
         assert!(details.contains(part), "plugin details lack {part:?}:\n{details}");
     }
 

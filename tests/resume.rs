@@ -262,6 +262,47 @@ fn live_hooks_read_the_transcript_as_it_grows() {
 }
 
 #[test]
+fn a_subagents_stop_reads_its_own_transcript_not_the_conversations() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let main = env.path().join("main.jsonl");
+    let agent = env.path().join("agent-a1.jsonl");
+    write_transcript(&main, &[user("Review the cache"), say("Main words. [REMEMBER: only from the main transcript]")]);
+    // As Claude Code writes a subagent's: its own file, the [REMEMBER] mid-way, not in its
+    // last message (which the payload carries).
+    write_transcript(
+        &agent,
+        &[user("Check the cache"), say("The TTL is 5 min. [REMEMBER: the cache TTL is five minutes]"), say("Checked.")],
+    );
+    let payload = |name: &str, extra: Value| {
+        let mut p = ev(&root, "conv", name, extra);
+        p["transcript_path"] = json!(main);
+        p
+    };
+    send(&env, payload("SessionStart", json!({"source": "startup"})));
+    send(
+        &env,
+        payload(
+            "SubagentStop",
+            json!({"agent_id": "a1", "agent_transcript_path": agent, "last_assistant_message": "Checked."}),
+        ),
+    );
+    let facts = |env: &Env| env.ctl_json(&["facts", "--project", root.to_str().unwrap()])["facts"].to_string();
+    // `context` waits for the reads asked for.
+    let ctx = context(&env, &root);
+    assert!(facts(&env).contains("the cache TTL is five minutes"), "{ctx}");
+    assert!(!facts(&env).contains("only from the main transcript"), "the subagent's stop is not the conversation's");
+    assert!(!ctx.contains("Checked."), "a subagent's last words are not the agent's:\n{ctx}");
+    send(
+        &env,
+        payload("Stop", json!({"last_assistant_message": "Main words. [REMEMBER: only from the main transcript]"})),
+    );
+    context(&env, &root);
+    assert!(facts(&env).contains("only from the main transcript"));
+}
+
+#[test]
 fn another_conversation_keeps_the_first_ones_open_work_in_view() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);

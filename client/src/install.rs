@@ -20,6 +20,8 @@ pub const EVENTS: &[(&str, Option<&str>)] = &[
     // teammate's task, a matcher changed by hand).
     ("TaskCreated", None),
     ("TaskCompleted", None),
+    // What Claude Code tells the user (a permission it needs, input it waits for).
+    ("Notification", None),
 ];
 
 /// Runs `hooks install` or `hooks uninstall`.
@@ -219,7 +221,9 @@ mod tests {
         assert_eq!(s["model"], "opus");
         assert_eq!(s["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "lint.sh");
         assert_eq!(s["hooks"]["PostToolUse"][1]["hooks"][0]["command"], "/usr/bin/ccmemctl hook");
-        assert_eq!(s["hooks"]["Notification"], original["hooks"]["Notification"]);
+        // The user's own hook on an event ccmem also hooks stays, first.
+        assert_eq!(s["hooks"]["Notification"][0], original["hooks"]["Notification"][0]);
+        assert_eq!(s["hooks"]["Notification"].as_array().map(Vec::len), Some(2));
         for (e, _) in EVENTS {
             assert!(s["hooks"][e].to_string().contains("ccmemctl hook"), "{e}");
         }

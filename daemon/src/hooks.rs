@@ -53,10 +53,13 @@ pub enum Kind {
     /// A tool finished; `failed` when it reported an error (PostToolUseFailure: for Bash, a
     /// non-zero exit), whose text is then the response.
     ToolUse { tool: String, input: Value, response: Value, failed: bool },
-    /// The agent (or a subagent) stopped.
-    Stop { last_message: Option<String>, subagent: bool },
-    /// The conversation is about to be compacted: `manual` (`/compact`) or `auto`.
-    PreCompact { trigger: String },
+    /// The agent (or a subagent, with its own transcript) stopped.
+    Stop { last_message: Option<String>, subagent: bool, agent_transcript: Option<String> },
+    /// The conversation is about to be compacted: `manual` (`/compact`) or `auto`, with the
+    /// user's instructions for it.
+    PreCompact { trigger: String, instructions: String },
+    /// Claude Code told the user something (it needs a permission, it waits for input).
+    Notification { message: String },
     /// The conversation ended, and why (clear, logout, prompt_input_exit, other).
     SessionEnd { reason: String },
     /// A task event (TaskCreated, TaskCompleted, …) with its payload.
@@ -86,10 +89,18 @@ pub fn parse(v: &Value) -> Option<Hook> {
             },
             failed: name == "PostToolUseFailure",
         },
-        "Stop" | "SubagentStop" => {
-            Kind::Stop { last_message: text(v, "last_assistant_message"), subagent: name == "SubagentStop" }
-        }
-        "PreCompact" => Kind::PreCompact { trigger: word(v, "trigger") },
+        "Stop" | "SubagentStop" => Kind::Stop {
+            last_message: text(v, "last_assistant_message"),
+            subagent: name == "SubagentStop",
+            agent_transcript: text(v, "agent_transcript_path")
+                .filter(|p| p.len() <= session::MAX_PATH_BYTES)
+                .map(|p| home(&p)),
+        },
+        "PreCompact" => Kind::PreCompact {
+            trigger: word(v, "trigger"),
+            instructions: text(v, "custom_instructions").unwrap_or_default(),
+        },
+        "Notification" => Kind::Notification { message: text(v, "message").unwrap_or_default() },
         "SessionEnd" => Kind::SessionEnd { reason: word(v, "reason") },
         n if n.starts_with("Task") => Kind::Task { event: name.clone(), payload: v.clone() },
         _ => Kind::Other(name.clone()),
@@ -156,6 +167,8 @@ pub struct Effects {
     pub intents_in: Option<String>,
     /// The assistant's last message was not given: read it from this transcript.
     pub read_transcript: Option<String>,
+    /// A subagent stopped: read its own transcript for the intents in it.
+    pub read_agent_transcript: Option<String>,
     /// A file the agent edited: for matching with the watcher's sighting.
     pub agent_edit: Option<AgentEdit>,
 }
@@ -244,7 +257,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 results(s, input, response, *failed, now);
             }
         }
-        Kind::Stop { last_message, subagent } => {
+        Kind::Stop { last_message, subagent, agent_transcript } => {
             if !subagent {
                 close_last_command(s, now);
             }
@@ -259,15 +272,20 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 }
             }
             fx.intents_in = last_message.clone();
-            fx.read_transcript = h.transcript.clone();
+            if *subagent {
+                fx.read_agent_transcript = agent_transcript.clone();
+            } else {
+                fx.read_transcript = h.transcript.clone();
+            }
             fx.checkpoint = Some((CheckpointReason::StopHook, CheckpointType::EventDriven));
         }
-        Kind::PreCompact { trigger } => {
+        Kind::PreCompact { trigger, instructions } => {
             // Read what the conversation said before it is summarised; it is `compacted`
             // once the compaction happened (the SessionStart with source "compact").
             fx.read_transcript = h.transcript.clone();
             if let Some(c) = find(s, &conv_id) {
                 c.compact_trigger = trigger.clone();
+                c.compact_instructions = ccmem_proto::session::truncate_chars(&session::clean(instructions), 500);
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }
@@ -278,6 +296,12 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 c.end_reason = reason.clone();
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
+        }
+        Kind::Notification { message } => {
+            if let Some(c) = find(s, &conv_id) {
+                c.notice = ccmem_proto::session::truncate_chars(&session::clean(message), 200);
+                c.notice_at = t.clone();
+            }
         }
         Kind::Task { event, payload } => {
             // TaskCreated / TaskCompleted: `task_id`, `task_subject`, `task_description`
@@ -702,6 +726,51 @@ mod tests {
 
     fn todos(t: &[Todo]) -> Vec<(Option<&str>, &str, TodoStatus, &str)> {
         t.iter().map(|t| (t.id.as_deref(), t.content.as_str(), t.status, t.active_form.as_str())).collect()
+    }
+
+    #[test]
+    fn notices_compactions_and_endings_are_recorded() {
+        let mut s = session();
+        let now = Utc::now();
+        let ev = |name: &str, extra: Value| {
+            let mut v = json!({"hook_event_name": name, "session_id": "c1", "cwd": "/w/app", "transcript_path": "~/.claude/projects/x/c1.jsonl"});
+            for (k, x) in extra.as_object().unwrap() {
+                v[k] = x.clone();
+            }
+            hook(v)
+        };
+        apply(&mut s, &ev("SessionStart", json!({"source": "startup"})), now);
+        apply(
+            &mut s,
+            &ev(
+                "Notification",
+                json!({"message": "Claude needs your permission to use Bash", "notification_type": "permission_prompt"}),
+            ),
+            now,
+        );
+        let c = &s.conversations[0];
+        assert_eq!((c.notice.as_str(), c.notice_at.is_empty()), ("Claude needs your permission to use Bash", false));
+        assert!(!c.transcript_path.as_deref().unwrap_or("").starts_with('~'), "~/ is the user's home");
+        let fx = apply(
+            &mut s,
+            &ev("PreCompact", json!({"trigger": "manual", "custom_instructions": "keep the API notes"})),
+            now,
+        );
+        let c = &s.conversations[0];
+        assert!(!c.compacted, "not compacted before it happens");
+        assert_eq!((c.compact_trigger.as_str(), c.compact_instructions.as_str()), ("manual", "keep the API notes"));
+        assert!(fx.checkpoint.is_some() && fx.read_transcript.is_some());
+        apply(&mut s, &ev("SessionStart", json!({"source": "compact"})), now);
+        assert!(s.conversations[0].compacted);
+        apply(&mut s, &ev("SessionEnd", json!({"reason": "clear"})), now);
+        assert_eq!((s.conversations[0].ended, s.conversations[0].end_reason.as_str()), (true, "clear"));
+        // A subagent's stop reads its own transcript, not the conversation's.
+        let fx = apply(
+            &mut s,
+            &ev("SubagentStop", json!({"agent_transcript_path": "/t/agent-1.jsonl", "last_assistant_message": "ok"})),
+            now,
+        );
+        assert_eq!((fx.read_transcript, fx.read_agent_transcript.as_deref()), (None, Some("/t/agent-1.jsonl")));
     }
 
     #[test]

@@ -222,8 +222,8 @@ pub struct Project {
     /// The transcript read in flight (one at a time): the conversation, and the digest lent
     /// to it with what it found.
     reading: Option<tokio::task::JoinHandle<TranscriptRead>>,
-    /// A read asked for while one was running: (conversation, transcript).
-    read_next: Option<(String, String)>,
+    /// Reads asked for while one was running, in order (a few at most).
+    read_next: std::collections::VecDeque<ReadJob>,
     /// A checkpoint that waits for the transcript read in flight (it should hold its words).
     after_read: Option<(CheckpointReason, CheckpointType)>,
     /// Hashes of assistant texts already scanned for intents (the Stop payload's message is
@@ -231,8 +231,20 @@ pub struct Project {
     scanned: std::collections::VecDeque<u64>,
 }
 
+/// A transcript to read: a conversation's own (read on from where its digest stopped), or a
+/// subagent's (read once, for the intents in its words).
+#[derive(Debug, Clone, PartialEq)]
+struct ReadJob {
+    conversation: String,
+    path: String,
+    subagent: bool,
+}
+
+/// Reads waiting at most: more are dropped (the next Stop reads the conversation again).
+const READS_QUEUED: usize = 8;
+
 /// A finished transcript read.
-type TranscriptRead = (String, ccmem_proto::session::Digest, std::io::Result<crate::transcript::Delta>);
+type TranscriptRead = (ReadJob, ccmem_proto::session::Digest, std::io::Result<crate::transcript::Delta>);
 
 /// Waits for a background read, or forever when there is none (for `select!`).
 async fn finished<T>(job: &mut Option<tokio::task::JoinHandle<T>>) -> Option<T> {
@@ -297,7 +309,7 @@ impl Project {
             config_error: None,
             active_at,
             reading: None,
-            read_next: None,
+            read_next: Default::default(),
             after_read: None,
             scanned: Default::default(),
         }
@@ -581,8 +593,13 @@ impl Project {
         if let Some(text) = fx.intents_in {
             self.intents(&text).await;
         }
-        if let (Some(path), Some(conv)) = (fx.read_transcript, hook.conversation.clone()) {
-            self.read_transcript(conv, path);
+        if let Some(conv) = &hook.conversation {
+            if let Some(path) = fx.read_transcript {
+                self.read_transcript(ReadJob { conversation: conv.clone(), path, subagent: false });
+            }
+            if let Some(path) = fx.read_agent_transcript {
+                self.read_transcript(ReadJob { conversation: conv.clone(), path, subagent: true });
+            }
         }
         if let Some((reason, kind)) = fx.checkpoint {
             // In the background: the next event (a SessionStart waiting for its context, say)
@@ -596,36 +613,48 @@ impl Project {
         }
     }
 
-    /// Reads what was appended to a conversation's transcript, on the blocking pool; the
-    /// result comes back through [`Self::transcript_read`].
-    fn read_transcript(&mut self, conversation: String, path: String) {
-        if !Path::new(&path).is_absolute() {
+    /// Reads what was appended to a conversation's transcript (or a subagent's whole one), on
+    /// the blocking pool; the result comes back through [`Self::transcript_read`].
+    fn read_transcript(&mut self, job: ReadJob) {
+        if !Path::new(&job.path).is_absolute() {
             return;
         }
         if self.reading.is_some() {
-            self.read_next = Some((conversation, path));
+            if !self.read_next.contains(&job) && self.read_next.len() < READS_QUEUED {
+                self.read_next.push_back(job);
+            }
             return;
         }
-        let Some(c) = self.s.conversations.iter().find(|c| c.id == conversation) else { return };
-        let mut digest = c.digest.clone();
+        let digest = match job.subagent {
+            true => Default::default(),
+            false => match self.s.conversations.iter().find(|c| c.id == job.conversation) {
+                Some(c) => c.digest.clone(),
+                None => return,
+            },
+        };
+        let mut digest = digest;
         self.reading = Some(tokio::task::spawn_blocking(move || {
-            let r = crate::transcript::read(Path::new(&path), &mut digest, crate::transcript::MAX_READ);
-            (conversation, digest, r)
+            let r = crate::transcript::read(Path::new(&job.path), &mut digest, crate::transcript::MAX_READ);
+            (job, digest, r)
         }));
     }
 
     async fn transcript_read(&mut self, read: Option<TranscriptRead>) {
-        if let Some((conversation, digest, result)) = read {
+        if let Some((job, digest, result)) = read {
             match result {
                 Ok(delta) => {
-                    if let Some(c) = self.s.conversations.iter_mut().find(|c| c.id == conversation) {
-                        c.digest = digest;
-                        if c.first_prompt.is_empty() {
-                            if let Some(p) = delta.first_prompt {
-                                c.first_prompt = ccmem_proto::session::truncate_chars(&p, 500);
+                    // A subagent's transcript gives its intents only: its last words and
+                    // findings are not the conversation's.
+                    if !job.subagent {
+                        if let Some(c) = self.s.conversations.iter_mut().find(|c| c.id == job.conversation) {
+                            c.digest = digest;
+                            if c.first_prompt.is_empty() {
+                                if let Some(p) = delta.first_prompt {
+                                    c.first_prompt = ccmem_proto::session::truncate_chars(&p, 500);
+                                }
                             }
+                            c.tool_calls = c.tool_calls.max(delta.tool_calls);
                         }
-                        c.tool_calls = c.tool_calls.max(delta.tool_calls);
                     }
                     for text in &delta.texts {
                         self.intents(text).await;
@@ -636,8 +665,8 @@ impl Project {
                 Err(e) => tracing::debug!(project = %self.s.project_root.display(), error = %e, "transcript not read"),
             }
         }
-        if let Some((conversation, path)) = self.read_next.take() {
-            self.read_transcript(conversation, path);
+        if let Some(job) = self.read_next.pop_front() {
+            self.read_transcript(job);
         } else if let Some((reason, kind)) = self.after_read.take() {
             self.checkpoint_soon(reason, kind);
         }

@@ -193,6 +193,15 @@ pub struct Conversation {
     /// What started its last compaction: manual (`/compact`) or auto.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub compact_trigger: String,
+    /// The user's instructions for that compaction (`/compact keep the API notes`), redacted.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub compact_instructions: String,
+    /// Claude Code's last notice (it needs a permission, it waits for input), redacted.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub notice: String,
+    /// ISO 8601 of that notice.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub notice_at: String,
 }
 
 impl Conversation {
