@@ -288,7 +288,10 @@ impl Task {
         // Taken by each job on the blocking pool and given back: the loop owns it between.
         let mut tree = Some(tree);
 
-        let mut pending: HashSet<PathBuf> = HashSet::new();
+        // Each path with the sequence number of its latest event: a batch is resolved in the
+        // order things happened (the session lists files most recent first).
+        let mut pending: HashMap<PathBuf, u64> = HashMap::new();
+        let mut seq: u64 = 0;
         let mut first_pending: Option<Instant> = None;
         let mut last_event = Instant::now();
         let mut rescan = false;
@@ -313,14 +316,17 @@ impl Task {
                             Note::Paths(paths) => {
                                 last_event = Instant::now();
                                 first_pending.get_or_insert(last_event);
-                                pending.extend(paths);
+                                for p in paths {
+                                    seq += 1;
+                                    pending.insert(p, seq);
+                                }
                             }
                         }
                     }
                 }
                 _ = sleep_until_opt(flush_at) => {
                     first_pending = None;
-                    let paths = std::mem::take(&mut pending);
+                    let paths = in_order(std::mem::take(&mut pending));
                     let Some(changes) = self.blocking(&mut tree, move |t| {
                         let large = paths.len() > crate::heap::LARGE_BATCH;
                         let changes = t.resolve(paths);
@@ -673,7 +679,7 @@ impl Tree {
     }
 
     /// Decides what happened to each path named by notifications.
-    fn resolve(&mut self, paths: HashSet<PathBuf>) -> Vec<(String, Change)> {
+    fn resolve(&mut self, paths: Vec<PathBuf>) -> Vec<(String, Change)> {
         let mut out = Vec::new();
         for p in paths {
             let Some(rel) = self.rel(&p) else { continue };
@@ -936,9 +942,26 @@ impl Ignores {
     }
 }
 
+/// Pending paths in the order of their latest event.
+fn in_order(pending: HashMap<PathBuf, u64>) -> Vec<PathBuf> {
+    let mut paths: Vec<(PathBuf, u64)> = pending.into_iter().collect();
+    paths.sort_unstable_by_key(|(_, n)| *n);
+    paths.into_iter().map(|(p, _)| p).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_keeps_the_order_of_its_latest_events() {
+        // Events for a, b, c, then a again: a is the most recent.
+        let mut pending = HashMap::new();
+        for (n, p) in ["a", "b", "c", "a"].iter().enumerate() {
+            pending.insert(PathBuf::from(p), n as u64);
+        }
+        assert_eq!(in_order(pending), [PathBuf::from("b"), PathBuf::from("c"), PathBuf::from("a")]);
+    }
 
     #[test]
     fn own_files_are_recognised() {
