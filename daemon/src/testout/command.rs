@@ -33,6 +33,15 @@ pub fn classify(command: &str) -> Kind {
             "cargo" if second == "nextest" => (Some(Some("nextest")), false),
             "pytest" | "py.test" => (Some(Some("pytest")), false),
             "python" | "python3" if second == "-m" && words.get(2) == Some(&"pytest") => (Some(Some("pytest")), false),
+            "python" | "python3" if second == "-m" && words.get(2) == Some(&"unittest") => {
+                (Some(Some("unittest")), false)
+            }
+            // Django's runner prints unittest's summary.
+            "python" | "python3" if second.ends_with("manage.py") && words.get(2) == Some(&"test") => {
+                (Some(Some("unittest")), false)
+            }
+            "ctest" => (Some(Some("ctest")), false),
+            "mix" if second == "test" => (Some(Some("mix")), false),
             "go" if second == "test" => (Some(Some("go")), false),
             "jest" => (Some(Some("jest")), false),
             "vitest" if second != "dev" && second != "watch" => (Some(Some("vitest")), false),

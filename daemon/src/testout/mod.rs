@@ -8,10 +8,12 @@
 
 pub mod build;
 pub mod command;
+mod ctest;
 mod go;
 mod js;
 pub mod junit;
 mod jvm;
+mod mix;
 mod python;
 mod ruby_php_dotnet;
 mod rust;
@@ -37,6 +39,9 @@ const PARSERS: &[(&str, Parser)] = &[
     ("nextest", rust::nextest),
     ("cargo", rust::cargo),
     ("pytest", python::pytest),
+    ("unittest", python::unittest),
+    ("ctest", ctest::ctest),
+    ("mix", mix::mix),
     ("go", go::go_test),
     ("vitest", js::vitest),
     ("jest", js::jest),
@@ -146,6 +151,9 @@ fn aliases(name: &str) -> Option<&'static str> {
         "mvn" | "surefire" | "junit" => "maven",
         "gradlew" => "gradle",
         "bun test" => "bun",
+        "python -m unittest" | "django" => "unittest",
+        "exunit" | "mix test" | "elixir" => "mix",
+        "cmake" => "ctest",
         _ => return None,
     })
 }
@@ -427,6 +435,47 @@ pub(crate) mod tests {
             1,
             1,
             Some(("/home/dev/calc/calc.test.ts", Some(3), "calc > measures", "error: expect(received).toBe(expected)")),
+        ),
+        ("unittest-pass.txt", "unittest", false, 4, 0, 1, None),
+        (
+            "unittest-fail-verbose.txt",
+            "unittest",
+            false,
+            2,
+            2,
+            1,
+            Some((
+                "/tmp/tmp.Q2cVHbKd3Z/pyu/test_calc.py",
+                Some(14),
+                "test_calc.CalcTest.test_divides",
+                "ZeroDivisionError: integer division or modulo by zero",
+            )),
+        ),
+        (
+            "unittest-fail.txt",
+            "unittest",
+            false,
+            2,
+            2,
+            1,
+            Some((
+                "/tmp/tmp.Q2cVHbKd3Z/pyu/test_calc.py",
+                Some(14),
+                "test_calc.CalcTest.test_divides",
+                "ZeroDivisionError: integer division or modulo by zero",
+            )),
+        ),
+        ("ctest-pass.txt", "ctest", false, 3, 0, 0, None),
+        ("ctest-fail.txt", "ctest", false, 2, 1, 0, Some(("", None, "measures", "Failed"))),
+        ("mix-pass.txt", "mix", false, 3, 0, 1, None),
+        (
+            "mix-fail.txt",
+            "mix",
+            false,
+            2,
+            1,
+            1,
+            Some(("test/calc_test.exs", Some(12), "CalcTest: measures", "Assertion with == failed")),
         ),
         ("rspec-pass.txt", "rspec", false, 3, 0, 1, None),
         (

@@ -73,3 +73,51 @@ fn sections(out: &str) -> Vec<Section> {
     }
     found
 }
+
+re!(ran, r"(?m)^Ran (\d+) tests? in [\d.]+s\s*$");
+re!(verdict, r"(?m)^(OK|FAILED)(?: \(([^)]*)\))?\s*$");
+re!(block_head, r"^(FAIL|ERROR): (\S+) \(([^)]+)\)");
+re!(frame, r#"^\s*File "([^"]+)", line (\d+)"#);
+
+/// unittest (`python -m unittest`, Django's `manage.py test`): `Ran 5 tests in 0.001s`,
+/// then `OK (skipped=1)` or `FAILED (failures=1, errors=1)`; failures from the `FAIL:` and
+/// `ERROR:` blocks, located at their last frame in the tests' own files.
+pub fn unittest(out: &str) -> Option<Run> {
+    let summary = ran().captures_iter(out).last()?;
+    let total: u64 = summary[1].parse().ok()?;
+    let after = &out[summary.get(0)?.end()..];
+    let v = verdict().captures(after)?;
+    let mut counts = std::collections::HashMap::new();
+    for part in v.get(2).map_or("", |m| m.as_str()).split(',') {
+        if let Some((k, n)) = part.trim().split_once('=') {
+            counts.insert(k.trim().to_string(), n.trim().parse::<u64>().unwrap_or(0));
+        }
+    }
+    let get = |k: &str| counts.get(k).copied().unwrap_or(0);
+    let failed = get("failures") + get("errors") + get("unexpected successes");
+    let skipped = get("skipped") + get("expected failures");
+    let lines: Vec<&str> = out.lines().collect();
+    let mut failures: Vec<TestFailure> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(c) = block_head().captures(line) else { continue };
+        let block: Vec<&str> =
+            lines[i + 1..].iter().take_while(|l| !l.starts_with("=====") && !ran().is_match(l)).copied().collect();
+        let frames: Vec<(String, u32)> = block
+            .iter()
+            .filter_map(|l| frame().captures(l))
+            .filter_map(|f| Some((f[1].to_string(), f[2].parse().ok()?)))
+            .filter(|(f, _)| !f.contains("/unittest/") && !f.contains("site-packages"))
+            .collect();
+        let (file, line_no) = frames.last().map_or((String::new(), None), |(f, l)| (f.clone(), Some(*l)));
+        // The exception: the last line of the traceback that is not indented.
+        let msg = block
+            .iter()
+            .rev()
+            .map(|l| l.trim_end())
+            .find(|l| !l.is_empty() && !l.starts_with(' ') && !l.starts_with('-'));
+        failures.push(failure(&file, line_no, &c[3], msg));
+    }
+    let mut s = suite("unittest", total.saturating_sub(failed + skipped), failed, skipped, Some(total));
+    s.failures = failures;
+    Some(Run { e2e: false, suite: s })
+}
