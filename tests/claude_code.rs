@@ -403,8 +403,15 @@ fn the_plugin_installs_from_the_checkout_and_serves_hooks_and_mcp() {
         vec![tool("Edit", json!({"file_path": root.join("notes.md"), "old_string": "# Notes", "new_string": "# Notes\n\nRound down."}))],
         vec![say("Done.")],
     ]);
+    let before = model.requests().len();
     let twice = claude::run(&env, &model, &root, "Add the rounding note", &[], &[]);
     twice.assert_ok();
+    let first = model.requests()[before..]
+        .iter()
+        .find(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .map(claude::request_text)
+        .unwrap_or_default();
+    assert_eq!(first.matches("Where you left off (ccmem)").count(), 1, "the context is given once:\n{first}");
     // Every hook was queued in the project's mailbox before claude exited, so this status,
     // queued after them, sees them all.
     let status = env.project_status(&root);

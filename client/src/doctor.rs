@@ -241,22 +241,14 @@ fn hooks(out: &mut Vec<Check>) {
     const NAME: &str = "agent hooks";
     let Some(b) = directories::BaseDirs::new() else { return };
     let user = b.home_dir().join(".claude/settings.json");
-    let project = std::env::current_dir().ok().map(|d| d.join(".claude/settings.json"));
+    // `hooks install --project`'s file: the repository's, from any directory in it.
+    let project = crate::install::settings_path(true).ok().map(|(_, p)| p);
+    let project_settings = project.clone();
     let read = |p: &std::path::Path| -> Option<serde_json::Value> {
         serde_json::from_slice(&ccmem_proto::untrusted::read(p, 16 << 20).ok()?).ok()
     };
-    // The plugin brings the same hooks (`enabledPlugins: {"ccmem@<marketplace>": true}`).
-    let plugin = [Some(user.clone()), project.clone()].into_iter().flatten().find_map(|p| {
-        let v = read(&p)?;
-        let id = v
-            .get("enabledPlugins")?
-            .as_object()?
-            .iter()
-            .find(|(k, on)| k.starts_with("ccmem@") && on.as_bool() == Some(true))?
-            .0
-            .clone();
-        Some((p, id))
-    });
+    // The plugin brings the same hooks.
+    let plugin = crate::install::plugin_enabled([Some(user.clone()), project.clone()].into_iter().flatten());
     let found = [Some(user.clone()), project].into_iter().flatten().find_map(|p| {
         let v = read(&p)?;
         let hooks = v.get("hooks").filter(|h| h.to_string().contains("ccmemctl hook"))?;
@@ -286,7 +278,11 @@ fn hooks(out: &mut Vec<Check>) {
                 p.display(),
                 settings.display()
             ),
-                "keep one: `ccmemctl hooks uninstall`, or `claude plugin uninstall ccmem`",
+                if Some(settings) == project_settings.as_ref() {
+                    "keep one: `ccmemctl hooks uninstall --project`, or `claude plugin uninstall ccmem`"
+                } else {
+                    "keep one: `ccmemctl hooks uninstall`, or `claude plugin uninstall ccmem`"
+                },
             ))
         }
         (Some((p, id)), None) => return out.push(ok(NAME, format!("the plugin {id} is enabled in {}", p.display()))),

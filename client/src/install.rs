@@ -77,6 +77,17 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
             }
         }
     }
+    if installing && !json_out {
+        let user = settings_path(false).ok().map(|(_, p)| p);
+        let here = settings_path(true).ok().map(|(_, p)| p);
+        if let Some((file, id)) = plugin_enabled([user, here].into_iter().flatten()) {
+            eprintln!(
+                "note: the ccmem plugin ({id}) is enabled in {} too: every event runs twice (counted once); \
+                 keep one (`claude plugin uninstall ccmem`, or `ccmemctl hooks uninstall`)",
+                file.display()
+            );
+        }
+    }
     let verb = match (installing, changed) {
         (true, true) => "installed ccmem's hooks in",
         (true, false) => "ccmem's hooks were already installed in",
@@ -91,8 +102,19 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The first of these settings files that enables the ccmem plugin
+/// (`"enabledPlugins": {"ccmem@<marketplace>": true}`), with the plugin's id.
+pub fn plugin_enabled(files: impl IntoIterator<Item = PathBuf>) -> Option<(PathBuf, String)> {
+    files.into_iter().find_map(|p| {
+        let v: Value = serde_json::from_slice(&ccmem_proto::untrusted::read(&p, 16 << 20).ok()?).ok()?;
+        let plugins = v.get("enabledPlugins")?.as_object()?;
+        let id = plugins.iter().find(|(k, on)| k.starts_with("ccmem@") && on.as_bool() == Some(true))?.0.clone();
+        Some((p, id))
+    })
+}
+
 /// The settings file to change, with the project root it must stay inside (`--project`).
-fn settings_path(project: bool) -> Result<(Option<PathBuf>, PathBuf), String> {
+pub(crate) fn settings_path(project: bool) -> Result<(Option<PathBuf>, PathBuf), String> {
     if project {
         let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
         let root = cwd.ancestors().find(|a| a.join(".git").exists()).unwrap_or(&cwd).to_path_buf();

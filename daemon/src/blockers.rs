@@ -180,7 +180,14 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
                 ccmem_proto::command_or(&suite.command, "The test run"),
                 first.and_then(|f| f.message.as_deref()).map(|m| format!(": {m}")).unwrap_or_default()
             ),
-            format!("Fix the failing tests: {}", names.join(", ")),
+            if names.is_empty() {
+                format!(
+                    "Rerun {} with its whole output to see which tests fail, and fix them",
+                    ccmem_proto::command_or(&suite.command, "the tests")
+                )
+            } else {
+                format!("Fix the failing tests: {}", names.join(", "))
+            },
         ));
     }
     let b = &s.environment.build;

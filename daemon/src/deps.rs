@@ -124,8 +124,8 @@ pub fn detect(root: &Path) -> DependencyStatus {
         };
         managers.push(check(m, root, lock, lock_time));
     }
-    // A package.json with no lockfile: npm's, installed or not.
-    if !node_lock_found {
+    // A package.json with no lockfile: npm's, installed or not (unless it depends on nothing).
+    if !node_lock_found && declares_dependencies(root) {
         if let Some(t) = modified(&root.join("package.json")) {
             let m = MANAGERS.iter().find(|m| m.name == "npm").expect("npm is listed");
             let mut s = check(m, root, "package.json", t);
@@ -150,6 +150,18 @@ pub fn detect(root: &Path) -> DependencyStatus {
         outdated_count: None,
         managers,
     }
+}
+
+/// Whether the project's package.json names any package to install (one that cannot be
+/// read is taken to).
+fn declares_dependencies(root: &Path) -> bool {
+    let Ok(text) = ccmem_proto::untrusted::read_string_in(root, &root.join("package.json"), 4 << 20) else {
+        return true;
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return true };
+    ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"]
+        .iter()
+        .any(|k| v.get(*k).and_then(serde_json::Value::as_object).is_some_and(|m| !m.is_empty()))
 }
 
 fn is_node(name: &str) -> bool {
@@ -230,6 +242,18 @@ mod tests {
         assert_eq!(detect(r).status, DependencyState::Outdated, "nothing installed");
         touch(&r.join("node_modules/.package-lock.json"), 0);
         assert_eq!(detect(r).status, DependencyState::Unknown);
+
+        // A package.json that depends on nothing has nothing to install.
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        fs::write(
+            r.join("package.json"),
+            r#"{"name": "slugify", "type": "module", "scripts": {"test": "node --test"}}"#,
+        )
+        .unwrap();
+        assert_eq!(detect(r), DependencyStatus { package_manager: "unknown".into(), ..Default::default() });
+        fs::write(r.join("package.json"), r#"{"name": "a", "devDependencies": {"vitest": "^3"}}"#).unwrap();
+        assert_eq!(detect(r).status, DependencyState::Outdated);
 
         let tmp = tempfile::tempdir().unwrap();
         let r = tmp.path();

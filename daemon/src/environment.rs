@@ -178,12 +178,13 @@ pub fn warnings(s: &Session) -> Vec<String> {
         if suite.status == SuiteStatus::Failed {
             let names: Vec<&str> = suite.failures.iter().take(3).map(|f| f.test_name.as_str()).collect();
             let more = if suite.failures.len() > 3 || suite.more_failures > 0 { ", …" } else { "" };
+            // A run cut short (`| tail`) may show the counts and no name.
+            let which = if names.is_empty() { String::new() } else { format!(": {}{more}", names.join(", ")) };
             w.push(format!(
-                "{} {kind} test{} failing ({}): {}{more}",
+                "{} {kind} test{} failing ({}){which}",
                 suite.failed.max(1),
                 if suite.failed == 1 { "" } else { "s" },
                 suite.framework,
-                names.join(", ")
             ));
         }
     }
@@ -253,6 +254,12 @@ mod tests {
         assert_eq!(s.test_results.last_run, Some(iso(now)));
         let w = warnings(&s);
         assert_eq!(w, ["1 unit test failing (cargo): tests::parses"]);
+        // A run whose names were cut off (`| tail`): the count alone.
+        let mut cut = s.test_results.unit.clone();
+        cut.failures.clear();
+        let mut t = session();
+        apply_tests(&mut t, cut, false, now);
+        assert_eq!(warnings(&t), ["1 unit test failing (cargo)"]);
         apply_build(
             &mut s,
             BuildStatus {

@@ -11,7 +11,7 @@ use ccmem_proto::session::{
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Conversations kept per session (the oldest ended ones go first).
 const CONVERSATIONS: usize = 50;
@@ -210,7 +210,8 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
         }
         Kind::Prompt { text } if ccmem_proto::transcript::is_not_a_prompt(text) => {}
         Kind::Prompt { text } => {
-            let prompt = session::clean(&ccmem_proto::transcript::readable_prompt(text));
+            let readable = ccmem_proto::transcript::readable_prompt(text);
+            let prompt = session::clean(&readable);
             if !prompt.is_empty() {
                 let workflow = prompt
                     .strip_prefix('/')
@@ -228,7 +229,9 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                     },
                     now,
                 );
-                let subject = ccmem_proto::session::truncate_chars(prompt.lines().next().unwrap_or(""), 120);
+                // Its first line names it (the filter makes the whole prompt one line).
+                let first = readable.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+                let subject = ccmem_proto::session::truncate_chars(&session::clean(first), 120);
                 if let Some(c) = find(s, &conv_id) {
                     c.message_count += 1;
                     if c.first_prompt.is_empty() {
@@ -254,7 +257,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 tool_use(s, &conv_id, tool, input, response, now, &mut fx);
             }
             if tool == "Bash" {
-                results(s, input, response, *failed, now);
+                results(s, input, response, *failed, h.cwd.as_deref(), now);
             }
         }
         Kind::Stop { last_message, subagent, agent_transcript } => {
@@ -439,8 +442,20 @@ fn changed_lines(old: &str, new: &str) -> (u64, u64) {
 
 /// Test and build results from a shell command's output, and what the command means for
 /// the session's unresolved failures and finished work.
-fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, now: DateTime<Utc>) {
+fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, cwd: Option<&Path>, now: DateTime<Utc>) {
     let Some(cmd) = text(input, "command") else { return };
+    // A command that works in another project (`cd ../other && npm test`) says nothing of
+    // this one's tests or failures; one in a part of it is named with its place, relative to
+    // the root (`cd packages/api && npm test`), the root itself needing none.
+    let base = cwd.filter(|c| c.starts_with(&s.project_root)).unwrap_or(&s.project_root);
+    let cmd = match crate::shell::work_dir(&cmd, base) {
+        Some(dir) => match dir.strip_prefix(&s.project_root) {
+            Err(_) => return,
+            Ok(rel) if rel.as_os_str().is_empty() => crate::shell::without_cd(&cmd).to_string(),
+            Ok(rel) => format!("cd {} && {}", rel.display(), crate::shell::without_cd(&cmd)),
+        },
+        None => cmd,
+    };
     if response.get("interrupted").and_then(Value::as_bool) == Some(true) {
         return; // a run cut short says nothing about the code
     }
@@ -726,6 +741,52 @@ mod tests {
 
     fn todos(t: &[Todo]) -> Vec<(Option<&str>, &str, TodoStatus, &str)> {
         t.iter().map(|t| (t.id.as_deref(), t.content.as_str(), t.status, t.active_form.as_str())).collect()
+    }
+
+    #[test]
+    fn a_failed_edit_changed_nothing_and_a_long_prompt_is_named_by_its_first_line() {
+        let mut s = session();
+        let fx = apply(
+            &mut s,
+            &hook(
+                json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "cwd": "/w/app", "tool_name": "Edit",
+                "tool_input": {"file_path": "/w/app/src/a.rs", "old_string": "x", "new_string": "y"},
+                "error": "String to replace not found in file."}),
+            ),
+            Utc::now(),
+        );
+        assert_eq!(fx.agent_edit, None);
+        assert_eq!(s.agent_lines, Default::default());
+        apply(
+            &mut s,
+            &hook(json!({"hook_event_name": "UserPromptSubmit", "session_id": "c1", "cwd": "/w/app",
+                "prompt": "Fix the login redirect\n\nSteps:\n1. open /login\n2. it loops"})),
+            Utc::now(),
+        );
+        assert_eq!(s.context_snapshot.active_task, "Fix the login redirect");
+    }
+
+    #[test]
+    fn a_test_run_in_another_project_is_not_this_ones() {
+        let mut s = session();
+        let run = |s: &mut Session, cmd: &str| {
+            let h = hook(json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "cwd": "/w/app",
+                "tool_name": "Bash", "tool_input": {"command": cmd}, "error": "Exit code 1\n1 failing"}));
+            apply(s, &h, Utc::now());
+        };
+        run(&mut s, "cd /w/other && npm test");
+        run(&mut s, "cd ../other && cargo build");
+        assert!(s.failures.is_empty() && s.test_results.unit.command.is_empty(), "{:?}", s.failures);
+        run(&mut s, "cd packages/api && npm test");
+        assert_eq!(s.failures.len(), 1);
+        assert_eq!(s.failures[0].command, "cd packages/api && npm test");
+        // From a subdirectory, or into the root: named from the root.
+        let h = hook(json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "cwd": "/w/app/packages",
+            "tool_name": "Bash", "tool_input": {"command": "cd web && npm run build"}, "error": "Exit code 1"}));
+        apply(&mut s, &h, Utc::now());
+        assert!(s.failures.iter().any(|f| f.command == "cd packages/web && npm run build"), "{:?}", s.failures);
+        run(&mut s, "cd /w/app && cargo build");
+        assert!(s.failures.iter().any(|f| f.command == "cargo build"), "{:?}", s.failures);
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub struct Ctx {
 /// Hook deliveries remembered for spotting a second copy (both copies come within a
 /// moment of each other, one per installed hook).
 const DELIVERIES: usize = 256;
+/// A SessionStart of the same conversation and source within this is a second copy.
+const SAME_START: Duration = Duration::from_secs(2);
 /// Recent edits remembered before the first pruning.
 const RECENT_EDITS: usize = 4096;
 
@@ -197,6 +199,9 @@ pub struct Project {
     /// The latest hook deliveries (`hooks::Hook::delivery`), newest last: an event
     /// delivered twice (the plugin and `hooks install` both in place) counts once.
     deliveries: std::collections::VecDeque<String>,
+    /// The last SessionStart (conversation, source, when): the same one again within
+    /// [`SAME_START`] is a second copy, and gets no second context.
+    last_start: Option<(String, String, Instant)>,
     /// Bumped on every change: a checkpoint clears "unsaved" only if nothing changed meanwhile.
     version: u64,
     /// The background job (checkpoint or git refresh) in flight; one at a time.
@@ -296,6 +301,7 @@ impl Project {
             memory: Memory::default(),
             recent_edits: Default::default(),
             deliveries: Default::default(),
+            last_start: None,
             prune_recent_at: RECENT_EDITS,
             version: 0,
             job: None,
@@ -561,6 +567,26 @@ impl Project {
                 self.deliveries.pop_front();
             }
             self.deliveries.push_back(key.clone());
+        }
+        // SessionStart has no id of its own: a second copy is the same conversation and
+        // source within moments. The agent gets the context once.
+        let second_start = match &hook.kind {
+            hooks::Kind::SessionStart { source } => {
+                let key = (hook.conversation.clone().unwrap_or_default(), source.clone());
+                let again = self
+                    .last_start
+                    .as_ref()
+                    .is_some_and(|(c, s, at)| (c, s) == (&key.0, &key.1) && at.elapsed() < SAME_START);
+                self.last_start = Some((key.0, key.1, Instant::now()));
+                again
+            }
+            _ => false,
+        };
+        if second_start {
+            if let Some(reply) = reply {
+                let _ = reply.send(HookReply::default());
+            }
+            return;
         }
         let now = chrono::Utc::now();
         let fx = hooks::apply(&mut self.s, &hook, now);

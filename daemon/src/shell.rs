@@ -11,6 +11,7 @@ use crate::session;
 use crate::testout;
 use ccmem_proto::session::{truncate_chars, Done, Failure, Session};
 use chrono::{DateTime, Utc};
+use std::path::{Path, PathBuf};
 
 /// Failures kept at most (the oldest go first).
 const FAILURES: usize = 12;
@@ -95,9 +96,82 @@ fn parts(command: &str) -> Vec<(Work, String)> {
 }
 
 /// What identifies an arbitrary command: its program and first argument
-/// (`bun ./bin/cli.ts`, `git rebase`), so that `--version` and `--help` runs are one.
+/// (`bun ./bin/cli.ts`, `git rebase`), so that `--version` and `--help` runs are one; with
+/// `-m`, the module too (`python3 -m http.server` is not `python3 -m unittest`).
 fn command_key(text: &str) -> String {
-    text.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let n = if words.get(1) == Some(&"-m") { 3 } else { 2 };
+    words.iter().take(n).copied().collect::<Vec<_>>().join(" ")
+}
+
+/// The `cd DIR && ` a command line starts with (each one, in order), or "".
+pub fn cd_prefix(command: &str) -> String {
+    let mut out = String::new();
+    for pipeline in pipelines(command) {
+        let [cmd] = pipeline.as_slice() else { break };
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        match words.as_slice() {
+            ["cd", dir] if !dir.starts_with('-') => out.push_str(&format!("cd {dir} && ")),
+            _ => break,
+        }
+    }
+    out
+}
+
+/// A recorded command split into its `cd … && ` prefix and the rest.
+fn split_cd(text: &str) -> (String, &str) {
+    let prefix = cd_prefix(text);
+    let mut rest = text;
+    for _ in 0..prefix.matches("cd ").count() {
+        rest = rest.split_once("&&").map_or(rest, |(_, r)| r.trim_start());
+    }
+    (prefix, rest)
+}
+
+/// A command line without the `cd … && ` it starts with.
+pub fn without_cd(text: &str) -> &str {
+    split_cd(text).1
+}
+
+/// The directory a command line works in: `cwd`, moved by the `cd`s it starts with;
+/// None when that cannot be told (`cd -`, `cd $DIR`).
+pub fn work_dir(command: &str, cwd: &Path) -> Option<PathBuf> {
+    let mut dir = cwd.to_path_buf();
+    for pipeline in pipelines(command) {
+        let [cmd] = pipeline.as_slice() else { break };
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let target = match words.as_slice() {
+            ["cd"] => return None,
+            ["cd", t] => t.trim_matches(|c| c == '"' || c == '\''),
+            _ => break,
+        };
+        if target == "-" || target.contains('$') || target.contains('`') {
+            return None;
+        }
+        let next = match target.strip_prefix("~") {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                directories::BaseDirs::new()?.home_dir().join(rest.trim_start_matches('/'))
+            }
+            _ => dir.join(target),
+        };
+        dir = lexical(&next);
+    }
+    Some(dir)
+}
+
+/// `a/b/../c` → `a/c`, without asking the file system.
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn rank(w: Work) -> u8 {
@@ -357,9 +431,11 @@ pub fn record(
 ) {
     let failed = exited_nonzero || parsed_failure.is_some();
     let at = session::iso(now);
+    // Where it ran, when the line says (`cd packages/api && npm test`): part of what failed.
+    let cd = cd_prefix(command);
     if failed {
         let Some((work, text)) = classify(command) else { return };
-        let text = truncate_chars(&session::clean(&text), COMMAND_CHARS);
+        let text = truncate_chars(&session::clean(&format!("{cd}{text}")), COMMAND_CHARS);
         let error = parsed_failure
             .or_else(|| key_error(output))
             .map(|e| truncate_chars(&session::clean(&e), ERROR_CHARS))
@@ -397,7 +473,7 @@ pub fn record(
     }
     // The whole line succeeded, so each of its parts did.
     for (work, text) in parts(command) {
-        let text = session::clean(&text);
+        let text = session::clean(&format!("{cd}{text}"));
         s.failures.retain(|f| !resolves(work, &text, f));
     }
     if let Some(d) = classify(command).and_then(|(work, _)| finished(work, command, output)) {
@@ -409,6 +485,12 @@ pub fn record(
 /// failed one (the same command, or one it narrowed), a check script that runs it all, any
 /// commit or push for a failed one, the same program and argument for other commands.
 fn resolves(work: Work, text: &str, f: &Failure) -> bool {
+    // A run elsewhere in the repository (another package) says nothing of this one.
+    let ((here, text), (there, failed)) = (split_cd(text), split_cd(&f.command));
+    if here != there {
+        return false;
+    }
+    let f = &Failure { command: failed.to_string(), ..f.clone() };
     if work.name() != f.kind {
         return work.covers().iter().any(|w| w.name() == f.kind);
     }
@@ -596,6 +678,35 @@ mod tests {
     fn session() -> Session {
         let now = Utc::now();
         session::start("/w/app".into(), "app".into(), session::new_id(now, None), now, None)
+    }
+
+    #[test]
+    fn where_a_command_works() {
+        let cwd = Path::new("/w/app");
+        assert_eq!(work_dir("npm test", cwd), Some(PathBuf::from("/w/app")));
+        assert_eq!(work_dir("cd packages/api && npm test", cwd), Some(PathBuf::from("/w/app/packages/api")));
+        assert_eq!(work_dir("cd /w/other && npm test 2>&1 | tail", cwd), Some(PathBuf::from("/w/other")));
+        assert_eq!(work_dir("cd .. && cd other; npm test", cwd), Some(PathBuf::from("/w/other")));
+        assert_eq!(work_dir("cd - && npm test", cwd), None);
+        assert_eq!(cd_prefix("cd packages/api && npm test"), "cd packages/api && ");
+        assert_eq!(cd_prefix("npm test && cd x"), "");
+        assert_eq!(split_cd("cd a && cd b && npm test").1, "npm test");
+    }
+
+    #[test]
+    fn a_failure_in_one_package_is_not_resolved_by_another() {
+        let mut s = session();
+        let now = Utc::now();
+        record(&mut s, "cd packages/api && npm test", "1 failing", true, None, now);
+        assert_eq!(s.failures[0].command, "cd packages/api && npm test");
+        record(&mut s, "npm test", "ok", false, None, now);
+        assert_eq!(s.failures.len(), 1, "the root's tests passing says nothing of packages/api");
+        record(&mut s, "cd packages/api && npm test", "ok", false, None, now);
+        assert!(s.failures.is_empty());
+        // Another module run by the same python is another command.
+        record(&mut s, "python3 -m mypkg.tool --check", "Traceback", true, None, now);
+        record(&mut s, "python3 -m http.server 8000 &", "", false, None, now);
+        assert_eq!(s.failures.len(), 1);
     }
 
     #[test]

@@ -213,7 +213,8 @@ fn split_id(rest: &str) -> (String, String) {
         let tail = bare[letters..].trim_start_matches('-');
         let numbered = (1..=5).contains(&letters) && !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit());
         // spec-kit's placeholder `TXXX`.
-        let placeholder = bare.len() >= 3 && bare[1..].bytes().all(|b| b == b'X') && bare.as_bytes()[0] == b'T';
+        let b = bare.as_bytes();
+        let placeholder = b.len() >= 3 && b[0] == b'T' && b[1..].iter().all(|&c| c == b'X');
         numbered || placeholder
     };
     if looks_like_id {
@@ -412,6 +413,8 @@ mod tests {
             ]
         );
         assert_eq!(l.counts(), (0, 34), "no checkbox in the comment or the code block is a task");
+        // Found by the fuzzer: an id-like token that starts with a multi-byte character.
+        assert_eq!(parse("- [ ] \u{fffd}tT004 x").tasks.len(), 1);
         let t10 = l.tasks.iter().find(|t| t.id == "T010").unwrap();
         assert_eq!(t10.title, "Contract test for [endpoint] in tests/contract/test_[name].py");
         assert_eq!(t10.phase, "User Story 1 - [Title] (Priority: P1) 🎯 MVP", "### sub-headings are not phases");

@@ -391,8 +391,23 @@ pub fn findings(text: &str) -> Vec<String> {
             if !(4..=60).contains(&words) || sentence.ends_with('?') {
                 continue;
             }
-            // What the agent is about to do is not a finding.
-            let plan = ["let me ", "now ", "next, ", "then ", "first, ", "i'll ", "i will ", "let's "];
+            // What the agent is about to do is not a finding, nor what it is told to do (the
+            // closing words Claude Code puts after a compaction summary: "Pick up the last
+            // task as if the break never happened.").
+            let plan = [
+                "let me ",
+                "now ",
+                "next, ",
+                "then ",
+                "first, ",
+                "i'll ",
+                "i will ",
+                "let's ",
+                "pick up ",
+                "continue ",
+                "please ",
+                "resume ",
+            ];
             if plan.iter().any(|p| lower.starts_with(p)) || sentence.trim_end().ends_with(':') {
                 continue;
             }
@@ -525,6 +540,15 @@ mod tests {
         assert_eq!(d.pending, "- Fix 14 plugin tests");
         assert_eq!(d.compactions, 1);
         assert!(d.findings[0].contains("parseFlags threw UnknownFlagError"), "{:?}", d.findings);
+    }
+
+    #[test]
+    fn the_words_after_a_compaction_summary_are_not_findings() {
+        let f = findings(
+            "Continue with the last task. Pick up the last task as if the break never happened. \
+             The root cause was a stale cache key.",
+        );
+        assert_eq!(f, ["The root cause was a stale cache key."]);
     }
 
     #[test]

@@ -52,23 +52,24 @@ const BUILT_IN: &[(&str, &str, Keep)] = &[
         Keep::Nothing,
     ),
     // `_` ends and starts a token too: file names join them with underscores
-    // (`src/AKIA…_ghp_….txt`), where `\b` sees one word.
-    ("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?:\b|_)", Keep::Nothing),
+    // (`src/AKIA…_ghp_….txt`, `notes_sk-ant-….md`), where `\b` sees one word. The `_` is
+    // kept (group 1 and 3 stay).
+    ("aws-access-key", r"(\b|_)((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(\b|_)", Keep::Around),
     (
         "aws-secret-key",
         // `KEY=value`, `key: value`, and the label in prose or on a command line
-        // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY").
-        r#"(?i)(aws[_ -]?secret[_ -]?(?:access[_ -]?)?key["']?(?:\s*[:=]\s*|\s+)["']?)([A-Za-z0-9/+=]{40})\b"#,
+        // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY", "secret KEY").
+        r#"(?i)((?:\baws[_ -]?|\b)secret[_ -]?(?:(?:access[_ -]?)?key)?["']?(?:\s*[:=]\s*|\s+)(?:is\s+)?["']?)([A-Za-z0-9/+=]{40})\b"#,
         Keep::Prefix,
     ),
-    ("github-token", r"(?:\b|_)(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b", Keep::Nothing),
-    ("gitlab-token", r"\bgl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,}", Keep::Nothing),
-    ("slack-token", r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}", Keep::Nothing),
+    ("github-token", r"(\b|_)(gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})(\b)", Keep::Around),
+    ("gitlab-token", r"(\b|_)(gl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,})()", Keep::Around),
+    ("slack-token", r"(\b|_)(xox[abeoprs]-[A-Za-z0-9-]{10,})()", Keep::Around),
     ("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}", Keep::Nothing),
     ("stripe-key", r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b", Keep::Nothing),
-    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", Keep::Nothing),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}", Keep::Nothing),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", Keep::Nothing),
+    ("anthropic-key", r"(\b|_)(sk-ant-[A-Za-z0-9_-]{20,})()", Keep::Around),
+    ("openai-key", r"(\b|_)(sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,})()", Keep::Around),
+    ("npm-token", r"(\b|_)(npm_[A-Za-z0-9]{36})(\b)", Keep::Around),
     ("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", Keep::Nothing),
     ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b", Keep::Nothing),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", Keep::Nothing),
@@ -84,6 +85,20 @@ const BUILT_IN: &[(&str, &str, Keep)] = &[
         Keep::Prefix,
     ),
     ("bearer-token", r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})", Keep::Prefix),
+    // A password given on a command line: `mysql -u root -pS3cret`, `sshpass -p S3cret`.
+    (
+        "password",
+        r#"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)([^\s'"|;&]+)"#,
+        Keep::Prefix,
+    ),
+    ("password", r#"(\bsshpass\s+-p\s*)([^\s'"|;&]+)"#, Keep::Prefix),
+    // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
+    // with a digit: "password reset" is not one).
+    (
+        "password",
+        r#"(?i)(\b(?:password|passwd|passphrase)\s+(?:is\s+|was\s+|of\s+)?)([^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
+        Keep::Prefix,
+    ),
 ];
 
 /// Keys that name a secret, at the end of the key (`DB_PASSWORD`, `access_token`,
@@ -359,6 +374,14 @@ mod tests {
         ("password=CorrectHorseBatteryStaple", "secret"),
         ("db_password: SuperSecretValue", "secret"),
         ("apiKey: \"k-8f9a7c\"", "secret"),
+        // Found by an independent tester: after `_` in a file name, in prose, on a command line.
+        ("notes_sk-ant-api03-AAAABBBBCCCCDDDDEEEEFFFF.md", "anthropic-key"),
+        ("dump_AKIAIOSFODNN7EXAMPLE.txt", "aws-access-key"),
+        ("AWS key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
+        ("mysql -u root -pMyS3cretPassw0rd app < dump.sql", "password"),
+        ("sshpass -p Hunter2pw ssh host", "password"),
+        ("rotate the password hunter2hunter2 tomorrow", "password"),
+        ("the password is s3cr3t!x", "password"),
     ];
 
     /// Text that must come out unchanged.
@@ -389,6 +412,10 @@ mod tests {
         "ssh git@github.com:owner/repo.git",
         "The access key rotation runs nightly.",
         "sk-learn is not a key, nor is sk_test",
+        "mysql -u root -p app",
+        "the password reset email is sent by the worker",
+        "password manager 1Password is fine",
+        "see the secret sauce section",
     ];
 
     #[test]

@@ -191,6 +191,9 @@ pub fn is_not_a_prompt(text: &str) -> bool {
         .iter()
         .any(|tag| t.starts_with(tag))
         || is_local_command(t)
+        // ccmem's own slash commands (the plugin's /ccmem:status, /ccmem:context) look things
+        // up; they are not the work.
+        || command_name(t).unwrap_or(t).trim_start_matches('/').starts_with("ccmem:")
 }
 
 /// Claude Code's built-in commands that run locally: typing one is not asking the agent
@@ -422,6 +425,8 @@ mod tests {
         assert_eq!(readable_prompt(t), "/workflows:review https://x/pull/2");
         assert_eq!(readable_prompt("  plain prompt "), "plain prompt");
         assert!(is_local_command("<command-name>/context</command-name>") && is_local_command("/cost"));
+        assert!(is_not_a_prompt("/ccmem:status") && is_not_a_prompt("<command-name>/ccmem:context</command-name>"));
+        assert!(is_not_a_prompt("<task-notification>\n<task-id>a1</task-id>") && !is_not_a_prompt("/ccmem-like thing"));
         assert!(!is_local_command("/review 12") && !is_local_command("<command-name>/workflows:review</command-name>"));
         let wrapped = "<system_instruction>\nYou are in Conductor.\n</system_instruction>\n<system_instruction>\nRead plan.md\n</system_instruction>\n";
         assert_eq!(readable_prompt(wrapped), "Read plan.md");

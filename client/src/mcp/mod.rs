@@ -62,16 +62,6 @@ pub struct WriteArgs {
     pub slug: Option<String>,
 }
 
-/// Arguments of `memory_show`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ShowArgs {
-    /// The memory's slug.
-    pub slug: String,
-    /// The scope to look in (default: all, most specific first).
-    #[serde(default)]
-    pub scope: Option<String>,
-}
-
 /// Arguments of `session_context`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ContextArgs {
@@ -80,7 +70,7 @@ pub struct ContextArgs {
     pub budget: Option<usize>,
 }
 
-/// Arguments naming a memory.
+/// Arguments naming a memory (`memory_show`, `memory_delete`).
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SlugArgs {
     /// The memory's slug.
@@ -280,7 +270,7 @@ impl Server {
 
     /// Show a memory.
     #[tool(description = "Show one knowledge memory in full: metadata, content and links, by slug.")]
-    async fn memory_show(&self, Parameters(a): Parameters<ShowArgs>) -> Result<String, String> {
+    async fn memory_show(&self, Parameters(a): Parameters<SlugArgs>) -> Result<String, String> {
         let p = mapi::SlugParams { path: Some(self.project.clone()), scope: scope(a.scope)?, slug: a.slug };
         let r: mapi::MemoryReply = self.call(mmethod::SHOW, p).await?;
         Ok(text::memory(&r))
@@ -525,8 +515,7 @@ fn arguments_fit(name: &str, args: &serde_json::Value) -> Option<Result<(), Stri
     Some(match name {
         "memory_search" => fits::<SearchArgs>(args),
         "memory_write" => fits::<WriteArgs>(args),
-        "memory_show" => fits::<ShowArgs>(args),
-        "memory_delete" => fits::<SlugArgs>(args),
+        "memory_show" | "memory_delete" => fits::<SlugArgs>(args),
         "memory_list" => fits::<ListArgs>(args),
         "memory_update" => fits::<UpdateArgs>(args),
         "memory_link" | "memory_unlink" => fits::<LinkArgs>(args),

@@ -295,6 +295,14 @@ pub(crate) mod tests {
         Option<(&'static str, Option<u32>, &'static str, &'static str)>,
     );
 
+    /// The first failure of both unittest outputs (plain and `-v`).
+    const UNITTEST_FAILURE: Option<(&str, Option<u32>, &str, &str)> = Some((
+        "/tmp/tmp.Q2cVHbKd3Z/pyu/test_calc.py",
+        Some(14),
+        "test_calc.CalcTest.test_divides",
+        "ZeroDivisionError: integer division or modulo by zero",
+    ));
+
     const CASES: &[Case] = &[
         ("cargo-pass.txt", "cargo", false, 4, 0, 1, None),
         ("cargo-fail.txt", "cargo", false, 3, 1, 1, Some(("src/lib.rs", Some(8), "tests::parses", "length was 5"))),
@@ -437,34 +445,8 @@ pub(crate) mod tests {
             Some(("/home/dev/calc/calc.test.ts", Some(3), "calc > measures", "error: expect(received).toBe(expected)")),
         ),
         ("unittest-pass.txt", "unittest", false, 4, 0, 1, None),
-        (
-            "unittest-fail-verbose.txt",
-            "unittest",
-            false,
-            2,
-            2,
-            1,
-            Some((
-                "/tmp/tmp.Q2cVHbKd3Z/pyu/test_calc.py",
-                Some(14),
-                "test_calc.CalcTest.test_divides",
-                "ZeroDivisionError: integer division or modulo by zero",
-            )),
-        ),
-        (
-            "unittest-fail.txt",
-            "unittest",
-            false,
-            2,
-            2,
-            1,
-            Some((
-                "/tmp/tmp.Q2cVHbKd3Z/pyu/test_calc.py",
-                Some(14),
-                "test_calc.CalcTest.test_divides",
-                "ZeroDivisionError: integer division or modulo by zero",
-            )),
-        ),
+        ("unittest-fail-verbose.txt", "unittest", false, 2, 2, 1, UNITTEST_FAILURE),
+        ("unittest-fail.txt", "unittest", false, 2, 2, 1, UNITTEST_FAILURE),
         ("ctest-pass.txt", "ctest", false, 3, 0, 0, None),
         ("ctest-fail.txt", "ctest", false, 2, 1, 0, Some(("", None, "measures", "Failed"))),
         ("mix-pass.txt", "mix", false, 3, 0, 1, None),
