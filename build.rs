@@ -3,8 +3,6 @@
 //! without doing anything. Checked when the package is built: after installing one of them,
 //! `touch build.rs` (or `cargo clean -p ccmem`) to have its tests run.
 
-use std::path::Path;
-
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     for cfg in
@@ -15,8 +13,9 @@ fn main() {
     if is_root() {
         println!("cargo::rustc-cfg=ccmem_root");
     }
-    if Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1").exists() {
+    if let Some(lib) = faketime() {
         println!("cargo::rustc-cfg=ccmem_faketime");
+        println!("cargo::rustc-env=CCMEM_FAKETIME={}", lib.display());
     }
     if on_path("systemd-analyze") {
         println!("cargo::rustc-cfg=ccmem_systemd_analyze");
@@ -33,6 +32,20 @@ fn main() {
     if on_path("systemd-socket-activate") {
         println!("cargo::rustc-cfg=ccmem_socket_activate");
     }
+}
+
+/// libfaketime's multi-threaded library, wherever the distribution put it.
+fn faketime() -> Option<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> =
+        ["/usr/lib/faketime", "/usr/lib64/faketime", "/usr/local/lib/faketime", "/opt/homebrew/lib/faketime"]
+            .iter()
+            .map(std::path::PathBuf::from)
+            .collect();
+    // Debian and Ubuntu: /usr/lib/<triplet>/faketime.
+    if let Ok(rd) = std::fs::read_dir("/usr/lib") {
+        dirs.extend(rd.flatten().map(|e| e.path().join("faketime")));
+    }
+    dirs.iter().flat_map(|d| ["libfaketimeMT.so.1", "libfaketime.1.dylib"].map(|f| d.join(f))).find(|p| p.is_file())
 }
 
 fn is_root() -> bool {

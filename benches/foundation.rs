@@ -33,7 +33,7 @@ struct Scale {
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is accepted.
-    let quick = std::env::var_os("CCMEM_BENCH_QUICK").is_some();
+    let quick = figures::quick();
     let scale = if quick {
         Scale { starts: 5, pings: 40, one_conn: Duration::from_millis(300), concurrent: Duration::from_millis(300) }
     } else {

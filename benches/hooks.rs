@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 fn main() {
-    let quick = std::env::var_os("CCMEM_BENCH_QUICK").is_some();
+    let quick = figures::quick();
     let runs = if quick { 40 } else { 300 };
     println!(
         "ccmem hook latency benchmark ({} cores, {runs} runs per event){}",

@@ -42,7 +42,7 @@ fn woke(before: &HashMap<String, u64>, after: &HashMap<String, u64>) -> u64 {
 }
 
 fn main() {
-    let quick = std::env::var_os("CCMEM_BENCH_QUICK").is_some();
+    let quick = figures::quick();
     let window = Duration::from_secs(if quick { 10 } else { 60 });
     println!(
         "ccmem idle benchmark: {} s with one watched project{}",

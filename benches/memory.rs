@@ -98,7 +98,7 @@ fn row(what: &str, value: f64, base_name: &str, base: f64) {
 }
 
 fn main() {
-    let quick = std::env::var_os("CCMEM_BENCH_QUICK").is_some();
+    let quick = figures::quick();
     let (n_search, n_write, n_proc) = if quick { (200, 20, 10) } else { (2000, 100, 40) };
     let env = Env::new();
     let root = repo(&env, "app");

@@ -19,7 +19,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn main() {
-    let quick = std::env::var_os("CCMEM_BENCH_QUICK").is_some();
+    let quick = figures::quick();
     let (groups, dirs_per_group, files_per_dir, packages, files_per_package) =
         if quick { (10, 50, 20, 200, 100) } else { (50, 100, 20, 2000, 100) };
     let n_dirs = groups * dirs_per_group;

@@ -163,7 +163,12 @@ fn a_scripted_conversation_end_to_end() {
 
     // Budget: never over it.
     let out = env.ctl_cmd(&["context", "--budget", "300"]).current_dir(&root).output().unwrap();
-    assert!(text(&out.stdout).trim_end().chars().count() <= 300);
+    assert_ok(&out, "context --budget 300");
+    let small = text(&out.stdout);
+    let n = small.trim_end().chars().count();
+    assert!(n <= 300, "{n} characters: {small}");
+    // The head comes first: what a fresh agent needs before anything else.
+    assert!(small.starts_with("# Where you left off (ccmem)") && n > 100, "{small}");
 }
 
 #[test]
@@ -414,4 +419,43 @@ fn every_event_kind_is_accepted_and_task_events_update_the_todos() {
     let out = env.ctl_cmd(&["context"]).current_dir(&root).output().unwrap();
     assert!(text(&out.stdout).contains("the changelog lives in docs/"), "{}", text(&out.stdout));
     assert!(!d.log().contains("panicked"));
+}
+
+/// The hook's own limits, as they are by default: against a daemon that accepts and never
+/// answers, it gives up after its 2 s wait, exits 0, prints nothing and says why in its log.
+#[test]
+fn a_daemon_that_never_answers_costs_the_agent_two_seconds_at_most() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    set_mode(env.socket.parent().unwrap(), 0o700);
+    let listener = std::os::unix::net::UnixListener::bind(&env.socket).unwrap();
+    let held = std::thread::spawn(move || {
+        // Accept, read nothing, answer nothing; keep them open until the test ends.
+        let mut kept = Vec::new();
+        for c in listener.incoming().take(2) {
+            kept.push(c);
+        }
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let root = repo(&env, "app");
+    let payload = ev(&root, "c1", "SessionStart", json!({"source": "startup"})).to_string();
+    let t = std::time::Instant::now();
+    let mut child = env
+        .ctl_cmd(&["hook"])
+        .env_remove("CCMEM_HOOK_TIMEOUT_MS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = t.elapsed();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert!(took >= Duration::from_millis(1900), "it waited its 2 s: {took:?}");
+    assert!(took < Duration::from_secs(8), "and not much more: {took:?}");
+    let log = std::fs::read_to_string(env.state.join("ccmem/ccmemctl.log")).unwrap_or_default();
+    assert!(log.contains("SessionStart"), "the reason is logged: {log:?}");
+    drop(held);
 }

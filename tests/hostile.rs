@@ -206,7 +206,12 @@ fn a_signal_ends_a_shutdown_asked_for_over_the_socket() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // The daemon took the request (it says so), and is held in its final checkpoint by git.
+    assert!(
+        wait_until(Duration::from_secs(20), || d.log().contains("shutdown requested by a client")),
+        "the shutdown request never arrived: {}",
+        d.log()
+    );
     assert!(d.child.as_mut().unwrap().try_wait().unwrap().is_none(), "still in its final checkpoint");
     let start = Instant::now();
     d.signal_and_wait(libc::SIGTERM, Duration::from_secs(5));

@@ -156,7 +156,11 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
     std::fs::create_dir_all(env.path().join("config/ccmem")).unwrap();
     std::fs::write(env.path().join("config/ccmem/redact-patterns"), "# ours\nemployee-id = \\bEMP-\\d{6}\\b\n")
         .unwrap();
-    let d = env.start_daemon(&[]);
+    // Logging all it can: the log is written to disk too.
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.env("RUST_LOG", "debug");
+    let d = Daemon::spawn(&mut cmd, env.path().join("ccmemd-debug.stderr"));
+    d.wait_ready(&env.socket);
     let app = repo(&env, "app");
     let secrets = [
         "ghp_0123456789abcdefghijABCDEFGHIJ012345",
@@ -202,11 +206,18 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
             json!({"last_assistant_message": "[REMEMBER: the token is ghp_0123456789abcdefghijABCDEFGHIJ012345]"}),
         ),
     );
+    // Where the hook client logs: a payload it cannot use, and one for no project.
+    let _ = hook(&env, b"{not json ghp_0123456789abcdefghijABCDEFGHIJ012345");
+    send(&env, ev(Path::new("/"), "conv-2", "UserPromptSubmit", json!({"prompt": "use AKIAIOSFODNN7EXAMPLE"})));
     wait_report(&app, |t| t.contains("rotate"));
     let ctx = text(&env.ctl(&["context", app.to_str().unwrap()]).stdout);
     assert!(ctx.contains("[REDACTED:github-token]") && ctx.contains("[REDACTED:employee-id]"), "{ctx}");
+    let log = d.log();
+    assert!(log.contains("DEBUG"), "the daemon's log: {log}");
     drop(d);
-    let mut written = vec![ctx];
+    // The context, the project's files, the state directory (tracker, archive, the client's
+    // log) and the daemon's own log.
+    let mut written = vec![ctx, log];
     for dir in [app.join(".claude"), env.state.clone()] {
         for f in walk(&dir).into_iter().filter(|p| p.is_file()) {
             written.push(std::fs::read_to_string(&f).unwrap_or_default());

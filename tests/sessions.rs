@@ -194,16 +194,23 @@ fn an_idle_session_expires_is_archived_and_a_new_one_starts() {
     let root = repo(&env, "proj");
     // The TTL from the environment variable, as a service file would set it.
     let mut cmd = env.daemon_cmd(&["--checkpoint-interval", "1h"]);
-    cmd.env("CCMEM_SESSION_TTL", "1500ms");
+    cmd.env("CCMEM_SESSION_TTL", "3s");
     let d = Daemon::spawn(&mut cmd, env.path().join("d.stderr"));
     d.wait_ready(&env.socket);
+    // When the session would end, as the daemon says it: now plus what is left.
+    let deadline = |env: &Env| {
+        let st = env.project_status(&root);
+        assert_eq!(st["live"], true, "{st}");
+        Instant::now() + Duration::from_secs_f64(st["expires_in_secs"].as_f64().expect("expires_in_secs"))
+    };
     env.event(&root, edit("a.rs"));
     let first = env.project_status(&root)["session"]["session_id"].as_str().unwrap().to_string();
-    // Activity pushes the deadline back.
-    std::thread::sleep(Duration::from_millis(800));
+    let before = deadline(&env);
+    // Activity pushes the deadline back by the time between the two (at least the pause).
+    std::thread::sleep(Duration::from_millis(500));
     env.event(&root, edit("b.rs"));
-    std::thread::sleep(Duration::from_millis(900));
-    assert_eq!(env.project_status(&root)["live"], true, "activity 900 ms ago must keep a 1.5 s session alive");
+    let after = deadline(&env);
+    assert!(after >= before + Duration::from_millis(400), "the deadline did not move: {:?}", after - before);
 
     assert!(
         wait_until(Duration::from_secs(10), || env.project_status(&root)["live"] == false),
@@ -254,14 +261,20 @@ fn periodic_checkpoints_write_only_when_something_changed() {
     use std::os::unix::fs::MetadataExt;
     let env = Env::new();
     let root = repo(&env, "proj");
-    let _d = env.start_daemon(&["--checkpoint-interval", "200ms"]);
+    let mut cmd = env.daemon_cmd(&["--checkpoint-interval", "200ms"]);
+    cmd.env("RUST_LOG", "info,ccmem_daemon::project=debug");
+    let d = Daemon::spawn(&mut cmd, env.path().join("periodic.stderr"));
+    d.wait_ready(&env.socket);
     env.event(&root, edit("a.rs"));
     let file = root.join(".claude/.project-state.json");
     assert!(wait_until(Duration::from_secs(5), || file.exists()), "no periodic checkpoint");
     let v = read_state(&root);
     assert_eq!((v["checkpoint_reason"].as_str(), v["checkpoint_type"].as_str()), (Some("automatic"), Some("periodic")));
     let ino = std::fs::metadata(&file).unwrap().ino();
-    std::thread::sleep(Duration::from_millis(1000));
+    // Three ticks that found nothing changed (the daemon says so), and no write.
+    let idle_ticks = |d: &Daemon| d.log().matches("periodic tick: nothing changed").count();
+    let seen = idle_ticks(&d);
+    assert!(wait_until(Duration::from_secs(20), || idle_ticks(&d) >= seen + 3), "no idle ticks: {}", d.log());
     assert_eq!(std::fs::metadata(&file).unwrap().ino(), ino, "nothing changed, so nothing may be written");
     env.event(&root, edit("b.rs"));
     assert!(
@@ -300,51 +313,78 @@ fn kill_9_during_a_checkpoint_and_memory_storm_never_leaves_a_torn_file() {
         all_acknowledged_memories_listed(&env, &root, &acked.lock().unwrap(), round);
         let socket = env.socket.clone();
         let r = root.clone();
-        let storm = std::thread::spawn(move || {
+        // Each writer ends when the kill closes its connection; an error reply before that
+        // is a failure (and a torn reply panics the thread, which the join reports).
+        let storm = std::thread::spawn(move || -> Result<(), String> {
             let mut c = Raw::connect(&socket);
             for i in 0.. {
                 let ev = json!({"jsonrpc": "2.0", "method": "session.event", "params": {"path": r, "event": {"kind": "file_edited", "path": format!("f{}.rs", i % 80)}}});
                 let ck = json!({"jsonrpc": "2.0", "id": i, "method": "session.checkpoint", "params": {"path": r}});
-                if c.stream.write_all(format!("{ev}\n{ck}\n").as_bytes()).is_err() || c.recv().is_none() {
-                    return;
+                if c.stream.write_all(format!("{ev}\n{ck}\n").as_bytes()).is_err() {
+                    return Ok(());
+                }
+                match c.recv() {
+                    None => return Ok(()),
+                    Some(reply) if reply.get("error").is_some() => return Err(format!("checkpoint {i}: {reply}")),
+                    Some(_) => {}
                 }
             }
+            Ok(())
         });
         // Memories written (and linked) at the same time: each one acknowledged must survive.
         let acked_before = acked.lock().unwrap().len();
         let (socket, r, acked2) = (env.socket.clone(), root.clone(), acked.clone());
-        let memories = std::thread::spawn(move || {
+        let memories = std::thread::spawn(move || -> Result<(), String> {
             let mut c = Raw::connect(&socket);
             for i in 0.. {
                 let w = json!({"jsonrpc": "2.0", "id": i, "method": "memory.write", "params": {"path": r, "type": "learning",
                     "title": format!("Crash {round} note {i}"), "tags": ["crash"], "content": "x ".repeat(200)}});
                 if c.stream.write_all(format!("{w}\n").as_bytes()).is_err() {
-                    return;
+                    return Ok(());
                 }
-                let Some(reply) = c.recv() else { return };
-                let Some(slug) = reply["result"]["memory"]["slug"].as_str() else { return };
+                let Some(reply) = c.recv() else { return Ok(()) };
+                let Some(slug) = reply["result"]["memory"]["slug"].as_str() else {
+                    return Err(format!("memory.write {i}: {reply}"));
+                };
                 let prev = acked2.lock().unwrap().last().cloned();
                 acked2.lock().unwrap().push(slug.to_string());
                 if let Some(prev) = prev.filter(|_| i % 3 == 0) {
                     let l = json!({"jsonrpc": "2.0", "id": i, "method": "memory.link", "params": {"path": r, "source": slug, "target": prev}});
-                    if c.stream.write_all(format!("{l}\n").as_bytes()).is_err() || c.recv().is_none() {
-                        return;
+                    if c.stream.write_all(format!("{l}\n").as_bytes()).is_err() {
+                        return Ok(());
+                    }
+                    match c.recv() {
+                        None => return Ok(()),
+                        Some(reply) if reply.get("error").is_some() => return Err(format!("memory.link {i}: {reply}")),
+                        Some(_) => {}
                     }
                 }
             }
+            Ok(())
         });
         if round == 0 {
             // A loaded machine may need more than the random pause for the first checkpoint;
             // the rounds after it test the promise that one exists.
-            wait_until(Duration::from_secs(10), || root.join(".claude/.project-state.json").exists());
+            assert!(
+                wait_until(Duration::from_secs(30), || root.join(".claude/.project-state.json").exists()),
+                "round 0: no checkpoint"
+            );
         }
         // At least one memory per round is acknowledged before the kill, which then lands
         // among the writes that follow.
-        wait_until(Duration::from_secs(10), || acked.lock().unwrap().len() > acked_before);
+        assert!(
+            wait_until(Duration::from_secs(30), || acked.lock().unwrap().len() > acked_before),
+            "round {round}: no memory write was acknowledged"
+        );
         std::thread::sleep(Duration::from_millis(5 + next() % 60));
         d.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
-        let _ = storm.join();
-        let _ = memories.join();
+        for (what, t) in [("the checkpoint storm", storm), ("the memory storm", memories)] {
+            match t.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => panic!("round {round}: {what} got an error reply: {e}"),
+                Err(_) => panic!("round {round}: {what} panicked (a torn reply?)"),
+            }
+        }
         memories_whole(&root, round);
         if !root.join(".claude/.project-state.json").exists() {
             // Killed before the very first checkpoint: nothing was promised yet.

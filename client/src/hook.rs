@@ -19,6 +19,21 @@ use std::time::Duration;
 const START_BUDGET: Duration = Duration::from_millis(300);
 /// How long SessionStart waits for its context.
 const REPLY_WAIT: Duration = Duration::from_secs(2);
+/// Overrides both, in milliseconds, for machines where 300 ms does not start a process
+/// (a loaded CI runner, a home on a network file system).
+const TIMEOUT_VAR: &str = "CCMEM_HOOK_TIMEOUT_MS";
+
+/// (start budget, reply wait): the defaults, or both `CCMEM_HOOK_TIMEOUT_MS` (at most a
+/// minute; the agent's own hook timeout is the real limit).
+fn budgets() -> (Duration, Duration) {
+    match std::env::var(TIMEOUT_VAR).ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(ms) => {
+            let d = Duration::from_millis(ms.min(60_000));
+            (d, d)
+        }
+        None => (START_BUDGET, REPLY_WAIT),
+    }
+}
 /// Characters of any one string kept from a tool's input (or other text of the agent's).
 const KEEP_CHARS: usize = 32 * 1024;
 /// Characters of any one string kept from a tool's output: its start and its end, where a
@@ -61,8 +76,9 @@ fn forward(socket: Option<&Path>, autostart: bool) -> Result<(), String> {
         }
     }
     let socket = paths::socket_path(socket).map_err(|e| e.to_string())?;
-    let mut conn = connect(&socket, autostart)?;
-    conn.set_timeout(REPLY_WAIT).map_err(|e| e.to_string())?;
+    let (start_budget, reply_wait) = budgets();
+    let mut conn = connect(&socket, autostart, start_budget)?;
+    conn.set_timeout(reply_wait).map_err(|e| e.to_string())?;
     // Every event waits for the daemon's word that it is queued (before it is handled), so
     // that the agent's next event cannot overtake it. Only SessionStart waits for more.
     let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| format!("{event}: {e:?}"))?;
@@ -79,12 +95,10 @@ fn forward(socket: Option<&Path>, autostart: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn connect(socket: &Path, autostart: bool) -> Result<Conn, String> {
+fn connect(socket: &Path, autostart: bool, budget: Duration) -> Result<Conn, String> {
     match Conn::connect(socket) {
         Ok(c) => Ok(c),
-        Err(e) if autostart && crate::autostart::is_absent(&e) => {
-            crate::autostart::start_and_connect(socket, START_BUDGET)
-        }
+        Err(e) if autostart && crate::autostart::is_absent(&e) => crate::autostart::start_and_connect(socket, budget),
         Err(e) => Err(format!("cannot reach ccmemd at {}: {e}", socket.display())),
     }
 }

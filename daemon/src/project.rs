@@ -365,6 +365,8 @@ impl Project {
                 _ = tick.tick() => {
                     if self.dirty {
                         self.checkpoint_soon(CheckpointReason::Automatic, CheckpointType::Periodic);
+                    } else {
+                        tracing::debug!(project = %self.s.project_root.display(), "periodic tick: nothing changed");
                     }
                 }
                 done = finished(&mut self.job) => self.job_finished(done),

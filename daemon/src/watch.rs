@@ -30,11 +30,18 @@ pub const ALWAYS_IGNORED: &[&str] =
 /// The daemon's own files in a project: never the user's edits. Knowledge memories are
 /// watched by the memory store, not counted as work on the project.
 fn is_own_file(rel: &str) -> bool {
-    rel == ".claude/memory"
-        || rel.starts_with(".claude/memory/")
-        || ["/.project-state.json", "/session-memory.md"]
-            .iter()
-            .any(|f| rel.strip_prefix(".claude").is_some_and(|r| r == *f || r.starts_with(&format!("{f}."))))
+    use ccmem_proto::atomic::TMP_MARK;
+    let Some(rest) = rel.strip_prefix(".claude/") else { return false };
+    rest == "memory"
+        || rest.starts_with("memory/")
+        || [".project-state.json", "session-memory.md"].iter().any(|f| {
+            // The file, its backup, and the temporary files they are written through.
+            rest.strip_prefix(f).is_some_and(|suffix| {
+                suffix.is_empty()
+                    || suffix == ".bak"
+                    || suffix.strip_prefix(".bak").unwrap_or(suffix).starts_with(TMP_MARK) && !suffix.contains('/')
+            })
+        })
 }
 
 /// Settings shared by every project's watcher.
@@ -971,11 +978,22 @@ mod tests {
             ".claude/.project-state.json.tmp-1-2",
             ".claude/session-memory.md",
             ".claude/session-memory.md.tmp-3-4",
+            ".claude/.project-state.json.bak.tmp-5-6",
+            ".claude/memory/index.json",
         ] {
             assert!(is_own_file(f), "{f}");
         }
-        for f in [".claude/settings.json", "src/.project-state.json", ".claude/session-memory.md.txt.x/y"] {
-            assert_eq!(is_own_file(f), f == ".claude/session-memory.md.txt.x/y", "{f}");
+        // The user's files that only look like them are the user's.
+        for f in [
+            ".claude/settings.json",
+            "src/.project-state.json",
+            ".claude/session-memory.md.txt.x/y",
+            ".claude/session-memory.md.txt",
+            ".claude/session-memory.mdx",
+            ".claude/.project-state.json.orig",
+            ".claude/memoryless.md",
+        ] {
+            assert!(!is_own_file(f), "{f}");
         }
     }
 

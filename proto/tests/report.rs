@@ -321,9 +321,23 @@ proptest! {
         while !md.is_char_boundary(end) {
             end -= 1;
         }
-        let _ = parse(&md[..end]);
-        let damaged: String = md.lines().enumerate().filter(|(i, _)| *i != drop_line).map(|(_, l)| format!("{l}\n")).collect();
-        let _ = parse(&damaged);
+        // Cut short: what came whole before the cut is read as written, and the loss is said.
+        let cut_short = parse(&md[..end]);
+        let metadata_end = md.find("## Executive Summary").unwrap_or(md.len());
+        if end > metadata_end {
+            prop_assert_eq!(&cut_short.memory.metadata, &m.metadata);
+        }
+        if !md[..end].contains("## Next Steps") {
+            prop_assert!(!cut_short.warnings.is_empty(), "a report cut before its last section reads as whole");
+        }
+        // A line gone: the sections before it are read as written.
+        let lines: Vec<&str> = md.lines().collect();
+        let damaged: String = lines.iter().enumerate().filter(|(i, _)| *i != drop_line).map(|(_, l)| format!("{l}\n")).collect();
+        let p = parse(&damaged);
+        let summary_line = lines.iter().position(|l| l.starts_with("## Executive Summary")).unwrap_or(0);
+        if drop_line > summary_line {
+            prop_assert_eq!(&p.memory.metadata, &m.metadata);
+        }
         let _ = check(&damaged);
     }
 

@@ -132,6 +132,9 @@ pub fn command(env: &Env, model: &model::ModelServer, project: &Path, extra: &[(
         .env("DISABLE_ERROR_REPORTING", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("LANG", "C.UTF-8")
+        // The hooks' time limits, raised within Claude Code's own 5 s hook timeout: a loaded
+        // test machine can take more than 300 ms to start the daemon.
+        .env("CCMEM_HOOK_TIMEOUT_MS", "4000")
         .current_dir(project);
     // Bypass mode refuses to run as root outside a sandbox; this is one.
     if unsafe { libc::geteuid() } == 0 {

@@ -77,6 +77,21 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
         for n in neighbours.iter().filter(|n| exists(n) && !s.memory.links.iter().any(|l| l == *n)) {
             finding(FindingKind::LinksOutOfStep, slug, format!("the graph links it to {n} but its links do not"), true);
         }
+        // Written while the clock ran ahead: ages and orders built on it are wrong.
+        let skew = chrono::Duration::seconds(ccmem_proto::memory::CLOCK_SKEW_SECS);
+        for (field, t) in [("created", s.memory.created), ("updated", s.memory.updated)] {
+            if t > now + skew {
+                finding(
+                    FindingKind::FutureTimestamp,
+                    slug,
+                    format!(
+                        "{field} {} is in the future: the clock was wrong when it was written",
+                        ccmem_proto::memory::iso(t)
+                    ),
+                    false,
+                );
+            }
+        }
         let days = (now - s.memory.created).num_days();
         let linked = !neighbours.is_empty() || s.memory.links.iter().any(|l| exists(l));
         if !linked && (s.memory.memory_type == MemoryType::Hub || days >= cfg.quality.orphan_threshold as i64) {

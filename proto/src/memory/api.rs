@@ -358,6 +358,8 @@ pub enum FindingKind {
     LowQuality,
     /// `--fix` could not write its repairs (the detail says why).
     RepairFailed,
+    /// Created or updated in the future: written while the clock was wrong.
+    FutureTimestamp,
 }
 
 /// One thing the health check found.
