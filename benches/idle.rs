@@ -2,8 +2,8 @@
 //!
 //! A daemon with one live, watched project (200 files, a dev-server scan every 10 s) left
 //! alone for 60 s: its CPU time, how often its threads woke (context switches, summed over
-//! every thread), and its RSS, against a `sleep` process over the same window. The daemon
-//! must not wake up needlessly.
+//! every thread, sampled every half second), and its RSS, against the same daemon with no
+//! project over the same window. The daemon must not wake up needlessly.
 //!
 //! `CCMEM_BENCH_QUICK=1` watches for 10 s instead.
 #![cfg(unix)]
@@ -15,7 +15,6 @@ mod figures;
 use common::*;
 use serde_json::json;
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Context switches of each thread of `pid` (each one a time the thread slept and woke).
@@ -35,10 +34,30 @@ fn switches(pid: u32) -> HashMap<String, u64> {
         .collect()
 }
 
-/// Switches between two readings: threads that started in between count whole; threads
-/// that ended in between are lost (the blocking pool's idle threads end after 10 s).
-fn woke(before: &HashMap<String, u64>, after: &HashMap<String, u64>) -> u64 {
-    after.iter().map(|(tid, n)| n.saturating_sub(before.get(tid).copied().unwrap_or(0))).sum()
+/// Switches of every thread seen during a window, sampled every half second so that a
+/// thread that ends (the blocking pool's idle threads end after 10 s) keeps what it did up to
+/// its last sample; a thread that starts counts whole.
+struct Wakeups {
+    start: HashMap<String, u64>,
+    last: HashMap<String, u64>,
+}
+
+impl Wakeups {
+    fn begin(pid: u32) -> Self {
+        let start = switches(pid);
+        Wakeups { last: start.clone(), start }
+    }
+
+    fn sample(&mut self, pid: u32) {
+        for (tid, n) in switches(pid) {
+            let e = self.last.entry(tid).or_insert(0);
+            *e = (*e).max(n);
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.last.iter().map(|(tid, n)| n.saturating_sub(self.start.get(tid).copied().unwrap_or(0))).sum()
+    }
 }
 
 fn main() {
@@ -58,29 +77,34 @@ fn main() {
         std::fs::write(dir.join(format!("f{i}.rs")), "fn f() {}\n").expect("write");
     }
     env.request("project.watch", json!({"path": root}));
+    // The baseline: the same daemon with nothing to watch, over the same window: what a
+    // project adds is the difference.
+    let bare_env = Env::new();
+    let bare = bare_env.start_daemon(&[]);
     std::thread::sleep(Duration::from_secs(2));
-    let mut sleeper = Command::new("sleep").arg("3600").stdin(Stdio::null()).spawn().expect("sleep");
-    std::thread::sleep(Duration::from_millis(200));
-    let (cpu0, sw0, base_cpu0, base_sw0) =
-        (cpu_secs(d.pid), switches(d.pid), cpu_secs(sleeper.id()), switches(sleeper.id()));
-    std::thread::sleep(window);
-    let (cpu1, sw1, base_cpu1, base_sw1) =
-        (cpu_secs(d.pid), switches(d.pid), cpu_secs(sleeper.id()), switches(sleeper.id()));
+    let (cpu0, base_cpu0) = (cpu_secs(d.pid), cpu_secs(bare.pid));
+    let (mut sw, mut base_sw) = (Wakeups::begin(d.pid), Wakeups::begin(bare.pid));
+    let start = std::time::Instant::now();
+    while start.elapsed() < window {
+        std::thread::sleep(Duration::from_millis(500));
+        sw.sample(d.pid);
+        base_sw.sample(bare.pid);
+    }
+    let elapsed = start.elapsed();
+    let (cpu1, base_cpu1) = (cpu_secs(d.pid), cpu_secs(bare.pid));
     let (rss, _) = rss_kib(d.pid);
-    let (base_rss, _) = rss_kib(sleeper.id());
-    let _ = sleeper.kill();
-    let _ = sleeper.wait();
+    let (base_rss, _) = rss_kib(bare.pid);
 
-    let minutes = window.as_secs_f64() / 60.0;
-    let cpu_pct = (cpu1 - cpu0) / window.as_secs_f64() * 100.0;
-    let base_pct = (base_cpu1 - base_cpu0) / window.as_secs_f64() * 100.0;
-    let wakeups = woke(&sw0, &sw1) as f64 / minutes;
-    let base_wakeups = woke(&base_sw0, &base_sw1) as f64 / minutes;
+    let minutes = elapsed.as_secs_f64() / 60.0;
+    let cpu_pct = (cpu1 - cpu0) / elapsed.as_secs_f64() * 100.0;
+    let base_pct = (base_cpu1 - base_cpu0) / elapsed.as_secs_f64() * 100.0;
+    let wakeups = sw.total() as f64 / minutes;
+    let base_wakeups = base_sw.total() as f64 / minutes;
     let threads = std::fs::read_dir(format!("/proc/{}/task", d.pid)).map(|t| t.count()).unwrap_or(0);
     println!();
     let row = |what: &str, v: f64, unit: &str, base: f64| {
-        println!("{what:<30} {v:>10.3} {unit:<10} baseline `sleep` {base:>10.3}");
-        figures::record(what, v, unit, "a sleep process, same window", base);
+        println!("{what:<30} {v:>10.3} {unit:<10} baseline (no project) {base:>10.3}");
+        figures::record(what, v, unit, "the same daemon with no project, same window", base);
     };
     row("idle CPU", cpu_pct, "% of a core", base_pct);
     row("idle wakeups", wakeups, "per minute", base_wakeups);

@@ -163,6 +163,31 @@ fn another_users_server_is_skipped_without_errors() {
 }
 
 const CARGO_FAIL: &str = include_str!("../daemon/fixtures/testout/cargo-fail.txt");
+const CARGO_1800: &str = include_str!("../daemon/fixtures/testout/cargo-1800-tests.txt");
+
+/// A real 89 KB `cargo test` output (three binaries, 1,800 tests, one failing), through the
+/// hook client, which cuts long outputs: every test is counted.
+#[test]
+fn a_long_test_output_is_counted_whole_through_the_hook() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let app = repo(&env, "app");
+    send(&env, ev(&app, "c1", "SessionStart", json!({"source": "startup"})));
+    send(
+        &env,
+        ev(
+            &app,
+            "c1",
+            "PostToolUseFailure",
+            json!({"tool_name": "Bash", "tool_input": {"command": "cargo test --no-fail-fast"},
+                "error": format!("Exit code 101\n{CARGO_1800}")}),
+        ),
+    );
+    let st = settle(&env, &app, |s| s["session"]["test_results"]["unit"]["framework"] == "cargo");
+    let unit = &st["session"]["test_results"]["unit"];
+    assert_eq!((unit["passed"].as_u64(), unit["failed"].as_u64()), (Some(1799), Some(1)), "{unit:#}");
+    assert_eq!(unit["failures"][0]["testName"], "api_parses_the_input_of_case_0417", "{unit:#}");
+}
 const PYTEST_FAIL: &str = include_str!("../daemon/fixtures/testout/pytest-fail.txt");
 
 #[test]

@@ -37,12 +37,12 @@ fn budgets() -> (Duration, Duration) {
 /// Characters of any one string kept from a tool's input (or other text of the agent's).
 const KEEP_CHARS: usize = 32 * 1024;
 /// Characters of any one string kept from a tool's output: its start and its end, where a
-/// runner prints what it ran and its summary. Large enough for the whole output of most
-/// test runs (1,800 Rust tests in three binaries print 71 KB), so that the daemon counts
-/// every test; the frame stays under the protocol's 1 MiB.
-const OUTPUT_KEEP: usize = 256 * 1024;
-/// Bytes of result lines kept from the middle of an output cut anyway (a summary per test
-/// binary, the failures), so that counts stay whole.
+/// runner prints what it ran and its summary...
+const OUTPUT_KEEP: usize = 32 * 1024;
+/// ...and, from the middle cut out, the lines that read like results (a summary per test
+/// binary, each failure), at most this many bytes: 1,800 Rust tests in three binaries print
+/// 71 KB, of which the three summaries and the failures are what the daemon counts from.
+/// The hook sends little more than before for any output, and counts stay whole.
 const MIDDLE_KEEP: usize = 64 * 1024;
 /// A payload larger than this once trimmed is trimmed again with [`KEEP_CHARS`] for outputs
 /// too (a response with many long strings).
@@ -166,6 +166,10 @@ fn result_lines(cut: &str) -> String {
         "# tests",
         "Failures:",
         "examples,",
+        "●",
+        "✕",
+        "✗",
+        "✖",
     ];
     let mut out = String::new();
     for line in cut.lines().filter(|l| l.len() <= 500 && WORDS.iter().any(|w| l.contains(w))) {
