@@ -107,3 +107,63 @@ fn a_project_overrides_its_keys_and_ignores_trees() {
     let show = env.ctl_json(&["config", "show", app.to_str().unwrap()]);
     assert!(show["warnings"][0].as_str().unwrap().contains("unknown key `keep_sessions`"), "{show}");
 }
+
+/// The environment's layer: CCMEM_CONFIG names the file, CCMEM_* variables win over it, and
+/// flags win over both.
+#[test]
+fn environment_variables_sit_between_the_file_and_the_flags() {
+    let env = Env::new();
+    let f = env.path().join("elsewhere.toml");
+    std::fs::write(&f, "checkpoint_interval = \"30m\"\nsession_ttl = \"3h\"\n[ports]\nscan_interval = \"20s\"\n")
+        .unwrap();
+    let patterns = env.path().join("patterns.txt");
+    std::fs::write(&patterns, "ticket = \\bTICKET-\\d{4}\\b\n").unwrap();
+    let mut cmd = env.daemon_cmd(&["--session-ttl", "5h"]);
+    cmd.env("CCMEM_CONFIG", &f)
+        .env("CCMEM_CHECKPOINT_INTERVAL", "45m")
+        .env("CCMEM_PORT_SCAN_INTERVAL", "off")
+        .env("CCMEM_SESSION_TTL", "4h")
+        .env("CCMEM_REDACT_PATTERNS", &patterns);
+    let d = Daemon::spawn(&mut cmd, env.path().join("env.stderr"));
+    d.wait_ready(&env.socket);
+    let show = env.ctl_json(&["config", "show"]);
+    assert_eq!(show["file"], serde_json::json!(f), "{show}");
+    let (v, src) = entry(&show, "checkpoint_interval");
+    assert_eq!(v, "45m", "the variable wins over the file");
+    assert!(src.contains("CCMEM_CHECKPOINT_INTERVAL"), "{src}");
+    assert_eq!(entry(&show, "ports.scan_interval").0, "off");
+    let (v, src) = entry(&show, "session_ttl");
+    assert_eq!(v, "5h", "the flag wins over the variable and the file");
+    assert!(src.starts_with("command line"), "{src}");
+    // The patterns file the variable names is in force.
+    let app = repo(&env, "app");
+    env.event(&app, serde_json::json!({"kind": "note", "text": "see TICKET-1234 for the outage"}));
+    let st = env.project_status(&app).to_string();
+    assert!(st.contains("[REDACTED:ticket]") && !st.contains("TICKET-1234"), "{st}");
+}
+
+/// `--config-template` prints every key, commented, and the file it prints is a valid
+/// configuration that gives the defaults.
+#[test]
+fn the_config_template_is_a_valid_file_of_the_defaults() {
+    let env = Env::new();
+    let out = env.daemon_cmd(&["--config-template"]).output().unwrap();
+    assert_ok(&out, "--config-template");
+    let template = text(&out.stdout);
+    let bare = env.start_daemon(&[]);
+    let defaults = env.ctl_json(&["config", "show"]);
+    drop(bare);
+    for e in defaults["entries"].as_array().unwrap() {
+        let key = e["key"].as_str().unwrap();
+        let leaf = key.rsplit('.').next().unwrap();
+        assert!(template.contains(&format!("{leaf} = ")), "{key} is not in the template:\n{template}");
+    }
+    let f = config_file(&env);
+    std::fs::write(&f, &template).unwrap();
+    let _d = env.start_daemon(&[]);
+    let show = env.ctl_json(&["config", "show"]);
+    for e in defaults["entries"].as_array().unwrap() {
+        let key = e["key"].as_str().unwrap();
+        assert_eq!(entry(&show, key).0, e["value"].as_str().unwrap(), "{key}");
+    }
+}

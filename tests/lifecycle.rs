@@ -310,3 +310,45 @@ fn logs_are_json_lines_on_request_and_follow_rust_log() {
     d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
     assert!(!d.log().contains("rejected message"), "{}", d.log());
 }
+
+/// `ccmemctl shutdown` works whatever the daemon's version: it asks without a handshake
+/// (played here by a server of protocol 99 that answers `shutdown` and goes).
+#[test]
+fn shutdown_works_across_versions() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    set_mode(env.socket.parent().unwrap(), 0o700);
+    let listener = UnixListener::bind(&env.socket).unwrap();
+    let socket = env.socket.clone();
+    let server = std::thread::spawn(move || -> Vec<String> {
+        use std::io::{BufRead, BufReader, Write};
+        let mut seen = Vec::new();
+        for conn in listener.incoming() {
+            let mut s = conn.unwrap();
+            let reader = BufReader::new(s.try_clone().unwrap());
+            for line in reader.lines().map_while(Result::ok) {
+                seen.push(line.clone());
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                let result = match v["method"].as_str() {
+                    Some("hello") => {
+                        serde_json::json!({"daemon_version": "9.0.0", "protocol_version": 99, "pid": 1, "compatible": false})
+                    }
+                    Some("shutdown") => serde_json::json!({"pid": std::process::id()}),
+                    _ => serde_json::json!(null),
+                };
+                let reply = serde_json::json!({"jsonrpc": "2.0", "id": v["id"], "result": result});
+                s.write_all(format!("{reply}\n").as_bytes()).unwrap();
+                if v["method"] == "shutdown" {
+                    // It goes: the socket with it.
+                    std::fs::remove_file(&socket).unwrap();
+                    return seen;
+                }
+            }
+        }
+        seen
+    });
+    let out = env.ctl(&["--no-start", "shutdown"]);
+    let seen = server.join().unwrap();
+    assert_ok(&out, "shutdown of a daemon of another version");
+    assert!(seen.iter().any(|l| l.contains("\"shutdown\"")), "{seen:?}");
+}

@@ -826,3 +826,55 @@ fn in_the_home_directory_memories_are_global_not_a_project() {
     let e = failure(&mem(&env, &home, &["write", "--type", "hub", "--title", "T", "--tag", "a", "--scope", "project"]));
     assert!(e.contains("scope: project needs a project"), "{e}");
 }
+
+/// The user's config.json turns the enterprise scope on (a shared directory, searched and
+/// listed with the rest) and sets where a memory goes when no scope is named.
+#[test]
+fn the_enterprise_scope_and_the_default_scope() {
+    let env = Env::new();
+    let shared = env.path().join("company-memory");
+    std::fs::create_dir_all(&shared).unwrap();
+    let user = env.home.join(".claude/memory");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("config.json"),
+        serde_json::json!({"scopes": {"default": "global", "enterprise": {"enabled": true, "path": shared}}})
+            .to_string(),
+    )
+    .unwrap();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    // No scope named: the configured default, global, even inside a project.
+    let w = mem_json(
+        &env,
+        &root,
+        &["write", "--type", "learning", "--title", "Default goes global", "--tag", "cfg", "--content", "x"],
+    );
+    assert_eq!(w["memory"]["scope"], "global", "{w}");
+    assert!(user.join("learning-default-goes-global.md").is_file());
+    // The enterprise scope, written, found and listed.
+    let e = mem_json(
+        &env,
+        &root,
+        &[
+            "write",
+            "--type",
+            "decision",
+            "--title",
+            "Company wide rule",
+            "--tag",
+            "policy",
+            "--content",
+            "Use SSO.",
+            "--scope",
+            "enterprise",
+        ],
+    );
+    assert_eq!(e["memory"]["scope"], "enterprise", "{e}");
+    assert!(shared.join("decision-company-wide-rule.md").is_file());
+    let hits = mem_json(&env, &root, &["search", "company", "rule"]);
+    assert_eq!(hits["hits"][0]["slug"], "decision-company-wide-rule", "{hits}");
+    assert_eq!(hits["hits"][0]["scope"], "enterprise", "{hits}");
+    let listed = mem_json(&env, &root, &["list", "--scope", "enterprise"]);
+    assert_eq!(listed["memories"].as_array().map(Vec::len), Some(1), "{listed}");
+}

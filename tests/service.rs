@@ -218,3 +218,53 @@ fn type_notify_says_ready_pings_the_watchdog_and_says_stopping() {
     }
     assert!(rest.iter().any(|m| m == "STOPPING=1"), "{rest:?}");
 }
+
+/// `service start` and `stop` say what there is to do when there is no service to act on:
+/// not installed, or no user service manager here (this machine, unless it runs one).
+#[test]
+fn service_start_and_stop_say_what_to_do_instead() {
+    let env = Env::new();
+    for (verb, hint) in [("start", "starts it on demand"), ("stop", "ccmemctl shutdown")] {
+        let out = env.ctl(&["service", verb]);
+        assert_eq!(out.status.code(), Some(1), "{verb}");
+        let err = text(&out.stderr);
+        assert!(err.contains("not installed as a user service") && err.contains(hint), "{verb}: {err}");
+    }
+    install(&env);
+    let manager = std::process::Command::new("systemctl").args(["--user", "is-system-running"]).output();
+    if manager.is_ok_and(|o| !o.stdout.is_empty() && !text(&o.stdout).contains("offline")) {
+        return; // A real user manager: start and stop act on it (not tested here, to leave it alone).
+    }
+    let out = env.ctl(&["service", "stop"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("no systemd user manager") && err.contains("ccmemctl shutdown"), "{err}");
+    assert_ok(&env.ctl(&["service", "uninstall"]), "uninstall");
+}
+
+/// Doctor's other failures: hooks whose program is gone, and a stale socket with no daemon
+/// behind it; each with its fix, exit 1.
+#[test]
+fn doctor_names_gone_hook_programs_and_a_stale_socket() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    std::fs::write(
+        env.home.join(".claude/settings.json"),
+        r#"{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "/gone/ccmemctl hook"}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    set_mode(env.socket.parent().unwrap(), 0o700);
+    drop(std::os::unix::net::UnixListener::bind(&env.socket).unwrap());
+    let out = env.ctl(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let checks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = |n: &str| checks.as_array().unwrap().iter().find(|c| c["name"] == n).cloned().unwrap();
+    let hooks = check("agent hooks");
+    assert_eq!(hooks["status"], "fail", "{hooks}");
+    assert!(hooks["detail"].as_str().unwrap().contains("/gone/ccmemctl, which cannot be found"), "{hooks}");
+    assert!(hooks["fix"].as_str().unwrap().contains("ccmemctl hooks install"), "{hooks}");
+    let daemon = check("daemon");
+    assert!(daemon["status"] != "ok" && daemon["detail"].as_str().unwrap().contains("not running"), "{daemon}");
+    assert!(env.daemons_running().is_empty(), "doctor never starts the daemon");
+}

@@ -483,8 +483,15 @@ fn show<T: serde::Serialize>(ctx: &Ctx, value: &T, human: impl FnOnce() -> Strin
 
 /// Connects (starting the daemon if allowed), says hello and runs `f`. A connection lost
 /// mid-request (a daemon that was just stopping, say) is retried once.
-fn with_daemon<T>(
+fn with_daemon<T>(ctx: &Ctx, f: impl FnMut(&mut Conn, &api::HelloReply) -> Result<T, CallError>) -> Result<T, Error> {
+    with_daemon_of(ctx, true, f)
+}
+
+/// [`with_daemon`], with the versions checked or not: `shutdown` must reach a daemon of any
+/// release, since the way out of a mismatch is to stop it.
+fn with_daemon_of<T>(
     ctx: &Ctx,
+    check: bool,
     mut f: impl FnMut(&mut Conn, &api::HelloReply) -> Result<T, CallError>,
 ) -> Result<T, Error> {
     let mut started = false;
@@ -500,7 +507,9 @@ fn with_daemon<T>(
             Err(e) => return Err(unreachable(ctx, &e)),
         };
         let outcome = conn.hello().and_then(|hello| {
-            check_versions(&hello)?;
+            if check {
+                check_versions(&hello)?;
+            }
             f(&mut conn, &hello)
         });
         match outcome {
@@ -580,11 +589,12 @@ fn shutdown(ctx: &Ctx) -> Result<(), Error> {
 /// Never starts a daemon just to stop it.
 fn stop_daemon(ctx: &Ctx) -> Result<Option<u32>, Error> {
     let quiet = Ctx { socket: ctx.socket.clone(), json: ctx.json, autostart: false };
-    let reply = match with_daemon(&quiet, |c, _| c.call::<_, api::ShutdownReply>(method::SHUTDOWN, &json!({}))) {
-        Ok(r) => r,
-        Err(Error::Unreachable(_)) if !ctx.socket_present() => return Ok(None),
-        Err(e) => return Err(e),
-    };
+    let reply =
+        match with_daemon_of(&quiet, false, |c, _| c.call::<_, api::ShutdownReply>(method::SHUTDOWN, &json!({}))) {
+            Ok(r) => r,
+            Err(Error::Unreachable(_)) if !ctx.socket_present() => return Ok(None),
+            Err(e) => return Err(e),
+        };
     wait_for_exit(&ctx.socket, SHUTDOWN_WAIT).map_err(Error::Failed)?;
     Ok(Some(reply.pid))
 }

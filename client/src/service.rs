@@ -164,6 +164,18 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
         }
         Action::Start | Action::Stop => {
             let start = action == Action::Start;
+            // Nothing to start or stop as a service: say what there is instead.
+            let installed = files(&home, &config, Path::new("ccmemd")).iter().all(|(p, _)| p.exists());
+            if !installed {
+                return Err(format!(
+                    "ccmemd is not installed as a user service (`ccmemctl service install` does it); {}",
+                    if start {
+                        "ccmemctl starts it on demand meanwhile"
+                    } else {
+                        "to stop the daemon: `ccmemctl shutdown`"
+                    }
+                ));
+            }
             if mac {
                 let target = format!("gui/{}/{LABEL}", ccmem_proto::paths::euid());
                 if start {
@@ -177,8 +189,10 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
                 let mut args = vec!["--user", verb];
                 args.extend(units);
                 run("systemctl", &args)?;
-            } else {
+            } else if start {
                 return Err(NO_MANAGER.into());
+            } else {
+                return Err(format!("{NO_MANAGER}; to stop the daemon: `ccmemctl shutdown`"));
             }
             Ok(if start { "started" } else { "stopped" }.into())
         }
