@@ -289,8 +289,11 @@ pub fn refresh(s: &mut Session, now: DateTime<Utc>) {
     s.statistics.total_files_modified = s.files_modified.len() as u64;
     s.statistics.total_workflows = s.workflows_used.len() as u64;
     s.statistics.session_duration_minutes = duration_minutes(s, now);
-    s.activity_summary.files_created = s.files_modified.values().filter(|r| r.created).count() as u64;
-    s.activity_summary.files_modified = s.files_modified.values().filter(|r| !r.created).count() as u64;
+    // Files there at the end: one made and removed in the session (an editor's or a tool's
+    // temporary file, seen by the watcher in between) was neither created nor modified.
+    let present = || s.files_modified.values().filter(|r| !r.deleted);
+    s.activity_summary.files_created = present().filter(|r| r.created).count() as u64;
+    s.activity_summary.files_modified = present().filter(|r| !r.created).count() as u64;
     let mut files: Vec<(&Box<str>, &FileRecord)> = s.files_modified.iter().filter(|(_, r)| !r.deleted).collect();
     files.sort_by(|a, b| {
         b.1.modification_count.cmp(&a.1.modification_count).then(b.1.last_modified.cmp(&a.1.last_modified))
@@ -608,6 +611,18 @@ mod tests {
         assert_eq!(r.workflows.iter().map(|w| &**w).collect::<Vec<_>>(), ["complete_system", "orchestrated"]);
         assert!(r.created);
         assert!(s.patterns_detected.contains(&"src/auth/*".to_string()));
+        // A file made and removed again (a tool's temporary file) is neither created nor
+        // modified in the end.
+        refresh(&mut s, now);
+        let created = s.activity_summary.files_created;
+        let tmp =
+            SessionEvent::FileEdited { path: "src/.mw.ts.tmp".into(), summary: None, workflow: None, created: true };
+        apply(&mut s, tmp, now).unwrap();
+        refresh(&mut s, now);
+        assert_eq!(s.activity_summary.files_created, created + 1);
+        apply(&mut s, SessionEvent::FileDeleted { path: "src/.mw.ts.tmp".into() }, now).unwrap();
+        refresh(&mut s, now);
+        assert_eq!(s.activity_summary.files_created, created);
 
         for i in 0..120 {
             apply(&mut s, edit(&format!("f{i}.rs")), now).unwrap();
@@ -623,7 +638,7 @@ mod tests {
         assert!(s.files_modified["never-edited.rs"].deleted);
         refresh(&mut s, now);
         assert_eq!(s.activity_summary.files_created, 1);
-        assert_eq!(s.statistics.total_files_modified, 123);
+        assert_eq!(s.statistics.total_files_modified, 124, "every file touched, the temporary one too");
         assert_eq!(s.statistics.session_duration_minutes, 29);
         assert_eq!(s.context_snapshot.key_files[0], "src/auth/mw.ts");
     }
