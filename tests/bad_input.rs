@@ -196,13 +196,16 @@ fn the_connection_cap_answers_busy_and_recovers() {
     }));
     // Three connections busy (not idle: an idle one would make room, see tests/hostile.rs):
     // each sent thousands of requests and reads no reply, so the daemon's writes to them wait.
-    let held: Vec<_> = (0..3).map(|_| env.raw()).collect();
-    let mut held = held;
-    for h in held.iter_mut() {
+    // One at a time, each busy before the next connects: at the cap, the daemon makes room
+    // by closing the connection idle longest, which must not be one of these.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut h = env.raw();
         assert_eq!(h.call(PING)["result"], "pong");
         let mut s = h.stream.try_clone().unwrap();
         s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
         let _ = s.write_all(format!("{PING}\n").repeat(20_000).as_bytes());
+        held.push(h);
     }
     std::thread::sleep(Duration::from_millis(500));
     let mut extra = env.raw();
