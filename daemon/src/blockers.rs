@@ -103,7 +103,7 @@ pub fn comments_in(rel: &str, bytes: &[u8]) -> Vec<Comment> {
                 path: rel.to_string(),
                 line: n as u32 + 1,
                 keyword: kw,
-                text: truncate_chars(&crate::session::clean(rest), 200),
+                text: truncate_chars(&crate::text::clean(rest), 200),
             });
             break;
         }

@@ -58,7 +58,7 @@ pub fn run(
     let path = s.project_root.join(STATE_FILE);
     let bytes = session::checkpoint_file(s, reason, kind, now);
     let info =
-        CheckpointInfo { timestamp: session::iso(now), reason, kind, bytes: bytes.len() as u64, path: path.clone() };
+        CheckpointInfo { timestamp: crate::clock::iso(now), reason, kind, bytes: bytes.len() as u64, path: path.clone() };
     let previous = s.last_checkpoint.replace(info.clone());
     s.saved_at_ms = now.timestamp_millis();
     let saved = store.save_tracker(s);

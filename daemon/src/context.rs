@@ -548,7 +548,7 @@ fn one_line(s: &str) -> String {
 
 /// "just now", "12 min ago", "3 h ago", "2 days ago"; "" for an unreadable time.
 pub fn ago(iso: &str, now: DateTime<Utc>) -> String {
-    let Some(t) = crate::session::parse_iso(iso) else { return String::new() };
+    let Some(t) = crate::clock::parse_iso(iso) else { return String::new() };
     let secs = (now - t).num_seconds();
     match secs {
         s if s < 60 => "just now".into(),

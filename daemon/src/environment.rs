@@ -4,13 +4,13 @@
 //!
 //! Pure rules over [`Session`], like `session`; the text kept is cleaned (redacted) here.
 
-use crate::session::{clean, iso};
+use crate::clock::{iso, modified};
+use crate::text::clean;
 use ccmem_proto::env::{
     limits, BuildState, BuildStatus, DependencyState, ServerInfo, ServerStatus, SuiteStatus, TestFailure, TestSuite,
 };
 use ccmem_proto::session::{truncate_chars, Session, TimelineEntry};
 use chrono::{DateTime, Utc};
-use std::path::Path;
 
 /// Timeline entries kept.
 const TIMELINE: usize = 100;
@@ -154,7 +154,7 @@ pub fn refresh_files(s: &mut Session) {
         b.output_dir = Some(format!("{dir}/"));
         // Outputs newer than the last build seen were built since, by something else (an
         // editor, a watcher, the user's terminal): a success.
-        let seen = b.last_build.as_deref().and_then(crate::session::parse_iso);
+        let seen = b.last_build.as_deref().and_then(crate::clock::parse_iso);
         if seen.is_none_or(|k| t > k + chrono::Duration::seconds(2)) {
             *b = BuildStatus {
                 status: BuildState::Success,
@@ -164,11 +164,6 @@ pub fn refresh_files(s: &mut Session) {
             };
         }
     }
-}
-
-/// The modification time of `p`, if it exists.
-pub fn modified(p: &Path) -> Option<DateTime<Utc>> {
-    std::fs::metadata(p).and_then(|m| m.modified()).ok().map(DateTime::<Utc>::from)
 }
 
 /// What in the environment needs the user's attention, for the checkpoint's warnings.

@@ -182,7 +182,7 @@ pub fn state(root: &Path) -> GitState {
     let mut st = parse_status(&out);
     // A commit subject can hold anything: it goes through the filter like all text kept.
     st.last_commit =
-        git(root, &["log", "-1", "--format=%h %s"]).map(|o| crate::session::clean(&text(&o))).unwrap_or_default();
+        git(root, &["log", "-1", "--format=%h %s"]).map(|o| crate::text::clean(&text(&o))).unwrap_or_default();
     st
 }
 
@@ -268,7 +268,7 @@ pub fn parse_status(out: &[u8]) -> GitState {
         }
         if let Some(h) = rec.strip_prefix("# branch.head ") {
             // Branch names are the repository's text too (`fix/ghp_…`): filtered like it.
-            st.branch = if h == "(detached)" { "HEAD (detached)".into() } else { crate::session::clean(h) };
+            st.branch = if h == "(detached)" { "HEAD (detached)".into() } else { crate::text::clean(h) };
         } else if let Some(rest) = rec.strip_prefix("1 ") {
             xy(rest.split(' ').next().unwrap_or(""));
         } else if let Some(rest) = rec.strip_prefix("2 ") {

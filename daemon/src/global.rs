@@ -44,7 +44,7 @@ impl GlobalFacts {
                         let _ = reply.send(memory.facts.clone());
                     }
                     Msg::Edit(edit, reply) => {
-                        let r = memory.apply(&edit, &crate::session::iso(chrono::Utc::now()));
+                        let r = memory.apply(&edit, &crate::clock::iso(chrono::Utc::now()));
                         if r.is_ok() {
                             let (s, m) = (store.clone(), memory.clone());
                             if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.save_global_memory(&m)).await {

@@ -2,7 +2,7 @@
 //!
 //! Payloads are read leniently: unknown events and fields are accepted, and a field of an
 //! unexpected type is as good as absent. Text is redacted before it is kept
-//! (`session::clean`), and tool outputs are never kept whole.
+//! (`crate::text::clean`), and tool outputs are never kept whole.
 
 use crate::{session, testout};
 use ccmem_proto::env::{SuiteStatus, TestFailure, TestSuite};
@@ -93,7 +93,7 @@ pub fn parse(v: &Value) -> Option<Hook> {
             last_message: text(v, "last_assistant_message"),
             subagent: name == "SubagentStop",
             agent_transcript: text(v, "agent_transcript_path")
-                .filter(|p| p.len() <= session::MAX_PATH_BYTES)
+                .filter(|p| p.len() <= crate::text::MAX_PATH_BYTES)
                 .map(|p| home(&p)),
         },
         "PreCompact" => Kind::PreCompact {
@@ -107,7 +107,7 @@ pub fn parse(v: &Value) -> Option<Hook> {
     };
     // Identifiers and paths have real sizes; anything longer is junk that would only cost
     // memory (a conversation id is kept with every conversation).
-    let path = |key: &str| text(v, key).filter(|p| p.len() <= session::MAX_PATH_BYTES).map(PathBuf::from);
+    let path = |key: &str| text(v, key).filter(|p| p.len() <= crate::text::MAX_PATH_BYTES).map(PathBuf::from);
     let delivery = match name.as_str() {
         "PostToolUse" | "PostToolUseFailure" => text(v, "tool_use_id"),
         // Not the prompt id alone: a background agent's `<task-notification>` comes with
@@ -120,7 +120,7 @@ pub fn parse(v: &Value) -> Option<Hook> {
     .map(|id| format!("{name}:{id}"));
     Some(Hook {
         conversation: text(v, "session_id").filter(|s| is_id(s)),
-        transcript: text(v, "transcript_path").filter(|p| p.len() <= session::MAX_PATH_BYTES).map(|p| home(&p)),
+        transcript: text(v, "transcript_path").filter(|p| p.len() <= crate::text::MAX_PATH_BYTES).map(|p| home(&p)),
         cwd: path("cwd"),
         project_dir: path("project_dir").filter(|p| p.is_absolute()),
         delivery,
@@ -189,7 +189,7 @@ pub struct AgentEdit {
 /// Applies a hook to the session.
 pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
     let mut fx = Effects::default();
-    let t = session::iso(now);
+    let t = crate::clock::iso(now);
     let conv_id = h.conversation.clone().unwrap_or_default();
     if !conv_id.is_empty() {
         let c = conversation(s, &conv_id, &t);
@@ -211,7 +211,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
         Kind::Prompt { text } if ccmem_proto::transcript::is_not_a_prompt(text) => {}
         Kind::Prompt { text } => {
             let readable = ccmem_proto::transcript::readable_prompt(text);
-            let prompt = session::clean(&readable);
+            let prompt = crate::text::clean(&readable);
             if !prompt.is_empty() {
                 let workflow = prompt
                     .strip_prefix('/')
@@ -231,7 +231,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 );
                 // Its first line names it (the filter makes the whole prompt one line).
                 let first = readable.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-                let subject = ccmem_proto::session::truncate_chars(&session::clean(first), 120);
+                let subject = ccmem_proto::session::truncate_chars(&crate::text::clean(first), 120);
                 if let Some(c) = find(s, &conv_id) {
                     c.message_count += 1;
                     if c.first_prompt.is_empty() {
@@ -271,7 +271,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                     (last_message.as_deref().and_then(crate::transcript::last_words), find(s, &conv_id))
                 {
                     c.digest.last_words = words;
-                    c.digest.last_words_at = session::iso(now);
+                    c.digest.last_words_at = crate::clock::iso(now);
                 }
             }
             fx.intents_in = last_message.clone();
@@ -288,7 +288,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             fx.read_transcript = h.transcript.clone();
             if let Some(c) = find(s, &conv_id) {
                 c.compact_trigger = trigger.clone();
-                c.compact_instructions = ccmem_proto::session::truncate_chars(&session::clean(instructions), 500);
+                c.compact_instructions = ccmem_proto::session::truncate_chars(&crate::text::clean(instructions), 500);
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }
@@ -302,7 +302,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
         }
         Kind::Notification { message } => {
             if let Some(c) = find(s, &conv_id) {
-                c.notice = ccmem_proto::session::truncate_chars(&session::clean(message), 200);
+                c.notice = ccmem_proto::session::truncate_chars(&crate::text::clean(message), 200);
                 c.notice_at = t.clone();
             }
         }
@@ -311,7 +311,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             // (older payloads nest a `task` object).
             let v = payload.get("task").filter(|t| t.is_object()).unwrap_or(payload);
             let id = id_of(v.get("task_id").or_else(|| v.get("id")).or_else(|| v.get("taskId")));
-            let subject = v.get("task_subject").and_then(Value::as_str).map(session::clean).or_else(|| task_subject(v));
+            let subject = v.get("task_subject").and_then(Value::as_str).map(crate::text::clean).or_else(|| task_subject(v));
             let status = if event.contains("Complet") { Some(TodoStatus::Completed) } else { None };
             change_task(s, &conv_id, TaskChange { id, subject, status, active_form: None, delete: false });
         }
@@ -337,7 +337,7 @@ fn tool_use(
             else {
                 return;
             };
-            let Ok(rel) = session::relative(&s.project_root, &path) else { return };
+            let Ok(rel) = crate::text::relative(&s.project_root, &path) else { return };
             let lines = |k: &str| input.get(k).and_then(Value::as_str).map(|x| x.lines().count()).unwrap_or(0);
             let summary = match tool {
                 "Edit" => format!("Edit: {} → {} lines", lines("old_string"), lines("new_string")),
@@ -374,7 +374,7 @@ fn tool_use(
             // The id comes back in the response (`{"task": {"id": "3", …}}`); updates name only it.
             let id = id_of(response.get("task").and_then(|t| t.get("id")));
             let status = input.get("status").and_then(Value::as_str).and_then(status_of);
-            let active_form = input.get("activeForm").and_then(Value::as_str).map(session::clean);
+            let active_form = input.get("activeForm").and_then(Value::as_str).map(crate::text::clean);
             change_task(s, conv, TaskChange { id, subject: task_subject(input), status, active_form, delete: false });
         }
         "TaskUpdate" => {
@@ -383,17 +383,17 @@ fn tool_use(
                 id: id_of(input.get("taskId").or_else(|| input.get("task_id")).or_else(|| input.get("id"))),
                 subject: task_subject(input),
                 status: raw.and_then(status_of),
-                active_form: input.get("activeForm").and_then(Value::as_str).map(session::clean),
+                active_form: input.get("activeForm").and_then(Value::as_str).map(crate::text::clean),
                 delete: raw == Some("deleted"),
             };
             change_task(s, conv, change);
         }
         "Bash" => {
             if let Some(cmd) = text(input, "command") {
-                let command = ccmem_proto::session::truncate_chars(&session::clean(&cmd), PROMPT_CHARS);
+                let command = ccmem_proto::session::truncate_chars(&crate::text::clean(&cmd), PROMPT_CHARS);
                 if !command.is_empty() {
                     s.shell_commands.push(ShellCommand {
-                        timestamp: session::iso(now),
+                        timestamp: crate::clock::iso(now),
                         command,
                         conversation: conv.to_string(),
                     });
@@ -555,14 +555,14 @@ fn status_of(s: &str) -> Option<TodoStatus> {
 }
 
 fn todo_of(v: &Value) -> Option<Todo> {
-    let content = session::clean(v.get("content").and_then(Value::as_str)?);
+    let content = crate::text::clean(v.get("content").and_then(Value::as_str)?);
     if content.is_empty() {
         return None;
     }
     Some(Todo {
         id: None,
         status: v.get("status").and_then(Value::as_str).and_then(status_of).unwrap_or_default(),
-        active_form: v.get("activeForm").and_then(Value::as_str).map(session::clean).unwrap_or_else(|| content.clone()),
+        active_form: v.get("activeForm").and_then(Value::as_str).map(crate::text::clean).unwrap_or_else(|| content.clone()),
         content,
     })
 }
@@ -571,7 +571,7 @@ fn task_subject(v: &Value) -> Option<String> {
     ["subject", "title", "content", "description"]
         .iter()
         .find_map(|k| v.get(*k).and_then(Value::as_str))
-        .map(session::clean)
+        .map(crate::text::clean)
         .filter(|x| !x.is_empty())
 }
 
@@ -644,7 +644,7 @@ fn change_task(s: &mut Session, conv: &str, ch: TaskChange) {
 /// The last prompt's entry gets its duration and status when the agent stops.
 fn close_last_command(s: &mut Session, now: DateTime<Utc>) {
     if let Some(c) = s.commands_executed.last_mut().filter(|c| c.duration_seconds.is_none()) {
-        if let Some(start) = session::parse_iso(&c.timestamp) {
+        if let Some(start) = crate::clock::parse_iso(&c.timestamp) {
             c.duration_seconds = Some((now - start).num_milliseconds().max(0) as f64 / 1000.0);
         }
         c.status = Some("completed".into());
@@ -691,7 +691,7 @@ pub fn resumable<'a>(
         .iter()
         .filter(|c| Some(c.id.as_str()) != except)
         .filter(|c| {
-            session::parse_iso(&c.last_activity).is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
+            crate::clock::parse_iso(&c.last_activity).is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
         })
         .max_by(|a, b| (a.did_work(), &a.last_activity).cmp(&(b.did_work(), &b.last_activity)))
 }

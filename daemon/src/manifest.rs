@@ -11,7 +11,7 @@ pub fn project_name(root: &Path) -> String {
         .or_else(|| from_go_mod(root))
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".into()));
-    crate::session::clean(&name)
+    crate::text::clean(&name)
 }
 
 /// The manifest's one-line description, if it has one.
@@ -19,7 +19,7 @@ pub fn project_description(root: &Path) -> Option<String> {
     from_package_json(root, "description")
         .or_else(|| toml_field(root, "Cargo.toml", &["package"], "description"))
         .or_else(|| toml_field(root, "pyproject.toml", &["project", "tool.poetry"], "description"))
-        .map(|d| crate::session::clean(d.lines().next().unwrap_or("")))
+        .map(|d| crate::text::clean(d.lines().next().unwrap_or("")))
         .filter(|d| !d.is_empty())
 }
 

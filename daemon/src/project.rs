@@ -99,7 +99,7 @@ pub type FactsAnswer = (Memory, Result<Option<String>, String>);
 pub fn edit_stored_facts(ctx: &Ctx, root: &Path, edit: Option<&facts::FactsEdit>) -> FactsAnswer {
     let mut memory = ctx.store.load_memory(root);
     let Some(edit) = edit else { return (memory, Ok(None)) };
-    match memory.apply(edit, &session::iso(chrono::Utc::now())) {
+    match memory.apply(edit, &crate::clock::iso(chrono::Utc::now())) {
         Ok(said) => match ctx.store.save_memory(root, &memory) {
             Ok(()) => (memory, Ok(Some(said))),
             Err(e) => (ctx.store.load_memory(root), Err(format!("cannot save the facts: {e}"))),
@@ -276,7 +276,7 @@ impl Project {
         let changed_since = if s.saved_at_ms > 0 {
             Some(std::time::UNIX_EPOCH + Duration::from_millis(s.saved_at_ms as u64))
         } else {
-            session::parse_iso(&s.last_updated).map(std::time::SystemTime::from)
+            crate::clock::parse_iso(&s.last_updated).map(std::time::SystemTime::from)
         };
         Self::with(s, false, Instant::now() + remaining, changed_since, ctx)
     }
@@ -430,7 +430,7 @@ impl Project {
             Msg::Facts { edit, reply } => {
                 let said = match edit {
                     None => Ok(None),
-                    Some(edit) => match self.memory.apply(&edit, &session::iso(chrono::Utc::now())) {
+                    Some(edit) => match self.memory.apply(&edit, &crate::clock::iso(chrono::Utc::now())) {
                         Ok(said) => {
                             self.save_facts().await;
                             Ok(Some(said))
@@ -727,10 +727,10 @@ impl Project {
         if found == facts::Intents::default() {
             return;
         }
-        let now = session::iso(chrono::Utc::now());
+        let now = crate::clock::iso(chrono::Utc::now());
         let m = &mut self.memory;
         for (fact, global) in found.remember {
-            let fact = session::clean(&fact);
+            let fact = crate::text::clean(&fact);
             if fact.is_empty() {
                 continue;
             }
@@ -741,11 +741,11 @@ impl Project {
             }
         }
         for (text, deadline) in found.goals {
-            let text = session::clean(&text);
+            let text = crate::text::clean(&text);
             if !text.is_empty() && !m.goals.iter().any(|g| g.text == text) {
                 m.goals.push(facts::Goal {
                     text,
-                    deadline: deadline.map(|d| session::clean(&d)),
+                    deadline: deadline.map(|d| crate::text::clean(&d)),
                     created_at: now.clone(),
                 });
             }
@@ -1044,7 +1044,7 @@ impl Project {
         };
         self.checkpoint(why, kind).await;
         let archived =
-            ArchivedSession { ended: reason, ended_at: session::iso(chrono::Utc::now()), session: self.s.clone() };
+            ArchivedSession { ended: reason, ended_at: crate::clock::iso(chrono::Utc::now()), session: self.s.clone() };
         let ctx = self.ctx.clone();
         let id = archived.session.session_id.clone();
         let root = archived.session.project_root.clone();

@@ -6,7 +6,6 @@
 //! a session, and is never held across an await.
 
 use crate::project::{Ctx, Msg, Project};
-use crate::session;
 use crate::store::Found;
 use ccmem_proto::api::ProjectSummary;
 use ccmem_proto::session::{ArchivedSession, EndReason, Session};
@@ -174,7 +173,7 @@ impl Projects {
                 }
             };
             let last =
-                session::parse_iso(&s.last_activity).or_else(|| session::parse_iso(&s.created_at)).unwrap_or(now);
+                crate::clock::parse_iso(&s.last_activity).or_else(|| crate::clock::parse_iso(&s.created_at)).unwrap_or(now);
             let idle = (now - last).to_std().unwrap_or(Duration::ZERO);
             let alive = s.project_root.is_dir();
             let ttl = self.ctx.live.borrow().session_ttl;
@@ -186,7 +185,7 @@ impl Projects {
                 restored += 1;
             } else {
                 let reason = if alive { EndReason::Expired } else { EndReason::Restored };
-                let ended_at = session::iso(last + chrono::Duration::from_std(ttl).unwrap_or_default());
+                let ended_at = crate::clock::iso(last + chrono::Duration::from_std(ttl).unwrap_or_default());
                 let a = ArchivedSession { ended: reason, ended_at, session: s };
                 let ctx = self.ctx.clone();
                 let r = tokio::task::spawn_blocking(move || {

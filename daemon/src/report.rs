@@ -7,7 +7,7 @@
 
 use crate::blockers::{self, one_line, Comment, CommentCache};
 use crate::tasks::{self, TaskList};
-use crate::{manifest, session};
+use crate::manifest;
 use ccmem_proto::atomic;
 use ccmem_proto::env::{SuiteStatus, TestSuite};
 use ccmem_proto::report::{
@@ -36,7 +36,7 @@ pub fn build(s: &Session, list: Option<&TaskList>, cache: &mut CommentCache, now
 
 /// The report from its parts.
 pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now: DateTime<Utc>) -> SessionMemory {
-    let t = session::iso(now);
+    let t = crate::clock::iso(now);
     let blockers = blockers::build(s, list, comments, &t);
     let task_status = list.map(TaskList::status).unwrap_or_else(|| todo_status(&s.todos));
     let (done, total) = match list {
@@ -65,14 +65,14 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
             project_name: line(&s.project_name, 200),
             generated_at: t.clone(),
             branch: if s.git.branch.is_empty() { "unknown".into() } else { line(&s.git.branch, 200) },
-            session_duration: session::parse_iso(&s.created_at).map(|c| duration(now - c)),
+            session_duration: crate::clock::parse_iso(&s.created_at).map(|c| duration(now - c)),
             version: report::FORMAT_VERSION.into(),
         },
         work: crate::context::report_work(s, now),
         summary: ExecutiveSummary {
             project_description: line(
                 &manifest::project_description(&s.project_root)
-                    .map(|d| format!("{} - {}", s.project_name, session::clean(&d)))
+                    .map(|d| format!("{} - {}", s.project_name, crate::text::clean(&d)))
                     .unwrap_or_else(|| format!("{} ({})", s.project_name, s.project_root.display())),
                 300,
             ),
@@ -400,6 +400,7 @@ pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session;
     use ccmem_proto::report::validate;
 
     #[test]

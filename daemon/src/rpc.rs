@@ -349,11 +349,11 @@ async fn resolved(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
 /// A test run's text fields through the redaction filter.
 fn redacted_run(mut run: api::TestRun) -> api::TestRun {
     let s = &mut run.suite;
-    s.command = crate::session::clean(&s.command);
+    s.command = crate::text::clean(&s.command);
     for f in &mut s.failures {
-        f.test_name = crate::session::clean(&f.test_name);
-        f.file = crate::session::clean(&f.file);
-        f.message = f.message.as_deref().map(crate::session::clean);
+        f.test_name = crate::text::clean(&f.test_name);
+        f.file = crate::text::clean(&f.file);
+        f.message = f.message.as_deref().map(crate::text::clean);
     }
     run
 }

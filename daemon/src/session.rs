@@ -7,8 +7,10 @@ use ccmem_proto::session::{
     limits, truncate_chars, CheckpointReason, CheckpointType, FileRecord, ProjectState, Session, SessionEvent,
     Timestamp, TodoStatus, TRACKER_FORMAT,
 };
+use crate::clock::{iso, parse_iso};
+use crate::text::{clean, relative};
 use chrono::{DateTime, NaiveDateTime, Utc};
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 /// Bounds on what a session keeps in memory, however long it runs.
 pub mod caps {
@@ -38,16 +40,6 @@ pub mod caps {
 }
 
 const ID_FORMAT: &str = "session_%Y-%m-%d_%H-%M-%S";
-
-/// ISO 8601, UTC, to the second, as the seeds write it.
-pub fn iso(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// Parses a timestamp written by [`iso`] (or any RFC 3339 one).
-pub fn parse_iso(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
-}
 
 /// A session id for `now` that sorts after `last`: two sessions of one project started in
 /// the same second get consecutive seconds, so ids stay unique and in the seed's format.
@@ -395,67 +387,6 @@ fn shrink(st: &mut ProjectState) -> bool {
     true
 }
 
-/// A path given by a client, relative to the project root. Absolute paths must lie inside
-/// the project; relative ones must not climb out of it. The file need not exist (any more).
-pub fn relative(root: &Path, path: &str) -> Result<String, String> {
-    if path.trim().is_empty() {
-        return Err("path is empty".into());
-    }
-    // No real path is longer (PATH_MAX): a longer one is junk that would only cost memory.
-    if path.len() > MAX_PATH_BYTES {
-        return Err(format!("a path of {} bytes is longer than any real one ({MAX_PATH_BYTES})", path.len()));
-    }
-    let p = Path::new(path);
-    let rel = if p.is_absolute() {
-        p.strip_prefix(root).map_err(|_| format!("{path} is outside the project {}", root.display()))?
-    } else {
-        p
-    };
-    let mut parts: Vec<String> = Vec::new();
-    for c in rel.components() {
-        match c {
-            Component::Normal(x) => parts.push(x.to_string_lossy().into_owned()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                parts.pop().ok_or_else(|| format!("{path} is outside the project {}", root.display()))?;
-            }
-            Component::RootDir | Component::Prefix(_) => return Err(format!("{path} is not a usable path")),
-        }
-    }
-    if parts.is_empty() {
-        return Err(format!("{path} names the project root, not a file"));
-    }
-    // A file name can hold a token (`src/AKIA…_ghp_….txt`): paths are kept redacted too. And
-    // a line break (a name such as "x\n## Decisions\n- …") would forge lines in the context
-    // and the report: control characters are shown as `?`.
-    let joined = parts.join("/");
-    let printable: String = joined.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
-    Ok(ccmem_proto::redact::redact(&printable).into_owned())
-}
-
-/// The longest path taken in (Linux's PATH_MAX).
-pub const MAX_PATH_BYTES: usize = 4096;
-
-/// Redacts secrets, trims, drops control characters and bounds the length of client text.
-pub fn clean(s: &str) -> String {
-    let redacted = ccmem_proto::redact::redact(s);
-    let t: String = redacted.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    truncate_chars(&t, caps::TEXT_CHARS)
-}
-
-/// Like [`clean`], for text whose lines matter (an assistant message, a summary): line
-/// breaks are kept, other control characters dropped, at most `max` characters.
-pub fn clean_lines(s: &str, max: usize) -> String {
-    let redacted = ccmem_proto::redact::redact(s);
-    let t: String = redacted
-        .trim()
-        .chars()
-        .filter(|c| *c != '\r')
-        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
-        .collect();
-    truncate_chars(&t, max)
-}
-
 fn push_unique(list: &mut Vec<String>, item: &str, cap: usize) {
     if !item.is_empty() && !list.iter().any(|x| x == item) {
         list.push(item.to_string());
@@ -538,6 +469,7 @@ fn latest_prompt(s: &Session) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
     use ccmem_proto::session::{Phase, Todo};
 
     fn at(s: &str) -> DateTime<Utc> {

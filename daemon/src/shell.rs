@@ -7,7 +7,6 @@
 //! `bun test` (the narrower run says nothing about the rest). Exploratory commands (`grep`,
 //! `ls`, `git diff`, …) fail as part of looking around and are never failures.
 
-use crate::session;
 use crate::testout;
 use ccmem_proto::session::{truncate_chars, Done, Failure, Session};
 use chrono::{DateTime, Utc};
@@ -430,15 +429,15 @@ pub fn record(
     now: DateTime<Utc>,
 ) {
     let failed = exited_nonzero || parsed_failure.is_some();
-    let at = session::iso(now);
+    let at = crate::clock::iso(now);
     // Where it ran, when the line says (`cd packages/api && npm test`): part of what failed.
     let cd = cd_prefix(command);
     if failed {
         let Some((work, text)) = classify(command) else { return };
-        let text = truncate_chars(&session::clean(&format!("{cd}{text}")), COMMAND_CHARS);
+        let text = truncate_chars(&crate::text::clean(&format!("{cd}{text}")), COMMAND_CHARS);
         let error = parsed_failure
             .or_else(|| key_error(output))
-            .map(|e| truncate_chars(&session::clean(&e), ERROR_CHARS))
+            .map(|e| truncate_chars(&crate::text::clean(&e), ERROR_CHARS))
             .unwrap_or_default();
         let same = |f: &Failure| {
             f.kind == work.name() && (work != Work::Command || command_key(&f.command) == command_key(&text))
@@ -473,7 +472,7 @@ pub fn record(
     }
     // The whole line succeeded, so each of its parts did.
     for (work, text) in parts(command) {
-        let text = session::clean(&format!("{cd}{text}"));
+        let text = crate::text::clean(&format!("{cd}{text}"));
         s.failures.retain(|f| !resolves(work, &text, f));
     }
     if let Some(d) = classify(command).and_then(|(work, _)| finished(work, command, output)) {
@@ -505,7 +504,7 @@ fn resolves(work: Work, text: &str, f: &Failure) -> bool {
 }
 
 fn push_done(s: &mut Session, (kind, text): (&'static str, String), at: String) {
-    let text = truncate_chars(&session::clean(&text), 200);
+    let text = truncate_chars(&crate::text::clean(&text), 200);
     if text.is_empty() || s.done.iter().any(|d| d.kind == kind && d.text == text) {
         return;
     }
@@ -677,7 +676,7 @@ mod tests {
 
     fn session() -> Session {
         let now = Utc::now();
-        session::start("/w/app".into(), "app".into(), session::new_id(now, None), now, None)
+        crate::session::start("/w/app".into(), "app".into(), crate::session::new_id(now, None), now, None)
     }
 
     #[test]

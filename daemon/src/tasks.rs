@@ -112,7 +112,7 @@ pub fn parse(text: &str) -> TaskList {
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, h)) = heading.take() {
                     if let Some(name) = phase_name(&h, level, phase_level) {
-                        phase = crate::session::clean(&name);
+                        phase = crate::text::clean(&name);
                     }
                 }
             }
@@ -173,7 +173,7 @@ fn add_task(list: &mut TaskList, phase: &str, item: Item) {
     let (id, title) = split_id(item.text.trim());
     let done = item.done || title.contains('✅');
     // Task lists are the user's text like any other: filtered before they are kept.
-    let title = crate::session::clean(title.replace('✅', "").trim());
+    let title = crate::text::clean(title.replace('✅', "").trim());
     if title.is_empty() && id.is_empty() {
         return;
     }
@@ -322,7 +322,7 @@ pub fn refresh(s: &mut Session) -> Option<TaskList> {
         total_tasks: total,
         completed_tasks: done,
         progress: percent(done, total),
-        last_modified: list.modified.map(crate::session::iso).unwrap_or_default(),
+        last_modified: list.modified.map(crate::clock::iso).unwrap_or_default(),
     });
     let status = list.status();
     if let Some(cur) = &status.current_task {

@@ -10,7 +10,6 @@
 //! blocking, so a FIFO or a device named as a transcript cannot hang or flood the daemon.
 //! Runs on the blocking pool, never on the project task.
 
-use crate::session;
 use ccmem_proto::session::{truncate_chars, Digest};
 use ccmem_proto::transcript::{self, Entry};
 use std::io::{BufRead, Read, Seek, SeekFrom};
@@ -170,7 +169,7 @@ fn take_line(d: &mut Digest, out: &mut Delta, line: &[u8]) {
 fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
     match e {
         Entry::AssistantText { text } => {
-            let clean = session::clean_lines(&without_tags(&text), 200_000);
+            let clean = crate::text::clean_lines(&without_tags(&text), 200_000);
             if clean.trim().is_empty() {
                 out.keep_text(text); // nothing but intents
                 return;
@@ -184,7 +183,7 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
             out.keep_text(text);
         }
         Entry::CompactSummary { text } => {
-            let clean = session::clean_lines(&text, 200_000);
+            let clean = crate::text::clean_lines(&text, 200_000);
             let parts = transcript::summary_parts(&clean);
             d.pending = truncate_chars(&parts.pending, SUMMARY_PART);
             d.current_work = truncate_chars(&parts.current, SUMMARY_PART);
@@ -198,7 +197,7 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
         }
         Entry::Prompt { text } => {
             if out.first_prompt.is_none() {
-                out.first_prompt = Some(session::clean(&transcript::readable_prompt(&text)));
+                out.first_prompt = Some(crate::text::clean(&transcript::readable_prompt(&text)));
             }
         }
         Entry::ToolUse { .. } => out.tool_calls += 1,
@@ -260,7 +259,7 @@ fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
 /// taken out, its end), or None when nothing is left: for a Stop hook's
 /// `last_assistant_message`, so that they are there even before the transcript is read.
 pub fn last_words(message: &str) -> Option<String> {
-    let clean = session::clean_lines(&without_tags(message), 200_000);
+    let clean = crate::text::clean_lines(&without_tags(message), 200_000);
     (!clean.trim().is_empty()).then(|| tail(&clean, LAST_WORDS))
 }
 
