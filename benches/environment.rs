@@ -13,7 +13,7 @@
 
 mod figures;
 
-use ccmem_daemon::{ports::Scanner, testout};
+use ccmem_daemon::{observe::ports::Scanner, observe::testout};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 

@@ -12,7 +12,7 @@
 //! A failing input is shrunk and written to `target/fuzz-failures/`; an input that runs
 //! over 5 s counts as a hang: it is written there and the run aborts.
 
-use ccmem_daemon::{hooks, session, tasks, testout};
+use ccmem_daemon::{agent::hooks, observe::tasks, observe::testout, session::rules as session};
 use ccmem_proto::{frame, memory, report, rpc};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

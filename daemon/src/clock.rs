@@ -17,4 +17,3 @@ pub fn parse_iso(s: &str) -> Option<DateTime<Utc>> {
 pub fn modified(p: &Path) -> Option<DateTime<Utc>> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok().map(DateTime::<Utc>::from)
 }
-

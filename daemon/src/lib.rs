@@ -9,46 +9,26 @@
 //! the socket and pidfile are removed.
 
 pub use ccmem_proto::atomic;
-pub mod blockers;
-pub mod checkpoint;
+pub mod agent;
 pub mod cli;
 pub mod clock;
 pub mod config;
-pub mod connection;
-pub mod context;
-pub mod deps;
-pub mod environment;
-pub mod git;
-pub mod global;
 pub mod heap;
-pub mod hooks;
-pub mod instance;
-pub mod intents;
 pub mod logging;
-pub mod manifest;
 pub mod memories;
-
-pub mod ports;
+pub mod observe;
 pub mod project;
-pub mod projects;
 pub mod report;
-pub mod rpc;
 pub mod server;
-pub mod service;
 pub mod session;
-pub mod shell;
-pub mod shutdown;
-pub mod socket;
-pub mod state;
-pub mod store;
-pub mod tasks;
 pub mod text;
-pub mod testout;
-pub mod transcript;
-pub mod watch;
 
+use agent::facts as global;
 use anyhow::Context;
 use ccmem_proto::paths;
+use observe::{ports, watch};
+use project::store;
+use server::{activation as service, instance, shutdown, socket, state};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -159,7 +139,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         cfg.max_watches.unwrap_or(usize::MAX),
     ));
     let (reloader, live) = config::Reloader::new(args, given, cfg);
-    let ctx = project::Ctx {
+    let ctx = project::task::Ctx {
         ports,
         global: global::GlobalFacts::spawn(store.clone()),
         memories: memories::Memories::spawn(memories::global_dir()),
@@ -220,7 +200,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         })
     });
 
-    server::serve(listener, shared.clone()).await;
+    server::accept::serve(listener, shared.clone()).await;
     drop(socket_watch);
     service::notify("STOPPING=1");
     shared.projects.final_checkpoint_all().await;

@@ -68,4 +68,3 @@ pub fn clean_lines(s: &str, max: usize) -> String {
         .collect();
     truncate_chars(&t, max)
 }
-

@@ -2,7 +2,7 @@
 //! source files, hook payloads, shell commands — may be anything: the readers never panic
 //! and never hang on it (property tests over arbitrary and mangled inputs).
 
-use ccmem_daemon::{blockers, hooks, session, tasks, testout};
+use ccmem_daemon::{agent::hooks, observe::tasks, observe::testout, report::blockers, session::rules as session};
 use proptest::prelude::*;
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@
 //! `bun test` (the narrower run says nothing about the rest). Exploratory commands (`grep`,
 //! `ls`, `git diff`, …) fail as part of looking around and are never failures.
 
-use crate::testout;
+use crate::observe::testout;
 use ccmem_proto::session::{truncate_chars, Done, Failure, Session};
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
@@ -676,7 +676,7 @@ mod tests {
 
     fn session() -> Session {
         let now = Utc::now();
-        crate::session::start("/w/app".into(), "app".into(), crate::session::new_id(now, None), now, None)
+        crate::session::rules::start("/w/app".into(), "app".into(), crate::session::rules::new_id(now, None), now, None)
     }
 
     #[test]

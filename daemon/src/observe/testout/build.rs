@@ -73,7 +73,7 @@ pub fn parse(output: &str, failed: bool) -> BuildStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testout::tests::fixture;
+    use crate::observe::testout::tests::fixture;
 
     #[test]
     fn compiler_errors_are_read() {

@@ -11,7 +11,7 @@
 //! `.git/HEAD`, the index and refs are watched through `.git` itself and `.git/refs` only,
 //! and trigger a git refresh.
 
-use crate::project::Msg;
+use crate::project::task::Msg;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use notify::{EventKind, RecursiveMode, Watcher};
 use std::collections::{HashMap, HashSet};

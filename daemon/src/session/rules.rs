@@ -3,12 +3,12 @@
 //!
 //! Pure functions over [`Session`]; the project task owns the state and does the I/O.
 
+use crate::clock::{iso, parse_iso};
+use crate::text::{clean, relative};
 use ccmem_proto::session::{
     limits, truncate_chars, CheckpointReason, CheckpointType, FileRecord, ProjectState, Session, SessionEvent,
     Timestamp, TodoStatus, TRACKER_FORMAT,
 };
-use crate::clock::{iso, parse_iso};
-use crate::text::{clean, relative};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use std::path::PathBuf;
 
@@ -213,10 +213,10 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
             }
         }
         SessionEvent::Server(info) => {
-            crate::environment::apply_server(s, info, now);
+            crate::session::environment::apply_server(s, info, now);
         }
-        SessionEvent::Tests { suite, e2e } => crate::environment::apply_tests(s, suite, e2e, now),
-        SessionEvent::Build(b) => crate::environment::apply_build(s, b, now),
+        SessionEvent::Tests { suite, e2e } => crate::session::environment::apply_tests(s, suite, e2e, now),
+        SessionEvent::Build(b) => crate::session::environment::apply_build(s, b, now),
     }
     Ok(())
 }
@@ -248,7 +248,7 @@ pub fn handoff(a: &ccmem_proto::session::ArchivedSession) -> Option<ccmem_proto:
     Some(ccmem_proto::session::Handoff {
         session_id: s.session_id.clone(),
         ended_at: a.ended_at.clone(),
-        reason: crate::store::end_reason_text(a.ended).to_string(),
+        reason: crate::project::store::end_reason_text(a.ended).to_string(),
         conversation,
         todos,
         failures: s.failures.clone(),
@@ -335,7 +335,7 @@ pub fn checkpoint_file(s: &Session, reason: CheckpointReason, kind: CheckpointTy
             .take(20)
             .rev()
             .map(|w| truncate_chars(w, limits::WARNING_CHARS))
-            .chain(crate::environment::warnings(s))
+            .chain(crate::session::environment::warnings(s))
             .collect(),
     };
     st.git.last_commit = truncate_chars(&st.git.last_commit, 200);
@@ -469,8 +469,8 @@ fn latest_prompt(s: &Session) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
     use ccmem_proto::session::{Phase, Todo};
+    use std::path::Path;
 
     fn at(s: &str) -> DateTime<Utc> {
         parse_iso(s).unwrap()

@@ -6,10 +6,11 @@
 //! and git work goes to the blocking pool while the task waits, so messages queue in order
 //! and no lock is ever held around the session.
 
-use crate::blockers::CommentCache;
-use crate::projects::Registration;
+use crate::project::registry::Registration;
+use crate::report::blockers::CommentCache;
 use crate::{
-    checkpoint, context, environment, git, global::GlobalFacts, hooks, manifest, session, store::Store, watch,
+    agent::context, agent::facts::GlobalFacts, agent::hooks, observe::git, observe::manifest, observe::watch,
+    project::checkpoint, project::store::Store, session::environment, session::rules as session,
 };
 use ccmem_proto::api::{
     CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, ReportReply, RequestedReason,
@@ -34,7 +35,7 @@ pub struct Ctx {
     /// User-wide facts.
     pub global: GlobalFacts,
     /// The dev-server scanner.
-    pub ports: crate::ports::Ports,
+    pub ports: crate::observe::ports::Ports,
     /// Knowledge memories.
     pub memories: crate::memories::Memories,
     /// The configuration, for `config show` and reloads.
@@ -249,7 +250,7 @@ struct ReadJob {
 const READS_QUEUED: usize = 8;
 
 /// A finished transcript read.
-type TranscriptRead = (ReadJob, ccmem_proto::session::Digest, std::io::Result<crate::transcript::Delta>);
+type TranscriptRead = (ReadJob, ccmem_proto::session::Digest, std::io::Result<crate::agent::transcript::Delta>);
 
 /// Waits for a background read, or forever when there is none (for `select!`).
 async fn finished<T>(job: &mut Option<tokio::task::JoinHandle<T>>) -> Option<T> {
@@ -499,7 +500,7 @@ impl Project {
                 let now = chrono::Utc::now();
                 let large = changes.len() > crate::heap::LARGE_BATCH;
                 let at = Instant::now();
-                let task_list = changes.iter().any(|(p, _)| crate::tasks::is_task_list(p));
+                let task_list = changes.iter().any(|(p, _)| crate::observe::tasks::is_task_list(p));
                 for (path, change) in changes {
                     if change != watch::Change::Deleted {
                         // Already counted from the agent's own report of this edit.
@@ -662,7 +663,8 @@ impl Project {
         };
         let mut digest = digest;
         self.reading = Some(tokio::task::spawn_blocking(move || {
-            let r = crate::transcript::read(Path::new(&job.path), &mut digest, crate::transcript::MAX_READ);
+            let r =
+                crate::agent::transcript::read(Path::new(&job.path), &mut digest, crate::agent::transcript::MAX_READ);
             (job, digest, r)
         }));
     }
@@ -723,7 +725,7 @@ impl Project {
         if self.scanned.len() > 256 {
             self.scanned.pop_front();
         }
-        let found = crate::intents::detect(text);
+        let found = crate::agent::intents::detect(text);
         if found == facts::Intents::default() {
             return;
         }
@@ -1007,18 +1009,18 @@ impl Project {
             let now = chrono::Utc::now();
             session::refresh(&mut copy, now);
             let tasks = checkpoint::refresh_from_disk(&mut copy);
-            let m = crate::report::build(&copy, tasks.as_ref(), &mut comments, now);
-            let written = write.then(|| crate::report::write(&copy.project_root, &m));
+            let m = crate::report::session_memory::build(&copy, tasks.as_ref(), &mut comments, now);
+            let written = write.then(|| crate::report::session_memory::write(&copy.project_root, &m));
             (m, written, comments)
         });
         let (m, written, comments) = job.await.map_err(|e| format!("building the report failed: {e}"))?;
         self.comments = Some(comments);
         let path = match written {
-            Some(Ok(_)) => Some(self.s.project_root.join(crate::report::REPORT_FILE)),
+            Some(Ok(_)) => Some(self.s.project_root.join(crate::report::session_memory::REPORT_FILE)),
             Some(Err(e)) => {
                 return Err(format!(
                     "cannot write {}: {e}",
-                    self.s.project_root.join(crate::report::REPORT_FILE).display()
+                    self.s.project_root.join(crate::report::session_memory::REPORT_FILE).display()
                 ))
             }
             None => None,
@@ -1027,7 +1029,7 @@ impl Project {
     }
 
     /// Waits for the transcript reads asked for, so that what is saved holds their words
-    /// (reads are bounded: regular files only, at most [`crate::transcript::MAX_READ`]).
+    /// (reads are bounded: regular files only, at most [`crate::agent::transcript::MAX_READ`]).
     async fn finish_reads(&mut self) {
         while let Some(job) = self.reading.take() {
             let read = job.await.ok();

@@ -400,7 +400,7 @@ mod tests {
 
     #[test]
     fn spec_kits_own_template_reads_as_its_six_phases() {
-        let l = parse(include_str!("../../tests/fixtures/tasks/spec-kit-template.md"));
+        let l = parse(include_str!("../../../tests/fixtures/tasks/spec-kit-template.md"));
         assert_eq!(
             shown(&l),
             [
@@ -425,7 +425,7 @@ mod tests {
 
     #[test]
     fn phases_with_task_subsections_and_sub_items() {
-        let l = parse(include_str!("../../tests/fixtures/tasks/phases-with-subsections.md"));
+        let l = parse(include_str!("../../../tests/fixtures/tasks/phases-with-subsections.md"));
         assert_eq!(
             shown(&l),
             [("Storage".to_string(), 4, 4), ("Transport".into(), 1, 3), ("UI".into(), 0, 3), ("Release".into(), 0, 2),],
@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn checklists_without_phases_or_ids() {
-        let l = parse(include_str!("../../tests/fixtures/tasks/plain.md"));
+        let l = parse(include_str!("../../../tests/fixtures/tasks/plain.md"));
         assert_eq!(l.phases, ["Tasks"]);
         assert_eq!(
             l.tasks.iter().map(|t| (t.title.as_str(), t.done)).collect::<Vec<_>>(),

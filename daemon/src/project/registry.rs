@@ -5,8 +5,8 @@
 //! this registry only maps roots to those tasks' mailboxes. The lock guards the map, never
 //! a session, and is never held across an await.
 
-use crate::project::{Ctx, Msg, Project};
-use crate::store::Found;
+use crate::project::store::Found;
+use crate::project::task::{Ctx, Msg, Project};
 use ccmem_proto::api::ProjectSummary;
 use ccmem_proto::session::{ArchivedSession, EndReason, Session};
 use std::collections::HashMap;
@@ -98,7 +98,7 @@ impl Projects {
                         let (ctx, root) = (self.ctx.clone(), root.to_path_buf());
                         let global = self.ctx.global.list().await;
                         let job = tokio::task::spawn_blocking(move || {
-                            crate::project::ended_context(&ctx, &root, &global, budget)
+                            crate::project::task::ended_context(&ctx, &root, &global, budget)
                         });
                         if let Ok(r) = job.await {
                             let _ = reply.send(r);
@@ -108,7 +108,7 @@ impl Projects {
                     Msg::Facts { edit, reply } if !self.closing.load(Ordering::SeqCst) => {
                         let (ctx, root) = (self.ctx.clone(), root.to_path_buf());
                         let job = tokio::task::spawn_blocking(move || {
-                            crate::project::edit_stored_facts(&ctx, &root, edit.as_ref())
+                            crate::project::task::edit_stored_facts(&ctx, &root, edit.as_ref())
                         });
                         if let Ok(r) = job.await {
                             let _ = reply.send(r);
@@ -172,8 +172,9 @@ impl Projects {
                     continue;
                 }
             };
-            let last =
-                crate::clock::parse_iso(&s.last_activity).or_else(|| crate::clock::parse_iso(&s.created_at)).unwrap_or(now);
+            let last = crate::clock::parse_iso(&s.last_activity)
+                .or_else(|| crate::clock::parse_iso(&s.created_at))
+                .unwrap_or(now);
             let idle = (now - last).to_std().unwrap_or(Duration::ZERO);
             let alive = s.project_root.is_dir();
             let ttl = self.ctx.live.borrow().session_ttl;

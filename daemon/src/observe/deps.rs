@@ -2,8 +2,8 @@
 //! from file times alone (no network, no package manager run): the lockfile changed after
 //! the installed tree did means an install is due.
 
-use crate::clock::modified;
 use crate::clock::iso;
+use crate::clock::modified;
 use ccmem_proto::env::{DependencyState, DependencyStatus, ManagerStatus};
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};

@@ -142,7 +142,7 @@ fn attr(e: &BytesStart<'_>, key: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testout::tests::fixture;
+    use crate::observe::testout::tests::fixture;
 
     #[test]
     fn real_reports_read() {

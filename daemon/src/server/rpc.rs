@@ -1,9 +1,9 @@
 //! Turns one frame into at most one reply: envelope checks, then the method's handler.
 //! Session methods hand their work to the project's task and wait for its answer.
 
-use crate::project::{self, Msg};
-use crate::projects;
-use crate::state::{Shared, Stats};
+use crate::project::registry as projects;
+use crate::project::task::{self as project, Msg};
+use crate::server::state::{Shared, Stats};
 use ccmem_proto::api::{self, method};
 use ccmem_proto::rpc::{self, code, RpcError};
 use serde::de::DeserializeOwned;
@@ -79,7 +79,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             to_value(history(shared, root).await?)
         }
         method::HOOK => {
-            let hook = crate::hooks::parse(&params)
+            let hook = crate::agent::hooks::parse(&params)
                 .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;
             let cwd = hook.cwd.clone().ok_or_else(|| {
                 RpcError::invalid_params(name, "the payload has no usable \"cwd\" (a path of at most 4096 bytes)")
@@ -98,7 +98,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                     return Err(e);
                 }
             };
-            let prints = matches!(hook.kind, crate::hooks::Kind::SessionStart { .. });
+            let prints = matches!(hook.kind, crate::agent::hooks::Kind::SessionStart { .. });
             if notification || !prints {
                 // Answered once queued, before it is handled: the agent's next event cannot
                 // overtake this one, and nobody waits for a checkpoint.
@@ -185,7 +185,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::TEST_REPORT => {
             let p: api::TestReportParams = parse(name, params)?;
             let root = root_of(name, p.path.clone()).await?;
-            let runs = tokio::task::spawn_blocking(move || crate::testout::report(&p))
+            let runs = tokio::task::spawn_blocking(move || crate::observe::testout::report(&p))
                 .await
                 .map_err(|e| RpcError::app(format!("reading the report failed: {e}")))?
                 .map_err(|e| RpcError::invalid_params(name, &e))?;

@@ -211,13 +211,13 @@ pub fn build(i: &Input, budget: usize) -> String {
         cap(work.done.iter().rev().map(|d| format!("- {}: {}", d.kind, d.text)).collect(), caps::DONE),
     );
     if let Some(c) = work.conversation {
-        let last = crate::transcript::normal(&c.digest.last_words);
+        let last = crate::agent::transcript::normal(&c.digest.last_words);
         let findings: Vec<String> = c
             .digest
             .findings
             .iter()
             .rev()
-            .filter(|f| !last.contains(&crate::transcript::normal(f)))
+            .filter(|f| !last.contains(&crate::agent::transcript::normal(f)))
             .map(|f| format!("- {f}"))
             .collect();
         push(&mut sections, "## Decisions and findings (newest first)", cap(findings, caps::FINDINGS));
@@ -761,8 +761,13 @@ mod tests {
 
     fn rich_session() -> Session {
         let now = chrono::Utc::now();
-        let mut s =
-            crate::session::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+        let mut s = crate::session::rules::start(
+            "/w/app".into(),
+            "app".into(),
+            "session_2026-01-01_00-00-00".into(),
+            now,
+            None,
+        );
         s.context_snapshot.active_task = "Add OAuth login".into();
         s.todos = vec![
             Todo { id: None, content: "Design".into(), status: TodoStatus::Completed, active_form: "Designing".into() },
@@ -780,7 +785,7 @@ mod tests {
             },
         ];
         for i in 0..200 {
-            let _ = crate::session::apply(
+            let _ = crate::session::rules::apply(
                 &mut s,
                 ccmem_proto::session::SessionEvent::FileEdited {
                     path: format!("src/module_{i}/file_with_a_long_name_{i}.rs"),
@@ -886,7 +891,13 @@ mod tests {
     #[test]
     fn empty_sections_are_left_out_and_compaction_is_stressed() {
         let now = chrono::Utc::now();
-        let s = crate::session::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+        let s = crate::session::rules::start(
+            "/w/app".into(),
+            "app".into(),
+            "session_2026-01-01_00-00-00".into(),
+            now,
+            None,
+        );
         let memory = Memory::default();
         let c = build(
             &Input {
@@ -909,8 +920,13 @@ mod tests {
     fn failing_tests_recorded_without_a_command_have_a_line_of_their_own() {
         use ccmem_proto::env::{SuiteStatus, TestFailure};
         let now = chrono::Utc::now();
-        let mut s =
-            crate::session::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+        let mut s = crate::session::rules::start(
+            "/w/app".into(),
+            "app".into(),
+            "session_2026-01-01_00-00-00".into(),
+            now,
+            None,
+        );
         s.test_results.unit.status = SuiteStatus::Failed;
         s.test_results.unit.failures =
             vec![TestFailure { test_name: "login works".into(), file: "a.test.ts".into(), ..Default::default() }];

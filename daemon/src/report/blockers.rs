@@ -6,7 +6,7 @@
 //! Comments are read from at most [`MAX_FILES`] edited files per checkpoint, and a file is
 //! read again only when its size or time changed: never a whole-repository scan.
 
-use crate::tasks::TaskList;
+use crate::observe::tasks::TaskList;
 use ccmem_proto::env::{BuildState, DependencyState, SuiteStatus};
 use ccmem_proto::report::{limits, BlockerEntry, Priority};
 use ccmem_proto::session::{truncate_chars, Session};

@@ -41,7 +41,7 @@ pub fn bind(socket: &Path) -> anyhow::Result<(Listener, SocketFile)> {
 /// bound by the manager, which also removes it: we only tighten its mode to 0600 when the
 /// file is ours (the unit's SocketMode= should have done so already).
 #[cfg(unix)]
-pub fn adopt(i: crate::service::Inherited, socket: &Path) -> anyhow::Result<Listener> {
+pub fn adopt(i: crate::server::activation::Inherited, socket: &Path) -> anyhow::Result<Listener> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     if let Ok(m) = std::fs::metadata(socket) {
         if m.uid() == paths::euid() && m.mode() & 0o077 != 0 {

@@ -13,8 +13,8 @@
 //! the few processes found read through sysinfo, which is told not to keep `/proc` files
 //! open.
 
-use crate::project::Msg;
-use crate::projects::Projects;
+use crate::project::registry::Projects;
+use crate::project::task::Msg;
 use ccmem_proto::env::ServerInfo;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! unexpected type is as good as absent. Text is redacted before it is kept
 //! (`crate::text::clean`), and tool outputs are never kept whole.
 
-use crate::{session, testout};
+use crate::{observe::testout, session::rules as session};
 use ccmem_proto::env::{SuiteStatus, TestFailure, TestSuite};
 use ccmem_proto::session::{
     CheckpointReason, CheckpointType, Conversation, Session, SessionEvent, ShellCommand, Todo, TodoStatus,
@@ -268,7 +268,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             // readable yet (or at all); its read later says the same or newer.
             if !*subagent {
                 if let (Some(words), Some(c)) =
-                    (last_message.as_deref().and_then(crate::transcript::last_words), find(s, &conv_id))
+                    (last_message.as_deref().and_then(crate::agent::transcript::last_words), find(s, &conv_id))
                 {
                     c.digest.last_words = words;
                     c.digest.last_words_at = crate::clock::iso(now);
@@ -311,7 +311,8 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             // (older payloads nest a `task` object).
             let v = payload.get("task").filter(|t| t.is_object()).unwrap_or(payload);
             let id = id_of(v.get("task_id").or_else(|| v.get("id")).or_else(|| v.get("taskId")));
-            let subject = v.get("task_subject").and_then(Value::as_str).map(crate::text::clean).or_else(|| task_subject(v));
+            let subject =
+                v.get("task_subject").and_then(Value::as_str).map(crate::text::clean).or_else(|| task_subject(v));
             let status = if event.contains("Complet") { Some(TodoStatus::Completed) } else { None };
             change_task(s, &conv_id, TaskChange { id, subject, status, active_form: None, delete: false });
         }
@@ -421,7 +422,7 @@ fn edit_lines(tool: &str, input: &Value, response: &Value) -> (u64, u64) {
     match tool {
         // A new file is all added; a replaced one without a patch says nothing reliable.
         "Write" if response.get("type").and_then(Value::as_str) != Some("update") => {
-            (crate::git::line_count(str_of(input, "content").as_bytes()), 0)
+            (crate::observe::git::line_count(str_of(input, "content").as_bytes()), 0)
         }
         "Edit" => changed_lines(&str_of(input, "old_string"), &str_of(input, "new_string")),
         "MultiEdit" => input.get("edits").and_then(Value::as_array).into_iter().flatten().fold((0, 0), |(a, d), e| {
@@ -448,11 +449,11 @@ fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, cwd: 
     // this one's tests or failures; one in a part of it is named with its place, relative to
     // the root (`cd packages/api && npm test`), the root itself needing none.
     let base = cwd.filter(|c| c.starts_with(&s.project_root)).unwrap_or(&s.project_root);
-    let cmd = match crate::shell::work_dir(&cmd, base) {
+    let cmd = match crate::session::shell::work_dir(&cmd, base) {
         Some(dir) => match dir.strip_prefix(&s.project_root) {
             Err(_) => return,
-            Ok(rel) if rel.as_os_str().is_empty() => crate::shell::without_cd(&cmd).to_string(),
-            Ok(rel) => format!("cd {} && {}", rel.display(), crate::shell::without_cd(&cmd)),
+            Ok(rel) if rel.as_os_str().is_empty() => crate::session::shell::without_cd(&cmd).to_string(),
+            Ok(rel) => format!("cd {} && {}", rel.display(), crate::session::shell::without_cd(&cmd)),
         },
         None => cmd,
     };
@@ -470,7 +471,7 @@ fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, cwd: 
             .join("\n"),
     };
     let parsed_failure = parsed_results(s, &cmd, &output, failed, now);
-    crate::shell::record(s, &cmd, &output, failed, parsed_failure, now);
+    crate::session::shell::record(s, &cmd, &output, failed, parsed_failure, now);
 }
 
 /// Records the test runs and build a command's output shows; returns what failed in them
@@ -521,7 +522,7 @@ fn parsed_results(s: &mut Session, cmd: &str, output: &str, failed: bool, now: D
         let _ = session::apply_quietly(s, SessionEvent::Build(b), now);
     }
     // A failure whose parser found no words gets the output's key error line.
-    failure.map(|f| if f.is_empty() { crate::shell::key_error(output).unwrap_or_default() } else { f })
+    failure.map(|f| if f.is_empty() { crate::session::shell::key_error(output).unwrap_or_default() } else { f })
 }
 
 /// `2 failed, 40 passed; parses_dates (src/a.rs:10): expected 3, got 4`.
@@ -562,7 +563,11 @@ fn todo_of(v: &Value) -> Option<Todo> {
     Some(Todo {
         id: None,
         status: v.get("status").and_then(Value::as_str).and_then(status_of).unwrap_or_default(),
-        active_form: v.get("activeForm").and_then(Value::as_str).map(crate::text::clean).unwrap_or_else(|| content.clone()),
+        active_form: v
+            .get("activeForm")
+            .and_then(Value::as_str)
+            .map(crate::text::clean)
+            .unwrap_or_else(|| content.clone()),
         content,
     })
 }
@@ -691,7 +696,8 @@ pub fn resumable<'a>(
         .iter()
         .filter(|c| Some(c.id.as_str()) != except)
         .filter(|c| {
-            crate::clock::parse_iso(&c.last_activity).is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
+            crate::clock::parse_iso(&c.last_activity)
+                .is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
         })
         .max_by(|a, b| (a.did_work(), &a.last_activity).cmp(&(b.did_work(), &b.last_activity)))
 }
@@ -836,7 +842,7 @@ mod tests {
 
     #[test]
     fn tests_that_do_not_build_fail_even_when_a_pipe_hides_the_exit_status() {
-        let fixture = |n: &str| crate::testout::tests::fixture(n);
+        let fixture = |n: &str| crate::observe::testout::tests::fixture(n);
         let run = |cmd: &str, out: &str, failed: bool| {
             let mut s = session();
             let h = hook(json!({"hook_event_name": if failed { "PostToolUseFailure" } else { "PostToolUse" },
@@ -860,7 +866,7 @@ mod tests {
 
     #[test]
     fn real_payloads_of_the_task_tools_are_read_whole() {
-        let (s, fx) = replay(include_str!("../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl"));
+        let (s, fx) = replay(include_str!("../../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl"));
         // TaskCreate's ids come back in its response; TaskUpdate names only the id.
         let want = [
             (Some("1"), "Add the calculator module", TodoStatus::Completed, "Adding the calculator module"),
@@ -903,7 +909,7 @@ mod tests {
 
     #[test]
     fn a_subagents_stop_does_not_replace_the_last_words() {
-        let jsonl = include_str!("../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl");
+        let jsonl = include_str!("../../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl");
         // The work run alone: up to its SessionEnd.
         let end = jsonl.lines().position(|l| l.contains("\"SessionEnd\"")).unwrap();
         let first: Vec<&str> = jsonl.lines().take(end + 1).collect();
@@ -914,7 +920,7 @@ mod tests {
 
     #[test]
     fn real_payloads_of_todo_write_are_read_whole() {
-        let (s, _) = replay(include_str!("../../tests/fixtures/claude-code/2.1.330/todo-write.jsonl"));
+        let (s, _) = replay(include_str!("../../../tests/fixtures/claude-code/2.1.330/todo-write.jsonl"));
         assert_eq!(
             todos(&s.todos),
             [
@@ -933,8 +939,8 @@ mod tests {
     #[test]
     fn every_real_payload_parses_and_each_tool_delivery_has_its_own_key() {
         for jsonl in [
-            include_str!("../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl"),
-            include_str!("../../tests/fixtures/claude-code/2.1.330/todo-write.jsonl"),
+            include_str!("../../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl"),
+            include_str!("../../../tests/fixtures/claude-code/2.1.330/todo-write.jsonl"),
         ] {
             let mut keys = std::collections::HashSet::new();
             for line in jsonl.lines() {
@@ -1079,7 +1085,7 @@ mod tests {
     fn test_runs_and_builds_in_bash_output_are_recorded() {
         let mut s = session();
         let now = Utc::now();
-        let out = crate::testout::tests::fixture("cargo-fail.txt");
+        let out = crate::observe::testout::tests::fixture("cargo-fail.txt");
         apply(
             &mut s,
             &hook(json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "tool_name": "Bash",
@@ -1091,7 +1097,7 @@ mod tests {
         assert_eq!(u.command, "cargo test 2>&1");
         assert_eq!(u.failures[0].test_name, "tests::parses");
 
-        let out = crate::testout::tests::fixture("playwright-pass.txt");
+        let out = crate::observe::testout::tests::fixture("playwright-pass.txt");
         apply(
             &mut s,
             &hook(json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
@@ -1101,7 +1107,7 @@ mod tests {
         assert_eq!((s.test_results.e2e.status, s.test_results.e2e.passed), (SuiteStatus::Passed, 2));
         assert_eq!(s.test_results.unit.status, SuiteStatus::Failed, "the unit suite is left as it was");
 
-        let out = crate::testout::tests::fixture("cargo-build-fail.txt");
+        let out = crate::observe::testout::tests::fixture("cargo-build-fail.txt");
         apply(
             &mut s,
             &hook(json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",

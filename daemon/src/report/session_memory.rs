@@ -5,9 +5,9 @@
 //! filter here (comments); the result is checked against seed 000's rules before it is
 //! written, and shrunk to stay under 50 KB.
 
-use crate::blockers::{self, one_line, Comment, CommentCache};
-use crate::tasks::{self, TaskList};
-use crate::manifest;
+use crate::observe::manifest;
+use crate::observe::tasks::{self, TaskList};
+use crate::report::blockers::{self, one_line, Comment, CommentCache};
 use ccmem_proto::atomic;
 use ccmem_proto::env::{SuiteStatus, TestSuite};
 use ccmem_proto::report::{
@@ -68,7 +68,7 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
             session_duration: crate::clock::parse_iso(&s.created_at).map(|c| duration(now - c)),
             version: report::FORMAT_VERSION.into(),
         },
-        work: crate::context::report_work(s, now),
+        work: crate::agent::context::report_work(s, now),
         summary: ExecutiveSummary {
             project_description: line(
                 &manifest::project_description(&s.project_root)
@@ -400,7 +400,7 @@ pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session;
+    use crate::session::rules as session;
     use ccmem_proto::report::validate;
 
     #[test]
@@ -415,10 +415,10 @@ mod tests {
         .unwrap();
         let now = Utc::now();
         let mut s = session::start(root.clone(), "demo".into(), session::new_id(now, None), now, None);
-        let out = crate::testout::tests::fixture("cargo-fail.txt");
-        let mut suite = crate::testout::parse(&out, Some("cargo"))[0].suite.clone();
+        let out = crate::observe::testout::tests::fixture("cargo-fail.txt");
+        let mut suite = crate::observe::testout::parse(&out, Some("cargo"))[0].suite.clone();
         suite.command = "cargo test".into();
-        crate::environment::apply_tests(&mut s, suite, false, now);
+        crate::session::environment::apply_tests(&mut s, suite, false, now);
         let comments = blockers::comments_in("src/lib.rs", b"// FIXME: off by one\n// TODO later\n");
         let list = tasks::find(&root).unwrap();
         let m = assemble(&s, Some(&list), &comments, now);

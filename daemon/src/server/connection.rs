@@ -4,8 +4,8 @@
 //! within the write timeout), so a silent, slow or hostile client costs one task and one
 //! permit until it is cut off, and never holds anyone else up.
 
-use crate::rpc;
-use crate::state::Shared;
+use crate::server::rpc;
+use crate::server::state::Shared;
 use ccmem_proto::frame::{scan, Scan};
 use ccmem_proto::rpc::{code, encode_response, RpcError};
 use interprocess::local_socket::tokio::Stream;

@@ -1,8 +1,8 @@
 //! State shared by the server's tasks: configuration, counters and the shutdown signal.
 //! Session state is not here: each project's session has a task of its own (`projects`).
 
-use crate::project::Ctx;
-use crate::projects::Projects;
+use crate::project::registry::Projects;
+use crate::project::task::Ctx;
 use ccmem_proto::api::ConnectionStats;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -1,8 +1,8 @@
 //! The accept loop: peer check, connection cap, one task per connection, graceful stop.
 
-use crate::connection;
-use crate::socket;
-use crate::state::{Shared, Stats};
+use crate::server::connection;
+use crate::server::socket;
+use crate::server::state::{Shared, Stats};
 use interprocess::local_socket::tokio::{prelude::*, Listener};
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //!
 //! Blocking: the project task runs it on the blocking pool.
 
-use crate::{atomic, git, session, store::Store};
+use crate::{atomic, observe::git, project::store::Store, session::rules as session};
 use ccmem_proto::session::{CheckpointInfo, CheckpointReason, CheckpointType, Session};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ pub fn run(
     kind: CheckpointType,
     store: &Store,
     exclude_done: &mut bool,
-    comments: &mut crate::blockers::CommentCache,
+    comments: &mut crate::report::blockers::CommentCache,
 ) -> Outcome {
     let now = chrono::Utc::now();
     refresh_git(s);
@@ -57,8 +57,13 @@ pub fn run(
     }
     let path = s.project_root.join(STATE_FILE);
     let bytes = session::checkpoint_file(s, reason, kind, now);
-    let info =
-        CheckpointInfo { timestamp: crate::clock::iso(now), reason, kind, bytes: bytes.len() as u64, path: path.clone() };
+    let info = CheckpointInfo {
+        timestamp: crate::clock::iso(now),
+        reason,
+        kind,
+        bytes: bytes.len() as u64,
+        path: path.clone(),
+    };
     let previous = s.last_checkpoint.replace(info.clone());
     s.saved_at_ms = now.timestamp_millis();
     let saved = store.save_tracker(s);
@@ -76,18 +81,21 @@ pub fn run(
         }
     }
     // The human-readable report beside it (seed 000), from the same session.
-    let memory = crate::report::build(s, tasks.as_ref(), comments, now);
-    if let Err(e) = crate::report::write(&s.project_root, &memory) {
-        out.errors.push(format!("cannot write {}: {e}", s.project_root.join(crate::report::REPORT_FILE).display()));
+    let memory = crate::report::session_memory::build(s, tasks.as_ref(), comments, now);
+    if let Err(e) = crate::report::session_memory::write(&s.project_root, &memory) {
+        out.errors.push(format!(
+            "cannot write {}: {e}",
+            s.project_root.join(crate::report::session_memory::REPORT_FILE).display()
+        ));
     }
     out
 }
 
 /// Re-reads what the project's files say: dependencies, build outputs, the task list
 /// (returned, so that a report made now need not read it again).
-pub fn refresh_from_disk(s: &mut Session) -> Option<crate::tasks::TaskList> {
-    crate::environment::refresh_files(s);
-    crate::tasks::refresh(s)
+pub fn refresh_from_disk(s: &mut Session) -> Option<crate::observe::tasks::TaskList> {
+    crate::session::environment::refresh_files(s);
+    crate::observe::tasks::refresh(s)
 }
 
 /// Refreshes the git block and the line and commit counts since the session began.

@@ -147,7 +147,7 @@ pub fn apply_build(s: &mut Session, mut b: BuildStatus, now: DateTime<Utc>) {
 /// time when no build command was seen since. A few `stat` calls.
 pub fn refresh_files(s: &mut Session) {
     let root = s.project_root.clone();
-    s.environment.dependencies = crate::deps::detect(&root);
+    s.environment.dependencies = crate::observe::deps::detect(&root);
     let newest = OUTPUT_DIRS.iter().filter_map(|d| modified(&root.join(d)).map(|t| (*d, t))).max_by_key(|(_, t)| *t);
     let b = &mut s.environment.build;
     if let Some((dir, t)) = newest {
@@ -202,7 +202,13 @@ mod tests {
 
     fn session() -> Session {
         let now = Utc::now();
-        crate::session::start(PathBuf::from("/w/app"), "app".into(), crate::session::new_id(now, None), now, None)
+        crate::session::rules::start(
+            PathBuf::from("/w/app"),
+            "app".into(),
+            crate::session::rules::new_id(now, None),
+            now,
+            None,
+        )
     }
 
     fn server(port: u16, pid: u32) -> ServerInfo {
@@ -241,7 +247,8 @@ mod tests {
     fn tests_and_builds_give_warnings() {
         let mut s = session();
         let now = Utc::now();
-        let runs = crate::testout::parse(&crate::testout::tests::fixture("cargo-fail.txt"), Some("cargo"));
+        let runs =
+            crate::observe::testout::parse(&crate::observe::testout::tests::fixture("cargo-fail.txt"), Some("cargo"));
         let mut suite = runs[0].suite.clone();
         suite.command = "cargo test".into();
         apply_tests(&mut s, suite, false, now);
