@@ -111,7 +111,7 @@ pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
         live: Live {
             checkpoint_interval: args.checkpoint_interval,
             session_ttl: args.session_ttl,
-            context_budget: (args.context_budget as usize).min(crate::agent::context::MAX_BUDGET),
+            context_budget: (args.context_budget as usize).min(*ccmem_proto::api::BUDGET_RANGE.end()),
             port_scan_interval: args.port_scan_interval.0,
             watch_ignore: Vec::new(),
             redact_patterns: Vec::new(),

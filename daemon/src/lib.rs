@@ -21,13 +21,13 @@ pub mod project;
 pub mod report;
 pub mod server;
 pub mod session;
+pub mod store;
 pub mod text;
 
 use agent::facts as global;
 use anyhow::Context;
 use ccmem_proto::paths;
 use observe::{ports, watch};
-use project::store;
 use server::{activation as service, instance, shutdown, socket, state};
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The user-wide facts (`[REMEMBER GLOBAL: …]`): one store shared by every project, owned by
 //! a task of its own so that projects never write it at once.
 
-use crate::project::store::Store;
+use crate::store::Store;
 use tokio::sync::{mpsc, oneshot};
 
 /// Facts kept at most (the oldest go first).

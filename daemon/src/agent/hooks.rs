@@ -449,11 +449,11 @@ fn results(s: &mut Session, input: &Value, response: &Value, failed: bool, cwd: 
     // this one's tests or failures; one in a part of it is named with its place, relative to
     // the root (`cd packages/api && npm test`), the root itself needing none.
     let base = cwd.filter(|c| c.starts_with(&s.project_root)).unwrap_or(&s.project_root);
-    let cmd = match crate::session::shell::work_dir(&cmd, base) {
+    let cmd = match crate::observe::cmdline::work_dir(&cmd, base) {
         Some(dir) => match dir.strip_prefix(&s.project_root) {
             Err(_) => return,
-            Ok(rel) if rel.as_os_str().is_empty() => crate::session::shell::without_cd(&cmd).to_string(),
-            Ok(rel) => format!("cd {} && {}", rel.display(), crate::session::shell::without_cd(&cmd)),
+            Ok(rel) if rel.as_os_str().is_empty() => crate::observe::cmdline::without_cd(&cmd).to_string(),
+            Ok(rel) => format!("cd {} && {}", rel.display(), crate::observe::cmdline::without_cd(&cmd)),
         },
         None => cmd,
     };

@@ -13,8 +13,6 @@
 //! the few processes found read through sysinfo, which is told not to keep `/proc` files
 //! open.
 
-use crate::project::registry::Projects;
-use crate::project::task::Msg;
 use ccmem_proto::env::ServerInfo;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -82,9 +80,20 @@ impl Ports {
     }
 }
 
+/// Who hears the scans: the live projects (the registry, as far as the scanner needs it).
+pub trait Audience: Send + Sync + 'static {
+    /// The live projects' roots.
+    fn roots(&self) -> Vec<PathBuf>;
+    /// Tells the project at `root` its servers, as of this scan.
+    fn tell(self: Arc<Self>, root: PathBuf, servers: Vec<ServerInfo>) -> BoxFuture;
+}
+
+/// The future [`Audience::tell`] returns.
+pub type BoxFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// Runs the scanner: every `ports.scan_interval` of the live configuration (off: only on
 /// request) while any project is live.
-pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live: crate::config::LiveRx) {
+pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<dyn Audience>, mut live: crate::config::LiveRx) {
     tokio::spawn(async move {
         // Made at the first scan: nothing of it is needed to start.
         let mut scanner: Option<Scanner> = None;
@@ -111,7 +120,7 @@ pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live:
                     continue;
                 }
                 _ = tick.tick(), if interval.is_some() => {
-                    if projects.is_empty() {
+                    if projects.roots().is_empty() {
                         continue;
                     }
                 }
@@ -148,7 +157,7 @@ pub fn spawn(mut rx: mpsc::Receiver<Request>, projects: Arc<Projects>, mut live:
                 let asked = requests.iter().any(|r| r.root.as_deref() == Some(root.as_path()));
                 if asked || told.get(root) != Some(&servers) {
                     told.insert(root.clone(), servers.clone());
-                    projects.send(root, Msg::Servers(servers)).await;
+                    projects.clone().tell(root.clone(), servers).await;
                 }
             }
             for r in requests {

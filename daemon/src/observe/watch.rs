@@ -11,7 +11,6 @@
 //! `.git/HEAD`, the index and refs are watched through `.git` itself and `.git/refs` only,
 //! and trigger a git refresh.
 
-use crate::project::task::Msg;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use notify::{EventKind, RecursiveMode, Watcher};
 use std::collections::{HashMap, HashSet};
@@ -149,12 +148,21 @@ impl Drop for Handle {
     }
 }
 
-/// Starts watching `root`. Changes go to the project's mailbox as [`Msg::FsChanges`] and
-/// [`Msg::GitChanged`]. With `since`, files modified after it count as modified (changes
-/// made while the daemon was not running).
-pub fn spawn(
+/// What a watcher tells its project.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Files changed (relative paths), in the order of their latest event.
+    Changes(Vec<(String, Change)>),
+    /// The repository's state may have changed (HEAD, the index, refs).
+    GitChanged,
+}
+
+/// Starts watching `root`. What changes goes to `mailbox` as [`Event`]s (converted into the
+/// mailbox's own messages). With `since`, files modified after it count as modified
+/// (changes made while the daemon was not running).
+pub fn spawn<M: From<Event> + Send + 'static>(
     root: PathBuf,
-    mailbox: mpsc::Sender<Msg>,
+    mailbox: mpsc::Sender<M>,
     settings: Arc<Settings>,
     since: Option<SystemTime>,
     ignore: Vec<String>,
@@ -166,9 +174,9 @@ pub fn spawn(
     Handle { cancel, stats }
 }
 
-struct Task {
+struct Task<M> {
     root: PathBuf,
-    mailbox: mpsc::Sender<Msg>,
+    mailbox: mpsc::Sender<M>,
     settings: Arc<Settings>,
     stats: Arc<Stats>,
     cancel: CancellationToken,
@@ -232,7 +240,7 @@ enum Note {
     Git,
 }
 
-impl Task {
+impl<M: From<Event> + Send + 'static> Task<M> {
     async fn run(mut self, since: Option<SystemTime>) {
         let inbox = Arc::new(Inbox::new(self.settings.queue));
         let git_dir = self.root.join(".git");
@@ -350,7 +358,7 @@ impl Task {
                 }
                 _ = sleep_until_opt(git_pending) => {
                     git_pending = None;
-                    if self.mailbox.send(Msg::GitChanged).await.is_err() { break }
+                    if self.mailbox.send(Event::GitChanged.into()).await.is_err() { break }
                 }
                 _ = poll.tick(), if tree.as_ref().is_some_and(|t| !t.polled.is_empty()) => {
                     let Some(changes) = self.blocking(&mut tree, |t| t.poll()).await else { break };
@@ -408,7 +416,7 @@ impl Task {
     }
 
     async fn deliver(&self, changes: Vec<(String, Change)>) -> bool {
-        changes.is_empty() || self.mailbox.send(Msg::FsChanges(changes)).await.is_ok()
+        changes.is_empty() || self.mailbox.send(Event::Changes(changes).into()).await.is_ok()
     }
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Blocking: the project task runs it on the blocking pool.
 
-use crate::{atomic, observe::git, project::store::Store, session::rules as session};
+use crate::{atomic, observe::git, session::rules as session, store::Store};
 use ccmem_proto::session::{CheckpointInfo, CheckpointReason, CheckpointType, Session};
 use std::io;
 use std::path::{Path, PathBuf};

@@ -5,9 +5,10 @@
 //! this registry only maps roots to those tasks' mailboxes. The lock guards the map, never
 //! a session, and is never held across an await.
 
-use crate::project::store::Found;
-use crate::project::task::{Ctx, Msg, Project};
+use crate::project::task::{Ctx, Msg, Place, Project};
+use crate::store::Found;
 use ccmem_proto::api::ProjectSummary;
+use ccmem_proto::env::ServerInfo;
 use ccmem_proto::session::{ArchivedSession, EndReason, Session};
 use std::collections::HashMap;
 use std::io;
@@ -53,10 +54,14 @@ pub struct Registration {
     generation: u64,
 }
 
-impl Registration {
-    /// The registry, to hand late messages on.
-    pub fn registry(&self) -> Arc<Projects> {
-        self.registry.clone()
+impl Place for Registration {
+    fn release(self: Box<Self>) -> Box<dyn Fn(PathBuf, Msg) + Send> {
+        let registry = self.registry.clone();
+        drop(self);
+        Box::new(move |root, msg| {
+            let registry = registry.clone();
+            tokio::spawn(async move { registry.send(&root, msg).await });
+        })
     }
 }
 
@@ -152,7 +157,7 @@ impl Projects {
                 Some((s, remaining)) => Project::restored(s, remaining, ctx),
                 None => Project::open(root, ctx).await,
             };
-            project.run(rx, mailbox, registration).await;
+            project.run(rx, mailbox, Box::new(registration)).await;
         });
         Entry { tx, generation, gone: CancellationToken::new() }
     }
@@ -376,5 +381,16 @@ mod tests {
         assert_eq!(resolve_root(&wt).unwrap(), wt);
 
         assert!(resolve_root(&base.join("missing")).is_err());
+    }
+}
+
+/// The scanner tells each project its dev servers through the registry.
+impl crate::observe::ports::Audience for Projects {
+    fn roots(&self) -> Vec<PathBuf> {
+        Projects::roots(self)
+    }
+
+    fn tell(self: Arc<Self>, root: PathBuf, servers: Vec<ServerInfo>) -> crate::observe::ports::BoxFuture {
+        Box::pin(async move { self.send(&root, Msg::Servers(servers)).await })
     }
 }

@@ -6,11 +6,10 @@
 //! and git work goes to the blocking pool while the task waits, so messages queue in order
 //! and no lock is ever held around the session.
 
-use crate::project::registry::Registration;
 use crate::report::blockers::CommentCache;
 use crate::{
     agent::context, agent::facts::GlobalFacts, agent::hooks, observe::git, observe::manifest, observe::watch,
-    project::checkpoint, project::store::Store, session::environment, session::rules as session,
+    project::checkpoint, session::environment, session::rules as session, store::Store,
 };
 use ccmem_proto::api::{
     CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, ReportReply, RequestedReason,
@@ -117,6 +116,23 @@ pub enum JobResult {
     Checkpoint { copy: Session, out: checkpoint::Outcome, exclude_done: bool, version: u64, comments: CommentCache },
     /// Fresh git state.
     Git { copy: Session },
+}
+
+/// What a project task needs of whoever started it (the registry): its place among the
+/// live projects, held for the task's life, and once given up, the way to hand on the
+/// messages that came too late for this session.
+pub trait Place: Send + 'static {
+    /// Frees the place; returns what hands a late message on to the next session.
+    fn release(self: Box<Self>) -> Box<dyn Fn(PathBuf, Msg) + Send>;
+}
+
+impl From<watch::Event> for Msg {
+    fn from(e: watch::Event) -> Self {
+        match e {
+            watch::Event::Changes(c) => Msg::FsChanges(c),
+            watch::Event::GitChanged => Msg::GitChanged,
+        }
+    }
 }
 
 impl Msg {
@@ -324,7 +340,7 @@ impl Project {
 
     /// Serves messages and timers until the session ends or the daemon stops. `mailbox` is
     /// this task's own, for its file watcher to write to.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, mailbox: mpsc::Sender<Msg>, registration: Registration) {
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, mailbox: mpsc::Sender<Msg>, place: Box<dyn Place>) {
         let (ctx, root) = (self.ctx.clone(), self.s.project_root.clone());
         self.memory = tokio::task::spawn_blocking(move || ctx.store.load_memory(&root)).await.unwrap_or_default();
         let root = self.s.project_root.clone();
@@ -410,15 +426,13 @@ impl Project {
             }
             Flow::Continue => true,
         };
-        let registry = registration.registry();
-        drop(registration);
+        let hand_on = place.release();
         // Messages that arrived before the mailbox closed belong to the next session.
         while let Ok(msg) = rx.try_recv() {
             if shutting_down {
                 msg.answer_not_live(&root);
             } else {
-                let (registry, root) = (registry.clone(), root.clone());
-                tokio::spawn(async move { registry.send(&root, msg).await });
+                hand_on(root.clone(), msg);
             }
         }
     }

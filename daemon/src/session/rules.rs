@@ -248,7 +248,7 @@ pub fn handoff(a: &ccmem_proto::session::ArchivedSession) -> Option<ccmem_proto:
     Some(ccmem_proto::session::Handoff {
         session_id: s.session_id.clone(),
         ended_at: a.ended_at.clone(),
-        reason: crate::project::store::end_reason_text(a.ended).to_string(),
+        reason: crate::store::end_reason_text(a.ended).to_string(),
         conversation,
         todos,
         failures: s.failures.clone(),

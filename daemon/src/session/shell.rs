@@ -7,10 +7,10 @@
 //! `bun test` (the narrower run says nothing about the rest). Exploratory commands (`grep`,
 //! `ls`, `git diff`, …) fail as part of looking around and are never failures.
 
+use crate::observe::cmdline::{cd_prefix, pipelines, split_cd};
 use crate::observe::testout;
 use ccmem_proto::session::{truncate_chars, Done, Failure, Session};
 use chrono::{DateTime, Utc};
-use std::path::{Path, PathBuf};
 
 /// Failures kept at most (the oldest go first).
 const FAILURES: usize = 12;
@@ -103,76 +103,6 @@ fn command_key(text: &str) -> String {
     words.iter().take(n).copied().collect::<Vec<_>>().join(" ")
 }
 
-/// The `cd DIR && ` a command line starts with (each one, in order), or "".
-pub fn cd_prefix(command: &str) -> String {
-    let mut out = String::new();
-    for pipeline in pipelines(command) {
-        let [cmd] = pipeline.as_slice() else { break };
-        let words: Vec<&str> = cmd.split_whitespace().collect();
-        match words.as_slice() {
-            ["cd", dir] if !dir.starts_with('-') => out.push_str(&format!("cd {dir} && ")),
-            _ => break,
-        }
-    }
-    out
-}
-
-/// A recorded command split into its `cd … && ` prefix and the rest.
-fn split_cd(text: &str) -> (String, &str) {
-    let prefix = cd_prefix(text);
-    let mut rest = text;
-    for _ in 0..prefix.matches("cd ").count() {
-        rest = rest.split_once("&&").map_or(rest, |(_, r)| r.trim_start());
-    }
-    (prefix, rest)
-}
-
-/// A command line without the `cd … && ` it starts with.
-pub fn without_cd(text: &str) -> &str {
-    split_cd(text).1
-}
-
-/// The directory a command line works in: `cwd`, moved by the `cd`s it starts with;
-/// None when that cannot be told (`cd -`, `cd $DIR`).
-pub fn work_dir(command: &str, cwd: &Path) -> Option<PathBuf> {
-    let mut dir = cwd.to_path_buf();
-    for pipeline in pipelines(command) {
-        let [cmd] = pipeline.as_slice() else { break };
-        let words: Vec<&str> = cmd.split_whitespace().collect();
-        let target = match words.as_slice() {
-            ["cd"] => return None,
-            ["cd", t] => t.trim_matches(|c| c == '"' || c == '\''),
-            _ => break,
-        };
-        if target == "-" || target.contains('$') || target.contains('`') {
-            return None;
-        }
-        let next = match target.strip_prefix("~") {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-                directories::BaseDirs::new()?.home_dir().join(rest.trim_start_matches('/'))
-            }
-            _ => dir.join(target),
-        };
-        dir = lexical(&next);
-    }
-    Some(dir)
-}
-
-/// `a/b/../c` → `a/c`, without asking the file system.
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn rank(w: Work) -> u8 {
     w as u8
 }
@@ -191,62 +121,6 @@ fn segments(command: &str) -> Vec<String> {
             out.push(cmd.to_string());
         }
     }
-    out
-}
-
-/// A command line's pipelines (split at `;`, `&&`, `||`, `&` and line ends), each as its
-/// commands (split at `|`), read as the shell would: nothing inside quotes or after a
-/// backslash separates (`python3 -c 'import sys; sys.exit(3)'` is one command).
-pub fn pipelines(line: &str) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = Vec::new();
-    let mut pipeline: Vec<String> = Vec::new();
-    let mut cmd = String::new();
-    let mut quote: Option<char> = None;
-    let mut chars = line.chars().peekable();
-    let end_cmd = |cmd: &mut String, pipeline: &mut Vec<String>| {
-        let c = std::mem::take(cmd);
-        if !c.trim().is_empty() {
-            pipeline.push(c.trim().to_string());
-        }
-    };
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => {
-                quote = None;
-                cmd.push(c);
-            }
-            (Some('"'), '\\') | (None, '\\') => {
-                cmd.push(c);
-                if let Some(n) = chars.next() {
-                    cmd.push(n);
-                }
-            }
-            (Some(_), c) => cmd.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                cmd.push(c);
-            }
-            (None, '|') if chars.peek() == Some(&'|') => {
-                chars.next();
-                end_cmd(&mut cmd, &mut pipeline);
-                out.push(std::mem::take(&mut pipeline));
-            }
-            (None, '|') => end_cmd(&mut cmd, &mut pipeline),
-            // `2>&1` and `>&2` redirect; a lone `&` or `&&` separates.
-            (None, '&') if cmd.ends_with('>') || chars.peek() == Some(&'>') => cmd.push(c),
-            (None, ';' | '&' | '\n') => {
-                if c == '&' && chars.peek() == Some(&'&') {
-                    chars.next();
-                }
-                end_cmd(&mut cmd, &mut pipeline);
-                out.push(std::mem::take(&mut pipeline));
-            }
-            (None, c) => cmd.push(c),
-        }
-    }
-    end_cmd(&mut cmd, &mut pipeline);
-    out.push(pipeline);
-    out.retain(|p| !p.is_empty());
     out
 }
 
@@ -680,19 +554,6 @@ mod tests {
     }
 
     #[test]
-    fn where_a_command_works() {
-        let cwd = Path::new("/w/app");
-        assert_eq!(work_dir("npm test", cwd), Some(PathBuf::from("/w/app")));
-        assert_eq!(work_dir("cd packages/api && npm test", cwd), Some(PathBuf::from("/w/app/packages/api")));
-        assert_eq!(work_dir("cd /w/other && npm test 2>&1 | tail", cwd), Some(PathBuf::from("/w/other")));
-        assert_eq!(work_dir("cd .. && cd other; npm test", cwd), Some(PathBuf::from("/w/other")));
-        assert_eq!(work_dir("cd - && npm test", cwd), None);
-        assert_eq!(cd_prefix("cd packages/api && npm test"), "cd packages/api && ");
-        assert_eq!(cd_prefix("npm test && cd x"), "");
-        assert_eq!(split_cd("cd a && cd b && npm test").1, "npm test");
-    }
-
-    #[test]
     fn a_failure_in_one_package_is_not_resolved_by_another() {
         let mut s = session();
         let now = Utc::now();
@@ -709,28 +570,12 @@ mod tests {
     }
 
     #[test]
-    fn command_lines_split_as_the_shell_reads_them() {
-        let p = |l: &str| pipelines(l);
-        assert_eq!(p("python3 -c 'import sys; sys.exit(3)'"), [["python3 -c 'import sys; sys.exit(3)'"]]);
-        assert_eq!(
-            p("cd app && npm test 2>&1 | tail -5; echo \"a|b && c\""),
-            vec![
-                vec!["cd app".to_string()],
-                vec!["npm test 2>&1".into(), "tail -5".into()],
-                vec!["echo \"a|b && c\"".into()],
-            ]
-        );
-        assert_eq!(p("a || b & c\nd >&2"), [["a"], ["b"], ["c"], ["d >&2"]]);
-        assert_eq!(p("echo a\\;b 'unclosed;"), [["echo a\\;b 'unclosed;"]]);
-        assert!(p("  ;; && ").is_empty());
+    fn commands_are_classified_by_the_part_that_works() {
+        // Quotes hold what would separate commands.
         assert_eq!(
             classify("python3 -c 'import sys; sys.exit(3)'").map(|c| c.1),
             Some("python3 -c 'import sys; sys.exit(3)'".into())
         );
-    }
-
-    #[test]
-    fn commands_are_classified_by_the_part_that_works() {
         let k = |c: &str| classify(c).map(|(w, t)| (w.name(), t));
         assert_eq!(
             k("cd apps/app && pnpm test NavUser.test.tsx"),

@@ -18,7 +18,7 @@ pub struct Kind {
 /// Reads a command line.
 pub fn classify(command: &str) -> Kind {
     let mut kind = Kind::default();
-    for part in crate::session::shell::pipelines(command).into_iter().flatten() {
+    for part in crate::observe::cmdline::pipelines(command).into_iter().flatten() {
         let words: Vec<&str> = part.split_whitespace().collect();
         let words = unwrap(&words);
         let Some(&first) = words.first() else { continue };
