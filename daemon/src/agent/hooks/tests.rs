@@ -1,0 +1,522 @@
+use super::*;
+use serde_json::json;
+
+fn session() -> Session {
+    let now = Utc::now();
+    session::start(PathBuf::from("/w/app"), "app".into(), session::new_id(now, None), now, None)
+}
+
+fn hook(v: Value) -> Hook {
+    parse(&v).expect("a hook payload")
+}
+
+/// Replays payloads the real CLI sent (tests/fixtures/claude-code) as the project task
+/// would: each applied in order, edits recorded, a delivery seen twice skipped.
+fn replay(jsonl: &str) -> (Session, Vec<Effects>) {
+    let payloads: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    let root = PathBuf::from(payloads[0]["cwd"].as_str().expect("cwd"));
+    let now = Utc::now();
+    let mut s = session::start(root, "calc".into(), session::new_id(now, None), now, None);
+    let mut seen = std::collections::HashSet::new();
+    let mut effects = Vec::new();
+    for p in &payloads {
+        let h = parse(p).unwrap_or_else(|| panic!("not read: {p}"));
+        if h.delivery.as_ref().is_some_and(|d| !seen.insert(d.clone())) {
+            continue;
+        }
+        let fx = apply(&mut s, &h, now);
+        if let Some(e) = &fx.agent_edit {
+            let edit = SessionEvent::FileEdited {
+                path: e.rel.clone(),
+                summary: Some(e.summary.clone()),
+                workflow: Some(e.tool.clone()),
+                created: e.created,
+            };
+            session::apply_quietly(&mut s, edit, now).expect("edit");
+        }
+        effects.push(fx);
+    }
+    (s, effects)
+}
+
+fn todos(t: &[Todo]) -> Vec<(Option<&str>, &str, TodoStatus, &str)> {
+    t.iter().map(|t| (t.id.as_deref(), t.content.as_str(), t.status, t.active_form.as_str())).collect()
+}
+
+#[test]
+fn a_failed_edit_changed_nothing_and_a_long_prompt_is_named_by_its_first_line() {
+    let mut s = session();
+    let fx = apply(
+        &mut s,
+        &hook(
+            json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "cwd": "/w/app", "tool_name": "Edit",
+            "tool_input": {"file_path": "/w/app/src/a.rs", "old_string": "x", "new_string": "y"},
+            "error": "String to replace not found in file."}),
+        ),
+        Utc::now(),
+    );
+    assert_eq!(fx.agent_edit, None);
+    assert_eq!(s.agent_lines, Default::default());
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "UserPromptSubmit", "session_id": "c1", "cwd": "/w/app",
+            "prompt": "Fix the login redirect\n\nSteps:\n1. open /login\n2. it loops"})),
+        Utc::now(),
+    );
+    assert_eq!(s.context_snapshot.active_task, "Fix the login redirect");
+}
+
+#[test]
+fn a_test_run_in_another_project_is_not_this_ones() {
+    let mut s = session();
+    let run = |s: &mut Session, cmd: &str| {
+        let h = hook(json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "cwd": "/w/app",
+            "tool_name": "Bash", "tool_input": {"command": cmd}, "error": "Exit code 1\n1 failing"}));
+        apply(s, &h, Utc::now());
+    };
+    run(&mut s, "cd /w/other && npm test");
+    run(&mut s, "cd ../other && cargo build");
+    assert!(s.failures.is_empty() && s.test_results.unit.command.is_empty(), "{:?}", s.failures);
+    run(&mut s, "cd packages/api && npm test");
+    assert_eq!(s.failures.len(), 1);
+    assert_eq!(s.failures[0].command, "cd packages/api && npm test");
+    // From a subdirectory, or into the root: named from the root.
+    let h = hook(json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "cwd": "/w/app/packages",
+        "tool_name": "Bash", "tool_input": {"command": "cd web && npm run build"}, "error": "Exit code 1"}));
+    apply(&mut s, &h, Utc::now());
+    assert!(s.failures.iter().any(|f| f.command == "cd packages/web && npm run build"), "{:?}", s.failures);
+    run(&mut s, "cd /w/app && cargo build");
+    assert!(s.failures.iter().any(|f| f.command == "cargo build"), "{:?}", s.failures);
+}
+
+#[test]
+fn notices_compactions_and_endings_are_recorded() {
+    let mut s = session();
+    let now = Utc::now();
+    let ev = |name: &str, extra: Value| {
+        let mut v = json!({"hook_event_name": name, "session_id": "c1", "cwd": "/w/app", "transcript_path": "~/.claude/projects/x/c1.jsonl"});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        hook(v)
+    };
+    apply(&mut s, &ev("SessionStart", json!({"source": "startup"})), now);
+    apply(
+        &mut s,
+        &ev(
+            "Notification",
+            json!({"message": "Claude needs your permission to use Bash", "notification_type": "permission_prompt"}),
+        ),
+        now,
+    );
+    let c = &s.conversations[0];
+    assert_eq!((c.notice.as_str(), c.notice_at.is_empty()), ("Claude needs your permission to use Bash", false));
+    assert!(!c.transcript_path.as_deref().unwrap_or("").starts_with('~'), "~/ is the user's home");
+    let fx = apply(
+        &mut s,
+        &ev("PreCompact", json!({"trigger": "manual", "custom_instructions": "keep the API notes"})),
+        now,
+    );
+    let c = &s.conversations[0];
+    assert!(!c.compacted, "not compacted before it happens");
+    assert_eq!((c.compact_trigger.as_str(), c.compact_instructions.as_str()), ("manual", "keep the API notes"));
+    assert!(fx.checkpoint.is_some() && fx.read_transcript.is_some());
+    apply(&mut s, &ev("SessionStart", json!({"source": "compact"})), now);
+    assert!(s.conversations[0].compacted);
+    apply(&mut s, &ev("SessionEnd", json!({"reason": "clear"})), now);
+    assert_eq!((s.conversations[0].ended, s.conversations[0].end_reason.as_str()), (true, "clear"));
+    // A subagent's stop reads its own transcript, not the conversation's.
+    let fx = apply(
+        &mut s,
+        &ev("SubagentStop", json!({"agent_transcript_path": "/t/agent-1.jsonl", "last_assistant_message": "ok"})),
+        now,
+    );
+    assert_eq!((fx.read_transcript, fx.read_agent_transcript.as_deref()), (None, Some("/t/agent-1.jsonl")));
+}
+
+#[test]
+fn tests_that_do_not_build_fail_even_when_a_pipe_hides_the_exit_status() {
+    let fixture = |n: &str| crate::observe::testout::tests::fixture(n);
+    let run = |cmd: &str, out: &str, failed: bool| {
+        let mut s = session();
+        let h = hook(json!({"hook_event_name": if failed { "PostToolUseFailure" } else { "PostToolUse" },
+            "session_id": "c1", "cwd": "/w/app", "tool_name": "Bash", "tool_input": {"command": cmd},
+            "tool_response": {"stdout": out, "stderr": "", "interrupted": false}, "error": out}));
+        apply(&mut s, &h, Utc::now());
+        s
+    };
+    // Real: `cargo test 2>&1 | tail -15` on a test that does not compile (exit 0).
+    let s = run("cargo test 2>&1 | tail -15", &fixture("cargo-compile-error-tail.txt"), false);
+    let unit = &s.test_results.unit;
+    assert_eq!(unit.status, SuiteStatus::Failed, "{unit:?}");
+    assert_eq!(unit.failures[0].test_name, "(build)");
+    assert!(unit.failures[0].message.as_deref().is_some_and(|m| m.contains("error[E0308]: mismatched types")));
+    assert!(s.failures.iter().any(|f| f.kind == "tests" && f.error.contains("did not build")), "{:?}", s.failures);
+    // A run whose output names no runner and no error: not recognised, never a pass.
+    let s = run("npm test 2>&1 | tail -3", "> calc@1.0.0 test\n> ./run-tests.sh\n\nall good\n", false);
+    assert_eq!(s.test_results.unit.status, SuiteStatus::default(), "{:?}", s.test_results.unit);
+    assert!(s.test_results.unit.command.is_empty());
+}
+
+#[test]
+fn real_payloads_of_the_task_tools_are_read_whole() {
+    let (s, fx) = replay(include_str!("../../../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl"));
+    // TaskCreate's ids come back in its response; TaskUpdate names only the id.
+    let want = [
+        (Some("1"), "Add the calculator module", TodoStatus::Completed, "Adding the calculator module"),
+        (Some("2"), "Write tests for the calculator", TodoStatus::Completed, "Writing tests for the calculator"),
+        (Some("3"), "Fix rounding in divide", TodoStatus::Pending, "Fixing rounding in divide"),
+    ];
+    assert_eq!(todos(&s.todos), want);
+    let work = &s.conversations[0];
+    assert_eq!(todos(&work.todos), want);
+    // Write's create and Edit's patch.
+    assert!(s.files_modified["calc.mjs"].created && s.files_modified["calc.test.mjs"].created);
+    assert_eq!((s.agent_lines.added, s.agent_lines.deleted), (7 + 2 + 11, 1));
+    // The failing run, by test name, from a PostToolUseFailure's `error`.
+    assert_eq!(s.test_results.unit.status, SuiteStatus::Failed);
+    assert_eq!((s.test_results.unit.passed, s.test_results.unit.failed), (1, 1));
+    assert_eq!(s.test_results.unit.failures[0].test_name, "divide rounds to whole numbers");
+    let commands: Vec<&str> = s.shell_commands.iter().map(|c| c.command.as_str()).collect();
+    assert_eq!(commands, ["ls", "node --test calc.test.mjs"]);
+    // A background agent's notice is not a prompt of the user's.
+    assert!(s.commands_executed.iter().all(|c| !c.command.contains("task-notification")), "{:?}", s.commands_executed);
+    assert_eq!(work.prompts, ["Add a calculator module with add and divide, with tests", "go on", "go on"]);
+    // The last words (the Stop's own copy: the work conversation's last run, `--continue`,
+    // said "Continued."), and the fact to keep, for the intent reader.
+    assert_eq!(work.digest.last_words, "Continued.");
+    assert!(fx
+        .iter()
+        .any(|f| f.intents_in.as_deref().is_some_and(|t| t.contains("[REMEMBER: the tests run with node --test]"))));
+    // The manual compaction, and how each run ended.
+    assert!(work.compacted);
+    assert_eq!(work.compact_trigger, "manual");
+    assert!(s.conversations.iter().all(|c| c.ended && c.end_reason == "other"), "{:?}", s.conversations);
+    assert_eq!(s.conversations.len(), 2);
+    assert_eq!(s.conversations[1].tool_calls, 0, "the new conversation only talked");
+}
+
+#[test]
+fn a_subagents_stop_does_not_replace_the_last_words() {
+    let jsonl = include_str!("../../../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl");
+    // The work run alone: up to its SessionEnd.
+    let end = jsonl.lines().position(|l| l.contains("\"SessionEnd\"")).unwrap();
+    let first: Vec<&str> = jsonl.lines().take(end + 1).collect();
+    assert!(first.iter().any(|l| l.contains("\"SubagentStop\"")));
+    let (s, _) = replay(&first.join("\n"));
+    assert!(s.conversations[0].digest.last_words.contains("Next: make divide() round down"));
+}
+
+#[test]
+fn real_payloads_of_todo_write_are_read_whole() {
+    let (s, _) = replay(include_str!("../../../../tests/fixtures/claude-code/2.1.330/todo-write.jsonl"));
+    assert_eq!(
+        todos(&s.todos),
+        [
+            (None, "Add the calculator module", TodoStatus::Completed, "Adding the calculator module"),
+            (None, "Write tests for the calculator", TodoStatus::Completed, "Writing tests for the calculator"),
+            (None, "Fix rounding in divide", TodoStatus::Pending, "Fixing rounding in divide"),
+        ]
+    );
+    // Outside git the line counts are the agent's patches.
+    assert_eq!((s.activity_summary.lines_added, s.activity_summary.lines_deleted), (20, 1));
+    assert_eq!(s.files_modified.len(), 2);
+    // No in-progress todo left: the active task is the latest prompt, not a done todo.
+    assert_eq!(s.context_snapshot.active_task, "carry on");
+}
+
+#[test]
+fn every_real_payload_parses_and_each_tool_delivery_has_its_own_key() {
+    for jsonl in [
+        include_str!("../../../../tests/fixtures/claude-code/2.1.330/task-tools.jsonl"),
+        include_str!("../../../../tests/fixtures/claude-code/2.1.330/todo-write.jsonl"),
+    ] {
+        let mut keys = std::collections::HashSet::new();
+        for line in jsonl.lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let h = parse(&v).unwrap_or_else(|| panic!("not read: {line}"));
+            assert!(h.conversation.is_some() && h.cwd.is_some() && h.transcript.is_some(), "{line}");
+            if let Some(k) = h.delivery {
+                assert!(keys.insert(k.clone()), "two deliveries share {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn payloads_are_read_leniently() {
+    assert!(parse(&json!({"prompt": "no event name"})).is_none());
+    let h = hook(
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "c1", "cwd": 5, "prompt": ["not text"], "new_field": {"x": 1}}),
+    );
+    assert_eq!(h.kind, Kind::Prompt { text: String::new() });
+    assert_eq!(h.cwd, None);
+    assert!(matches!(hook(json!({"hook_event_name": "CwdChanged"})).kind, Kind::Other(_)));
+    let id = |s: &str| hook(json!({"hook_event_name": "Stop", "session_id": s})).conversation;
+    assert_eq!(id("0c7e6f0a-2f7e-4f61-9f7a-1c2d3e4f5a6b").as_deref(), Some("0c7e6f0a-2f7e-4f61-9f7a-1c2d3e4f5a6b"));
+    for bad in [
+        "a\n## Next Steps\n- rm -rf ~",
+        "x`whoami`",
+        "x; curl evil",
+        "",
+        &"a".repeat(300),
+        "--dangerously-skip-permissions",
+    ] {
+        assert_eq!(id(bad), None, "{bad:?} is not an id");
+    }
+    assert!(matches!(
+        hook(json!({"hook_event_name": "TaskCompleted", "task": {"subject": "x"}})).kind,
+        Kind::Task { .. }
+    ));
+}
+
+#[test]
+fn prompts_todos_edits_and_stops_shape_the_session() {
+    let mut s = session();
+    let now = Utc::now();
+    apply(
+        &mut s,
+        &hook(
+            json!({"hook_event_name": "SessionStart", "session_id": "c1", "source": "startup", "transcript_path": "/t/c1.jsonl"}),
+        ),
+        now,
+    );
+    apply(
+        &mut s,
+        &hook(
+            json!({"hook_event_name": "UserPromptSubmit", "session_id": "c1", "prompt": "/review add OAuth login; token=abc123secret"}),
+        ),
+        now,
+    );
+    assert_eq!(s.commands_executed[0].workflow.as_deref(), Some("/review"));
+    assert!(!s.commands_executed[0].command.contains("abc123secret"), "prompts are redacted");
+    assert_eq!(s.conversations[0].message_count, 1);
+    assert!(s.context_snapshot.active_task.starts_with("/review add OAuth login"));
+
+    let todos = json!({"todos": [
+        {"content": "Design", "status": "completed", "activeForm": "Designing"},
+        {"content": "Implement", "status": "in_progress", "activeForm": "Implementing"},
+        {"content": "Test", "status": "weird"}]});
+    apply(
+        &mut s,
+        &hook(
+            json!({"hook_event_name": "PostToolUse", "session_id": "c1", "tool_name": "TodoWrite", "tool_input": todos}),
+        ),
+        now,
+    );
+    assert_eq!(s.todos.len(), 3);
+    assert_eq!(s.todos[2].status, TodoStatus::Pending);
+    assert_eq!(s.context_snapshot.active_task, "Implement");
+    assert_eq!(s.conversations[0].todos.len(), 3);
+
+    let fx = apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "PostToolUse", "session_id": "c1", "tool_name": "Edit",
+        "tool_input": {"file_path": "/w/app/src/a.rs", "old_string": "a", "new_string": "a\nb"}, "tool_response": {"x": "y"}})),
+        now,
+    );
+    assert_eq!(
+        fx.agent_edit,
+        Some(AgentEdit {
+            rel: "src/a.rs".into(),
+            summary: "Edit: 1 → 2 lines".into(),
+            tool: "Edit".into(),
+            created: false
+        })
+    );
+    let fx = apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": "/etc/x"}})),
+        now,
+    );
+    assert_eq!(fx.agent_edit, None, "paths outside the project are not the project's");
+
+    apply(
+        &mut s,
+        &hook(
+            json!({"hook_event_name": "PostToolUse", "session_id": "c1", "tool_name": "Bash", "tool_input": {"command": "PGPASSWORD=hunter2 psql"}}),
+        ),
+        now,
+    );
+    assert_eq!(s.shell_commands[0].command, "PGPASSWORD=[REDACTED:secret] psql");
+
+    let fx = apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "Stop", "session_id": "c1", "last_assistant_message": "[REMEMBER: x]"})),
+        now,
+    );
+    assert_eq!(fx.checkpoint, Some((CheckpointReason::StopHook, CheckpointType::EventDriven)));
+    assert_eq!(fx.intents_in.as_deref(), Some("[REMEMBER: x]"));
+    assert_eq!(s.conversations[0].digest.last_words, "", "nothing but an intent: no last words");
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "Stop", "session_id": "c1",
+            "last_assistant_message": "Fixed the callback. Next: run the e2e tests. [REMEMBER: y]"})),
+        now,
+    );
+    assert_eq!(s.conversations[0].digest.last_words, "Fixed the callback. Next: run the e2e tests.");
+    assert_eq!(s.commands_executed[0].status.as_deref(), Some("completed"));
+    assert!(s.commands_executed[0].duration_seconds.is_some());
+    let fx = apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "Stop", "session_id": "c1", "transcript_path": "/t/c1.jsonl"})),
+        now,
+    );
+    assert_eq!(fx.read_transcript.as_deref(), Some("/t/c1.jsonl"));
+
+    apply(&mut s, &hook(json!({"hook_event_name": "SessionEnd", "session_id": "c1", "reason": "exit"})), now);
+    assert!(s.conversations[0].ended);
+}
+
+#[test]
+fn test_runs_and_builds_in_bash_output_are_recorded() {
+    let mut s = session();
+    let now = Utc::now();
+    let out = crate::observe::testout::tests::fixture("cargo-fail.txt");
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "tool_name": "Bash",
+            "tool_input": {"command": "cargo test 2>&1"}, "error": format!("Exit code 101\n{out}")})),
+        now,
+    );
+    let u = &s.test_results.unit;
+    assert_eq!((u.status, u.framework.as_str(), u.passed, u.failed), (SuiteStatus::Failed, "cargo", 3, 1));
+    assert_eq!(u.command, "cargo test 2>&1");
+    assert_eq!(u.failures[0].test_name, "tests::parses");
+
+    let out = crate::observe::testout::tests::fixture("playwright-pass.txt");
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "npm run test:e2e"}, "tool_response": {"stdout": out, "stderr": "", "interrupted": false}})),
+        now,
+    );
+    assert_eq!((s.test_results.e2e.status, s.test_results.e2e.passed), (SuiteStatus::Passed, 2));
+    assert_eq!(s.test_results.unit.status, SuiteStatus::Failed, "the unit suite is left as it was");
+
+    let out = crate::observe::testout::tests::fixture("cargo-build-fail.txt");
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_input": {"command": "cargo test"}, "error": format!("Exit code 101\n{out}")})),
+        now,
+    );
+    let u = &s.test_results.unit;
+    assert_eq!(
+        u.failures[0].message.as_deref(),
+        Some("src/lib.rs:10:3: error: this file contains an unclosed delimiter")
+    );
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_input": {"command": "cargo build"}, "error": format!("Exit code 101\n{out}")})),
+        now,
+    );
+    assert_eq!(s.environment.build.status, ccmem_proto::env::BuildState::Failed);
+    let before = s.test_results.clone();
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_input": {"command": "cargo test"}, "error": "interrupted", "is_interrupt": true})),
+        now,
+    );
+    assert_eq!(s.test_results, before, "an interrupted run changes nothing");
+}
+
+#[test]
+fn tasks_are_kept_by_id_whichever_source_speaks() {
+    let mut s = session();
+    let now = Utc::now();
+    let tool = |name: &str, input: Value, response: Value| {
+        hook(json!({"hook_event_name": "PostToolUse", "session_id": "c1", "tool_name": name,
+            "tool_input": input, "tool_response": response, "tool_use_id": "toolu_1"}))
+    };
+    // As Claude Code 2.1 sends them: TaskCreate's id comes back in its response, and a
+    // TaskUpdate names only the id.
+    for (id, subject) in [("1", "Design the schema"), ("2", "Implement the API"), ("3", "Write tests")] {
+        let input = json!({"subject": subject, "description": "d", "activeForm": format!("Doing {subject}")});
+        apply(&mut s, &tool("TaskCreate", input, json!({"task": {"id": id, "subject": subject}})), now);
+    }
+    apply(&mut s, &tool("TaskUpdate", json!({"taskId": "1", "status": "completed"}), json!({"success": true})), now);
+    apply(&mut s, &tool("TaskUpdate", json!({"taskId": "2", "status": "in_progress"}), json!({"success": true})), now);
+    let st: Vec<(Option<&str>, TodoStatus)> = s.todos.iter().map(|t| (t.id.as_deref(), t.status)).collect();
+    assert_eq!(
+        st,
+        [(Some("1"), TodoStatus::Completed), (Some("2"), TodoStatus::InProgress), (Some("3"), TodoStatus::Pending)]
+    );
+    {
+        // A flood of tasks stops at the cap, in the session and in the conversation.
+        let mut flood = session();
+        for i in 0..session::caps::TODOS + 100 {
+            let input = json!({"subject": format!("t{i}")});
+            apply(&mut flood, &tool("TaskCreate", input, json!({"task": {"id": i.to_string()}})), now);
+        }
+        assert_eq!(flood.todos.len(), session::caps::TODOS);
+        assert_eq!(flood.conversations[0].todos.len(), session::caps::TODOS);
+    }
+    assert_eq!(s.context_snapshot.active_task, "Implement the API");
+    assert_eq!(s.todos[1].active_form, "Doing Implement the API");
+    assert_eq!(s.conversations[0].todos, s.todos, "the conversation's list follows");
+    // The TaskCompleted hook event (task_id, task_subject, task_description).
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "TaskCompleted", "session_id": "c1", "task_id": "2",
+            "task_subject": "Implement the API", "task_description": "d"})),
+        now,
+    );
+    assert_eq!(s.todos[1].status, TodoStatus::Completed);
+    apply(&mut s, &tool("TaskUpdate", json!({"taskId": "3", "status": "deleted"}), json!({})), now);
+    assert_eq!(s.todos.len(), 2, "a deleted task goes");
+    apply(
+        &mut s,
+        &hook(json!({"hook_event_name": "TaskCreated", "session_id": "c1", "task_id": "4", "task_subject": "Ship it"})),
+        now,
+    );
+    // An update for a task this session never saw created keeps its status.
+    apply(&mut s, &tool("TaskUpdate", json!({"taskId": 9, "status": "in_progress"}), json!({})), now);
+    let all: Vec<(&str, TodoStatus)> = s.todos.iter().map(|t| (t.content.as_str(), t.status)).collect();
+    assert_eq!(
+        all,
+        [
+            ("Design the schema", TodoStatus::Completed),
+            ("Implement the API", TodoStatus::Completed),
+            ("Ship it", TodoStatus::Pending),
+            ("Task #9", TodoStatus::InProgress)
+        ]
+    );
+    // TodoWrite (CLAUDE_CODE_ENABLE_TASKS=0) still replaces the list whole.
+    let todos = json!({"todos": [{"content": "One", "status": "completed", "activeForm": "Oneing"}]});
+    apply(&mut s, &tool("TodoWrite", todos, json!({})), now);
+    assert_eq!(s.todos.len(), 1);
+    // Write says when it made the file.
+    let fx = apply(
+        &mut s,
+        &tool(
+            "Write",
+            json!({"file_path": "/w/app/new.rs", "content": "x"}),
+            json!({"type": "create", "filePath": "/w/app/new.rs"}),
+        ),
+        now,
+    );
+    assert!(fx.agent_edit.is_some_and(|e| e.created && e.rel == "new.rs"));
+    assert_eq!(s.conversations[0].tool_calls, 9);
+}
+
+#[test]
+fn conversations_stay_apart() {
+    let mut s = session();
+    let now = Utc::now();
+    for (c, p) in [("a", "first in a"), ("b", "first in b"), ("a", "second in a")] {
+        apply(&mut s, &hook(json!({"hook_event_name": "UserPromptSubmit", "session_id": c, "prompt": p})), now);
+    }
+    let a = s.conversations.iter().find(|c| c.id == "a").unwrap();
+    let b = s.conversations.iter().find(|c| c.id == "b").unwrap();
+    assert_eq!((a.message_count, b.message_count), (2, 1));
+    assert_eq!(a.prompts, ["first in a", "second in a"]);
+    assert_eq!(b.prompts, ["first in b"]);
+    let later = now + chrono::Duration::seconds(5);
+    apply(&mut s, &hook(json!({"hook_event_name": "UserPromptSubmit", "session_id": "b", "prompt": "again"})), later);
+    assert_eq!(resumable(&s, std::time::Duration::from_secs(3600), later, None).unwrap().id, "b");
+    assert_eq!(resumable(&s, std::time::Duration::from_secs(3600), later, Some("b")).unwrap().id, "a");
+    assert!(resumable(&s, std::time::Duration::from_secs(1), later + chrono::Duration::seconds(10), None).is_none());
+}

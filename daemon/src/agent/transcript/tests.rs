@@ -1,0 +1,137 @@
+use super::*;
+use serde_json::json;
+use std::io::Write;
+
+fn line(v: serde_json::Value) -> String {
+    format!("{v}\n")
+}
+
+#[test]
+fn reads_incrementally_whole_lines_and_starts_over_on_a_new_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("c1.jsonl");
+    let mut f = std::fs::File::create(&p).unwrap();
+    f.write_all(line(json!({"type": "user", "message": {"content": "Add OAuth login"}})).as_bytes()).unwrap();
+    f.write_all(
+        line(json!({"type": "assistant", "timestamp": "2026-01-01T00:00:00Z", "message": {"content": [
+        {"type": "text", "text": "The root cause was a missing await in login.ts. [REMEMBER: callbacks need https]"},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}}))
+        .as_bytes(),
+    )
+    .unwrap();
+    // Half a line: still being written.
+    f.write_all(br#"{"type": "assistant", "message": {"content": [{"type": "text", "text": "Done"#).unwrap();
+    let mut d = Digest::default();
+    let r = read(&p, &mut d, MAX_READ).unwrap();
+    assert_eq!(r.first_prompt.as_deref(), Some("Add OAuth login"));
+    assert_eq!(r.tool_calls, 1);
+    assert_eq!(r.texts.len(), 1);
+    assert!(r.texts[0].contains("[REMEMBER: callbacks need https]"), "intents are read from the raw text");
+    assert_eq!(d.last_words, "The root cause was a missing await in login.ts.");
+    assert_eq!(d.findings, ["The root cause was a missing await in login.ts."]);
+    let first = d.offset;
+    f.write_all(b". Next: run the tests.\"}]}}\n").unwrap();
+    let r = read(&p, &mut d, MAX_READ).unwrap();
+    assert_eq!((r.first_prompt, r.texts.len()), (None, 0), "no marker: not kept for intents");
+    assert_eq!(d.last_words, "Done. Next: run the tests.");
+    assert!(d.offset > first);
+    assert_eq!(read(&p, &mut d, MAX_READ).unwrap(), Delta::default(), "nothing new");
+    // A whole last line without its newline (a finished file) is read.
+    f.write_all(br#"{"type": "assistant", "message": {"content": "The end."}}"#).unwrap();
+    read(&p, &mut d, MAX_READ).unwrap();
+    assert_eq!(d.last_words, "The end.");
+    // Replaced by a shorter file: read from the start.
+    std::fs::remove_file(&p).unwrap();
+    std::fs::write(&p, line(json!({"type": "assistant", "message": {"content": "Fresh start here."}}))).unwrap();
+    read(&p, &mut d, MAX_READ).unwrap();
+    assert_eq!(d.last_words, "Fresh start here.");
+    assert!(read(&tmp.path().join("missing.jsonl"), &mut d, MAX_READ).is_err());
+}
+
+#[test]
+fn fifos_and_devices_are_not_read() {
+    let mut d = Digest::default();
+    assert!(read(Path::new("/dev/zero"), &mut d, MAX_READ).is_err());
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("fifo");
+    ccmem_proto::untrusted::mkfifo(&fifo).unwrap();
+    assert!(read(&fifo, &mut d, MAX_READ).is_err(), "a FIFO with no writer is refused at once");
+}
+
+#[test]
+fn an_overlong_line_is_skipped_not_read_forever() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("t.jsonl");
+    let long = "x".repeat(5000);
+    std::fs::write(&p, format!("{long}\n{}", line(json!({"type": "assistant", "message": {"content": "After it."}}))))
+        .unwrap();
+    let mut d = Digest::default();
+    read(&p, &mut d, 1000).unwrap();
+    for _ in 0..10 {
+        read(&p, &mut d, 1000).unwrap();
+    }
+    assert_eq!(d.last_words, "After it.");
+}
+
+#[test]
+fn a_line_over_the_line_limit_is_skipped_in_one_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("t.jsonl");
+    let mut text = "y".repeat(MAX_LINE as usize + 10);
+    text.push('\n');
+    text.push_str(&line(json!({"type": "assistant", "message": {"content": "Past the image."}})));
+    std::fs::write(&p, text).unwrap();
+    let mut d = Digest::default();
+    read(&p, &mut d, MAX_READ).unwrap();
+    assert_eq!(d.last_words, "Past the image.");
+    assert_eq!(d.offset, std::fs::metadata(&p).unwrap().len());
+}
+
+#[test]
+fn compaction_summaries_give_next_steps_and_fixes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("t.jsonl");
+    let summary = "Summary:\n4. Errors and fixes:\n   - Unknown flag error: parseFlags threw UnknownFlagError because plugin flags were strict.\n\
+                   7. Pending Tasks:\n   - Fix 14 plugin tests\n8. Current Work:\n   Reading plugin.test.ts\n9. Optional Next Step:\n   Fix the dispatch in chkit.ts.\n";
+    std::fs::write(&p, line(json!({"type": "user", "isCompactSummary": true, "message": {"content": summary}})))
+        .unwrap();
+    let mut d = Digest::default();
+    read(&p, &mut d, MAX_READ).unwrap();
+    assert_eq!(d.next_step, "Fix the dispatch in chkit.ts.");
+    assert_eq!(d.pending, "- Fix 14 plugin tests");
+    assert_eq!(d.compactions, 1);
+    assert!(d.findings[0].contains("parseFlags threw UnknownFlagError"), "{:?}", d.findings);
+}
+
+#[test]
+fn the_words_after_a_compaction_summary_are_not_findings() {
+    let f = findings(
+        "Continue with the last task. Pick up the last task as if the break never happened. \
+         The root cause was a stale cache key.",
+    );
+    assert_eq!(f, ["The root cause was a stale cache key."]);
+}
+
+#[test]
+fn findings_are_decisions_and_causes_not_plans() {
+    let f = findings(
+        "Let me check the tests because they fail.\n- The User model only has `username`, no email.\n\
+         Fixed. We decided to store it in metadata.json rather than per file. Ok.\n```\nbecause code\n```\nWhy is it slow because?",
+    );
+    assert_eq!(
+        f,
+        [
+            "The User model only has `username`, no email.",
+            "We decided to store it in metadata.json rather than per file."
+        ]
+    );
+}
+
+#[test]
+fn the_last_words_are_the_end_of_the_message() {
+    let text = format!("{}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nNext: run `cargo test`.", "intro line\n".repeat(300));
+    let t = tail(&text, 200);
+    assert!(t.ends_with("Next: run `cargo test`."), "{t}");
+    assert!(t.contains("| 1 | 2 |") && !t.contains("|---|"));
+    assert!(t.chars().count() <= 200);
+}

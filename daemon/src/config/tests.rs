@@ -1,0 +1,71 @@
+use super::*;
+use clap::Parser;
+
+fn args(extra: &[&str]) -> Args {
+    let mut v = vec!["ccmemd"];
+    v.extend(extra);
+    Args::parse_from(v)
+}
+
+#[test]
+fn the_template_is_a_valid_config_of_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("config.toml");
+    std::fs::write(&f, template()).unwrap();
+    let c = load(&args(&["--config", f.to_str().unwrap()]), &Given::new()).unwrap();
+    let d = load(&args(&["--config", dir.path().join("none.toml").to_str().unwrap()]), &Given::new());
+    assert!(d.unwrap_err().contains("cannot read"), "a --config that does not exist is an error");
+    assert_eq!(c.live.session_ttl, Duration::from_secs(86_400));
+    assert_eq!(c.live.port_scan_interval, Some(Duration::from_secs(10)));
+    assert!(c.sources["session_ttl"].1.starts_with("config file"));
+}
+
+#[test]
+fn values_layer_and_errors_name_key_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("config.toml");
+    std::fs::write(&f, "session_ttl = \"2h\"\ncontext_budget = 900\n[ports]\nscan_interval = \"off\"\n[watch]\nignore = [\"*.log\", \"tmp/\"]\n[redact]\npatterns = [\"emp = EMP-[0-9]+\"]\n").unwrap();
+    let a = args(&["--config", f.to_str().unwrap(), "--context-budget", "700"]);
+    let given = Given::from([("context_budget".to_string(), "command line".to_string())]);
+    let c = load(&a, &given).unwrap();
+    assert_eq!(c.live.session_ttl, Duration::from_secs(7200));
+    assert_eq!(c.live.context_budget, 700, "the flag wins over the file");
+    assert!(c.sources["context_budget"].1.starts_with("command line (over config file"));
+    assert_eq!(c.live.port_scan_interval, None);
+    assert_eq!(c.live.watch_ignore, ["*.log", "tmp/"]);
+    assert_eq!(c.live.redact_patterns, [("emp".to_string(), "EMP-[0-9]+".to_string())]);
+    assert_eq!(c.sources["checkpoint_interval"], ("15m".to_string(), "default".to_string()));
+
+    for (text, want) in [
+        ("session_tll = \"2h\"", "unknown key `session_tll`"),
+        ("session_ttl = \"soon\"", "key `session_ttl`"),
+        ("context_budget = 5", "key `context_budget`: expected a whole number from 200 to 10000"),
+        ("[watch]\nqueue = \"big\"", "key `watch.queue`"),
+        ("[redact]\npatterns = [\"bad = (\"]", "key `redact.patterns`"),
+        ("this is not toml", "config.toml"),
+    ] {
+        std::fs::write(&f, text).unwrap();
+        let e = load(&a, &Given::new()).unwrap_err();
+        assert!(e.contains(want) && e.contains(f.to_str().unwrap()), "{text:?}: {e}");
+    }
+}
+
+#[test]
+fn projects_override_their_keys_only() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(project(dir.path()).unwrap(), ProjectConfig::default());
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(dir.path().join(PROJECT_FILE), "session_ttl = \"1h\"\n[watch]\nignore = [\"fixtures/\"]\n").unwrap();
+    let p = project(dir.path()).unwrap();
+    assert_eq!(
+        (p.session_ttl, p.watch_ignore.clone()),
+        (Some(Duration::from_secs(3600)), vec!["fixtures/".to_string()])
+    );
+    std::fs::write(dir.path().join(PROJECT_FILE), "keep_sessions = 3\n").unwrap();
+    assert!(project(dir.path()).unwrap_err().contains("unknown key `keep_sessions`"));
+    // A repository cannot make its sessions forgotten at once.
+    std::fs::write(dir.path().join(PROJECT_FILE), "session_ttl = \"10ms\"\n").unwrap();
+    assert!(project(dir.path()).unwrap_err().contains("at least 10m"));
+    std::fs::write(dir.path().join(PROJECT_FILE), "checkpoint_interval = \"1s\"\n").unwrap();
+    assert!(project(dir.path()).unwrap_err().contains("at least 1m"));
+}

@@ -1,0 +1,145 @@
+use super::*;
+
+fn session() -> Session {
+    let now = Utc::now();
+    crate::session::rules::start("/w/app".into(), "app".into(), crate::session::rules::new_id(now, None), now, None)
+}
+
+#[test]
+fn a_failure_in_one_package_is_not_resolved_by_another() {
+    let mut s = session();
+    let now = Utc::now();
+    record(&mut s, "cd packages/api && npm test", "1 failing", true, None, now);
+    assert_eq!(s.failures[0].command, "cd packages/api && npm test");
+    record(&mut s, "npm test", "ok", false, None, now);
+    assert_eq!(s.failures.len(), 1, "the root's tests passing says nothing of packages/api");
+    record(&mut s, "cd packages/api && npm test", "ok", false, None, now);
+    assert!(s.failures.is_empty());
+    // Another module run by the same python is another command.
+    record(&mut s, "python3 -m mypkg.tool --check", "Traceback", true, None, now);
+    record(&mut s, "python3 -m http.server 8000 &", "", false, None, now);
+    assert_eq!(s.failures.len(), 1);
+}
+
+#[test]
+fn commands_are_classified_by_the_part_that_works() {
+    // Quotes hold what would separate commands.
+    assert_eq!(
+        classify("python3 -c 'import sys; sys.exit(3)'").map(|c| c.1),
+        Some("python3 -c 'import sys; sys.exit(3)'".into())
+    );
+    let k = |c: &str| classify(c).map(|(w, t)| (w.name(), t));
+    assert_eq!(k("cd apps/app && pnpm test NavUser.test.tsx"), Some(("tests", "pnpm test NavUser.test.tsx".into())));
+    assert_eq!(k("bun test packages/cli/src 2>&1 | tail -30"), Some(("tests", "bun test packages/cli/src".into())));
+    assert_eq!(k("mise run lint 2>&1"), Some(("lint", "mise run lint".into())));
+    assert_eq!(k("mise run test"), Some(("tests", "mise run test".into())));
+    assert_eq!(k("npm run build 2>&1 | head -100"), Some(("build", "npm run build".into())));
+    assert_eq!(k("bun run verify"), Some(("checks", "bun run verify".into())));
+    assert_eq!(k("npx tsc --noEmit"), Some(("typecheck", "npx tsc --noEmit".into())));
+    assert_eq!(k("git add -A && git commit -m 'x'"), Some(("commit", "git commit -m 'x'".into())));
+    assert_eq!(k("FOO=1 bun ./bin/chkit.ts --version 2>&1"), Some(("command", "bun ./bin/chkit.ts --version".into())));
+    assert_eq!(k("grep -rn foo src"), None);
+    assert_eq!(k("git diff --stat"), None);
+    assert_eq!(k("gh pr diff 2 --repo o/r"), None);
+    assert_eq!(k("gh pr create --title x"), Some(("command", "gh pr create --title x".into())));
+    assert_eq!(k("ls dist && cat x"), None);
+}
+
+#[test]
+fn a_failure_stays_until_a_run_as_wide_succeeds() {
+    let mut s = session();
+    let now = Utc::now();
+    let out = "src/a.test.ts:\n(fail) generate > works\nTypeError: generate is not a function\n 1 fail\n";
+    record(&mut s, "bun test packages/cli/src 2>&1 | tail -30", out, false, Some("1 failed".into()), now);
+    record(&mut s, "bun test packages/cli/src", out, true, None, now);
+    assert_eq!(s.failures.len(), 1);
+    assert_eq!((s.failures[0].count, s.failures[0].kind.as_str()), (2, "tests"));
+    assert_eq!(s.failures[0].error, "TypeError: generate is not a function");
+    record(&mut s, "bun test packages/cli/src/generate.test.ts", "ok", false, None, now);
+    assert_eq!(s.failures.len(), 1, "a narrower run does not vouch for the rest");
+    record(&mut s, "bun run verify", "ok", false, None, now);
+    assert_eq!(s.failures.len(), 1, "a check script does not vouch for the tests");
+    record(&mut s, "bun test packages/cli/src", "1 pass", false, None, now);
+    assert!(s.failures.is_empty());
+
+    record(&mut s, "npm run lint", "src/x.ts\n  3:1  error  'a' is unused  no-unused-vars\n", true, None, now);
+    record(
+        &mut s,
+        "npm run build",
+        "> next build\nType error: Cannot find name 'x'.\nnpm ERR! code ELIFECYCLE",
+        true,
+        None,
+        now,
+    );
+    assert_eq!(s.failures[1].error, "Type error: Cannot find name 'x'.");
+    record(&mut s, "bun run verify", "all good", false, None, now);
+    assert!(s.failures.is_empty(), "a passing verify vouches for lint and build: {:?}", s.failures);
+    record(&mut s, "grep nope src", "", true, None, now);
+    assert!(s.failures.is_empty(), "looking around is not failing");
+}
+
+#[test]
+fn commits_prs_and_closed_tasks_are_finished_work() {
+    let mut s = session();
+    let now = Utc::now();
+    record(&mut s, "git commit -m \"Add login\"", "[main 1a2b3c4] Add login\n 2 files changed", false, None, now);
+    record(&mut s, "git commit -q -m 'Fix typo'", "", false, None, now);
+    record(
+        &mut s,
+        "gh pr create --title \"Refactor run.ts\" --body x",
+        "https://github.com/o/r/pull/329\n",
+        false,
+        None,
+        now,
+    );
+    record(&mut s, "bd close bd-12 bd-13", "Closed", false, None, now);
+    record(&mut s, "gh issue close 318", "", false, None, now);
+    let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["1a2b3c4 Add login", "Fix typo", "opened PR #329 Refactor run.ts", "closed bd-12 bd-13", "closed issue #318"]
+    );
+    record(
+        &mut s,
+        "git commit -m x",
+        "husky - pre-commit hook exited with code 1\nerror: lint failed",
+        true,
+        None,
+        now,
+    );
+    assert_eq!(s.failures[0].kind, "commit");
+    assert_eq!(s.done.len(), 5, "a rejected commit is not finished work");
+    record(
+        &mut s,
+        "git fetch origin main && git rebase origin/main 2>&1",
+        "error: cannot rebase: You have unstaged changes.",
+        true,
+        None,
+        now,
+    );
+    record(&mut s, "bun ./bin/cli.ts --version", "error: Cannot find module '@x/core'", true, None, now);
+    assert_eq!(
+        s.failures.iter().map(|f| f.command.as_str()).collect::<Vec<_>>(),
+        ["git commit -m x", "git rebase origin/main", "bun ./bin/cli.ts --version"]
+    );
+    record(&mut s, "git stash && git rebase origin/main && git stash pop", "", false, None, now);
+    record(&mut s, "bun ./bin/cli.ts --help", "usage", false, None, now);
+    assert_eq!(s.failures.len(), 1, "each part of a line that succeeded succeeded: {:?}", s.failures);
+}
+
+#[test]
+fn the_key_error_line_is_the_specific_one() {
+    let k = |o: &str| key_error(o).unwrap_or_default();
+    assert_eq!(k("> app@1.0.0 build\n> next build\n\nTypeError: generate is not a function\n    at x (a.js:1)\nnpm ERR! code ELIFECYCLE"), "TypeError: generate is not a function");
+    assert_eq!(
+        k("error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5"),
+        "error[E0425]: cannot find value `x` in this scope"
+    );
+    assert_eq!(
+        k("src/a.ts(3,1): error TS2353: Object literal may only specify known properties"),
+        "src/a.ts(3,1): error TS2353: Object literal may only specify known properties"
+    );
+    assert_eq!(k("Exit code 1\nbash: foo: command not found"), "bash: foo: command not found");
+    assert_eq!(k("npm ERR! code ELIFECYCLE"), "npm ERR! code ELIFECYCLE");
+    assert_eq!(key_error("all fine\n"), None);
+}
