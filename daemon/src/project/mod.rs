@@ -2,5 +2,8 @@
 //! the registry of live projects, and the checkpoints.
 
 pub mod checkpoint;
+mod events;
+mod jobs;
 pub mod registry;
 pub mod task;
+pub mod views;

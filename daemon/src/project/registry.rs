@@ -103,7 +103,7 @@ impl Projects {
                         let (ctx, root) = (self.ctx.clone(), root.to_path_buf());
                         let global = self.ctx.global.list().await;
                         let job = tokio::task::spawn_blocking(move || {
-                            crate::project::task::ended_context(&ctx, &root, &global, budget)
+                            crate::project::views::ended_context(&ctx, &root, &global, budget)
                         });
                         if let Ok(r) = job.await {
                             let _ = reply.send(r);
@@ -113,7 +113,7 @@ impl Projects {
                     Msg::Facts { edit, reply } if !self.closing.load(Ordering::SeqCst) => {
                         let (ctx, root) = (self.ctx.clone(), root.to_path_buf());
                         let job = tokio::task::spawn_blocking(move || {
-                            crate::project::task::edit_stored_facts(&ctx, &root, edit.as_ref())
+                            crate::project::views::edit_stored_facts(&ctx, &root, edit.as_ref())
                         });
                         if let Ok(r) = job.await {
                             let _ = reply.send(r);
@@ -355,6 +355,17 @@ pub fn resolve_root(path: &Path) -> io::Result<PathBuf> {
     Ok(dir.ancestors().find(|a| a.join(".git").exists()).unwrap_or(&dir).to_path_buf())
 }
 
+/// The scanner tells each project its dev servers through the registry.
+impl crate::observe::ports::Audience for Projects {
+    fn roots(&self) -> Vec<PathBuf> {
+        Projects::roots(self)
+    }
+
+    fn tell(self: Arc<Self>, root: PathBuf, servers: Vec<ServerInfo>) -> crate::observe::ports::BoxFuture {
+        Box::pin(async move { self.send(&root, Msg::Servers(servers)).await })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,16 +392,5 @@ mod tests {
         assert_eq!(resolve_root(&wt).unwrap(), wt);
 
         assert!(resolve_root(&base.join("missing")).is_err());
-    }
-}
-
-/// The scanner tells each project its dev servers through the registry.
-impl crate::observe::ports::Audience for Projects {
-    fn roots(&self) -> Vec<PathBuf> {
-        Projects::roots(self)
-    }
-
-    fn tell(self: Arc<Self>, root: PathBuf, servers: Vec<ServerInfo>) -> crate::observe::ports::BoxFuture {
-        Box::pin(async move { self.send(&root, Msg::Servers(servers)).await })
     }
 }

@@ -77,8 +77,7 @@ fn file_edits_are_tracked_most_recent_first_and_bounded() {
     // modified in the end.
     refresh(&mut s, now);
     let created = s.activity_summary.files_created;
-    let tmp =
-        SessionEvent::FileEdited { path: "src/.mw.ts.tmp".into(), summary: None, workflow: None, created: true };
+    let tmp = SessionEvent::FileEdited { path: "src/.mw.ts.tmp".into(), summary: None, workflow: None, created: true };
     apply(&mut s, tmp, now).unwrap();
     refresh(&mut s, now);
     assert_eq!(s.activity_summary.files_created, created + 1);
@@ -207,8 +206,7 @@ fn the_checkpoint_stays_within_the_seed_limits_whatever_the_session_holds() {
     let mut s = fresh();
     let now = at("2026-01-22T16:00:00Z");
     for i in 0..500 {
-        apply(&mut s, edit(&format!("src/module_{i:03}/a_rather_long_file_name_to_fill_space_{i}.rs")), now)
-            .unwrap();
+        apply(&mut s, edit(&format!("src/module_{i:03}/a_rather_long_file_name_to_fill_space_{i}.rs")), now).unwrap();
     }
     let todos = (0..100)
         .map(|i| Todo {

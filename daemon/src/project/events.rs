@@ -1,0 +1,247 @@
+//! What the project task makes of the agent's events: hooks applied to the session,
+//! transcripts read for the agent's words, intents kept as facts and goals.
+use crate::{agent::hooks, session::rules as session};
+use ccmem_proto::api::HookReply;
+use ccmem_proto::facts::{self};
+use ccmem_proto::session::SessionEvent;
+use std::path::Path;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use super::task::*;
+
+/// A finished transcript read.
+pub(super) type TranscriptRead =
+    (ReadJob, ccmem_proto::session::Digest, std::io::Result<crate::agent::transcript::Delta>);
+
+/// Reads waiting at most: more are dropped (the next Stop reads the conversation again).
+pub(super) const READS_QUEUED: usize = 8;
+
+/// A transcript to read: a conversation's own (read on from where its digest stopped), or a
+/// subagent's (read once, for the intents in its words).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ReadJob {
+    conversation: String,
+    path: String,
+    subagent: bool,
+}
+
+impl Project {
+    pub(super) async fn hook(&mut self, hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>>) {
+        if let Some(key) = &hook.delivery {
+            if self.deliveries.contains(key) {
+                tracing::debug!(project = %self.s.project_root.display(), key, "hook delivered twice; counted once");
+                if let Some(reply) = reply {
+                    let _ = reply.send(HookReply::default());
+                }
+                return;
+            }
+            if self.deliveries.len() >= DELIVERIES {
+                self.deliveries.pop_front();
+            }
+            self.deliveries.push_back(key.clone());
+        }
+        // SessionStart has no id of its own: a second copy is the same conversation and
+        // source within moments. The agent gets the context once.
+        let second_start = match &hook.kind {
+            hooks::Kind::SessionStart { source } => {
+                let key = (hook.conversation.clone().unwrap_or_default(), source.clone());
+                let again = self
+                    .last_start
+                    .as_ref()
+                    .is_some_and(|(c, s, at)| (c, s) == (&key.0, &key.1) && at.elapsed() < SAME_START);
+                self.last_start = Some((key.0, key.1, Instant::now()));
+                again
+            }
+            _ => false,
+        };
+        if second_start {
+            if let Some(reply) = reply {
+                let _ = reply.send(HookReply::default());
+            }
+            return;
+        }
+        let now = chrono::Utc::now();
+        let fx = hooks::apply(&mut self.s, &hook, now);
+        if let Some(e) = &fx.agent_edit {
+            let at = Instant::now();
+            if self.recent_edits.get(&e.rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT) {
+                session::annotate(&mut self.s, &e.rel, &e.summary, &e.tool, e.created);
+            } else {
+                let edit = SessionEvent::FileEdited {
+                    path: e.rel.clone(),
+                    summary: Some(e.summary.clone()),
+                    workflow: Some(e.tool.clone()),
+                    created: e.created,
+                };
+                let _ = session::apply_quietly(&mut self.s, edit, now);
+            }
+            self.note_edit(&e.rel, at, true);
+        }
+        self.activity();
+        // Answer first: the agent waits for this; intents and checkpoints can follow.
+        if let Some(reply) = reply {
+            let additional_context = match &hook.kind {
+                hooks::Kind::SessionStart { source } => {
+                    self.context(hook.conversation.as_deref(), source == "compact", None).await.context
+                }
+                _ => String::new(),
+            };
+            let _ = reply.send(HookReply { additional_context });
+        }
+        if let Some(text) = fx.intents_in {
+            self.intents(&text).await;
+        }
+        if let Some(conv) = &hook.conversation {
+            if let Some(path) = fx.read_transcript {
+                self.read_transcript(ReadJob { conversation: conv.clone(), path, subagent: false });
+            }
+            if let Some(path) = fx.read_agent_transcript {
+                self.read_transcript(ReadJob { conversation: conv.clone(), path, subagent: true });
+            }
+        }
+        if let Some((reason, kind)) = fx.checkpoint {
+            // In the background: the next event (a SessionStart waiting for its context, say)
+            // must not wait for git and fsync. After the transcript read in flight, if any,
+            // so that it holds the agent's last words.
+            if self.reading.is_some() {
+                self.after_read = Some((reason, kind));
+            } else {
+                self.checkpoint_soon(reason, kind);
+            }
+        }
+    }
+
+    /// Reads what was appended to a conversation's transcript (or a subagent's whole one), on
+    /// the blocking pool; the result comes back through [`Self::transcript_read`].
+    pub(super) fn read_transcript(&mut self, job: ReadJob) {
+        if !Path::new(&job.path).is_absolute() {
+            return;
+        }
+        if self.reading.is_some() {
+            if !self.read_next.contains(&job) && self.read_next.len() < READS_QUEUED {
+                self.read_next.push_back(job);
+            }
+            return;
+        }
+        let digest = match job.subagent {
+            true => Default::default(),
+            false => match self.s.conversations.iter().find(|c| c.id == job.conversation) {
+                Some(c) => c.digest.clone(),
+                None => return,
+            },
+        };
+        let mut digest = digest;
+        self.reading = Some(tokio::task::spawn_blocking(move || {
+            let r =
+                crate::agent::transcript::read(Path::new(&job.path), &mut digest, crate::agent::transcript::MAX_READ);
+            (job, digest, r)
+        }));
+    }
+
+    pub(super) async fn transcript_read(&mut self, read: Option<TranscriptRead>) {
+        if let Some((job, digest, result)) = read {
+            match result {
+                Ok(delta) => {
+                    // A subagent's transcript gives its intents only: its last words and
+                    // findings are not the conversation's.
+                    if !job.subagent {
+                        if let Some(c) = self.s.conversations.iter_mut().find(|c| c.id == job.conversation) {
+                            c.digest = digest;
+                            if c.first_prompt.is_empty() {
+                                if let Some(p) = delta.first_prompt {
+                                    c.first_prompt = ccmem_proto::session::truncate_chars(&p, 500);
+                                }
+                            }
+                            c.tool_calls = c.tool_calls.max(delta.tool_calls);
+                        }
+                    }
+                    for text in &delta.texts {
+                        self.intents(text).await;
+                    }
+                    self.version += 1;
+                    self.dirty = true;
+                }
+                Err(e) => tracing::debug!(project = %self.s.project_root.display(), error = %e, "transcript not read"),
+            }
+        }
+        if let Some(job) = self.read_next.pop_front() {
+            self.read_transcript(job);
+        } else if let Some((reason, kind)) = self.after_read.take() {
+            self.checkpoint_soon(reason, kind);
+        }
+    }
+
+    pub(super) fn note_edit(&mut self, rel: &str, at: Instant, by_agent: bool) {
+        // Pruned when it has doubled since the last pruning: during a burst every entry is
+        // recent, and pruning at a fixed size would scan the whole map on every edit.
+        if self.recent_edits.len() > self.prune_recent_at {
+            self.recent_edits.retain(|_, (t, _)| at - *t < SAME_EDIT);
+            self.prune_recent_at = (2 * self.recent_edits.len()).max(RECENT_EDITS);
+        }
+        self.recent_edits.insert(rel.to_string(), (at, by_agent));
+    }
+
+    /// `[REMEMBER: …]`, `[GOAL: …]` and `[DONE: …]` from the assistant's words.
+    pub(super) async fn intents(&mut self, text: &str) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.trim().hash(&mut h);
+        let hash = h.finish();
+        if self.scanned.contains(&hash) {
+            return;
+        }
+        self.scanned.push_back(hash);
+        if self.scanned.len() > 256 {
+            self.scanned.pop_front();
+        }
+        let found = crate::agent::intents::detect(text);
+        if found == facts::Intents::default() {
+            return;
+        }
+        let now = crate::clock::iso(chrono::Utc::now());
+        let m = &mut self.memory;
+        for (fact, global) in found.remember {
+            let fact = crate::text::clean(&fact);
+            if fact.is_empty() {
+                continue;
+            }
+            if global {
+                self.ctx.global.add(fact).await;
+            } else if !m.facts.contains(&fact) {
+                m.facts.push(fact);
+            }
+        }
+        for (text, deadline) in found.goals {
+            let text = crate::text::clean(&text);
+            if !text.is_empty() && !m.goals.iter().any(|g| g.text == text) {
+                m.goals.push(facts::Goal {
+                    text,
+                    deadline: deadline.map(|d| crate::text::clean(&d)),
+                    created_at: now.clone(),
+                });
+            }
+        }
+        for done in found.done {
+            if let Some(i) = facts::best_match(&m.goals, &done) {
+                let g = m.goals.remove(i);
+                m.completed_goals.push(facts::CompletedGoal { text: g.text, completed_at: now.clone() });
+            }
+        }
+        // Stored beyond the soft caps (applied when shown), but not without bound.
+        let excess = m.facts.len().saturating_sub(500);
+        m.facts.drain(..excess);
+        let excess = m.completed_goals.len().saturating_sub(200);
+        m.completed_goals.drain(..excess);
+        let excess = m.goals.len().saturating_sub(200);
+        m.goals.drain(..excess);
+        self.save_facts().await;
+    }
+
+    pub(super) async fn save_facts(&self) {
+        let (ctx, root, copy) = (self.ctx.clone(), self.s.project_root.clone(), self.memory.clone());
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ctx.store.save_memory(&root, &copy)).await {
+            tracing::error!(project = %self.s.project_root.display(), error = %e, "cannot save facts and goals");
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The project task's background work, one job at a time: checkpoints (the state file, the
+//! report, the tracker) and git refreshes on the blocking pool, and what is queued behind.
+use crate::report::blockers::CommentCache;
+use crate::{project::checkpoint, session::rules as session};
+use ccmem_proto::api::ReportReply;
+use ccmem_proto::session::{CheckpointReason, CheckpointType, Session};
+
+use super::task::*;
+
+/// What a background job hands back.
+#[derive(Debug)]
+pub enum JobResult {
+    /// A checkpoint: the session as written, what happened, the version it was taken at,
+    /// and the comment cache it used.
+    Checkpoint { copy: Session, out: checkpoint::Outcome, exclude_done: bool, version: u64, comments: CommentCache },
+    /// Fresh git state.
+    Git { copy: Session },
+}
+
+impl Project {
+    /// Starts a checkpoint in the background (or queues it behind the job in flight).
+    pub(super) fn checkpoint_soon(&mut self, reason: CheckpointReason, kind: CheckpointType) {
+        if self.job.is_some() || !self.running {
+            self.queued_checkpoint = Some((reason, kind));
+            return;
+        }
+        if kind == CheckpointType::EventDriven {
+            // The agent stopped or compacts: the next checkpoint will hold fresh servers.
+            self.ctx.ports.kick(&self.s.project_root);
+        }
+        let (mut copy, ctx, mut exclude_done, version) =
+            (self.s.clone(), self.ctx.clone(), self.exclude_done, self.version);
+        let mut comments = self.comments.take().unwrap_or_default();
+        self.spawn_job(move || {
+            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments);
+            JobResult::Checkpoint { copy, out, exclude_done, version, comments }
+        });
+    }
+
+    /// Refreshes git in the background (or after the job in flight).
+    pub(super) fn git_soon(&mut self) {
+        if self.job.is_some() || !self.running {
+            self.queued_git = true;
+            return;
+        }
+        let mut copy = self.s.clone();
+        self.spawn_job(move || {
+            checkpoint::refresh_git(&mut copy);
+            JobResult::Git { copy }
+        });
+    }
+
+    pub(super) fn spawn_job(&mut self, work: impl FnOnce() -> JobResult + Send + 'static) {
+        self.seq += 1;
+        let seq = self.seq;
+        self.job = Some(tokio::task::spawn_blocking(move || (seq, work())));
+    }
+
+    /// A background job finished (or failed: `None`): its result, then what was queued
+    /// behind it.
+    pub(super) fn job_finished(&mut self, done: Option<(u64, JobResult)>) {
+        self.job = None;
+        if let Some((seq, result)) = done {
+            self.apply_job(seq, result);
+        }
+        self.run_queued();
+    }
+
+    /// Waits for the job in flight and takes its result, without starting what was queued
+    /// (the caller does the work itself).
+    pub(super) async fn settle_job(&mut self) {
+        if let Some(job) = self.job.take() {
+            if let Ok((seq, result)) = job.await {
+                self.apply_job(seq, result);
+            }
+        }
+    }
+
+    pub(super) fn apply_job(&mut self, seq: u64, result: JobResult) {
+        // A synchronous checkpoint since then already holds newer data.
+        if seq > self.applied {
+            self.applied = seq;
+            match result {
+                JobResult::Checkpoint { copy, out, exclude_done, version, comments } => {
+                    self.comments = Some(comments);
+                    self.take_git(&copy);
+                    self.s.last_checkpoint = copy.last_checkpoint;
+                    self.s.saved_at_ms = copy.saved_at_ms;
+                    self.exclude_done = exclude_done;
+                    if out.written.is_some() && version == self.version {
+                        self.dirty = false;
+                    }
+                    self.report(&out);
+                }
+                JobResult::Git { copy } => self.take_git(&copy),
+            }
+        }
+    }
+
+    pub(super) fn run_queued(&mut self) {
+        if let Some((reason, kind)) = self.queued_checkpoint.take() {
+            // A periodic tick that came while a slow checkpoint ran: only if something
+            // changed since (else the file would be rewritten with nothing new).
+            if self.dirty || kind != CheckpointType::Periodic {
+                self.checkpoint_soon(reason, kind);
+            }
+        } else if std::mem::take(&mut self.queued_git) {
+            self.git_soon();
+        }
+    }
+
+    pub(super) fn take_git(&mut self, copy: &Session) {
+        self.s.git = copy.git.clone();
+        self.s.git_start = copy.git_start.clone();
+        // Outside git the counts are the agent's, kept by the hooks since the copy was made.
+        if copy.git_start.is_some() {
+            self.s.activity_summary.lines_added = copy.activity_summary.lines_added;
+            self.s.activity_summary.lines_deleted = copy.activity_summary.lines_deleted;
+            self.s.activity_summary.commits = copy.activity_summary.commits;
+        }
+    }
+
+    pub(super) fn report(&mut self, out: &checkpoint::Outcome) {
+        let root = self.s.project_root.display().to_string();
+        match &out.written {
+            Some(info) => tracing::debug!(project = %root, bytes = info.bytes, "checkpoint written"),
+            None => tracing::warn!(project = %root, "checkpoint not written; retrying at the next one"),
+        }
+        for e in &out.errors {
+            tracing::warn!(project = %root, "{e}");
+        }
+        self.errors = out.errors.clone();
+    }
+
+    /// Writes a checkpoint now and waits for it (after any background job). The session is
+    /// copied to the blocking pool and the copy (with fresh git data) taken back, so a failure
+    /// mid-way loses nothing.
+    pub(super) async fn checkpoint(&mut self, reason: CheckpointReason, kind: CheckpointType) -> checkpoint::Outcome {
+        self.settle_job().await;
+        // This checkpoint does what was queued (a later one, a git refresh) with newer data.
+        self.queued_checkpoint = None;
+        self.queued_git = false;
+        self.seq += 1;
+        self.applied = self.seq;
+        let mut copy = self.s.clone();
+        let ctx = self.ctx.clone();
+        let mut exclude_done = self.exclude_done;
+        let mut comments = self.comments.take().unwrap_or_default();
+        let job = tokio::task::spawn_blocking(move || {
+            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments);
+            (copy, out, exclude_done, comments)
+        });
+        let out = match job.await {
+            Ok((copy, out, exclude_done, comments)) => {
+                self.s = copy;
+                self.exclude_done = exclude_done;
+                self.comments = Some(comments);
+                out
+            }
+            Err(e) => checkpoint::Outcome { written: None, errors: vec![format!("checkpoint failed: {e}")] },
+        };
+        if out.written.is_some() {
+            self.dirty = false;
+        }
+        self.report(&out);
+        out
+    }
+
+    /// Builds the report on the blocking pool (it reads files) and writes it if asked.
+    pub(super) async fn memory_report(&mut self, write: bool) -> Result<ReportReply, String> {
+        let mut copy = self.s.clone();
+        let mut comments = self.comments.take().unwrap_or_default();
+        let job = tokio::task::spawn_blocking(move || {
+            let now = chrono::Utc::now();
+            session::refresh(&mut copy, now);
+            let tasks = checkpoint::refresh_from_disk(&mut copy);
+            let m = crate::report::session_memory::build(&copy, tasks.as_ref(), &mut comments, now);
+            let written = write.then(|| crate::report::session_memory::write(&copy.project_root, &m));
+            (m, written, comments)
+        });
+        let (m, written, comments) = job.await.map_err(|e| format!("building the report failed: {e}"))?;
+        self.comments = Some(comments);
+        let path = match written {
+            Some(Ok(_)) => Some(self.s.project_root.join(crate::report::session_memory::REPORT_FILE)),
+            Some(Err(e)) => {
+                return Err(format!(
+                    "cannot write {}: {e}",
+                    self.s.project_root.join(crate::report::session_memory::REPORT_FILE).display()
+                ))
+            }
+            None => None,
+        };
+        Ok(ReportReply { markdown: ccmem_proto::report::serialize(&m), path })
+    }
+
+    /// Waits for the transcript reads asked for, so that what is saved holds their words
+    /// (reads are bounded: regular files only, at most [`crate::agent::transcript::MAX_READ`]).
+    pub(super) async fn finish_reads(&mut self) {
+        while let Some(job) = self.reading.take() {
+            let read = job.await.ok();
+            self.transcript_read(read).await;
+        }
+    }
+}
