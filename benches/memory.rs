@@ -16,8 +16,8 @@
 mod common;
 mod figures;
 
-use ccmem_proto::memory::frontmatter::{render, Layout};
-use ccmem_proto::memory::{derive_slug, Memory, MemoryType, Scope};
+use ccmem_proto::model::memory::frontmatter::{render, Layout};
+use ccmem_proto::model::memory::{derive_slug, Memory, MemoryType, Scope};
 use common::*;
 use serde_json::json;
 use std::path::Path;

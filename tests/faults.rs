@@ -233,12 +233,12 @@ fn wall_clock_jumps_neither_expire_sessions_nor_break_timestamps() {
         );
         assert!(s["live"] == true, "{label}: {s}");
         let m = env.request("memory.update", json!({"path": root, "slug": slug, "append": label}))["memory"].clone();
-        let t = |k: &str| ccmem_proto::memory::parse_time(m[k].as_str().unwrap()).unwrap();
+        let t = |k: &str| ccmem_proto::model::memory::parse_time(m[k].as_str().unwrap()).unwrap();
         assert!(t("updated") >= t("created"), "{label}: updated went before created: {m}");
         let w = write(&format!("Written {label}"));
         if jump == "+3d" {
             // The daemon's clock did jump.
-            let created = ccmem_proto::memory::parse_time(w["memory"]["created"].as_str().unwrap()).unwrap();
+            let created = ccmem_proto::model::memory::parse_time(w["memory"]["created"].as_str().unwrap()).unwrap();
             assert!(created > chrono::Utc::now() + chrono::Duration::days(2), "{w}");
         }
         // Once the clock is back, what was written three days ahead is in the future, and

@@ -13,7 +13,7 @@
 //! over 5 s counts as a hang: it is written there and the run aborts.
 
 use ccmem_daemon::{agent::hooks, observe::tasks, observe::testout, session::rules as session};
-use ccmem_proto::{frame, memory, report, rpc};
+use ccmem_proto::{model::memory, model::report, wire::frame, wire::rpc};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::path::{Path, PathBuf};

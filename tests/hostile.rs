@@ -32,7 +32,7 @@ fn within(env: &Env, args: &[&str], limit: Duration) -> Output {
 }
 
 fn mkfifo(p: &Path) {
-    ccmem_proto::untrusted::mkfifo(p).unwrap_or_else(|e| panic!("mkfifo {}: {e}", p.display()));
+    ccmem_proto::files::untrusted::mkfifo(p).unwrap_or_else(|e| panic!("mkfifo {}: {e}", p.display()));
 }
 
 #[test]

@@ -5,8 +5,8 @@
 
 mod common;
 
-use ccmem_proto::memory::frontmatter;
-use ccmem_proto::memory::{inverse_label, Scope};
+use ccmem_proto::model::memory::frontmatter;
+use ccmem_proto::model::memory::{inverse_label, Scope};
 use common::*;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -62,7 +62,7 @@ fn read_json(p: &Path) -> Value {
 }
 
 /// Parses a memory file as the daemon would, panicking with the file on any error.
-fn parse_file(dir: &Path, slug: &str) -> ccmem_proto::memory::Memory {
+fn parse_file(dir: &Path, slug: &str) -> ccmem_proto::model::memory::Memory {
     let p = dir.join(format!("{slug}.md"));
     let t = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     frontmatter::parse(slug, Scope::Project, &t).unwrap_or_else(|e| panic!("{}: {e:?}\n{t}", p.display())).0

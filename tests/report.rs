@@ -82,7 +82,7 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
 
     let md = wait_report(&app, |t| t.contains("FIXME in src/login.rs:2") && t.contains("failing unit test"));
     assert!(md.starts_with("# Session Memory: app\n"), "{md}");
-    for section in ccmem_proto::report::SECTIONS {
+    for section in ccmem_proto::model::report::SECTIONS {
         assert!(md.contains(&format!("\n## {section}\n")), "{section} missing:\n{md}");
     }
     assert!(md.contains("2. 2/6 tasks complete (33.3%)"), "{md}");
@@ -97,7 +97,7 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
     let check = env.ctl(&["report", "--check", report_file(&app).to_str().unwrap()]);
     assert_ok(&check, "report --check");
     assert!(text(&check.stdout).contains(": valid"));
-    let parsed = ccmem_proto::report::parse(&md);
+    let parsed = ccmem_proto::model::report::parse(&md);
     assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
     assert_eq!(parsed.memory.task_status.current_task.as_ref().unwrap().id, "T003");
 

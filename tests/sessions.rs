@@ -404,7 +404,7 @@ fn kill_9_during_a_checkpoint_and_memory_storm_never_leaves_a_torn_file() {
                 serde_json::from_slice(&std::fs::read(&t).unwrap()).expect("the tracker is whole");
         }
         if let Ok(md) = std::fs::read_to_string(root.join(".claude/session-memory.md")) {
-            let p = ccmem_proto::report::parse(&md);
+            let p = ccmem_proto::model::report::parse(&md);
             assert!(p.warnings.is_empty(), "round {round}: the report is torn: {:?}", p.warnings);
         }
         session_id = Some(v["session_id"].as_str().unwrap().to_string());
@@ -427,7 +427,7 @@ fn memories_whole(root: &std::path::Path, round: u32) {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         if let Some(slug) = name.strip_suffix(".md") {
             let text = std::fs::read_to_string(&p).unwrap();
-            ccmem_proto::memory::frontmatter::parse(slug, ccmem_proto::memory::Scope::Project, &text)
+            ccmem_proto::model::memory::frontmatter::parse(slug, ccmem_proto::model::memory::Scope::Project, &text)
                 .unwrap_or_else(|e| panic!("round {round}: {name} is torn: {e:?}"));
         } else if name == "graph.json" || name == "index.json" {
             let _: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap())

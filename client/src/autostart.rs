@@ -4,7 +4,7 @@
 //! the other exits at once, so both clients end up talking to the same single daemon.
 
 use crate::conn::Conn;
-use ccmem_proto::paths;
+use ccmem_proto::wire::paths;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -301,7 +301,7 @@ mod tests {
         assert_eq!(lines.len(), 11);
         for l in lines {
             let (kind, json) = l.trim().split_once(' ').expect("kind and example");
-            let e: ccmem_proto::session::SessionEvent =
+            let e: ccmem_proto::model::session::SessionEvent =
                 serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{kind}: {e}"));
             let back = serde_json::to_value(&e).unwrap();
             assert_eq!(back["kind"], kind, "{json}");

@@ -1,9 +1,9 @@
 //! A blocking connection to the daemon: one request at a time, each answered in order.
 
-use ccmem_proto::api::{self, method};
-use ccmem_proto::frame::{read_frame, FrameError};
-use ccmem_proto::rpc::{self, RpcError};
-use ccmem_proto::{paths, PROTOCOL_VERSION, VERSION};
+use ccmem_proto::wire::api::{self, method};
+use ccmem_proto::wire::frame::{read_frame, FrameError};
+use ccmem_proto::wire::rpc::{self, RpcError};
+use ccmem_proto::{wire::paths, PROTOCOL_VERSION, VERSION};
 use interprocess::local_socket::{prelude::*, ConnectOptions, Stream};
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -2,8 +2,8 @@
 //! fix it. Never starts the daemon.
 
 use crate::conn::Conn;
-use ccmem_proto::api::{method, Hello, HelloReply};
-use ccmem_proto::paths;
+use ccmem_proto::wire::api::{method, Hello, HelloReply};
+use ccmem_proto::wire::paths;
 use serde::Serialize;
 use std::path::Path;
 
@@ -81,8 +81,8 @@ fn project(socket: &Path, out: &mut Vec<Check>) -> bool {
     if conn.hello().is_err() {
         return false;
     }
-    let params = ccmem_proto::api::StatusParams { path: Some(cwd.clone()) };
-    let Ok(st) = conn.call::<_, ccmem_proto::api::StatusReply>(method::STATUS, &params) else { return false };
+    let params = ccmem_proto::wire::api::StatusParams { path: Some(cwd.clone()) };
+    let Ok(st) = conn.call::<_, ccmem_proto::wire::api::StatusReply>(method::STATUS, &params) else { return false };
     let warnings = st.project.map(|p| p.warnings).unwrap_or_default();
     if let Some(capped) = warnings.iter().find(|w| w.contains("changes past that are not tracked")) {
         out.push(bad(
@@ -245,7 +245,7 @@ fn hooks(out: &mut Vec<Check>) {
     let project = crate::install::settings_path(true).ok().map(|(_, p)| p);
     let project_settings = project.clone();
     let read = |p: &std::path::Path| -> Option<serde_json::Value> {
-        serde_json::from_slice(&ccmem_proto::untrusted::read(p, 16 << 20).ok()?).ok()
+        serde_json::from_slice(&ccmem_proto::files::untrusted::read(p, 16 << 20).ok()?).ok()
     };
     // The plugin brings the same hooks.
     let plugin = crate::install::plugin_enabled([Some(user.clone()), project.clone()].into_iter().flatten());

@@ -8,8 +8,8 @@
 //! the daemon's log, or to a client log when the daemon cannot be reached.
 
 use crate::conn::Conn;
-use ccmem_proto::api::{method, HookReply};
-use ccmem_proto::{paths, session::Timestamp};
+use ccmem_proto::wire::api::{method, HookReply};
+use ccmem_proto::{model::session::Timestamp, wire::paths};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -224,7 +224,7 @@ mod tests {
         let s = p["tool_response"]["stdout"].as_str().unwrap();
         assert!(s.len() < OUTPUT_KEEP + MIDDLE_KEEP + 200, "{}", s.len());
         assert_eq!(s.matches("test result: ok. 20000 passed").count(), 3, "every binary's summary is kept");
-        assert!(serde_json::to_vec(&p).unwrap().len() < ccmem_proto::frame::MAX_FRAME);
+        assert!(serde_json::to_vec(&p).unwrap().len() < ccmem_proto::wire::frame::MAX_FRAME);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! the files it edited are the project's files. The daemon then reads the transcript itself
 //! for the assistant's words, as it does for a live conversation.
 
-use ccmem_proto::transcript::{self, Entry};
+use ccmem_proto::model::transcript::{self, Entry};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, IsTerminal};

@@ -2,7 +2,7 @@
 //! merged without touching other hooks or keys, idempotently, with a backup, atomically.
 
 use crate::cli::HooksAction;
-use ccmem_proto::atomic;
+use ccmem_proto::files::atomic;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -36,7 +36,7 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
         // A cloned repository can make `.claude` or its settings a link to another
         // project's (or to the user's own `~/.claude/settings.json`).
         for p in [path.parent().unwrap_or(root), path.as_path()] {
-            match ccmem_proto::untrusted::within(root, p) {
+            match ccmem_proto::files::untrusted::within(root, p) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
                 _ => {}
             }
@@ -106,7 +106,7 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
 /// (`"enabledPlugins": {"ccmem@<marketplace>": true}`), with the plugin's id.
 pub fn plugin_enabled(files: impl IntoIterator<Item = PathBuf>) -> Option<(PathBuf, String)> {
     files.into_iter().find_map(|p| {
-        let v: Value = serde_json::from_slice(&ccmem_proto::untrusted::read(&p, 16 << 20).ok()?).ok()?;
+        let v: Value = serde_json::from_slice(&ccmem_proto::files::untrusted::read(&p, 16 << 20).ok()?).ok()?;
         let plugins = v.get("enabledPlugins")?.as_object()?;
         let id = plugins.iter().find(|(k, on)| k.starts_with("ccmem@") && on.as_bool() == Some(true))?.0.clone();
         Some((p, id))
@@ -127,7 +127,7 @@ pub(crate) fn settings_path(project: bool) -> Result<(Option<PathBuf>, PathBuf),
 
 fn read(path: &Path) -> Result<Value, String> {
     // A regular file only, within reason: a project's settings come with the repository.
-    match ccmem_proto::untrusted::read(path, 16 << 20) {
+    match ccmem_proto::files::untrusted::read(path, 16 << 20) {
         Ok(b) if b.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
         Ok(b) => match serde_json::from_slice::<Value>(&b) {
             Ok(v @ Value::Object(_)) => Ok(v),

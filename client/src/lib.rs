@@ -18,9 +18,9 @@ pub mod memory;
 mod output;
 pub mod service;
 
-use ccmem_proto::api::{self, method};
-use ccmem_proto::rpc::RpcError;
-use ccmem_proto::{paths, PROTOCOL_VERSION, VERSION};
+use ccmem_proto::wire::api::{self, method};
+use ccmem_proto::wire::rpc::RpcError;
+use ccmem_proto::{wire::paths, PROTOCOL_VERSION, VERSION};
 use clap::Parser;
 use conn::{CallError, Compat, Conn};
 use serde_json::json;
@@ -366,7 +366,7 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
             Ok(())
         }
         cli::Command::Facts { action, project } => {
-            use ccmem_proto::facts::FactsEdit;
+            use ccmem_proto::model::facts::FactsEdit;
             let (edit, global) = match action.unwrap_or(cli::FactsAction::List) {
                 cli::FactsAction::List => (None, false),
                 cli::FactsAction::Forget { n, global } => (Some(FactsEdit::Forget(n)), global),
@@ -380,10 +380,14 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::Event { event, project } => {
             let text = match event.as_deref() {
                 Some(t) if t != "-" => t.to_string(),
-                _ => input::capped_text(io::stdin().lock(), ccmem_proto::frame::MAX_FRAME as u64, "the event on stdin")
-                    .map_err(Error::Failed)?,
+                _ => input::capped_text(
+                    io::stdin().lock(),
+                    ccmem_proto::wire::frame::MAX_FRAME as u64,
+                    "the event on stdin",
+                )
+                .map_err(Error::Failed)?,
             };
-            let event: ccmem_proto::session::SessionEvent = serde_json::from_str(&text).map_err(|e| {
+            let event: ccmem_proto::model::session::SessionEvent = serde_json::from_str(&text).map_err(|e| {
                 let what = match e.classify() {
                     serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not JSON",
                     _ => "not a valid event",
@@ -403,7 +407,7 @@ fn run(cli: cli::Cli) -> Result<(), Error> {
 fn check_report(ctx: &Ctx, file: &std::path::Path) -> Result<(), Error> {
     // A report is at most 50 KB by seed 000's rules; far larger is not one.
     let text = input::file_text(file, 16 << 20).map_err(Error::Failed)?;
-    let problems = ccmem_proto::report::check(&text);
+    let problems = ccmem_proto::model::report::check(&text);
     if ctx.json {
         output::print_json(&json!({"file": file, "valid": problems.is_empty(), "problems": problems}));
     } else if problems.is_empty() {
@@ -539,7 +543,7 @@ fn check_versions(hello: &api::HelloReply) -> Result<(), CallError> {
             Ok(())
         }
         Compat::Incompatible => Err(CallError::Rpc(RpcError::new(
-            ccmem_proto::rpc::code::INCOMPATIBLE,
+            ccmem_proto::wire::rpc::code::INCOMPATIBLE,
             format!(
                 "the running ccmemd {} speaks protocol {}, this ccmemctl {VERSION} speaks protocol {PROTOCOL_VERSION}; stop it with `ccmemctl shutdown` and try again",
                 hello.daemon_version, hello.protocol_version

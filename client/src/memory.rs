@@ -1,8 +1,8 @@
 //! `ccmemctl memory …`: knowledge memories (seed 003), kept by the daemon.
 
 use crate::{project_path, with_daemon, Ctx, Error};
-use ccmem_proto::memory::api::{self as mapi, method};
-use ccmem_proto::memory::{iso, MemoryType, Scope};
+use ccmem_proto::model::memory::{iso, MemoryType, Scope};
+use ccmem_proto::wire::memory::{self as mapi, method};
 use clap::{Args, Subcommand};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -181,11 +181,11 @@ pub enum Action {
 }
 
 fn parse_scope(s: &str) -> Result<Scope, String> {
-    s.parse().map_err(|e: ccmem_proto::memory::Invalid| e.rule)
+    s.parse().map_err(|e: ccmem_proto::model::memory::Invalid| e.rule)
 }
 
 fn parse_type(s: &str) -> Result<MemoryType, String> {
-    s.parse().map_err(|e: ccmem_proto::memory::Invalid| e.rule)
+    s.parse().map_err(|e: ccmem_proto::model::memory::Invalid| e.rule)
 }
 
 fn parse_mode(s: &str) -> Result<mapi::SearchMode, String> {

@@ -1,8 +1,8 @@
 //! Text and JSON output.
 
-use ccmem_proto::api::{HistoryReply, ProjectList, ProjectStatus, StatusReply};
 use ccmem_proto::count;
-use ccmem_proto::session::Session;
+use ccmem_proto::model::session::Session;
+use ccmem_proto::wire::api::{HistoryReply, ProjectList, ProjectStatus, StatusReply};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -69,7 +69,7 @@ pub fn status(r: &StatusReply) -> String {
 const SHOWN: usize = 10;
 
 /// The human form of recorded test runs.
-pub fn test_runs(runs: &[ccmem_proto::api::TestRun]) -> String {
+pub fn test_runs(runs: &[ccmem_proto::wire::api::TestRun]) -> String {
     let mut s = String::new();
     for r in runs {
         let t = &r.suite;
@@ -90,7 +90,7 @@ pub fn test_runs(runs: &[ccmem_proto::api::TestRun]) -> String {
 
 /// Tests, build, servers and dependencies (seed 000's TestResults and EnvironmentState).
 fn environment(s: &mut String, x: &Session) {
-    use ccmem_proto::env::{BuildState, DependencyState, ServerStatus, SuiteStatus};
+    use ccmem_proto::model::environment::{BuildState, DependencyState, ServerStatus, SuiteStatus};
     let t = &x.test_results;
     let e = &x.environment;
     let mut lines = Vec::new();
@@ -167,8 +167,8 @@ fn environment(s: &mut String, x: &Session) {
 pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
     let mut s = String::new();
     // From the session's start to now: the statistics' minutes are as of the last refresh.
-    let active = ccmem_proto::session::Timestamp::parse(&x.created_at)
-        .map(|t| (ccmem_proto::session::Timestamp::now().0 - t.0) as f64)
+    let active = ccmem_proto::model::session::Timestamp::parse(&x.created_at)
+        .map(|t| (ccmem_proto::model::session::Timestamp::now().0 - t.0) as f64)
         .unwrap_or(x.statistics.session_duration_minutes as f64 * 60.0);
     let active = human_duration(active);
     let _ = writeln!(s, "📋 SESSION CONTEXT (Active for {active})");
@@ -238,7 +238,7 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
         let _ = writeln!(s, "\n✅ Completed ({} task{}):", done.len(), if done.len() == 1 { "" } else { "s" });
         list(&mut s, done.iter().rev().cloned().collect());
     }
-    let mut files: Vec<(&Box<str>, &ccmem_proto::session::FileRecord)> = x.files_modified.iter().collect();
+    let mut files: Vec<(&Box<str>, &ccmem_proto::model::session::FileRecord)> = x.files_modified.iter().collect();
     files.sort_by(|a, b| b.1.last_modified.cmp(&a.1.last_modified).then(a.0.cmp(b.0)));
     if !files.is_empty() {
         let _ = writeln!(s, "\n📝 Modified Files ({}):", files.len());
@@ -271,7 +271,7 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
     s
 }
 
-fn reason_text(c: &ccmem_proto::session::CheckpointInfo) -> String {
+fn reason_text(c: &ccmem_proto::model::session::CheckpointInfo) -> String {
     serde_json::to_value(c.reason).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
@@ -335,7 +335,7 @@ pub fn history(r: &HistoryReply) -> String {
 }
 
 /// A session's conversations under it: the id to resume with, what each did.
-fn conversations(s: &mut String, list: &[ccmem_proto::api::ConversationEntry]) {
+fn conversations(s: &mut String, list: &[ccmem_proto::wire::api::ConversationEntry]) {
     for c in list {
         let work = match c.tool_calls {
             0 => "no tool calls".to_string(),
@@ -357,7 +357,7 @@ fn conversations(s: &mut String, list: &[ccmem_proto::api::ConversationEntry]) {
 }
 
 /// `ccmemctl facts`: numbered as `forget` and `done` take them.
-pub fn facts(r: &ccmem_proto::api::FactsReply) -> String {
+pub fn facts(r: &ccmem_proto::wire::api::FactsReply) -> String {
     let mut s = String::new();
     if let Some(c) = &r.changed {
         let _ = writeln!(s, "{c}\n");
@@ -403,7 +403,7 @@ pub fn human_duration(secs: f64) -> String {
 }
 
 /// The human form of the configuration.
-pub fn config(r: &ccmem_proto::api::ConfigReply) -> String {
+pub fn config(r: &ccmem_proto::wire::api::ConfigReply) -> String {
     let mut s = String::new();
     let exists = if r.file.exists() { "" } else { " (not present: defaults apply)" };
     let _ = writeln!(s, "config file  {}{exists}", r.file.display());

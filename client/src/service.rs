@@ -118,7 +118,7 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
                 if let Some(dir) = path.parent() {
                     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
                 }
-                ccmem_proto::atomic::write(&path, text.as_bytes(), false)
+                ccmem_proto::files::atomic::write(&path, text.as_bytes(), false)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 said.push(format!("wrote {}", path.display()));
             }
@@ -126,7 +126,7 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
                 let _ = std::fs::create_dir_all(home.join("Library/Logs/ccmem"));
                 stop_running()?;
                 let plist = files(&home, &config, &exe).remove(0).0;
-                let uid = ccmem_proto::paths::euid();
+                let uid = ccmem_proto::wire::paths::euid();
                 let _ = run("launchctl", &["bootout", &format!("gui/{uid}/{LABEL}")]);
                 run("launchctl", &["bootstrap", &format!("gui/{uid}"), &plist.to_string_lossy()])?;
                 said.push(format!("loaded {LABEL} (ccmemd {})", exe.display()));
@@ -143,7 +143,7 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
         Action::Uninstall => {
             let mut said = Vec::new();
             if mac {
-                let _ = run("launchctl", &["bootout", &format!("gui/{}/{LABEL}", ccmem_proto::paths::euid())]);
+                let _ = run("launchctl", &["bootout", &format!("gui/{}/{LABEL}", ccmem_proto::wire::paths::euid())]);
             } else if systemd_user() {
                 let _ = run("systemctl", &["--user", "disable", "--now", "ccmemd.socket", "ccmemd.service"]);
             }
@@ -177,7 +177,7 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
                 ));
             }
             if mac {
-                let target = format!("gui/{}/{LABEL}", ccmem_proto::paths::euid());
+                let target = format!("gui/{}/{LABEL}", ccmem_proto::wire::paths::euid());
                 if start {
                     run("launchctl", &["kickstart", &target])?;
                 } else {
@@ -283,7 +283,7 @@ pub fn status(home: &Path, config: &Path) -> Status {
     }
     if cfg!(target_os = "macos") {
         st.manager = "launchd";
-        let loaded = run("launchctl", &["print", &format!("gui/{}/{LABEL}", ccmem_proto::paths::euid())]).is_ok();
+        let loaded = run("launchctl", &["print", &format!("gui/{}/{LABEL}", ccmem_proto::wire::paths::euid())]).is_ok();
         st.units.push(UnitState {
             unit: LABEL.into(),
             enabled: if loaded { "loaded" } else { "not loaded" }.into(),

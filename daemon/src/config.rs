@@ -7,7 +7,7 @@
 //! (SIGHUP, `ccmemctl config reload`) the previous configuration stays in force.
 
 use crate::cli::{self, Args};
-use ccmem_proto::api::ConfigEntry;
+use ccmem_proto::wire::api::ConfigEntry;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -98,7 +98,7 @@ pub type Given = BTreeMap<String, String>;
 pub fn file_path(args: &Args) -> Result<PathBuf, String> {
     match &args.config {
         Some(p) => Ok(p.clone()),
-        None => ccmem_proto::paths::config_dir().map(|d| d.join(FILE)).map_err(|e| e.to_string()),
+        None => ccmem_proto::wire::paths::config_dir().map(|d| d.join(FILE)).map_err(|e| e.to_string()),
     }
 }
 
@@ -111,7 +111,7 @@ pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
         live: Live {
             checkpoint_interval: args.checkpoint_interval,
             session_ttl: args.session_ttl,
-            context_budget: (args.context_budget as usize).min(*ccmem_proto::api::BUDGET_RANGE.end()),
+            context_budget: (args.context_budget as usize).min(*ccmem_proto::wire::api::BUDGET_RANGE.end()),
             port_scan_interval: args.port_scan_interval.0,
             watch_ignore: Vec::new(),
             redact_patterns: Vec::new(),
@@ -167,7 +167,7 @@ fn unknown<'a>(key: &str, file: &Path, known: impl Iterator<Item = &'a str>) -> 
 fn read_table(file: &Path, required: bool) -> Result<toml::Table, String> {
     // A project's `.claude/ccmem.toml` comes with the repository: a link to a device or a
     // FIFO there must not stall or flood the daemon.
-    match ccmem_proto::untrusted::read_string(file, 1 << 20) {
+    match ccmem_proto::files::untrusted::read_string(file, 1 << 20) {
         Ok(text) => text.parse::<toml::Table>().map_err(|e| format!("{}: {}", file.display(), e.to_string().trim())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(toml::Table::new()),
         Err(e) => Err(format!("cannot read {}: {e}", file.display())),
@@ -292,8 +292,8 @@ type Patterns = Vec<(String, String)>;
 fn patterns_file(args: &Args) -> Result<Option<(String, Patterns)>, String> {
     let (path, required) = match &args.redact_patterns {
         Some(f) => (f.clone(), true),
-        None => match ccmem_proto::paths::config_dir() {
-            Ok(d) => (d.join(ccmem_proto::paths::REDACT_PATTERNS_FILE), false),
+        None => match ccmem_proto::wire::paths::config_dir() {
+            Ok(d) => (d.join(ccmem_proto::wire::paths::REDACT_PATTERNS_FILE), false),
             Err(_) => return Ok(None),
         },
     };
@@ -327,7 +327,7 @@ pub struct ProjectConfig {
 /// Reads `<root>/.claude/ccmem.toml`; an error names the key and the file.
 pub fn project(root: &Path) -> Result<ProjectConfig, String> {
     let file = root.join(PROJECT_FILE);
-    match ccmem_proto::untrusted::within(root, &file) {
+    match ccmem_proto::files::untrusted::within(root, &file) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             return Err(format!("cannot read {}: {e}", file.display()))
         }

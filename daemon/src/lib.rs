@@ -8,7 +8,7 @@
 //! accepting, requests in flight finish, every live project writes its final checkpoint, and
 //! the socket and pidfile are removed.
 
-pub use ccmem_proto::atomic;
+pub use ccmem_proto::files::atomic;
 pub mod agent;
 pub mod cli;
 pub mod clock;
@@ -26,7 +26,7 @@ pub mod text;
 
 use agent::facts as global;
 use anyhow::Context;
-use ccmem_proto::paths;
+use ccmem_proto::wire::paths;
 use observe::{ports, watch};
 use server::{activation as service, instance, shutdown, socket, state};
 use std::process::ExitCode;
@@ -123,7 +123,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         max_connections,
         idle_timeout: args.idle_timeout,
         write_timeout: Duration::from_secs(10),
-        max_frame: ccmem_proto::frame::MAX_FRAME,
+        max_frame: ccmem_proto::wire::frame::MAX_FRAME,
         shutdown_grace: args.shutdown_grace,
     };
     // A bad configuration stops the start with the key and the file, before anything runs.
@@ -218,7 +218,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
     Ok(ExitCode::SUCCESS)
 }
 
-fn already_running(socket: &std::path::Path, peer: &ccmem_proto::api::HelloReply) -> ExitCode {
+fn already_running(socket: &std::path::Path, peer: &ccmem_proto::wire::api::HelloReply) -> ExitCode {
     if peer.daemon_version == ccmem_proto::VERSION && peer.protocol_version == ccmem_proto::PROTOCOL_VERSION {
         tracing::info!(pid = peer.pid, socket = %socket.display(), "ccmemd is already running; nothing to do");
         ExitCode::SUCCESS

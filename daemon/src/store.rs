@@ -9,7 +9,7 @@
 //! `<file>.corrupt-<timestamp>` and reported, never silently dropped.
 
 use crate::atomic;
-use ccmem_proto::session::{ArchivedSession, EndReason, Session};
+use ccmem_proto::model::session::{ArchivedSession, EndReason, Session};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -58,7 +58,7 @@ impl Store {
     /// Saves the live session.
     pub fn save_tracker(&self, s: &Session) -> io::Result<()> {
         let dir = self.project_dir(&s.project_root);
-        ccmem_proto::paths::create_private_dirs(&dir)?;
+        ccmem_proto::wire::paths::create_private_dirs(&dir)?;
         let path = dir.join(TRACKER);
         atomic::write(&path, &to_json(s)?, false)
     }
@@ -74,7 +74,7 @@ impl Store {
     /// Archives an ended session and prunes the oldest beyond the limit.
     pub fn archive(&self, ended: &ArchivedSession) -> io::Result<()> {
         let dir = self.project_dir(&ended.session.project_root).join(SESSIONS);
-        ccmem_proto::paths::create_private_dirs(&dir)?;
+        ccmem_proto::wire::paths::create_private_dirs(&dir)?;
         atomic::write(&dir.join(format!("{}.json", ended.session.session_id)), &to_json(ended)?, false)?;
         let mut ids = self.archived_ids(&ended.session.project_root);
         while ids.len() > self.keep_sessions {
@@ -180,29 +180,29 @@ impl Store {
 impl Store {
     /// A project's facts and goals (seed 002); empty when there are none yet. A corrupt file
     /// is moved aside and reported.
-    pub fn load_memory(&self, project_root: &Path) -> ccmem_proto::facts::Memory {
+    pub fn load_memory(&self, project_root: &Path) -> ccmem_proto::model::facts::Memory {
         self.load_memory_at(&self.project_dir(project_root).join(MEMORY))
     }
 
     /// Saves a project's facts and goals.
-    pub fn save_memory(&self, project_root: &Path, m: &ccmem_proto::facts::Memory) -> io::Result<()> {
+    pub fn save_memory(&self, project_root: &Path, m: &ccmem_proto::model::facts::Memory) -> io::Result<()> {
         let dir = self.project_dir(project_root);
-        ccmem_proto::paths::create_private_dirs(&dir)?;
+        ccmem_proto::wire::paths::create_private_dirs(&dir)?;
         atomic::write(&dir.join(MEMORY), &to_json(m)?, false)
     }
 
     /// The user-wide facts.
-    pub fn load_global_memory(&self) -> ccmem_proto::facts::Memory {
+    pub fn load_global_memory(&self) -> ccmem_proto::model::facts::Memory {
         self.load_memory_at(&self.root.join(MEMORY))
     }
 
     /// Saves the user-wide facts.
-    pub fn save_global_memory(&self, m: &ccmem_proto::facts::Memory) -> io::Result<()> {
-        ccmem_proto::paths::create_private_dirs(&self.root)?;
+    pub fn save_global_memory(&self, m: &ccmem_proto::model::facts::Memory) -> io::Result<()> {
+        ccmem_proto::wire::paths::create_private_dirs(&self.root)?;
         atomic::write(&self.root.join(MEMORY), &to_json(m)?, false)
     }
 
-    fn load_memory_at(&self, path: &Path) -> ccmem_proto::facts::Memory {
+    fn load_memory_at(&self, path: &Path) -> ccmem_proto::model::facts::Memory {
         match fs::read(path) {
             Ok(b) => match serde_json::from_slice(&b) {
                 Ok(m) => m,

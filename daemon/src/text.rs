@@ -2,7 +2,7 @@
 //! control characters, within its size; and paths given by clients, made relative to the
 //! project and kept inside it.
 
-use ccmem_proto::session::truncate_chars;
+use ccmem_proto::model::session::truncate_chars;
 use std::path::{Component, Path};
 
 /// Characters of any one text field taken from a client.

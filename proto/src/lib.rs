@@ -1,29 +1,21 @@
-//! The ccmem wire protocol, shared by `ccmemd` and `ccmemctl`.
+//! What `ccmemd` and `ccmemctl` share, in two parts with one direction between them.
 //!
-//! Synchronous and free of any async runtime so that the client stays small and
-//! starts fast. The daemon adds its own async framing on top of [`frame`]'s rules.
+//! - [`wire`]: what a client needs to talk to the daemon: framing ([`wire::frame`]), the
+//!   JSON-RPC envelope ([`wire::rpc`]), the methods and their types ([`wire::api`],
+//!   [`wire::memory`]), and where the socket lives ([`wire::paths`]). The hook's fast path
+//!   uses this part only.
+//! - [`model`]: what ccmem keeps, as the seeds define it: the session ([`model::session`]),
+//!   its environment, facts and goals, knowledge memories, the session-memory report, and
+//!   Claude Code's transcript records. The wire carries these types; they never import it.
 //!
-//! - [`rpc`]: the JSON-RPC 2.0 envelope and error codes.
-//! - [`frame`]: newline-delimited framing with a size limit.
-//! - [`api`]: method names and their parameter and result types.
-//! - [`session`], [`env`], [`facts`]: the session and its parts, as the seeds define them.
-//! - [`transcript`]: Claude Code's transcript records, for the daemon and `ccmemctl import`.
-//! - [`untrusted`]: reading files that come with a repository (or a user's argument) safely.
-//! - [`paths`]: where the socket, pidfile and state live, and the checks that keep them private.
+//! Beside them, [`files`] (atomic writes, safe reads of untrusted files) and [`redact`]
+//! (secrets out of everything kept). Synchronous and free of any async runtime, so that the
+//! client stays small and starts fast.
 
-pub mod api;
-pub mod atomic;
-pub mod env;
-pub mod facts;
-pub mod frame;
-pub mod memory;
-pub mod paths;
+pub mod files;
+pub mod model;
 pub mod redact;
-pub mod report;
-pub mod rpc;
-pub mod session;
-pub mod transcript;
-pub mod untrusted;
+pub mod wire;
 
 /// Version of the wire protocol. Bumped on any incompatible change to [`api`] or [`rpc`].
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -1,8 +1,8 @@
 //! Memory files: every valid memory reads back exactly after being written (property test),
 //! and no text at all, however broken, makes the reader panic.
 
-use ccmem_proto::memory::frontmatter::{normalize_content, parse, render, Layout};
-use ccmem_proto::memory::*;
+use ccmem_proto::model::memory::frontmatter::{normalize_content, parse, render, Layout};
+use ccmem_proto::model::memory::*;
 use proptest::prelude::*;
 
 fn kebab_word() -> impl Strategy<Value = String> {

@@ -2,8 +2,8 @@
 //! (property test over generated reports), damaged files give partial data and warnings,
 //! and `check` names what breaks the rules.
 
-use ccmem_proto::env::*;
-use ccmem_proto::report::*;
+use ccmem_proto::model::environment::*;
+use ccmem_proto::model::report::*;
 use proptest::prelude::*;
 
 /// One-line text without surrounding spaces: unicode, pipes, backticks, backslashes, and

@@ -9,9 +9,9 @@ mod guard;
 
 use crate::memory as text;
 use crate::{with_daemon, Ctx, Error};
-use ccmem_proto::api::{self, method};
-use ccmem_proto::memory::api::{self as mapi, method as mmethod};
-use ccmem_proto::memory::{MemoryType, Scope};
+use ccmem_proto::model::memory::{MemoryType, Scope};
+use ccmem_proto::wire::api::{self, method};
+use ccmem_proto::wire::memory::{self as mapi, method as mmethod};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
@@ -208,7 +208,7 @@ impl Server {
         })
     }
 
-    async fn facts(&self, edit: Option<ccmem_proto::facts::FactsEdit>, global: bool) -> Result<String, String> {
+    async fn facts(&self, edit: Option<ccmem_proto::model::facts::FactsEdit>, global: bool) -> Result<String, String> {
         let p = api::FactsParams { path: self.project.clone(), edit, global };
         let r: api::FactsReply = self.call(method::FACTS, p).await?;
         Ok(crate::output::facts(&r))
@@ -357,13 +357,13 @@ impl Server {
     /// Forget a fact.
     #[tool(description = "Forget a fact that is wrong or no longer true, by its number in facts_list.")]
     async fn fact_forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<String, String> {
-        self.facts(Some(ccmem_proto::facts::FactsEdit::Forget(a.number)), a.global).await
+        self.facts(Some(ccmem_proto::model::facts::FactsEdit::Forget(a.number)), a.global).await
     }
 
     /// Mark a goal reached.
     #[tool(description = "Mark an active goal as reached, by its number in facts_list.")]
     async fn goal_done(&self, Parameters(a): Parameters<GoalArgs>) -> Result<String, String> {
-        self.facts(Some(ccmem_proto::facts::FactsEdit::GoalDone(a.number)), false).await
+        self.facts(Some(ccmem_proto::model::facts::FactsEdit::GoalDone(a.number)), false).await
     }
 
     /// The conversation to resume.
@@ -431,7 +431,7 @@ struct Args {
 /// Entry point of the `ccmem-mcp` binary.
 pub fn main() -> std::process::ExitCode {
     let args = <Args as clap::Parser>::parse();
-    let outcome = ccmem_proto::paths::socket_path(args.socket.as_deref())
+    let outcome = ccmem_proto::wire::paths::socket_path(args.socket.as_deref())
         .map_err(|e| Error::Failed(format!("cannot work out the socket path: {e}")))
         .and_then(|socket| run(Ctx { socket, json: false, autostart: !args.no_start && !crate::autostart_disabled() }));
     crate::exit_with("ccmem-mcp", outcome)

@@ -4,9 +4,9 @@
 //! Built from what the session already holds (redacted when it came in); never from raw
 //! tool inputs or outputs.
 
-use ccmem_proto::env::{BuildState, DependencyState, ServerStatus, SuiteStatus};
-use ccmem_proto::facts::{Memory, FACTS_SHOWN, GOALS_SHOWN};
-use ccmem_proto::session::{truncate_chars, Conversation, Done, Failure, Session, Todo, TodoStatus};
+use ccmem_proto::model::environment::{BuildState, DependencyState, ServerStatus, SuiteStatus};
+use ccmem_proto::model::facts::{Memory, FACTS_SHOWN, GOALS_SHOWN};
+use ccmem_proto::model::session::{truncate_chars, Conversation, Done, Failure, Session, Todo, TodoStatus};
 use chrono::{DateTime, Utc};
 
 /// The default budget, in characters.
@@ -601,7 +601,7 @@ fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &Session, now
         let since = suite
             .ran_at
             .as_deref()
-            .and_then(ccmem_proto::session::Timestamp::parse)
+            .and_then(ccmem_proto::model::session::Timestamp::parse)
             .map(|t| s.files_modified.values().filter(|r| r.last_modified > t).count())
             .map(|n| match n {
                 0 => ", no edits since".to_string(),

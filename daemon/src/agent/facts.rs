@@ -10,7 +10,7 @@ const KEPT: usize = 500;
 enum Msg {
     Add(String),
     List(oneshot::Sender<Vec<String>>),
-    Edit(ccmem_proto::facts::FactsEdit, oneshot::Sender<Result<String, String>>),
+    Edit(ccmem_proto::model::facts::FactsEdit, oneshot::Sender<Result<String, String>>),
 }
 
 /// A handle on the user-wide facts.
@@ -65,7 +65,7 @@ impl GlobalFacts {
     }
 
     /// Forgets a user-wide fact (goals are per project).
-    pub async fn edit(&self, edit: ccmem_proto::facts::FactsEdit) -> Result<String, String> {
+    pub async fn edit(&self, edit: ccmem_proto::model::facts::FactsEdit) -> Result<String, String> {
         let (tx, rx) = oneshot::channel();
         if self.tx.send(Msg::Edit(edit, tx)).await.is_err() {
             return Err("ccmemd is shutting down".into());

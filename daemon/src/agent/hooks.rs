@@ -5,8 +5,8 @@
 //! (`crate::text::clean`), and tool outputs are never kept whole.
 
 use crate::{observe::testout, session::rules as session};
-use ccmem_proto::env::{SuiteStatus, TestFailure, TestSuite};
-use ccmem_proto::session::{
+use ccmem_proto::model::environment::{SuiteStatus, TestFailure, TestSuite};
+use ccmem_proto::model::session::{
     CheckpointReason, CheckpointType, Conversation, Session, SessionEvent, ShellCommand, Todo, TodoStatus,
 };
 use chrono::{DateTime, Utc};
@@ -208,9 +208,9 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 }
             }
         }
-        Kind::Prompt { text } if ccmem_proto::transcript::is_not_a_prompt(text) => {}
+        Kind::Prompt { text } if ccmem_proto::model::transcript::is_not_a_prompt(text) => {}
         Kind::Prompt { text } => {
-            let readable = ccmem_proto::transcript::readable_prompt(text);
+            let readable = ccmem_proto::model::transcript::readable_prompt(text);
             let prompt = crate::text::clean(&readable);
             if !prompt.is_empty() {
                 let workflow = prompt
@@ -218,7 +218,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                     .and_then(|rest| rest.split_whitespace().next())
                     .map(|cmd| format!("/{cmd}"))
                     .unwrap_or_else(|| "prompt".into());
-                let command = ccmem_proto::session::truncate_chars(&prompt, PROMPT_CHARS);
+                let command = ccmem_proto::model::session::truncate_chars(&prompt, PROMPT_CHARS);
                 let _ = session::apply_quietly(
                     s,
                     SessionEvent::Command {
@@ -231,7 +231,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 );
                 // Its first line names it (the filter makes the whole prompt one line).
                 let first = readable.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-                let subject = ccmem_proto::session::truncate_chars(&crate::text::clean(first), 120);
+                let subject = ccmem_proto::model::session::truncate_chars(&crate::text::clean(first), 120);
                 if let Some(c) = find(s, &conv_id) {
                     c.message_count += 1;
                     if c.first_prompt.is_empty() {
@@ -288,7 +288,8 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             fx.read_transcript = h.transcript.clone();
             if let Some(c) = find(s, &conv_id) {
                 c.compact_trigger = trigger.clone();
-                c.compact_instructions = ccmem_proto::session::truncate_chars(&crate::text::clean(instructions), 500);
+                c.compact_instructions =
+                    ccmem_proto::model::session::truncate_chars(&crate::text::clean(instructions), 500);
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }
@@ -302,7 +303,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
         }
         Kind::Notification { message } => {
             if let Some(c) = find(s, &conv_id) {
-                c.notice = ccmem_proto::session::truncate_chars(&crate::text::clean(message), 200);
+                c.notice = ccmem_proto::model::session::truncate_chars(&crate::text::clean(message), 200);
                 c.notice_at = t.clone();
             }
         }
@@ -391,7 +392,7 @@ fn tool_use(
         }
         "Bash" => {
             if let Some(cmd) = text(input, "command") {
-                let command = ccmem_proto::session::truncate_chars(&crate::text::clean(&cmd), PROMPT_CHARS);
+                let command = ccmem_proto::model::session::truncate_chars(&crate::text::clean(&cmd), PROMPT_CHARS);
                 if !command.is_empty() {
                     s.shell_commands.push(ShellCommand {
                         timestamp: crate::clock::iso(now),
@@ -482,7 +483,7 @@ fn parsed_results(s: &mut Session, cmd: &str, output: &str, failed: bool, now: D
         return None;
     }
     let mut failure = None;
-    let command = ccmem_proto::session::truncate_chars(cmd, PROMPT_CHARS);
+    let command = ccmem_proto::model::session::truncate_chars(cmd, PROMPT_CHARS);
     if let Some(hint) = kind.test {
         let mut runs = testout::parse(output, hint);
         if runs.is_empty() {
@@ -516,7 +517,7 @@ fn parsed_results(s: &mut Session, cmd: &str, output: &str, failed: bool, now: D
     if kind.build {
         let mut b = testout::build::parse(output, failed);
         b.command = command;
-        if failure.is_none() && b.status == ccmem_proto::env::BuildState::Failed {
+        if failure.is_none() && b.status == ccmem_proto::model::environment::BuildState::Failed {
             failure = b.errors.first().cloned().or_else(|| Some(String::new()));
         }
         let _ = session::apply_quietly(s, SessionEvent::Build(b), now);

@@ -4,7 +4,7 @@
 //! `[REMEMBER GLOBAL: …]` taken from a quoted file would reach every project's context.
 //! The message is read as CommonMark, so that lists, nesting and fences come out right.
 
-use ccmem_proto::facts::{self, Intents};
+use ccmem_proto::model::facts::{self, Intents};
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
 /// The intents in the prose of an assistant message.

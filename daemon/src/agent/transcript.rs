@@ -10,8 +10,8 @@
 //! blocking, so a FIFO or a device named as a transcript cannot hang or flood the daemon.
 //! Runs on the blocking pool, never on the project task.
 
-use ccmem_proto::session::{truncate_chars, Digest};
-use ccmem_proto::transcript::{self, Entry};
+use ccmem_proto::model::session::{truncate_chars, Digest};
+use ccmem_proto::model::transcript::{self, Entry};
 use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -52,7 +52,7 @@ impl Delta {
 /// memory holds one line (at most [`MAX_LINE`]), whatever the file's size, and at most
 /// [`READERS`] reads run at once across the daemon.
 pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
-    let (mut f, meta) = ccmem_proto::untrusted::open(path)?;
+    let (mut f, meta) = ccmem_proto::files::untrusted::open(path)?;
     let id = file_id(&meta);
     if d.file_id != id || meta.len() < d.offset {
         d.offset = 0;

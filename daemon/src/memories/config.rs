@@ -248,7 +248,7 @@ impl Files {
         }
         let v = match stamp {
             None => Ok(None),
-            Some(_) => ccmem_proto::untrusted::read_string(path, 1 << 20)
+            Some(_) => ccmem_proto::files::untrusted::read_string(path, 1 << 20)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))
                 .and_then(|t| {
                     serde_json::from_str(&t).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))

@@ -5,8 +5,8 @@
 //! The provider is a local HTTP server, so the client is plain HTTP/1.1 on a tokio socket:
 //! one POST per batch, `Connection: close`, bounded in time and size.
 
-use ccmem_proto::atomic;
-use ccmem_proto::memory::{iso, EmbeddingCacheEntry};
+use ccmem_proto::files::atomic;
+use ccmem_proto::model::memory::{iso, EmbeddingCacheEntry};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fs;
@@ -34,7 +34,7 @@ pub struct Cached {
 }
 
 /// The text of a memory that is embedded: title, tags and content.
-pub fn text_of(m: &ccmem_proto::memory::Memory) -> String {
+pub fn text_of(m: &ccmem_proto::model::memory::Memory) -> String {
     format!("{}\n{}\n{}", m.title, m.tags.join(", "), m.content)
 }
 
@@ -70,7 +70,7 @@ pub fn load_cache_models(cache: Option<&Path>, models: &[String]) -> HashMap<Str
         if path.extension().is_none_or(|x| x != "json") || !e.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
-        let entry = ccmem_proto::untrusted::read(&path, 16 << 20)
+        let entry = ccmem_proto::files::untrusted::read(&path, 16 << 20)
             .ok()
             .and_then(|b| serde_json::from_slice::<EmbeddingCacheEntry>(&b).ok());
         match entry {

@@ -5,8 +5,8 @@
 use super::config::Config;
 use super::scope::ScopeStore;
 use super::search::tokens;
-use ccmem_proto::memory::api::{Finding, FindingKind, Quality, ScopeHealth, Suggestion};
-use ccmem_proto::memory::{inverse_label, Edge, Memory, MemoryType};
+use ccmem_proto::model::memory::{inverse_label, Edge, Memory, MemoryType};
+use ccmem_proto::wire::memory::{Finding, FindingKind, Quality, ScopeHealth, Suggestion};
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeSet, HashMap};
 
@@ -78,7 +78,7 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
             finding(FindingKind::LinksOutOfStep, slug, format!("the graph links it to {n} but its links do not"), true);
         }
         // Written while the clock ran ahead: ages and orders built on it are wrong.
-        let skew = chrono::Duration::seconds(ccmem_proto::memory::CLOCK_SKEW_SECS);
+        let skew = chrono::Duration::seconds(ccmem_proto::model::memory::CLOCK_SKEW_SECS);
         for (field, t) in [("created", s.memory.created), ("updated", s.memory.updated)] {
             if t > now + skew {
                 finding(
@@ -86,7 +86,7 @@ pub fn check(store: &mut ScopeStore, cfg: &Config, fix: bool, now: DateTime<Utc>
                     slug,
                     format!(
                         "{field} {} is in the future: the clock was wrong when it was written",
-                        ccmem_proto::memory::iso(t)
+                        ccmem_proto::model::memory::iso(t)
                     ),
                     false,
                 );

@@ -16,8 +16,8 @@ mod ops;
 pub mod scope;
 pub mod search;
 
-use ccmem_proto::memory::api::*;
-use ccmem_proto::memory::Scope;
+use ccmem_proto::model::memory::Scope;
+use ccmem_proto::wire::memory::*;
 use scope::ScopeStore;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -333,7 +333,7 @@ impl Actor {
         let project = match project {
             Some(root) => {
                 let file = project_dir(root).join("config.json");
-                match ccmem_proto::untrusted::within(root, &file) {
+                match ccmem_proto::files::untrusted::within(root, &file) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Failure::invalid(e.to_string())),
                     _ => Some(file),
                 }

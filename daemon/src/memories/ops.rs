@@ -4,9 +4,9 @@
 use super::config::{Config, DefaultScope, Provider};
 use super::embed::{self, Cached};
 use super::{health, search, Actor, Failure, Request};
-use ccmem_proto::memory::api::*;
-use ccmem_proto::memory::frontmatter::{normalize_content, Layout};
-use ccmem_proto::memory::{self as model, describe, Memory, Scope};
+use ccmem_proto::model::memory::frontmatter::{normalize_content, Layout};
+use ccmem_proto::model::memory::{self as model, describe, Memory, Scope};
+use ccmem_proto::wire::memory::*;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;

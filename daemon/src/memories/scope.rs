@@ -4,9 +4,10 @@
 //! Only the memory task touches a scope, so nothing here locks. Every write is atomic.
 
 use super::search;
-use ccmem_proto::atomic;
-use ccmem_proto::memory::frontmatter::{self, Layout};
-use ccmem_proto::memory::{self as model, api::InvalidFile, Edge, Graph, Index, IndexEntry, Memory, Scope};
+use ccmem_proto::files::atomic;
+use ccmem_proto::model::memory::frontmatter::{self, Layout};
+use ccmem_proto::model::memory::{self as model, Edge, Graph, Index, IndexEntry, Memory, Scope};
+use ccmem_proto::wire::memory::InvalidFile;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
@@ -192,23 +193,24 @@ impl ScopeStore {
                 return false;
             }
         }
-        let text = match now_stamp.map(|_| self.read_own(path, MAX_MEMORY_FILE).map(ccmem_proto::untrusted::text)) {
-            None | Some(Err(_)) if !path.exists() => {
-                let had = self.invalid.remove(path).is_some();
-                if self.memories.contains_key(&slug) {
-                    tracing::info!(scope = %self.scope, slug, "memory file removed by hand");
-                    self.forget(&slug);
+        let text =
+            match now_stamp.map(|_| self.read_own(path, MAX_MEMORY_FILE).map(ccmem_proto::files::untrusted::text)) {
+                None | Some(Err(_)) if !path.exists() => {
+                    let had = self.invalid.remove(path).is_some();
+                    if self.memories.contains_key(&slug) {
+                        tracing::info!(scope = %self.scope, slug, "memory file removed by hand");
+                        self.forget(&slug);
+                        return true;
+                    }
+                    return had;
+                }
+                Some(Ok(t)) => t,
+                Some(Err(e)) => {
+                    self.invalid.insert(path.to_path_buf(), vec![format!("cannot read: {e}")]);
                     return true;
                 }
-                return had;
-            }
-            Some(Ok(t)) => t,
-            Some(Err(e)) => {
-                self.invalid.insert(path.to_path_buf(), vec![format!("cannot read: {e}")]);
-                return true;
-            }
-            None => return false,
-        };
+                None => return false,
+            };
         match frontmatter::parse(&slug, self.scope, &text).and_then(|(m, l)| {
             let slug_ok = model::check_slug("slug (the file name)", &slug).map_err(|e| vec![e]);
             slug_ok.map(|_| (m, l))
@@ -434,14 +436,14 @@ impl ScopeStore {
     /// Reads one of the scope's files; a project's may not lead out of the project.
     fn read_own(&self, path: &Path, max: u64) -> io::Result<Vec<u8>> {
         match self.project_root() {
-            Some(root) => ccmem_proto::untrusted::read_in(root, path, max),
-            None => ccmem_proto::untrusted::read(path, max),
+            Some(root) => ccmem_proto::files::untrusted::read_in(root, path, max),
+            None => ccmem_proto::files::untrusted::read(path, max),
         }
     }
 
     fn make_dir(&self) -> io::Result<()> {
         match self.project_root() {
-            Some(root) => ccmem_proto::untrusted::create_dir_under(root, &self.dir),
+            Some(root) => ccmem_proto::files::untrusted::create_dir_under(root, &self.dir),
             None => fs::create_dir_all(&self.dir),
         }
     }

@@ -2,7 +2,7 @@
 //! three times, a tag twice, a content word once), prefix matches at half weight, and an
 //! inverted index kept up to date on every change, so a query touches only its terms.
 
-use ccmem_proto::memory::Memory;
+use ccmem_proto::model::memory::Memory;
 use std::collections::{BTreeMap, HashMap};
 
 const K1: f32 = 1.2;
@@ -229,7 +229,7 @@ pub fn snippet(content: &str, query: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ccmem_proto::memory::{MemoryType, Scope};
+    use ccmem_proto::model::memory::{MemoryType, Scope};
 
     fn m(slug: &str, title: &str, tags: &[&str], content: &str) -> Memory {
         let now = chrono::Utc::now();

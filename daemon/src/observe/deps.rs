@@ -4,7 +4,7 @@
 
 use crate::clock::iso;
 use crate::clock::modified;
-use ccmem_proto::env::{DependencyState, DependencyStatus, ManagerStatus};
+use ccmem_proto::model::environment::{DependencyState, DependencyStatus, ManagerStatus};
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 
@@ -155,7 +155,7 @@ pub fn detect(root: &Path) -> DependencyStatus {
 /// Whether the project's package.json names any package to install (one that cannot be
 /// read is taken to).
 fn declares_dependencies(root: &Path) -> bool {
-    let Ok(text) = ccmem_proto::untrusted::read_string_in(root, &root.join("package.json"), 4 << 20) else {
+    let Ok(text) = ccmem_proto::files::untrusted::read_string_in(root, &root.join("package.json"), 4 << 20) else {
         return true;
     };
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return true };

@@ -3,7 +3,7 @@
 //!
 //! Outside a repository, or without git installed, everything reads "unknown" and zero.
 
-use ccmem_proto::session::{ActivitySummary, GitState};
+use ccmem_proto::model::session::{ActivitySummary, GitState};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -220,7 +220,7 @@ fn untracked_lines(root: &Path, created: &[&str]) -> u64 {
     out.split(|&b| b == 0)
         .filter(|p| !p.is_empty())
         .filter_map(|p| std::str::from_utf8(p).ok())
-        .filter_map(|rel| ccmem_proto::untrusted::read_in(root, &root.join(rel), UNTRACKED_BYTES).ok())
+        .filter_map(|rel| ccmem_proto::files::untrusted::read_in(root, &root.join(rel), UNTRACKED_BYTES).ok())
         // Binary files have no lines, as in `git diff --numstat`.
         .filter(|b| !b.contains(&0))
         .map(|b| line_count(&b))

@@ -25,7 +25,7 @@ pub fn project_description(root: &Path) -> Option<String> {
 
 fn read(root: &Path, file: &str) -> Option<String> {
     // Manifests are small; a huge file here is not one.
-    ccmem_proto::untrusted::read_string_in(root, &root.join(file), 1 << 20).ok()
+    ccmem_proto::files::untrusted::read_string_in(root, &root.join(file), 1 << 20).ok()
 }
 
 fn from_package_json(root: &Path, key: &str) -> Option<String> {

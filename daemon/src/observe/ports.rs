@@ -13,7 +13,7 @@
 //! the few processes found read through sysinfo, which is told not to keep `/proc` files
 //! open.
 
-use ccmem_proto::env::ServerInfo;
+use ccmem_proto::model::environment::ServerInfo;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -232,7 +232,7 @@ impl Scanner {
             scans: 0,
             #[cfg(target_os = "linux")]
             misses: HashMap::new(),
-            uid: ccmem_proto::paths::euid(),
+            uid: ccmem_proto::wire::paths::euid(),
         }
     }
 

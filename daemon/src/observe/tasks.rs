@@ -6,8 +6,8 @@
 //! leading `T001`-style id is kept apart and markers such as `[P]` and `[US1]` are kept out
 //! of the title. Code, HTML and comments hold no tasks.
 
-use ccmem_proto::report::{PhaseStatus, TaskReference, TaskStatus};
-use ccmem_proto::session::{Phase, Plan, Session};
+use ccmem_proto::model::report::{PhaseStatus, TaskReference, TaskStatus};
+use ccmem_proto::model::session::{Phase, Plan, Session};
 use std::path::{Path, PathBuf};
 
 /// Task files larger than this are not read.
@@ -59,7 +59,7 @@ pub fn find(root: &Path) -> Option<TaskList> {
         Some(f) => f,
         None => spec_kit(root).or_else(|| ROOT_LISTS.iter().map(|f| root.join(f)).find(|p| p.is_file()))?,
     };
-    let text = ccmem_proto::untrusted::read_string_in(root, &file, MAX_BYTES).ok()?;
+    let text = ccmem_proto::files::untrusted::read_string_in(root, &file, MAX_BYTES).ok()?;
     let meta = std::fs::metadata(&file).ok()?;
     let rel = file.strip_prefix(root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
     let mut list = parse(&text);

@@ -29,7 +29,7 @@ pub const ALWAYS_IGNORED: &[&str] =
 /// The daemon's own files in a project: never the user's edits. Knowledge memories are
 /// watched by the memory store, not counted as work on the project.
 fn is_own_file(rel: &str) -> bool {
-    use ccmem_proto::atomic::TMP_MARK;
+    use ccmem_proto::files::atomic::TMP_MARK;
     let Some(rest) = rel.strip_prefix(".claude/") else { return false };
     rest == "memory"
         || rest.starts_with("memory/")
@@ -860,7 +860,7 @@ struct Ignores {
 /// Adds an ignore file's rules, read as any project file is: a regular file only (a link
 /// to `/dev/zero` or a FIFO named `.gitignore` is skipped), within a size cap.
 fn add_ignore_file(b: &mut GitignoreBuilder, path: &Path) -> bool {
-    let Ok(text) = ccmem_proto::untrusted::read_string(path, MAX_IGNORE_FILE) else { return false };
+    let Ok(text) = ccmem_proto::files::untrusted::read_string(path, MAX_IGNORE_FILE) else { return false };
     for line in text.lines() {
         let _ = b.add_line(Some(path.to_path_buf()), line);
     }

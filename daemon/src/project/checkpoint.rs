@@ -6,7 +6,7 @@
 //! Blocking: the project task runs it on the blocking pool.
 
 use crate::{atomic, observe::git, session::rules as session, store::Store};
-use ccmem_proto::session::{CheckpointInfo, CheckpointReason, CheckpointType, Session};
+use ccmem_proto::model::session::{CheckpointInfo, CheckpointReason, CheckpointType, Session};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -117,7 +117,7 @@ pub fn refresh_git(s: &mut Session) {
 
 fn write_state(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(dir) = path.parent() {
-        ccmem_proto::untrusted::create_dir_under(root, dir)?;
+        ccmem_proto::files::untrusted::create_dir_under(root, dir)?;
     }
     atomic::remove_leftovers(path);
     atomic::write(path, bytes, true)
@@ -144,7 +144,7 @@ fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
             exclude.display()
         )));
     }
-    let current = match ccmem_proto::untrusted::read_string(&exclude, 4 << 20) {
+    let current = match ccmem_proto::files::untrusted::read_string(&exclude, 4 << 20) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),
@@ -164,7 +164,7 @@ fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
     }
     // `info` must be the repository's own directory, not a link to another one's.
     if let Some(dir) = exclude.parent() {
-        ccmem_proto::untrusted::create_dir_under(git_dir, dir)?;
+        ccmem_proto::files::untrusted::create_dir_under(git_dir, dir)?;
     }
     atomic::write(&exclude, text.as_bytes(), false).map(|()| None)
 }
@@ -180,8 +180,10 @@ fn own_git_dir(root: &Path, git_dir: &Path) -> bool {
     if git_dir.starts_with(&root_real) {
         return true;
     }
-    let read = |p: &Path| ccmem_proto::untrusted::read_string(p, 4096).ok();
-    let Ok(dotgit) = ccmem_proto::untrusted::read_string_in(root, &root.join(".git"), 4096) else { return false };
+    let read = |p: &Path| ccmem_proto::files::untrusted::read_string(p, 4096).ok();
+    let Ok(dotgit) = ccmem_proto::files::untrusted::read_string_in(root, &root.join(".git"), 4096) else {
+        return false;
+    };
     let Some(named) = dotgit.trim().strip_prefix("gitdir:").map(str::trim) else { return false };
     let named = root.join(named);
     let Some(named_real) = real(&named) else { return false };

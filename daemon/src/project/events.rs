@@ -1,9 +1,9 @@
 //! What the project task makes of the agent's events: hooks applied to the session,
 //! transcripts read for the agent's words, intents kept as facts and goals.
 use crate::{agent::hooks, session::rules as session};
-use ccmem_proto::api::HookReply;
-use ccmem_proto::facts::{self};
-use ccmem_proto::session::SessionEvent;
+use ccmem_proto::model::facts::{self};
+use ccmem_proto::model::session::SessionEvent;
+use ccmem_proto::wire::api::HookReply;
 use std::path::Path;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -12,7 +12,7 @@ use super::task::*;
 
 /// A finished transcript read.
 pub(super) type TranscriptRead =
-    (ReadJob, ccmem_proto::session::Digest, std::io::Result<crate::agent::transcript::Delta>);
+    (ReadJob, ccmem_proto::model::session::Digest, std::io::Result<crate::agent::transcript::Delta>);
 
 /// Reads waiting at most: more are dropped (the next Stop reads the conversation again).
 pub(super) const READS_QUEUED: usize = 8;
@@ -150,7 +150,7 @@ impl Project {
                             c.digest = digest;
                             if c.first_prompt.is_empty() {
                                 if let Some(p) = delta.first_prompt {
-                                    c.first_prompt = ccmem_proto::session::truncate_chars(&p, 500);
+                                    c.first_prompt = ccmem_proto::model::session::truncate_chars(&p, 500);
                                 }
                             }
                             c.tool_calls = c.tool_calls.max(delta.tool_calls);

@@ -2,8 +2,8 @@
 //! report, the tracker) and git refreshes on the blocking pool, and what is queued behind.
 use crate::report::blockers::CommentCache;
 use crate::{project::checkpoint, session::rules as session};
-use ccmem_proto::api::ReportReply;
-use ccmem_proto::session::{CheckpointReason, CheckpointType, Session};
+use ccmem_proto::model::session::{CheckpointReason, CheckpointType, Session};
+use ccmem_proto::wire::api::ReportReply;
 
 use super::task::*;
 
@@ -190,7 +190,7 @@ impl Project {
             }
             None => None,
         };
-        Ok(ReportReply { markdown: ccmem_proto::report::serialize(&m), path })
+        Ok(ReportReply { markdown: ccmem_proto::model::report::serialize(&m), path })
     }
 
     /// Waits for the transcript reads asked for, so that what is saved holds their words

@@ -7,9 +7,9 @@
 
 use crate::project::task::{Ctx, Msg, Place, Project};
 use crate::store::Found;
-use ccmem_proto::api::ProjectSummary;
-use ccmem_proto::env::ServerInfo;
-use ccmem_proto::session::{ArchivedSession, EndReason, Session};
+use ccmem_proto::model::environment::ServerInfo;
+use ccmem_proto::model::session::{ArchivedSession, EndReason, Session};
+use ccmem_proto::wire::api::ProjectSummary;
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -289,7 +289,7 @@ pub fn refused(root: &Path) -> Option<String> {
     static HOMES: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
     let homes = HOMES.get_or_init(|| {
         #[cfg(unix)]
-        let account = ccmem_proto::paths::account_home();
+        let account = ccmem_proto::wire::paths::account_home();
         #[cfg(not(unix))]
         let account: Option<PathBuf> = None;
         let mut v: Vec<PathBuf> = [std::env::var_os("HOME").map(PathBuf::from), account]

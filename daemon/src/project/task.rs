@@ -13,11 +13,13 @@ use crate::{
     agent::facts::GlobalFacts, agent::hooks, observe::git, observe::manifest, observe::watch, project::checkpoint,
     session::environment, session::rules as session, store::Store,
 };
-use ccmem_proto::api::{
+use ccmem_proto::model::facts::{self, Memory};
+use ccmem_proto::model::session::{
+    ArchivedSession, CheckpointReason, CheckpointType, EndReason, Session, SessionEvent,
+};
+use ccmem_proto::wire::api::{
     CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, ReportReply, RequestedReason,
 };
-use ccmem_proto::facts::{self, Memory};
-use ccmem_proto::session::{ArchivedSession, CheckpointReason, CheckpointType, EndReason, Session, SessionEvent};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,7 +84,7 @@ pub enum Msg {
     /// `.git/HEAD`, the index or a ref changed.
     GitChanged,
     /// The dev servers listening from this project now (from the port scanner).
-    Servers(Vec<ccmem_proto::env::ServerInfo>),
+    Servers(Vec<ccmem_proto::model::environment::ServerInfo>),
     /// An agent hook event; `reply` is None for notifications.
     Hook { hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>> },
     /// The resume context.

@@ -3,8 +3,8 @@
 use crate::{
     agent::context, agent::hooks, observe::manifest, observe::watch, project::checkpoint, session::rules as session,
 };
-use ccmem_proto::api::{ContextReply, ProjectStatus, ProjectSummary};
-use ccmem_proto::facts::{self};
+use ccmem_proto::model::facts::{self};
+use ccmem_proto::wire::api::{ContextReply, ProjectStatus, ProjectSummary};
 use std::path::Path;
 use tokio::time::Instant;
 
@@ -136,10 +136,10 @@ impl Project {
         }
     }
 
-    pub(super) fn watch_status(&self) -> Option<ccmem_proto::api::WatchStatus> {
+    pub(super) fn watch_status(&self) -> Option<ccmem_proto::wire::api::WatchStatus> {
         use std::sync::atomic::Ordering::Relaxed;
         let st = &self.watcher.as_ref()?.stats;
-        Some(ccmem_proto::api::WatchStatus {
+        Some(ccmem_proto::wire::api::WatchStatus {
             ready: st.ready.load(Relaxed),
             directories_watched: st.dirs_watched.load(Relaxed) as u64,
             directories_polled: st.dirs_polled.load(Relaxed) as u64,
@@ -180,6 +180,9 @@ impl Project {
     /// The summary with the session's conversations, for `history`.
     pub(super) fn summary_with_conversations(&self) -> ProjectSummary {
         let resume = hooks::resumable(&self.s, self.ttl(), chrono::Utc::now(), None).map(|c| c.id.as_str());
-        ProjectSummary { conversations: ccmem_proto::api::ConversationEntry::list(&self.s, resume), ..self.summary() }
+        ProjectSummary {
+            conversations: ccmem_proto::wire::api::ConversationEntry::list(&self.s, resume),
+            ..self.summary()
+        }
     }
 }

@@ -7,9 +7,9 @@
 //! read again only when its size or time changed: never a whole-repository scan.
 
 use crate::observe::tasks::TaskList;
-use ccmem_proto::env::{BuildState, DependencyState, SuiteStatus};
-use ccmem_proto::report::{limits, BlockerEntry, Priority};
-use ccmem_proto::session::{truncate_chars, Session};
+use ccmem_proto::model::environment::{BuildState, DependencyState, SuiteStatus};
+use ccmem_proto::model::report::{limits, BlockerEntry, Priority};
+use ccmem_proto::model::session::{truncate_chars, Session};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::SystemTime;
@@ -60,7 +60,7 @@ impl CommentCache {
             let fresh = self.files.get(rel).is_some_and(|(t, n, _)| *t == mtime && *n == meta.len());
             if !fresh {
                 self.reads += 1;
-                let found = ccmem_proto::untrusted::read_in(root, &p, MAX_FILE_BYTES)
+                let found = ccmem_proto::files::untrusted::read_in(root, &p, MAX_FILE_BYTES)
                     .map(|b| comments_in(rel, &b))
                     .unwrap_or_default();
                 self.files.insert(rel.clone(), (mtime, meta.len(), found));

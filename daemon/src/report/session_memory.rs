@@ -8,13 +8,13 @@
 use crate::observe::manifest;
 use crate::observe::tasks::{self, TaskList};
 use crate::report::blockers::{self, one_line, Comment, CommentCache};
-use ccmem_proto::atomic;
-use ccmem_proto::env::{SuiteStatus, TestSuite};
-use ccmem_proto::report::{
+use ccmem_proto::files::atomic;
+use ccmem_proto::model::environment::{SuiteStatus, TestSuite};
+use ccmem_proto::model::report::{
     self, limits, ExecutiveSummary, FileReference, NextStep, Priority, SessionMemory, SessionMetadata, StepPriority,
     TaskReference, TaskStatus,
 };
-use ccmem_proto::session::{truncate_chars, Session, Todo, TodoStatus};
+use ccmem_proto::model::session::{truncate_chars, Session, Todo, TodoStatus};
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 
@@ -198,7 +198,11 @@ fn relative(root: &Path, p: &str) -> String {
 
 /// Seed 000's generation logic: blockers and failing tests now, the current phase's tasks
 /// next, the next phase after, the rest later; at most 10.
-fn next_steps(s: &Session, list: Option<&TaskList>, blockers: &[ccmem_proto::report::BlockerEntry]) -> Vec<NextStep> {
+fn next_steps(
+    s: &Session,
+    list: Option<&TaskList>,
+    blockers: &[ccmem_proto::model::report::BlockerEntry],
+) -> Vec<NextStep> {
     let mut out: Vec<NextStep> = Vec::new();
     for b in blockers.iter().filter(|b| b.priority == Priority::High).take(3) {
         out.push(NextStep {
@@ -391,7 +395,7 @@ pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
     let text = report::serialize(m);
     let path = root.join(REPORT_FILE);
     if let Some(dir) = path.parent() {
-        ccmem_proto::untrusted::create_dir_under(root, dir)?;
+        ccmem_proto::files::untrusted::create_dir_under(root, dir)?;
     }
     atomic::write(&path, text.as_bytes(), false)?;
     Ok(text.len() as u64)

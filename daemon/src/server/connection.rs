@@ -6,8 +6,8 @@
 
 use crate::server::rpc;
 use crate::server::state::Shared;
-use ccmem_proto::frame::{scan, Scan};
-use ccmem_proto::rpc::{code, encode_response, RpcError};
+use ccmem_proto::wire::frame::{scan, Scan};
+use ccmem_proto::wire::rpc::{code, encode_response, RpcError};
 use interprocess::local_socket::tokio::Stream;
 use serde_json::Value;
 use std::io;
@@ -109,7 +109,7 @@ enum ReadError {
     Io(io::Error),
 }
 
-/// Async counterpart of `ccmem_proto::frame::read_frame`, sharing its [`scan`] rules.
+/// Async counterpart of `ccmem_proto::wire::frame::read_frame`, sharing its [`scan`] rules.
 struct FrameReader<'s> {
     inner: BufReader<&'s Stream>,
     frame: Vec<u8>,

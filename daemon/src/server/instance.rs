@@ -5,8 +5,8 @@
 //! behind by a crash is removed only by whoever holds the lock.
 
 use anyhow::{bail, Context};
-use ccmem_proto::api::{method, Hello, HelloReply};
-use ccmem_proto::{frame, paths, rpc};
+use ccmem_proto::wire::api::{method, Hello, HelloReply};
+use ccmem_proto::{wire::frame, wire::paths, wire::rpc};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 use crate::project::registry as projects;
 use crate::project::task::{self as project, Msg};
 use crate::server::state::{Shared, Stats};
-use ccmem_proto::api::{self, method};
-use ccmem_proto::rpc::{self, code, RpcError};
+use ccmem_proto::wire::api::{self, method};
+use ccmem_proto::wire::rpc::{self, code, RpcError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -190,7 +190,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 .map_err(|e| RpcError::app(format!("reading the report failed: {e}")))?
                 .map_err(|e| RpcError::invalid_params(name, &e))?;
             for run in &runs {
-                let event = ccmem_proto::session::SessionEvent::Tests { suite: run.suite.clone(), e2e: run.e2e };
+                let event = ccmem_proto::model::session::SessionEvent::Tests { suite: run.suite.clone(), e2e: run.e2e };
                 ask(shared, &root, |reply| Msg::Event { event, reply: Some(reply) }).await?.map_err(RpcError::app)?;
             }
             // The stored copy was redacted on its way in; so is what is shown back.
@@ -206,7 +206,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
 /// the memory thread does the rest.
 async fn memory(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value, RpcError> {
     use crate::memories::Request;
-    use ccmem_proto::memory::api::method as m;
+    use ccmem_proto::wire::memory::method as m;
     let path = params.get("path").and_then(Value::as_str).map(PathBuf::from);
     let req = match name {
         m::WRITE => Request::Write(parse(name, params)?),

@@ -2,7 +2,7 @@
 //! the peer check on every connection.
 
 use anyhow::{bail, Context};
-use ccmem_proto::paths;
+use ccmem_proto::wire::paths;
 use interprocess::local_socket::{tokio::Listener, tokio::Stream, ConnectOptions, ListenerOptions};
 use std::io;
 use std::path::{Path, PathBuf};

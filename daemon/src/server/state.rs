@@ -3,7 +3,7 @@
 
 use crate::project::registry::Projects;
 use crate::project::task::Ctx;
-use ccmem_proto::api::ConnectionStats;
+use ccmem_proto::wire::api::ConnectionStats;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};

@@ -6,10 +6,10 @@
 
 use crate::clock::{iso, modified};
 use crate::text::clean;
-use ccmem_proto::env::{
+use ccmem_proto::model::environment::{
     limits, BuildState, BuildStatus, DependencyState, ServerInfo, ServerStatus, SuiteStatus, TestFailure, TestSuite,
 };
-use ccmem_proto::session::{truncate_chars, Session, TimelineEntry};
+use ccmem_proto::model::session::{truncate_chars, Session, TimelineEntry};
 use chrono::{DateTime, Utc};
 
 /// Timeline entries kept.
@@ -192,7 +192,7 @@ pub fn warnings(s: &Session) -> Vec<String> {
             w.push(format!("{} dependencies outdated: {}", m.package_manager, m.detail));
         }
     }
-    w.into_iter().map(|x| truncate_chars(&x, ccmem_proto::session::limits::WARNING_CHARS)).collect()
+    w.into_iter().map(|x| truncate_chars(&x, ccmem_proto::model::session::limits::WARNING_CHARS)).collect()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use crate::clock::{iso, parse_iso};
 use crate::text::{clean, relative};
-use ccmem_proto::session::{
+use ccmem_proto::model::session::{
     limits, truncate_chars, CheckpointReason, CheckpointType, FileRecord, ProjectState, Session, SessionEvent,
     Timestamp, TodoStatus, TRACKER_FORMAT,
 };
@@ -144,7 +144,7 @@ pub fn apply_quietly(s: &mut Session, ev: SessionEvent, now: DateTime<Utc>) -> R
                 s.context_snapshot.active_task = truncate_chars(command.lines().next().unwrap_or(""), 120);
             }
             s.statistics.total_commands += 1;
-            s.commands_executed.push(ccmem_proto::session::CommandRecord {
+            s.commands_executed.push(ccmem_proto::model::session::CommandRecord {
                 timestamp: iso(now),
                 command,
                 workflow,
@@ -233,7 +233,7 @@ pub fn annotate(s: &mut Session, rel: &str, summary: &str, workflow: &str, creat
 /// What an ended session hands to the next: its last conversation that did work, its todos,
 /// failures, finished work and edited files. A session that did nothing hands on what it
 /// was handed.
-pub fn handoff(a: &ccmem_proto::session::ArchivedSession) -> Option<ccmem_proto::session::Handoff> {
+pub fn handoff(a: &ccmem_proto::model::session::ArchivedSession) -> Option<ccmem_proto::model::session::Handoff> {
     let s = &a.session;
     let conversation =
         s.conversations.iter().filter(|c| c.did_work()).max_by(|x, y| x.last_activity.cmp(&y.last_activity)).cloned();
@@ -245,7 +245,7 @@ pub fn handoff(a: &ccmem_proto::session::ArchivedSession) -> Option<ccmem_proto:
         .filter(|c| !c.todos.is_empty())
         .map(|c| c.todos.clone())
         .unwrap_or_else(|| s.todos.clone());
-    Some(ccmem_proto::session::Handoff {
+    Some(ccmem_proto::model::session::Handoff {
         session_id: s.session_id.clone(),
         ended_at: a.ended_at.clone(),
         reason: crate::store::end_reason_text(a.ended).to_string(),
@@ -311,7 +311,7 @@ pub fn checkpoint_file(s: &Session, reason: CheckpointReason, kind: CheckpointTy
             .todos
             .iter()
             .take(limits::TODOS)
-            .map(|t| ccmem_proto::session::Todo {
+            .map(|t| ccmem_proto::model::session::Todo {
                 id: None,
                 content: truncate_chars(&t.content, 300),
                 status: t.status,

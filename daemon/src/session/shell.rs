@@ -9,7 +9,7 @@
 
 use crate::observe::cmdline::{cd_prefix, pipelines, split_cd};
 use crate::observe::testout;
-use ccmem_proto::session::{truncate_chars, Done, Failure, Session};
+use ccmem_proto::model::session::{truncate_chars, Done, Failure, Session};
 use chrono::{DateTime, Utc};
 
 /// Failures kept at most (the oldest go first).

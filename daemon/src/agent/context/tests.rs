@@ -1,6 +1,6 @@
 use super::*;
-use ccmem_proto::facts::Goal;
-use ccmem_proto::session::Todo;
+use ccmem_proto::model::facts::Goal;
+use ccmem_proto::model::session::Todo;
 
 fn rich_session() -> Session {
     let now = chrono::Utc::now();
@@ -25,7 +25,7 @@ fn rich_session() -> Session {
     for i in 0..200 {
         let _ = crate::session::rules::apply(
             &mut s,
-            ccmem_proto::session::SessionEvent::FileEdited {
+            ccmem_proto::model::session::SessionEvent::FileEdited {
                 path: format!("src/module_{i}/file_with_a_long_name_{i}.rs"),
                 summary: Some("Edit: 1 → 2 lines".into()),
                 workflow: None,
@@ -149,7 +149,7 @@ fn empty_sections_are_left_out_and_compaction_is_stressed() {
 
 #[test]
 fn failing_tests_recorded_without_a_command_have_a_line_of_their_own() {
-    use ccmem_proto::env::{SuiteStatus, TestFailure};
+    use ccmem_proto::model::environment::{SuiteStatus, TestFailure};
     let now = chrono::Utc::now();
     let mut s =
         crate::session::rules::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);

@@ -412,7 +412,7 @@ fn test_runs_and_builds_in_bash_output_are_recorded() {
             "tool_input": {"command": "cargo build"}, "error": format!("Exit code 101\n{out}")})),
         now,
     );
-    assert_eq!(s.environment.build.status, ccmem_proto::env::BuildState::Failed);
+    assert_eq!(s.environment.build.status, ccmem_proto::model::environment::BuildState::Failed);
     let before = s.test_results.clone();
     apply(
         &mut s,

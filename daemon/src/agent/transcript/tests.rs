@@ -54,7 +54,7 @@ fn fifos_and_devices_are_not_read() {
     assert!(read(Path::new("/dev/zero"), &mut d, MAX_READ).is_err());
     let tmp = tempfile::tempdir().unwrap();
     let fifo = tmp.path().join("fifo");
-    ccmem_proto::untrusted::mkfifo(&fifo).unwrap();
+    ccmem_proto::files::untrusted::mkfifo(&fifo).unwrap();
     assert!(read(&fifo, &mut d, MAX_READ).is_err(), "a FIFO with no writer is refused at once");
 }
 

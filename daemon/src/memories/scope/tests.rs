@@ -1,5 +1,5 @@
 use super::*;
-use ccmem_proto::memory::MemoryType;
+use ccmem_proto::model::memory::MemoryType;
 
 #[test]
 fn the_index_written_from_cached_entries_is_the_index_of_the_memories() {

@@ -1,7 +1,7 @@
 //! Build outcomes read from compiler and bundler output.
 
 use super::{first_line, re};
-use ccmem_proto::env::{limits, BuildState, BuildStatus};
+use ccmem_proto::model::environment::{limits, BuildState, BuildStatus};
 
 re!(rustc, r"^error(?:\[(E\d+)\])?: (.+)$");
 re!(rustc_at, r"^\s*--> (\S+:\d+:\d+)\s*$");

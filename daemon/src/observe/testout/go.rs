@@ -1,7 +1,7 @@
 //! `go test`, plain, verbose (`-v`) and JSON (`-json`).
 
 use super::{failure, re, suite, Run};
-use ccmem_proto::env::TestFailure;
+use ccmem_proto::model::environment::TestFailure;
 use serde_json::Value;
 
 re!(result, r"^(\s*)--- (PASS|FAIL|SKIP): (\S+)");

@@ -1,7 +1,7 @@
 //! JavaScript runners: Vitest, Jest, Playwright, Cypress, Bun, node's test runner, Mocha.
 
 use super::{failure, location, re, suite, Run, Slot};
-use ccmem_proto::env::{SuiteStatus, TestFailure};
+use ccmem_proto::model::environment::{SuiteStatus, TestFailure};
 
 re!(vitest_tests, r"(?m)^\s+Tests\s+(.*?)\s*\((\d+)\)\s*$");
 re!(vitest_files, r"(?m)^\s*Test Files\s+.*\(\d+\)\s*$");

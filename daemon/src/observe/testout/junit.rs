@@ -3,7 +3,7 @@
 //! elements, whatever the suites' own attributes say.
 
 use super::{failure, Run};
-use ccmem_proto::env::{TestFailure, TestSuite};
+use ccmem_proto::model::environment::{TestFailure, TestSuite};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 

@@ -1,7 +1,7 @@
 //! Maven (Surefire) and Gradle.
 
 use super::{failure, re, suite, Run};
-use ccmem_proto::env::SuiteStatus;
+use ccmem_proto::model::environment::SuiteStatus;
 
 // The per-class lines end with `-- in Class` or `Time elapsed`; the module's total does not.
 re!(

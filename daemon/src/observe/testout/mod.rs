@@ -18,7 +18,7 @@ mod python;
 mod ruby_php_dotnet;
 mod rust;
 
-use ccmem_proto::env::{limits, SuiteStatus, TestFailure, TestSuite};
+use ccmem_proto::model::environment::{limits, SuiteStatus, TestFailure, TestSuite};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -98,12 +98,12 @@ const MAX_JUNIT: u64 = 64 << 20;
 /// The suites in a `session.test_report`: its JUnit file or its output, each suite with the
 /// command given. An unknown framework, an unreadable file or an output with no results is
 /// an error that says what was expected.
-pub fn report(p: &ccmem_proto::api::TestReportParams) -> Result<Vec<ccmem_proto::api::TestRun>, String> {
+pub fn report(p: &ccmem_proto::wire::api::TestReportParams) -> Result<Vec<ccmem_proto::wire::api::TestRun>, String> {
     let fw = p.framework.as_deref().map(str::trim).filter(|f| !f.is_empty());
     let mut runs = match (&p.junit, &p.output) {
         (Some(file), _) => {
             // A regular file only (a FIFO would block a daemon thread), within the cap.
-            let xml = ccmem_proto::untrusted::read_string(file, MAX_JUNIT)
+            let xml = ccmem_proto::files::untrusted::read_string(file, MAX_JUNIT)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
             vec![junit::parse(&xml, fw).map_err(|e| format!("{}: {e}", file.display()))?]
         }
@@ -136,7 +136,7 @@ pub fn report(p: &ccmem_proto::api::TestReportParams) -> Result<Vec<ccmem_proto:
         .drain(..)
         .map(|mut r| {
             r.suite.command = p.command.clone().unwrap_or_default();
-            ccmem_proto::api::TestRun { e2e: p.e2e.unwrap_or(r.e2e), suite: r.suite }
+            ccmem_proto::wire::api::TestRun { e2e: p.e2e.unwrap_or(r.e2e), suite: r.suite }
         })
         .collect())
 }
@@ -181,7 +181,7 @@ fn failure(file: &str, line: Option<u32>, name: &str, message: Option<&str>) -> 
     TestFailure {
         file: file.trim().trim_start_matches("./").to_string(),
         line,
-        test_name: ccmem_proto::session::truncate_chars(name.trim(), 300),
+        test_name: ccmem_proto::model::session::truncate_chars(name.trim(), 300),
         message: message.map(first_line).filter(|m| !m.is_empty()),
     }
 }
@@ -189,7 +189,7 @@ fn failure(file: &str, line: Option<u32>, name: &str, message: Option<&str>) -> 
 /// The first non-empty line, at most 200 characters.
 pub fn first_line(s: &str) -> String {
     let line = s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    ccmem_proto::session::truncate_chars(line, limits::MESSAGE_CHARS)
+    ccmem_proto::model::session::truncate_chars(line, limits::MESSAGE_CHARS)
 }
 
 /// Output without terminal colour codes.

@@ -1,7 +1,7 @@
 //! pytest.
 
 use super::{failure, re, suite, Run};
-use ccmem_proto::env::TestFailure;
+use ccmem_proto::model::environment::TestFailure;
 
 // `==== 1 failed, 2 passed, 1 skipped in 0.03s ====`, or without the rules under `-q`.
 re!(

@@ -1,7 +1,7 @@
 //! RSpec, PHPUnit and `dotnet test`.
 
 use super::{failure, location, re, suite, Run};
-use ccmem_proto::env::TestFailure;
+use ccmem_proto::model::environment::TestFailure;
 
 re!(
     rspec_summary,

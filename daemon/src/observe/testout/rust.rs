@@ -1,7 +1,7 @@
 //! `cargo test` and `cargo nextest run`.
 
 use super::{failure, re, suite, Run};
-use ccmem_proto::env::TestFailure;
+use ccmem_proto::model::environment::TestFailure;
 
 re!(result_line, r"(?m)^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored");
 re!(failed_line, r"(?m)^test (\S+) \.\.\. FAILED\s*$");

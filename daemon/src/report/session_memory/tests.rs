@@ -1,6 +1,6 @@
 use super::*;
 use crate::session::rules as session;
-use ccmem_proto::report::validate;
+use ccmem_proto::model::report::validate;
 
 #[test]
 fn a_session_makes_a_valid_report() {

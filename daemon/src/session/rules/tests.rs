@@ -1,5 +1,5 @@
 use super::*;
-use ccmem_proto::session::{Phase, Todo};
+use ccmem_proto::model::session::{Phase, Todo};
 use std::path::Path;
 
 fn at(s: &str) -> DateTime<Utc> {

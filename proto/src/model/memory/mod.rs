@@ -3,7 +3,6 @@
 //!
 //! This module holds the data model and its validation rules; the daemon owns the files.
 
-pub mod api;
 pub mod frontmatter;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};

@@ -1,7 +1,7 @@
 //! The JSON-RPC 2.0 envelope: parsing and validation of incoming messages, encoding of
 //! outgoing ones, and the error codes both sides agree on.
 //!
-//! One message per line; see [`crate::frame`]. Requests carry an `id` and get exactly one
+//! One message per line; see [`crate::wire::frame`]. Requests carry an `id` and get exactly one
 //! response; notifications (no `id`) get none, not even an error.
 
 use serde::{Deserialize, Serialize};
@@ -28,7 +28,7 @@ pub mod code {
     pub const APP_ERROR: i64 = -32000;
     /// Too many connections are open; try again shortly.
     pub const SERVER_BUSY: i64 = -32001;
-    /// The frame was larger than [`crate::frame::MAX_FRAME`]; the connection is closed.
+    /// The frame was larger than [`crate::wire::frame::MAX_FRAME`]; the connection is closed.
     pub const FRAME_TOO_LARGE: i64 = -32002;
     /// The daemon is shutting down and takes no new work.
     pub const SHUTTING_DOWN: i64 = -32003;

@@ -5,7 +5,7 @@
 //! the first scope holding it, in [`Scope::PRECEDENCE`], is used, and a mutation that finds a
 //! slug in two scopes asks for `--scope`.
 
-use super::{Edge, Memory, MemoryType, Scope};
+use crate::model::memory::{Edge, Memory, MemoryType, Scope};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -145,7 +145,7 @@ pub struct ListEntry {
     pub scope: Scope,
     /// The index entry.
     #[serde(flatten)]
-    pub entry: super::IndexEntry,
+    pub entry: crate::model::memory::IndexEntry,
     /// Number of edges.
     pub links: usize,
 }

@@ -1,0 +1,9 @@
+//! What ccmem keeps, as the seeds define it: sessions, their environment, facts and goals,
+//! knowledge memories, the session-memory report, and Claude Code's transcripts as read.
+
+pub mod environment;
+pub mod facts;
+pub mod memory;
+pub mod report;
+pub mod session;
+pub mod transcript;

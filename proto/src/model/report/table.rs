@@ -1,0 +1,135 @@
+//! What the writer and the reader share: escaping, table cells, and the names of enum values.
+
+use super::*;
+use std::fmt::Write;
+
+/// A text field as written: `\`, `|`, `` ` `` and line breaks escaped.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '|' => o.push_str("\\|"),
+            '`' => o.push_str("\\`"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// The inverse of [`esc`].
+pub fn unesc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            o.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n') => o.push('\n'),
+            Some('r') => o.push('\r'),
+            Some(x) => o.push(x),
+            None => o.push('\\'),
+        }
+    }
+    o
+}
+
+/// Splits a table row on its unescaped pipes; None when it is not a row.
+pub(super) fn cells(line: &str) -> Option<Vec<String>> {
+    let t = line.trim();
+    if !t.starts_with('|') || !t.ends_with('|') || t.len() < 2 {
+        return None;
+    }
+    let inner = &t[1..t.len() - 1];
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut it = inner.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '\\' => {
+                cur.push('\\');
+                if let Some(n) = it.next() {
+                    cur.push(n);
+                }
+            }
+            '|' => {
+                out.push(unesc(cur.trim()));
+                cur.clear();
+            }
+            c => cur.push(c),
+        }
+    }
+    out.push(unesc(cur.trim()));
+    Some(out)
+}
+
+pub(super) fn row(cols: &[String]) -> String {
+    let mut s = String::from("|");
+    for c in cols {
+        s.push(' ');
+        s.push_str(&esc(c));
+        s.push_str(" |");
+    }
+    s
+}
+
+pub(super) fn write_table(out: &mut String, head: &[&str], rows: Vec<Vec<String>>) {
+    let _ = writeln!(out, "| {} |", head.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
+    for r in rows {
+        let _ = writeln!(out, "{}", row(&r));
+    }
+}
+
+pub(super) fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_default()
+}
+
+pub(super) fn opt_num<T: ToString>(v: Option<T>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_default()
+}
+
+pub(super) fn priority_name(p: Priority) -> &'static str {
+    match p {
+        Priority::High => "high",
+        Priority::Medium => "medium",
+        Priority::Low => "low",
+    }
+}
+
+pub(super) fn step_name(p: StepPriority) -> &'static str {
+    match p {
+        StepPriority::Immediate => "Immediate",
+        StepPriority::ShortTerm => "Short-term",
+        StepPriority::MediumTerm => "Medium-term",
+        StepPriority::LongTerm => "Long-term",
+    }
+}
+
+pub(super) fn suite_status(s: SuiteStatus) -> &'static str {
+    match s {
+        SuiteStatus::Passed => "passed",
+        SuiteStatus::Failed => "failed",
+        SuiteStatus::NotRun => "not-run",
+    }
+}
+
+pub(super) fn dep_state(s: DependencyState) -> &'static str {
+    match s {
+        DependencyState::UpToDate => "up-to-date",
+        DependencyState::Outdated => "outdated",
+        DependencyState::Unknown => "unknown",
+    }
+}
+
+pub(super) fn build_state(s: BuildState) -> &'static str {
+    match s {
+        BuildState::Success => "success",
+        BuildState::Failed => "failed",
+        BuildState::NotRun => "not-run",
+    }
+}
