@@ -1,3 +1,5 @@
+use super::ignores::Ignores;
+use super::tree::in_order;
 use super::*;
 
 #[test]

@@ -1,0 +1,372 @@
+//! The resume context: what a fresh agent needs to carry on, most important first, within a
+//! character budget. Printed by `ccmemctl context` and given to the agent at SessionStart.
+//!
+//! Built from what the session already holds (redacted when it came in); never from raw
+//! tool inputs or outputs.
+
+use ccmem_proto::model::environment::{BuildState, DependencyState, ServerStatus, SuiteStatus};
+use ccmem_proto::model::facts::{Memory, FACTS_SHOWN, GOALS_SHOWN};
+use ccmem_proto::model::session::{truncate_chars, Conversation, Done, Failure, Session, Todo, TodoStatus};
+use chrono::{DateTime, Utc};
+
+mod pack;
+mod sections;
+
+use pack::*;
+use sections::*;
+
+/// The default budget, in characters.
+pub const DEFAULT_BUDGET: usize = 6000;
+/// Never more than this: the agent cuts hook output beyond 10,000 characters.
+pub const MAX_BUDGET: usize = 10_000;
+/// Longest line.
+const LINE: usize = 300;
+
+/// What the context is built from.
+pub struct Input<'a> {
+    /// The project's session.
+    pub session: &'a Session,
+    /// The conversation whose work is being carried on: the one starting, when it has done
+    /// work (a resume, a compaction), else the last one that did.
+    pub conversation: Option<&'a Conversation>,
+    /// The conversation to name for `--resume`.
+    pub resume_id: Option<&'a str>,
+    /// The project's facts and goals.
+    pub memory: &'a Memory,
+    /// User-wide facts.
+    pub global_facts: &'a [String],
+    /// The conversation was just compacted.
+    pub after_compact: bool,
+    /// Knowledge memories relevant to the work, one line each, best first.
+    pub memories: &'a [String],
+    /// Now, for ages ("2 h ago").
+    pub now: DateTime<Utc>,
+}
+
+/// The share of the budget kept for goals, facts and memories, so that a long session
+/// cannot crowd out what was learnt before it.
+const KNOWLEDGE_SHARE: f32 = 0.3;
+
+/// The work a context carries: this session's, or what the previous session left.
+struct Work<'a> {
+    conversation: Option<&'a Conversation>,
+    todos: &'a [Todo],
+    failures: &'a [Failure],
+    done: &'a [Done],
+    /// `- path (3 edits, created)`, most recent first.
+    files: Vec<String>,
+    files_total: usize,
+}
+
+/// Characters each part may take at most, so that one long part cannot starve the others.
+mod caps {
+    pub const TODOS: usize = 1800;
+    pub const FAILURES: usize = 1000;
+    pub const LAST_WORDS: usize = 1300;
+    pub const FILES: usize = 1600;
+    pub const DONE: usize = 450;
+    pub const FINDINGS: usize = 1500;
+    pub const SUMMARY: usize = 600;
+    pub const PROMPTS: usize = 900;
+    pub const OTHERS: usize = 900;
+}
+
+/// The context, at most `budget` characters (capped at [`MAX_BUDGET`]).
+pub fn build(i: &Input, budget: usize) -> String {
+    let budget = budget.clamp(200, MAX_BUDGET);
+    let s = i.session;
+    let now = i.now;
+    let own = Work {
+        conversation: i.conversation,
+        todos: i.conversation.filter(|c| !c.todos.is_empty()).map(|c| c.todos.as_slice()).unwrap_or(&s.todos),
+        failures: &s.failures,
+        done: &s.done,
+        files: file_lines(s),
+        files_total: s.files_modified.values().filter(|r| !r.deleted).count(),
+    };
+    // A new session carries what the previous one left until it has a plan and a
+    // conversation of its own: a test run or an edit after a reset does not make the open
+    // todos, the task and the last words irrelevant. Each part is the new session's once it
+    // has one.
+    let own_plan = own.todos.is_empty() && own.conversation.is_none_or(|c| !c.did_work());
+    let previous = s.previous.as_deref().filter(|_| own_plan);
+    let work = match previous {
+        Some(p) => Work {
+            conversation: own.conversation.filter(|c| c.did_work()).or(p.conversation.as_ref()),
+            todos: &p.todos,
+            failures: if own.failures.is_empty() { &p.failures } else { own.failures },
+            done: if own.done.is_empty() { &p.done } else { own.done },
+            files: if own.files_total > 0 {
+                own.files
+            } else {
+                p.edited_files.iter().take(25).map(|f| format!("- {f}")).collect()
+            },
+            files_total: if own.files_total > 0 { own.files_total } else { p.edited_files.len() },
+        },
+        None => own,
+    };
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+
+    let mut head = vec![if s.session_id.is_empty() {
+        format!("Project {} ({}), no live session.", s.project_name, s.project_root.display())
+    } else {
+        format!(
+            "Project {} ({}), session {}, {} min.",
+            s.project_name,
+            s.project_root.display(),
+            s.session_id,
+            s.statistics.session_duration_minutes
+        )
+    }];
+    if let Some(p) = previous {
+        head.push(format!(
+            "Previous session {} ended {} ({}, {}); what it left is carried below until this one has its own plan.",
+            p.session_id,
+            p.ended_at,
+            ago(&p.ended_at, now),
+            p.reason
+        ));
+    }
+    if let Some(id) = i.resume_id.or(previous.and_then(|p| p.conversation.as_ref()).map(|c| c.id.as_str())) {
+        head.push(format!("Previous conversation, to resume it: `claude --resume {id}`."));
+    }
+    if let Some(c) = work.conversation {
+        if !c.first_prompt.is_empty() {
+            head.push(format!("Task (first prompt): {}", one_line(&c.first_prompt)));
+        }
+        if let Some(last) = c.prompts.last().filter(|p| **p != c.first_prompt) {
+            head.push(format!("Latest prompt: {}", one_line(last)));
+        }
+    } else if let Some(c) = s.commands_executed.last() {
+        head.push(format!("Latest prompt: {}", one_line(&c.command)));
+    }
+    head.push(state_line(&work, s));
+    // Git's state is a section of its own, after the work: a tight budget keeps the todos
+    // and failures rather than it.
+    let git_line = (s.git.branch != "unknown" && previous.is_none()).then(|| {
+        format!(
+            "Branch {}, {} staged, {} unstaged, {} untracked; last commit {}.",
+            s.git.branch,
+            s.git.staged_files,
+            s.git.unstaged_files,
+            s.git.untracked_files,
+            if s.git.last_commit.is_empty() { "none" } else { &s.git.last_commit }
+        )
+    });
+    if i.after_compact {
+        head.push(
+            "The conversation was just compacted: the summary above may have lost exact paths, \
+             todo states and error details. The lists below are exact."
+                .into(),
+        );
+    }
+    head.retain(|l| !l.is_empty());
+    sections.push(("# Where you left off (ccmem)".into(), head));
+
+    let done = work.todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
+    if !work.todos.is_empty() {
+        sections.push((
+            format!("## Todos ({done} of {} done; [x] done, [~] in progress, [ ] open)", work.todos.len()),
+            // A tight budget folds the done items first, never the open ones.
+            todo_lines(work.todos, caps::TODOS.min(budget / 3)),
+        ));
+    }
+    if previous.is_none() {
+        let others = cap(other_conversations(s, work.conversation, now), caps::OTHERS);
+        push(&mut sections, "## Other conversations this session", others);
+    }
+    let tests = if previous.is_none() { failing_tests(s) } else { Vec::new() };
+    let failing = failure_lines(work.failures, now, tests);
+    push(&mut sections, "## Unresolved failures", cap(failing, caps::FAILURES));
+    if previous.is_none() {
+        build_failing(&mut sections, s);
+    }
+    if let Some(c) = work.conversation.filter(|c| !c.digest.last_words.is_empty()) {
+        let when = if c.digest.last_words_at.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", ago(&c.digest.last_words_at, now))
+        };
+        let lines = c.digest.last_words.lines().map(|l| format!("> {l}")).collect();
+        sections.push((format!("## The agent's last words{when}"), cap_tail(lines, caps::LAST_WORDS)));
+    }
+    if let Some(c) = work.conversation {
+        // The user's requests between the first and the latest, as the compaction summary's
+        // "all user messages" keeps them: they carry corrections and decisions.
+        let n = c.prompts.len();
+        let between: Vec<String> = c
+            .prompts
+            .iter()
+            .take(n.saturating_sub(1))
+            .filter(|p| **p != c.first_prompt)
+            .map(|p| format!("- {}", truncate_chars(&one_line(p), 200)))
+            .collect();
+        push(&mut sections, "## Earlier prompts (oldest first)", cap_tail(between, caps::PROMPTS));
+    }
+    push(&mut sections, "## Files edited", {
+        let mut l = cap(work.files.clone(), caps::FILES);
+        let shown = l.iter().filter(|x| !x.starts_with("- …")).count();
+        if work.files_total > shown && !l.iter().any(|x| x.starts_with("- …")) {
+            l.push(format!("- … and {} more files", work.files_total - shown));
+        }
+        l
+    });
+    push(
+        &mut sections,
+        "## Done (commits, pull requests, closed issues)",
+        cap(work.done.iter().rev().map(|d| format!("- {}: {}", d.kind, d.text)).collect(), caps::DONE),
+    );
+    if let Some(c) = work.conversation {
+        let last = crate::agent::transcript::normal(&c.digest.last_words);
+        let findings: Vec<String> = c
+            .digest
+            .findings
+            .iter()
+            .rev()
+            .filter(|f| !last.contains(&crate::agent::transcript::normal(f)))
+            .map(|f| format!("- {f}"))
+            .collect();
+        push(&mut sections, "## Decisions and findings (newest first)", cap(findings, caps::FINDINGS));
+        let d = &c.digest;
+        let mut summary = Vec::new();
+        if !d.next_step.is_empty() {
+            summary.push(format!("Next step: {}", one_line(&d.next_step)));
+        }
+        summary.extend(
+            d.pending
+                .lines()
+                .map(|l| l.trim().trim_start_matches(['-', '*', ' ']).replace("**", ""))
+                .filter(|l| !l.is_empty())
+                .map(|l| format!("Pending: {l}")),
+        );
+        let title = match d.messages_since_summary {
+            0 => format!("## At the last compaction ({})", ago(&d.summary_at, now)),
+            n => format!(
+                "## At the last compaction ({}; {n} agent message{} since, so it may be out of date)",
+                ago(&d.summary_at, now),
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        push(&mut sections, &title, cap(summary, caps::SUMMARY));
+    }
+    if let Some(g) = git_line {
+        sections.push(("## Git".into(), vec![g]));
+    }
+    if previous.is_none() {
+        environment_first(&mut sections, s, now);
+    }
+
+    let t = &s.task_status;
+    if !t.source_file.is_empty() {
+        let (done, total) = t.totals();
+        let mut l = vec![format!("{}: {done} of {total} tasks done.", t.source_file)];
+        if let Some(c) = &t.current_task {
+            l.push(format!("Current: {} {} ({})", c.id, c.title, c.phase).replace("  ", " "));
+        }
+        l.extend(t.next_tasks.iter().map(|n| format!("- next: {} {}", n.id, n.title).replace("  ", " ")));
+        sections.push(("## Task list".into(), l));
+    }
+    let deleted: Vec<String> =
+        s.files_modified.iter().filter(|(_, r)| r.deleted).take(10).map(|(p, _)| format!("- {p}")).collect();
+    push(&mut sections, "## Files deleted this session", deleted);
+
+    push(&mut sections, "## Blockers", s.context_snapshot.blocking_issues.iter().map(|b| format!("- {b}")).collect());
+    let next: Vec<String> = s
+        .context_snapshot
+        .next_steps
+        .iter()
+        .filter(|n| !work.todos.iter().any(|t| &t.content == *n))
+        .map(|n| format!("- {n}"))
+        .collect();
+    push(&mut sections, "## Next steps", next);
+
+    let goals: Vec<String> = i
+        .memory
+        .goals
+        .iter()
+        .rev()
+        .take(GOALS_SHOWN)
+        .map(|g| match &g.deadline {
+            Some(d) => format!("- {} (by {d})", g.text),
+            None => format!("- {}", g.text),
+        })
+        .collect();
+    let mut knowledge = Vec::new();
+    push(&mut knowledge, "## Active goals", goals);
+    push(&mut knowledge, "## Facts", relevant_facts(i).into_iter().map(|f| format!("- {f}")).collect());
+    push(&mut knowledge, "## Memories (`ccmemctl memory show SLUG`)", i.memories.to_vec());
+    if !s.context_notes.is_empty() {
+        sections.push(("## Notes".into(), vec![s.context_notes.clone()]));
+    }
+    environment_rest(&mut sections, s);
+    // The head first, whatever the budget; then the knowledge share of what is left.
+    let rest = sections.split_off(1);
+    let head = pack(sections, budget);
+    let left = budget.saturating_sub(head.chars().count() + 2);
+    let knowledge = pack(knowledge, (left as f32 * KNOWLEDGE_SHARE) as usize);
+    let left = left.saturating_sub(if knowledge.is_empty() { 0 } else { knowledge.chars().count() + 2 });
+    let rest = pack(rest, left);
+    let parts: Vec<String> = [head, rest, knowledge].into_iter().filter(|p| !p.is_empty()).collect();
+    truncate_chars(&parts.join("\n\n"), budget)
+}
+
+/// The work part of the context, for the report's "Where You Left Off": the task, todos,
+/// failures, last words, finished work, decisions; without what the report has sections
+/// of its own for (files, environment, task list, blockers).
+pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
+    let conversation =
+        s.conversations.iter().filter(|c| c.did_work()).max_by(|a, b| a.last_activity.cmp(&b.last_activity));
+    let memory = Memory::default();
+    let input = Input {
+        session: s,
+        conversation,
+        resume_id: conversation.map(|c| c.id.as_str()),
+        memory: &memory,
+        global_facts: &[],
+        after_compact: false,
+        memories: &[],
+        now,
+    };
+    let own = [
+        "## Files edited",
+        "## Environment",
+        "## Task list",
+        "## Blockers",
+        "## Next steps",
+        "## Files deleted",
+        "## Build failing",
+    ];
+    let mut out = Vec::new();
+    let mut skip = false;
+    for line in build(&input, MAX_BUDGET).lines() {
+        if line.starts_with("# ") || line.starts_with("Project ") || line.trim().is_empty() {
+            continue;
+        }
+        if let Some(title) = line.strip_prefix("## ") {
+            skip = own.iter().any(|o| line.starts_with(o));
+            if !skip {
+                out.push(format!("### {title}"));
+            }
+            continue;
+        }
+        if !skip {
+            out.push(line.trim_end().chars().map(|c| if c.is_control() { ' ' } else { c }).collect());
+        }
+    }
+    out
+}
+
+/// "just now", "12 min ago", "3 h ago", "2 days ago"; "" for an unreadable time.
+pub fn ago(iso: &str, now: DateTime<Utc>) -> String {
+    let Some(t) = crate::clock::parse_iso(iso) else { return String::new() };
+    let secs = (now - t).num_seconds();
+    match secs {
+        s if s < 60 => "just now".into(),
+        s if s < 3600 => format!("{} min ago", s / 60),
+        s if s < 48 * 3600 => format!("{} h ago", s / 3600),
+        s => format!("{} days ago", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests;

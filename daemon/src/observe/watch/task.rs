@@ -1,0 +1,258 @@
+//! The watcher's task: notifications gathered into an inbox, coalesced, and turned into
+//! changes, git refreshes and rescans.
+
+use super::tree::*;
+use super::*;
+
+pub(super) struct Task<M> {
+    pub(super) root: PathBuf,
+    pub(super) mailbox: mpsc::Sender<M>,
+    pub(super) settings: Arc<Settings>,
+    pub(super) stats: Arc<Stats>,
+    pub(super) cancel: CancellationToken,
+    /// Patterns from the configuration, on top of the project's ignore files.
+    pub(super) ignore: Vec<String>,
+}
+
+/// Delay before git is asked again after files changed (at most one `git status` per delay).
+pub(super) const GIT_AFTER_EDITS: Duration = Duration::from_secs(2);
+
+/// How long a woken watcher lets notifications gather before taking them.
+pub(super) const INBOX_GATHER: Duration = Duration::from_millis(5);
+
+/// Notifications on their way from notify's thread to the watcher task. One wake-up covers
+/// whatever arrived meanwhile: a burst of events costs a few wake-ups, not one each.
+pub(super) struct Inbox {
+    pub(super) notes: std::sync::Mutex<Vec<Note>>,
+    pub(super) woken: AtomicBool,
+    pub(super) wake: Notify,
+    pub(super) overflowed: AtomicBool,
+    pub(super) cap: usize,
+}
+
+impl Inbox {
+    pub(super) fn new(cap: usize) -> Self {
+        Self {
+            notes: Default::default(),
+            woken: AtomicBool::new(false),
+            wake: Notify::new(),
+            overflowed: AtomicBool::new(false),
+            cap,
+        }
+    }
+
+    pub(super) fn push(&self, note: Note) {
+        {
+            let mut q = self.notes.lock().unwrap_or_else(|p| p.into_inner());
+            if q.len() >= self.cap {
+                // Full: changes are being dropped. A rescan will find them.
+                self.overflowed.store(true, Relaxed);
+            } else {
+                q.push(note);
+            }
+        }
+        if !self.woken.swap(true, Relaxed) {
+            self.wake.notify_one();
+        }
+    }
+
+    pub(super) fn take(&self) -> Vec<Note> {
+        // Cleared before taking: a note pushed after this wakes the task again.
+        self.woken.store(false, Relaxed);
+        std::mem::take(&mut *self.notes.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// What a notification asks of the watcher.
+pub(super) enum Note {
+    Paths(Vec<PathBuf>),
+    Rescan,
+    Git,
+}
+
+impl<M: From<Event> + Send + 'static> Task<M> {
+    pub(super) async fn run(mut self, since: Option<SystemTime>) {
+        let inbox = Arc::new(Inbox::new(self.settings.queue));
+        let git_dir = self.root.join(".git");
+        let handler = {
+            let inbox = inbox.clone();
+            move |res: notify::Result<notify::Event>| {
+                let note = match res {
+                    Ok(ev) if ev.need_rescan() => Note::Rescan,
+                    // Reads (the agent, compilers, grep) say nothing about changes.
+                    Ok(ev)
+                        if matches!(ev.kind, EventKind::Access(notify::event::AccessKind::Open(_)))
+                            || matches!(
+                                ev.kind,
+                                EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Read))
+                            ) =>
+                    {
+                        return
+                    }
+                    Ok(ev) if ev.paths.iter().all(|p| p.starts_with(&git_dir)) => Note::Git,
+                    Ok(ev) => Note::Paths(ev.paths),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "file watcher error; rescanning");
+                        Note::Rescan
+                    }
+                };
+                inbox.push(note);
+            }
+        };
+        let watcher = match notify::recommended_watcher(handler) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::error!(project = %self.root.display(), error = %e, "cannot watch files; changes will not be seen");
+                return;
+            }
+        };
+        let settings = self.settings.clone();
+        let root = self.root.clone();
+        let extra = std::mem::take(&mut self.ignore);
+        let started = std::time::Instant::now();
+        let job = tokio::task::spawn_blocking(move || {
+            let mut tree = Tree::new(root, watcher, settings, &extra);
+            let changes = tree.scan(since);
+            crate::heap::trim();
+            (tree, changes)
+        });
+        let Ok((tree, changes)) = job.await else { return };
+        tree.publish(&self.stats);
+        self.stats.ready.store(true, Relaxed);
+        tracing::info!(
+            project = %self.root.display(),
+            directories = tree.watched.len(),
+            polled = tree.polled.len(),
+            files = tree.files.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "watching"
+        );
+        if !changes.is_empty() && !self.deliver(changes).await {
+            return;
+        }
+        // Taken by each job on the blocking pool and given back: the loop owns it between.
+        let mut tree = Some(tree);
+
+        // Each path with the sequence number of its latest event: a batch is resolved in the
+        // order things happened (the session lists files most recent first).
+        let mut pending: HashMap<PathBuf, u64> = HashMap::new();
+        let mut seq: u64 = 0;
+        let mut first_pending: Option<Instant> = None;
+        let mut last_event = Instant::now();
+        let mut rescan = false;
+        let mut git_pending: Option<Instant> = None;
+        let mut poll = tokio::time::interval(self.settings.poll_interval);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let coalesce = self.settings.coalesce;
+        // Under a steady stream of events, changes are still counted at least this often.
+        let max_delay = coalesce * 10;
+        loop {
+            let flush_at = first_pending.map(|f| (last_event + coalesce).min(f + max_delay));
+            tokio::select! {
+                _ = self.cancel.cancelled() => break,
+                _ = inbox.wake.notified() => {
+                    // Let a burst gather first: one wake-up then covers many notifications
+                    // (notify's thread wakes no one while this one has not taken them).
+                    tokio::time::sleep(INBOX_GATHER).await;
+                    for note in inbox.take() {
+                        match note {
+                            Note::Rescan => rescan = true,
+                            Note::Git => { git_pending.get_or_insert_with(|| Instant::now() + Duration::from_millis(300)); }
+                            Note::Paths(paths) => {
+                                last_event = Instant::now();
+                                first_pending.get_or_insert(last_event);
+                                for p in paths {
+                                    seq += 1;
+                                    pending.insert(p, seq);
+                                }
+                            }
+                        }
+                    }
+                }
+                _ = sleep_until_opt(flush_at) => {
+                    first_pending = None;
+                    let paths = in_order(std::mem::take(&mut pending));
+                    let Some(changes) = self.blocking(&mut tree, move |t| {
+                        let large = paths.len() > crate::heap::LARGE_BATCH;
+                        let changes = t.resolve(paths);
+                        if large {
+                            crate::heap::trim();
+                        }
+                        changes
+                    }).await else { break };
+                    // Edits change what git reports too; refresh it once things settle.
+                    if !changes.is_empty() {
+                        git_pending.get_or_insert_with(|| Instant::now() + GIT_AFTER_EDITS);
+                    }
+                    if !self.deliver(changes).await { break }
+                }
+                _ = sleep_until_opt(git_pending) => {
+                    git_pending = None;
+                    if self.mailbox.send(Event::GitChanged.into()).await.is_err() { break }
+                }
+                _ = poll.tick(), if tree.as_ref().is_some_and(|t| !t.polled.is_empty()) => {
+                    let Some(changes) = self.blocking(&mut tree, |t| t.poll()).await else { break };
+                    if !self.deliver(changes).await { break }
+                }
+            }
+            if inbox.overflowed.swap(false, Relaxed) {
+                rescan = true;
+                // Whatever is still queued is covered by the rescan.
+                drop(inbox.take());
+            }
+            if rescan {
+                rescan = false;
+                pending.clear();
+                first_pending = None;
+                self.stats.rescans.fetch_add(1, Relaxed);
+                tracing::warn!(project = %self.root.display(), "file events were lost (queue overflow); rescanning the project");
+                let Some(changes) = self
+                    .blocking(&mut tree, |t| {
+                        let changes = t.rescan();
+                        crate::heap::trim();
+                        changes
+                    })
+                    .await
+                else {
+                    break;
+                };
+                if !self.deliver(changes).await {
+                    break;
+                }
+                git_pending.get_or_insert_with(Instant::now);
+            }
+        }
+        let released = tree.as_ref().map_or(0, |t| t.watched.len());
+        drop(tree);
+        tracing::debug!(project = %self.root.display(), watches = released, "watches released");
+    }
+
+    /// Runs `f` on the tree in the blocking pool (stat calls, directory walks).
+    pub(super) async fn blocking<T: Send + 'static>(
+        &self,
+        tree: &mut Option<Tree>,
+        f: impl FnOnce(&mut Tree) -> T + Send + 'static,
+    ) -> Option<T> {
+        let mut t = tree.take()?;
+        let (t, out) = tokio::task::spawn_blocking(move || {
+            let out = f(&mut t);
+            (t, out)
+        })
+        .await
+        .ok()?;
+        t.publish(&self.stats);
+        *tree = Some(t);
+        Some(out)
+    }
+
+    pub(super) async fn deliver(&self, changes: Vec<(String, Change)>) -> bool {
+        changes.is_empty() || self.mailbox.send(Event::Changes(changes).into()).await.is_ok()
+    }
+}
+
+pub(super) async fn sleep_until_opt(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,434 @@
+//! What was last seen of the tree, and the walk, diff and poll that compare it with disk.
+
+use super::ignores::*;
+use super::*;
+
+pub(super) type Batch = Vec<(PathBuf, Option<Seen>)>;
+
+/// Makes one [`Collector`] per walker thread.
+pub(super) struct Collectors {
+    pub(super) tx: std::sync::mpsc::Sender<Batch>,
+}
+
+impl<'s> ignore::ParallelVisitorBuilder<'s> for Collectors {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Collector { tx: self.tx.clone(), batch: Vec::with_capacity(256) })
+    }
+}
+
+/// Sends what one walker thread finds in batches; the last one when the walk ends.
+pub(super) struct Collector {
+    pub(super) tx: std::sync::mpsc::Sender<Batch>,
+    pub(super) batch: Batch,
+}
+
+impl ignore::ParallelVisitor for Collector {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        if let Ok(entry) = entry {
+            if entry.file_type().is_some_and(|t| t.is_dir()) {
+                self.batch.push((entry.into_path(), None));
+            } else if let Ok(m) = entry.metadata() {
+                self.batch.push((entry.into_path(), Some(Seen::of(&m))));
+            }
+        }
+        if self.batch.len() >= 256 && self.tx.send(std::mem::take(&mut self.batch)).is_err() {
+            return ignore::WalkState::Quit;
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        if !self.batch.is_empty() {
+            let _ = self.tx.send(std::mem::take(&mut self.batch));
+        }
+    }
+}
+
+/// What was last seen of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Seen {
+    pub(super) mtime_ns: i64,
+    pub(super) size: u64,
+    pub(super) ino: u64,
+}
+
+impl Seen {
+    pub(super) fn of(m: &std::fs::Metadata) -> Self {
+        let mtime_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(m);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Self { mtime_ns, size: m.len(), ino }
+    }
+}
+
+/// The watched tree: what is known of every file, and which directories are watched or polled.
+pub(super) struct Tree {
+    pub(super) root: PathBuf,
+    pub(super) watcher: Option<notify::RecommendedWatcher>,
+    pub(super) settings: Arc<Settings>,
+    pub(super) files: HashMap<Box<str>, Seen>,
+    pub(super) watched: HashSet<Box<str>>,
+    pub(super) polled: HashSet<Box<str>>,
+    pub(super) ignores: Ignores,
+    /// The project is over the cap: the rest of it is not tracked.
+    pub(super) capped: bool,
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        self.settings.watches_used.fetch_sub(self.watched.len(), Relaxed);
+    }
+}
+
+impl Tree {
+    pub(super) fn new(
+        root: PathBuf,
+        watcher: notify::RecommendedWatcher,
+        settings: Arc<Settings>,
+        extra: &[String],
+    ) -> Self {
+        let ignores = Ignores::new(&root).with_patterns(&root, extra);
+        Self {
+            root,
+            watcher: Some(watcher),
+            settings,
+            files: HashMap::new(),
+            watched: HashSet::new(),
+            polled: HashSet::new(),
+            capped: false,
+            ignores,
+        }
+    }
+
+    pub(super) fn publish(&self, stats: &Stats) {
+        stats.dirs_watched.store(self.watched.len(), Relaxed);
+        stats.dirs_polled.store(self.polled.len(), Relaxed);
+        stats.files.store(self.files.len(), Relaxed);
+        stats.capped.store(self.capped, Relaxed);
+    }
+
+    pub(super) fn rel(&self, p: &Path) -> Option<String> {
+        let r = p.strip_prefix(&self.root).ok()?;
+        Some(r.to_string_lossy().replace('\\', "/"))
+    }
+
+    /// The initial walk: watch every directory, remember every file. Nothing counts as a
+    /// change, except files modified after `since`.
+    pub(super) fn scan(&mut self, since: Option<SystemTime>) -> Vec<(String, Change)> {
+        self.watch_git();
+        let mut out = Vec::new();
+        let since_ns = since.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map(|d| d.as_nanos() as i64);
+        for (rel, seen) in self.walk("") {
+            if let Some(seen) = seen {
+                if since_ns.is_some_and(|s| seen.mtime_ns > s) {
+                    out.push((rel.clone(), Change::Modified));
+                }
+                self.files.insert(rel.into_boxed_str(), seen);
+            }
+        }
+        out
+    }
+
+    /// Walks `rel_dir` (recursively, honouring the ignore rules), watching each directory.
+    /// Returns files with what is seen of them, and directories (`None`).
+    ///
+    /// The walk runs on its own threads and streams what it finds here, where directories
+    /// are watched while the walk goes on: adding a watch is a round trip to notify's thread.
+    pub(super) fn walk(&mut self, rel_dir: &str) -> Vec<(String, Option<Seen>)> {
+        let start = if rel_dir.is_empty() { self.root.clone() } else { self.root.join(rel_dir) };
+        let extra = self.ignores.extra.clone();
+        // The crate reads the starting directory's ignore files and the repository's exclude
+        // itself: when one is not a plain file, its rules are left out rather than read.
+        let exclude = self.root.join(".git/info/exclude");
+        let plain = ignore_files_are_plain(&start)
+            && std::fs::symlink_metadata(&exclude).map_or(true, |m| m.is_file() && m.len() <= MAX_IGNORE_FILE)
+            && start.ancestors().skip(1).take_while(|a| a.starts_with(&self.root)).all(ignore_files_are_plain);
+        if !plain {
+            tracing::warn!(dir = %start.display(), "an ignore file here is not a plain file: walking without ignore rules");
+        }
+        let walker = ignore::WalkBuilder::new(&start)
+            .hidden(false)
+            .parents(plain)
+            .ignore(plain)
+            .git_ignore(plain)
+            .git_global(true)
+            .git_exclude(plain)
+            .require_git(false)
+            .follow_links(false)
+            .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
+            .filter_entry(move |e| {
+                let dir = e.file_type().is_some_and(|t| t.is_dir());
+                if dir && !ignore_files_are_plain(e.path()) {
+                    tracing::warn!(dir = %e.path().display(), "not watched: its .gitignore or .ignore is not a plain file");
+                    return false;
+                }
+                !e.file_name().to_str().is_some_and(|n| ALWAYS_IGNORED.contains(&n))
+                    && !extra.as_ref().is_some_and(|g| {
+                        g.matched_path_or_any_parents(e.path(), e.file_type().is_some_and(|t| t.is_dir())).is_ignore()
+                    })
+            })
+            .build_parallel();
+        let (tx, rx) = std::sync::mpsc::channel::<Batch>();
+        let mut found = Vec::new();
+        std::thread::scope(|scope| {
+            scope.spawn(move || walker.visit(&mut Collectors { tx }));
+            // The visitors flush their last batches when the walk ends and drops them.
+            for batch in rx {
+                if self.files.len() + found.len() >= self.settings.max_project_files
+                    || self.watched.len() + self.polled.len() >= self.settings.max_project_dirs
+                {
+                    // Past the cap: stop reading (dropping the channel ends the walk).
+                    if !std::mem::replace(&mut self.capped, true) {
+                        tracing::warn!("{}", cap_warning(&self.root, &self.settings));
+                    }
+                    break;
+                }
+                for (path, seen) in batch {
+                    let Some(rel) = self.rel(&path) else { continue };
+                    match seen {
+                        None => {
+                            self.add_dir(&rel);
+                            found.push((rel, None));
+                        }
+                        Some(seen) if !is_own_file(&rel) => found.push((rel, Some(seen))),
+                        Some(_) => {}
+                    }
+                }
+            }
+        });
+        found
+    }
+
+    /// Watches a directory, or polls it when no watch can be had.
+    pub(super) fn add_dir(&mut self, rel: &str) {
+        if self.watched.contains(rel) || self.polled.contains(rel) {
+            return;
+        }
+        let path = if rel.is_empty() { self.root.clone() } else { self.root.join(rel) };
+        let within_budget = self.settings.watches_used.fetch_add(1, Relaxed) < self.settings.max_watches;
+        let result = match (&mut self.watcher, within_budget) {
+            (Some(w), true) => w.watch(&path, RecursiveMode::NonRecursive),
+            _ => Err(notify::Error::new(notify::ErrorKind::MaxFilesWatch)),
+        };
+        match result {
+            Ok(()) => {
+                self.watched.insert(rel.into());
+            }
+            Err(e) => {
+                self.settings.watches_used.fetch_sub(1, Relaxed);
+                if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
+                    if !self.settings.kernel_limit_hit.swap(true, Relaxed) {
+                        tracing::warn!("{}", limit_warning(&self.settings));
+                    }
+                    self.polled.insert(rel.into());
+                } else {
+                    tracing::debug!(dir = %path.display(), error = %e, "cannot watch directory");
+                }
+            }
+        }
+    }
+
+    pub(super) fn drop_dir(&mut self, rel: &str) {
+        let prefix = format!("{rel}/");
+        let gone: Vec<Box<str>> =
+            self.watched.iter().filter(|d| &***d == rel || d.starts_with(&prefix)).cloned().collect();
+        for d in gone {
+            if let Some(w) = &mut self.watcher {
+                let _ = w.unwatch(&self.root.join(&*d));
+            }
+            self.watched.remove(&d);
+            self.settings.watches_used.fetch_sub(1, Relaxed);
+        }
+        self.polled.retain(|d| &**d != rel && !d.starts_with(&prefix));
+    }
+
+    /// `.git` (HEAD, index, packed-refs) and `.git/refs/**`; not objects, not logs.
+    pub(super) fn watch_git(&mut self) {
+        let git = self.root.join(".git");
+        if !git.is_dir() {
+            return;
+        }
+        let Some(w) = &mut self.watcher else { return };
+        let mut dirs = vec![git.clone()];
+        let mut stack = vec![git.join("refs")];
+        while let Some(d) = stack.pop() {
+            if let Ok(rd) = std::fs::read_dir(&d) {
+                stack.extend(rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
+                dirs.push(d);
+            }
+        }
+        for d in dirs {
+            if w.watch(&d, RecursiveMode::NonRecursive).is_ok() {
+                self.settings.watches_used.fetch_add(1, Relaxed);
+                self.watched.insert(format!("\0git:{}", d.display()).into());
+            }
+        }
+    }
+
+    /// Decides what happened to each path named by notifications.
+    pub(super) fn resolve(&mut self, paths: Vec<PathBuf>) -> Vec<(String, Change)> {
+        let mut out = Vec::new();
+        for p in paths {
+            let Some(rel) = self.rel(&p) else { continue };
+            if rel.is_empty() || is_own_file(&rel) || rel.split('/').any(|c| ALWAYS_IGNORED.contains(&c)) {
+                continue;
+            }
+            if rel.ends_with(".gitignore") || rel.ends_with(".ignore") {
+                self.ignores.forget(&rel);
+            }
+            self.check(&rel, &mut out);
+        }
+        out
+    }
+
+    /// Compares one path with what was last seen of it.
+    pub(super) fn check(&mut self, rel: &str, out: &mut Vec<(String, Change)>) {
+        match std::fs::symlink_metadata(self.root.join(rel)) {
+            Ok(m) if m.is_dir() => {
+                if !self.watched.contains(rel)
+                    && !self.polled.contains(rel)
+                    && !self.ignores.is_ignored(&self.root, rel, true)
+                {
+                    // A new directory: watch it, then look inside, since files may have been
+                    // created before the watch landed (`mkdir -p a/b/c && touch a/b/c/f`).
+                    for (f, seen) in self.walk(rel) {
+                        if let Some(seen) = seen {
+                            self.record(f, seen, out);
+                        }
+                    }
+                }
+            }
+            Ok(m) => {
+                if !self.ignores.is_ignored(&self.root, rel, false) {
+                    self.record(rel.to_string(), Seen::of(&m), out);
+                }
+            }
+            Err(_) => {
+                if self.files.remove(rel).is_some() {
+                    out.push((rel.to_string(), Change::Deleted));
+                } else if self.watched.contains(rel) || self.polled.contains(rel) {
+                    // A directory moved or deleted: everything known under it is gone.
+                    let prefix = format!("{rel}/");
+                    let gone: Vec<Box<str>> = self.files.keys().filter(|f| f.starts_with(&prefix)).cloned().collect();
+                    for f in gone {
+                        self.files.remove(&f);
+                        out.push((f.into(), Change::Deleted));
+                    }
+                    self.drop_dir(rel);
+                }
+            }
+        }
+    }
+
+    pub(super) fn record(&mut self, rel: String, seen: Seen, out: &mut Vec<(String, Change)>) {
+        match self.files.get_mut(rel.as_str()) {
+            Some(old) if *old == seen => {}
+            Some(old) => {
+                *old = seen;
+                out.push((rel, Change::Modified));
+            }
+            None => {
+                self.files.insert(rel.clone().into_boxed_str(), seen);
+                out.push((rel, Change::Created));
+            }
+        }
+    }
+
+    /// After lost notifications: walks the whole project and compares with what is known.
+    pub(super) fn rescan(&mut self) -> Vec<(String, Change)> {
+        let mut out = Vec::new();
+        let mut present: HashSet<String> = HashSet::with_capacity(self.files.len());
+        let mut dirs: HashSet<String> = HashSet::new();
+        for (rel, seen) in self.walk("") {
+            match seen {
+                Some(seen) => {
+                    present.insert(rel.clone());
+                    self.record(rel, seen, &mut out);
+                }
+                None => {
+                    dirs.insert(rel);
+                }
+            }
+        }
+        let gone: Vec<Box<str>> = self.files.keys().filter(|f| !present.contains(&***f)).cloned().collect();
+        for f in gone {
+            self.files.remove(&f);
+            out.push((f.into(), Change::Deleted));
+        }
+        let stale: Vec<Box<str>> = self
+            .watched
+            .iter()
+            .chain(self.polled.iter())
+            .filter(|d| !d.starts_with('\0') && !dirs.contains(&***d))
+            .cloned()
+            .collect();
+        for d in stale {
+            self.drop_dir(&d);
+        }
+        out
+    }
+
+    /// Directories without a watch: compare their entries with what is known.
+    pub(super) fn poll(&mut self) -> Vec<(String, Change)> {
+        let mut out = Vec::new();
+        let dirs: Vec<Box<str>> = self.polled.iter().cloned().collect();
+        for d in dirs {
+            let abs = if d.is_empty() { self.root.clone() } else { self.root.join(&*d) };
+            let prefix = if d.is_empty() { String::new() } else { format!("{d}/") };
+            let Ok(rd) = std::fs::read_dir(&abs) else {
+                self.check(&d, &mut out);
+                continue;
+            };
+            let mut seen_here = HashSet::new();
+            for e in rd.flatten() {
+                let rel = format!("{prefix}{}", e.file_name().to_string_lossy());
+                if is_own_file(&rel) || ALWAYS_IGNORED.contains(&&*e.file_name().to_string_lossy()) {
+                    continue;
+                }
+                seen_here.insert(rel.clone());
+                self.check(&rel, &mut out);
+            }
+            let gone: Vec<Box<str>> = self
+                .files
+                .keys()
+                .filter(|f| {
+                    f.strip_prefix(prefix.as_str()).is_some_and(|rest| !rest.contains('/'))
+                        && !seen_here.contains(&***f)
+                })
+                .cloned()
+                .collect();
+            for f in gone {
+                self.files.remove(&f);
+                out.push((f.into(), Change::Deleted));
+            }
+        }
+        out
+    }
+}
+
+/// The text `status` shows once a watch limit is reached.
+pub fn limit_warning(s: &Settings) -> String {
+    format!(
+        "the file-watch limit is reached ({} watches in use); the remaining directories are polled every {:?}. \
+         Raise the limit: sudo sysctl fs.inotify.max_user_watches=524288 (and in /etc/sysctl.d/ to keep it), \
+         or --max-watches if you set it lower",
+        s.watches_used.load(Relaxed),
+        s.poll_interval
+    )
+}
+
+/// Pending paths in the order of their latest event.
+pub(super) fn in_order(pending: HashMap<PathBuf, u64>) -> Vec<PathBuf> {
+    let mut paths: Vec<(PathBuf, u64)> = pending.into_iter().collect();
+    paths.sort_unstable_by_key(|(_, n)| *n);
+    paths.into_iter().map(|(p, _)| p).collect()
+}
