@@ -175,7 +175,7 @@ pub enum Command {
     Memory {
         /// What to do
         #[command(subcommand)]
-        action: crate::memory::Action,
+        action: crate::commands::memory::Action,
     },
     /// Serve the agent over MCP on stdin/stdout: its memories, facts, goals and session as
     /// tools (add to Claude Code: `claude mcp add ccmem -- ccmemctl mcp`; the plugin does)

@@ -7,8 +7,9 @@
 
 mod guard;
 
-use crate::memory as text;
-use crate::{with_daemon, Ctx, Error};
+use crate::call::{with_daemon, Ctx};
+use crate::commands::memory as text;
+use crate::Error;
 use ccmem_proto::model::memory::{MemoryType, Scope};
 use ccmem_proto::wire::api::{self, method};
 use ccmem_proto::wire::memory::{self as mapi, method as mmethod};

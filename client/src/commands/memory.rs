@@ -1,6 +1,7 @@
 //! `ccmemctl memory …`: knowledge memories (seed 003), kept by the daemon.
 
-use crate::{project_path, with_daemon, Ctx, Error};
+use crate::call::{project_path, with_daemon, Ctx};
+use crate::Error;
 use ccmem_proto::model::memory::{iso, MemoryType, Scope};
 use ccmem_proto::wire::memory::{self as mapi, method};
 use clap::{Args, Subcommand};
@@ -347,7 +348,7 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
 }
 
 fn show<T: Serialize>(ctx: &Ctx, value: &T, human: impl FnOnce() -> String) -> Result<(), Error> {
-    crate::show(ctx, value, human);
+    crate::call::show(ctx, value, human);
     Ok(())
 }
 

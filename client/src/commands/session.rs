@@ -1,0 +1,210 @@
+//! A project's session: watching, the agent's hook, events, imports, checkpoints, the resume
+//! context, facts and goals, history.
+
+use super::*;
+
+/// Starts watching a project.
+pub(super) fn watch(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
+    let params = api::PathParams { path: project_path(path)? };
+    let r: api::ProjectSummary = with_daemon(ctx, |c, _| c.call(method::WATCH, &params))?;
+    show(ctx, &r, || format!("watching {} (session {})", r.root.display(), r.session_id));
+    Ok(())
+}
+
+/// Stops watching a project; its session ends and is archived.
+pub(super) fn unwatch(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
+    let params = api::PathParams { path: project_path(path)? };
+    let r: api::EndReply = with_daemon(ctx, |c, _| c.call(method::UNWATCH, &params))?;
+    show(ctx, &r, || match &r.ended_session {
+        Some(id) => format!("{} is no longer watched; session {id} ended and was archived", r.root.display()),
+        None => format!("{} was not being watched", r.root.display()),
+    });
+    Ok(())
+}
+
+/// The projects the daemon holds.
+pub(super) fn projects(ctx: &Ctx) -> Result<(), Error> {
+    let r: api::ProjectList = with_daemon(ctx, |c, _| c.call(method::PROJECTS, &json!({})))?;
+    show(ctx, &r, || output::projects(&r));
+    Ok(())
+}
+
+/// Replays a Claude Code transcript into a project's session.
+pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -> Result<(), Error> {
+    let transcript =
+        std::path::absolute(&transcript).map_err(|e| Error::Failed(format!("{}: {e}", transcript.display())))?;
+    let project = project_path(project)?;
+    let id = import::check(&transcript).map_err(Error::Failed)?;
+    // Twice would count every edit twice: a conversation already there is refused.
+    let params = api::StatusParams { path: Some(project.clone()) };
+    let st: serde_json::Value = with_daemon(ctx, |c, _| c.call(method::STATUS, &params))?;
+    let stem = transcript.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+    let id = id.unwrap_or(stem);
+    let known = st["project"]["session"]["conversations"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["id"].as_str() == Some(id.as_str())));
+    if known {
+        return Err(Error::Failed(format!(
+            "conversation {id} is already in the session of {} (imported before, or live); \
+             `ccmemctl reset-session` first to import it again",
+            project.display()
+        )));
+    }
+    // Events already delivered are not sent again if the connection is retried.
+    let mut sent = 0usize;
+    let summary = with_daemon(ctx, |c, _| {
+        let mut n = 0usize;
+        let mut lost = None;
+        let r = import::replay(&transcript, &project, |p| {
+            n += 1;
+            if n <= sent {
+                return Ok(());
+            }
+            match c.call::<_, serde_json::Value>(method::HOOK, p) {
+                Ok(_) => {
+                    sent += 1;
+                    Ok(())
+                }
+                Err(CallError::Io(e)) => {
+                    lost = Some(e);
+                    Err("connection lost".into())
+                }
+                Err(e) => Err(Error::from(e).message().unwrap_or("refused").to_string()),
+            }
+        });
+        match (r, lost) {
+            (_, Some(e)) => Err(CallError::Io(e)),
+            (Ok(s), None) => Ok(s),
+            (Err(m), None) => Err(CallError::BadReply(m)),
+        }
+    })?;
+    show(ctx, &summary, || {
+        let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+        format!(
+            "imported {} into {}: conversation {}, {} ({}, {}, {}){}",
+            summary.transcript.display(),
+            summary.project.display(),
+            summary.conversation_id,
+            n(summary.events, "event", "events"),
+            n(summary.prompts, "prompt", "prompts"),
+            n(summary.tool_calls, "tool call", "tool calls"),
+            n(summary.compactions, "compaction", "compactions"),
+            match summary.bad_lines {
+                0 => String::new(),
+                k => format!("; {} not JSON, skipped", n(k, "line was", "lines were")),
+            }
+        )
+    });
+    Ok(())
+}
+
+/// A project's archived sessions and its conversations.
+pub(super) fn history(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
+    let params = api::PathParams { path: project_path(path)? };
+    let r: api::HistoryReply = with_daemon(ctx, |c, _| c.call(method::HISTORY, &params))?;
+    show(ctx, &r, || output::history(&r));
+    Ok(())
+}
+
+/// Ends a project's session and starts a new one.
+pub(super) fn reset_session(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
+    let params = api::PathParams { path: project_path(path)? };
+    let r: api::EndReply = with_daemon(ctx, |c, _| c.call(method::RESET, &params))?;
+    show(ctx, &r, || {
+        let new = r.new_session.as_deref().unwrap_or("?");
+        match &r.ended_session {
+            Some(old) => format!("session {old} ended and was archived; new session {new}"),
+            None => format!("new session {new}"),
+        }
+    });
+    Ok(())
+}
+
+/// Writes a checkpoint now.
+pub(super) fn checkpoint(
+    ctx: &Ctx,
+    path: Option<PathBuf>,
+    reason: cli::Reason,
+    note: Option<String>,
+) -> Result<(), Error> {
+    let reason = match reason {
+        cli::Reason::Manual => api::RequestedReason::Manual,
+        cli::Reason::PhaseComplete => api::RequestedReason::PhaseComplete,
+    };
+    let params = api::CheckpointParams { path: project_path(path)?, reason, note };
+    let r: api::CheckpointReply = with_daemon(ctx, |c, _| c.call(method::CHECKPOINT, &params))?;
+    for w in &r.warnings {
+        eprintln!("ccmemctl: warning: {w}");
+    }
+    show(ctx, &r, || {
+        format!(
+            "checkpoint written: {} ({} bytes, session {})",
+            r.checkpoint.path.display(),
+            r.checkpoint.bytes,
+            r.session_id
+        )
+    });
+    Ok(())
+}
+
+/// The agent's hook: reads the payload on stdin, answers quietly, always exits 0.
+pub(super) fn hook(ctx: &Ctx) -> Result<(), Error> {
+    crate::closed_stdout_ends_quietly(false);
+    hook::run(Some(&ctx.socket), ctx.autostart);
+    Ok(())
+}
+
+/// The resume context for a fresh agent.
+pub(super) fn context(ctx: &Ctx, path: Option<PathBuf>, budget: Option<u64>) -> Result<(), Error> {
+    let params = api::ContextParams { path: project_path(path)?, budget: budget.map(|b| b as usize) };
+    let r: api::ContextReply = with_daemon(ctx, |c, _| c.call(method::CONTEXT, &params))?;
+    show(ctx, &r, || r.context.clone());
+    Ok(())
+}
+
+/// The conversation id to resume (`claude --resume`).
+pub(super) fn resume_id(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
+    let params = api::ContextParams { path: project_path(path)?, budget: Some(200) };
+    let r: api::ContextReply = with_daemon(ctx, |c, _| c.call(method::CONTEXT, &params))?;
+    match &r.conversation_id {
+        Some(id) => {
+            show(ctx, &json!({"conversation_id": id}), || id.clone());
+            Ok(())
+        }
+        None => Err(Error::Failed(format!("no conversation to resume in {}", params.path.display()))),
+    }
+}
+
+/// Lists or edits facts and goals.
+pub(super) fn facts(ctx: &Ctx, action: Option<cli::FactsAction>, project: Option<PathBuf>) -> Result<(), Error> {
+    use ccmem_proto::model::facts::FactsEdit;
+    let (edit, global) = match action.unwrap_or(cli::FactsAction::List) {
+        cli::FactsAction::List => (None, false),
+        cli::FactsAction::Forget { n, global } => (Some(FactsEdit::Forget(n)), global),
+        cli::FactsAction::Done { n } => (Some(FactsEdit::GoalDone(n)), false),
+    };
+    let params = api::FactsParams { path: project_path(project)?, edit, global };
+    let r: api::FactsReply = with_daemon(ctx, |c, _| c.call(method::FACTS, &params))?;
+    show(ctx, &r, || output::facts(&r));
+    Ok(())
+}
+
+/// Records one session event given as JSON.
+pub(super) fn event(ctx: &Ctx, event: Option<String>, project: Option<PathBuf>) -> Result<(), Error> {
+    let text = match event.as_deref() {
+        Some(t) if t != "-" => t.to_string(),
+        _ => input::capped_text(io::stdin().lock(), ccmem_proto::wire::frame::MAX_FRAME as u64, "the event on stdin")
+            .map_err(Error::Failed)?,
+    };
+    let event: ccmem_proto::model::session::SessionEvent = serde_json::from_str(&text).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not JSON",
+            _ => "not a valid event",
+        };
+        Error::Failed(format!("{what} ({e}); `ccmemctl event --help` lists the kinds with an example of each"))
+    })?;
+    let params = api::EventParams { path: project_path(project)?, event };
+    let _: serde_json::Value = with_daemon(ctx, |c, _| c.call(method::EVENT, &params))?;
+    show(ctx, &json!({"recorded": true}), || "recorded".to_string());
+    Ok(())
+}
