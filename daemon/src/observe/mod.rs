@@ -9,3 +9,4 @@ pub mod ports;
 pub mod tasks;
 pub mod testout;
 pub mod watch;
+pub mod work;

@@ -1,0 +1,124 @@
+//! What a project's task is told: its messages, each with the channel for its answer when it
+//! has one.
+
+use crate::{agent::hooks, observe::watch};
+use ccmem_proto::model::facts::{self, Memory};
+use ccmem_proto::model::session::SessionEvent;
+use ccmem_proto::wire::api::{
+    CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, ReportReply, RequestedReason,
+};
+use std::path::{Path, PathBuf};
+use tokio::sync::oneshot;
+
+/// Messages a project task accepts.
+#[derive(Debug)]
+pub enum Msg {
+    /// Something happened; `reply` is None for notifications.
+    Event { event: SessionEvent, reply: Option<oneshot::Sender<Result<(), String>>> },
+    /// Keep (or start) the session.
+    Watch { reply: oneshot::Sender<ProjectSummary> },
+    /// The whole state.
+    Status { reply: oneshot::Sender<ProjectStatus> },
+    /// The state in brief.
+    Summary { conversations: bool, reply: oneshot::Sender<ProjectSummary> },
+    /// Write a checkpoint now.
+    Checkpoint {
+        reason: RequestedReason,
+        note: Option<String>,
+        reply: oneshot::Sender<Result<CheckpointReply, String>>,
+    },
+    /// End the session and start a new one.
+    Reset { reply: oneshot::Sender<EndReply> },
+    /// End the session and stop.
+    Unwatch { reply: oneshot::Sender<EndReply> },
+    /// The daemon is stopping: final checkpoint, keep the session for the next start.
+    Shutdown { reply: oneshot::Sender<()> },
+    /// Files changed on disk (from the project's watcher).
+    FsChanges(Vec<(String, watch::Change)>),
+    /// `.git/HEAD`, the index or a ref changed.
+    GitChanged,
+    /// The dev servers listening from this project now (from the port scanner).
+    Servers(Vec<ccmem_proto::model::environment::ServerInfo>),
+    /// An agent hook event; `reply` is None for notifications.
+    Hook { hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>> },
+    /// The resume context.
+    Context { budget: Option<usize>, reply: oneshot::Sender<ContextReply> },
+    /// The session memory report, written into the project when `write`.
+    Report { write: bool, reply: oneshot::Sender<Result<ReportReply, String>> },
+    /// The project's facts and goals, after `edit` (what it did, or why it could not).
+    Facts { edit: Option<facts::FactsEdit>, reply: oneshot::Sender<FactsAnswer> },
+}
+
+/// The facts and goals, and what an edit did.
+pub type FactsAnswer = (Memory, Result<Option<String>, String>);
+
+/// What a project task needs of whoever started it (the registry): its place among the
+/// live projects, held for the task's life, and once given up, the way to hand on the
+/// messages that came too late for this session.
+pub trait Place: Send + 'static {
+    /// Frees the place; returns what hands a late message on to the next session.
+    fn release(self: Box<Self>) -> Box<dyn Fn(PathBuf, Msg) + Send>;
+}
+
+impl From<watch::Event> for Msg {
+    fn from(e: watch::Event) -> Self {
+        match e {
+            watch::Event::Changes(c) => Msg::FsChanges(c),
+            watch::Event::GitChanged => Msg::GitChanged,
+        }
+    }
+}
+
+impl Msg {
+    /// Whether this message brings a project without a session to life.
+    pub fn starts_session(&self) -> bool {
+        matches!(
+            self,
+            Msg::Event { .. }
+                | Msg::Watch { .. }
+                | Msg::Checkpoint { .. }
+                | Msg::Reset { .. }
+                | Msg::Hook { .. }
+                | Msg::Report { .. }
+        )
+    }
+
+    /// Answers a message for a project with no live session (dropping the reply of those
+    /// that cannot be answered that way, which the caller reports as "shutting down").
+    pub fn answer_not_live(self, root: &Path) {
+        match self {
+            Msg::Status { reply } => {
+                let _ = reply.send(not_live(root));
+            }
+            Msg::Unwatch { reply } => {
+                let _ = reply.send(EndReply { root: root.to_path_buf(), ended_session: None, new_session: None });
+            }
+            Msg::Shutdown { reply } => {
+                let _ = reply.send(());
+            }
+            Msg::Event { reply: Some(reply), .. } => {
+                let _ = reply.send(Err("ccmemd is shutting down".into()));
+            }
+            Msg::Context { reply, .. } => {
+                let _ = reply.send(ContextReply {
+                    context: format!("No live ccmem session for {} yet.", root.display()),
+                    conversation_id: None,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The status of a project without a live session.
+pub fn not_live(root: &Path) -> ProjectStatus {
+    ProjectStatus {
+        root: root.to_path_buf(),
+        live: false,
+        session: None,
+        expires_in_secs: None,
+        unsaved_changes: false,
+        warnings: Vec::new(),
+        watch: None,
+    }
+}
