@@ -9,6 +9,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod daemon;
+mod probe;
+mod seed;
+
+// Each test crate uses a different part of the harness.
+#[allow(unused_imports)]
+pub use daemon::*;
+#[allow(unused_imports)]
+pub use probe::*;
+#[allow(unused_imports)]
+pub use seed::*;
+
 pub const CCMEMD: &str = env!("CARGO_BIN_EXE_ccmemd");
 pub const CCMEMCTL: &str = env!("CARGO_BIN_EXE_ccmemctl");
 
@@ -141,126 +153,6 @@ impl Drop for Env {
             stop_pid(pid);
         }
     }
-}
-
-/// A daemon started by the test as its child.
-pub struct Daemon {
-    pub child: Option<Child>,
-    pub pid: u32,
-    pub stderr: PathBuf,
-}
-
-impl Daemon {
-    pub fn spawn(cmd: &mut Command, stderr: PathBuf) -> Self {
-        let err = std::fs::File::create(&stderr).expect("stderr file");
-        let child = cmd.stdout(Stdio::null()).stderr(err).spawn().expect("spawn ccmemd");
-        Daemon { pid: child.id(), child: Some(child), stderr }
-    }
-
-    pub fn wait_ready(&self, socket: &Path) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(mut s) = UnixStream::connect(socket) {
-                let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-                if s.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n").is_ok() {
-                    let mut line = String::new();
-                    if BufReader::new(&s).read_line(&mut line).is_ok() && line.contains("pong") {
-                        return;
-                    }
-                }
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        panic!("ccmemd did not become ready; its stderr:\n{}", self.log());
-    }
-
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-
-    /// Sends `sig` and waits for the exit status.
-    pub fn signal_and_wait(&mut self, sig: i32, timeout: Duration) -> std::process::ExitStatus {
-        unsafe { libc::kill(self.pid as i32, sig) };
-        self.wait(timeout)
-    }
-
-    pub fn wait(&mut self, timeout: Duration) -> std::process::ExitStatus {
-        let child = self.child.as_mut().expect("child");
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(st) = child.try_wait().expect("try_wait") {
-                return st;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "ccmemd (pid {}) did not exit in {timeout:?}; log:\n{}",
-                self.pid,
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            if child.try_wait().ok().flatten().is_none() {
-                stop_pid(self.pid);
-                let _ = child.wait();
-            }
-        }
-    }
-}
-
-/// SIGTERM, a grace period, then SIGKILL.
-pub fn stop_pid(pid: u32) {
-    let pid = pid as i32;
-    if unsafe { libc::kill(pid, 0) } != 0 || !is_ccmemd(pid as u32) {
-        return;
-    }
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline {
-        if !alive(pid as u32) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-}
-
-/// Alive and not a zombie.
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
-        Err(_) => false,
-    }
-}
-
-fn is_ccmemd(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| c.split(|&b| b == 0).next().is_some_and(|a| a.ends_with(b"ccmemd")))
-        .unwrap_or(false)
-}
-
-/// Live ccmemd processes whose command line or environment names `socket`'s runtime dir.
-pub fn daemons_for(socket: &Path) -> Vec<u32> {
-    let key = socket.parent().and_then(Path::parent).unwrap_or(socket).to_string_lossy().into_owned();
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return found };
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-        if !is_ccmemd(pid) || !alive(pid) {
-            continue;
-        }
-        let mut hay = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        hay.extend(std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default());
-        if String::from_utf8_lossy(&hay).contains(&key) {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 /// A raw protocol client on a real socket.
@@ -421,65 +313,6 @@ impl Env {
     }
 }
 
-/// The checkpoint file of a project, parsed.
-pub fn read_state(root: &Path) -> serde_json::Value {
-    let p = root.join(".claude/.project-state.json");
-    let b = std::fs::read(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
-    serde_json::from_slice(&b).unwrap_or_else(|e| panic!("{} is not whole JSON ({e}): {}", p.display(), text(&b)))
-}
-
-/// Asserts seed 004's schema: required fields, types, enums and limits.
-pub fn assert_seed_004(v: &serde_json::Value) {
-    for f in ["session_id", "timestamp", "project_root", "checkpoint_reason"] {
-        assert!(v.get(f).is_some_and(|x| !x.is_null()), "required field {f} missing: {v}");
-    }
-    let id = v["session_id"].as_str().expect("session_id is a string");
-    assert!(is_session_id(id), "session_id {id:?} is not session_YYYY-MM-DD_HH-MM-SS");
-    let ts = v["timestamp"].as_str().expect("timestamp");
-    assert!(ts.len() == 20 && ts.ends_with('Z') && ts.as_bytes()[10] == b'T', "timestamp {ts:?} is not ISO 8601");
-    assert!(Path::new(v["project_root"].as_str().expect("project_root")).is_absolute());
-    assert!(
-        ["automatic", "manual", "phase_complete", "Stop hook"].contains(&v["checkpoint_reason"].as_str().unwrap()),
-        "{v}"
-    );
-    assert!(["periodic", "event_driven", "user_requested"].contains(&v["checkpoint_type"].as_str().unwrap()), "{v}");
-    let files = v["edited_files"].as_array().expect("edited_files");
-    assert!(files.len() <= 50);
-    assert!(files.iter().all(|f| !Path::new(f.as_str().unwrap()).is_absolute()), "edited files are relative");
-    let todos = v["todos"].as_array().expect("todos");
-    assert!(todos.len() <= 50);
-    for t in todos {
-        assert!(["pending", "in_progress", "completed"].contains(&t["status"].as_str().unwrap()));
-        assert!(t["content"].is_string() && t["activeForm"].is_string());
-    }
-    for w in v["warnings"].as_array().expect("warnings") {
-        assert!(w.as_str().unwrap().chars().count() <= 500);
-    }
-    if let Some(n) = v.get("context_notes") {
-        assert!(n.as_str().unwrap().chars().count() <= 1000);
-    }
-    let g = &v["git"];
-    for f in ["staged_files", "unstaged_files", "untracked_files"] {
-        assert!(g[f].is_u64(), "git.{f}: {g}");
-    }
-    assert!(g["branch"].is_string() && g["has_uncommitted_changes"].is_boolean() && g["last_commit"].is_string());
-    for f in ["files_created", "files_modified", "lines_added", "lines_deleted", "commits"] {
-        assert!(v["activity_summary"][f].is_u64(), "activity_summary.{f}: {v}");
-    }
-    assert!(v["session_duration_minutes"].is_u64());
-}
-
-pub fn is_session_id(id: &str) -> bool {
-    let b = id.as_bytes();
-    id.len() == 27
-        && id.starts_with("session_")
-        && b[8..].iter().enumerate().all(|(i, c)| match i {
-            4 | 7 | 13 | 16 => *c == b'-',
-            10 => *c == b'_',
-            _ => c.is_ascii_digit(),
-        })
-}
-
 /// The second user that root-only tests run a daemon as.
 pub const NOBODY: u32 = 65534;
 
@@ -504,50 +337,6 @@ impl Env {
         );
         d
     }
-}
-
-/// Inodes (hex, as the kernel prints them) of every inotify watch process `pid` holds.
-pub fn watched_inodes(pid: u32) -> Vec<String> {
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return out };
-    for e in rd.flatten() {
-        let info = std::fs::read_to_string(e.path()).unwrap_or_default();
-        for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
-            if let Some(ino) = line.split_whitespace().find_map(|f| f.strip_prefix("ino:")) {
-                out.push(ino.to_string());
-            }
-        }
-    }
-    out
-}
-
-/// A file's inode in the kernel's hex form.
-pub fn inode_hex(p: &Path) -> String {
-    use std::os::unix::fs::MetadataExt;
-    format!("{:x}", std::fs::metadata(p).expect("stat").ino())
-}
-
-/// Resident and peak memory of `pid`, in KiB (VmRSS, VmHWM).
-pub fn rss_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// CPU seconds (user + system) used by `pid` so far.
-pub fn cpu_secs(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let f: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (ticks(11) + ticks(12)) / hz
 }
 
 // The agent's side: `ccmemctl hook` fed payloads, and waiting for the daemon to take them.
@@ -617,17 +406,4 @@ pub fn ev(root: &Path, conv: &str, name: &str, extra: serde_json::Value) -> serd
         v[k] = x.clone();
     }
     v
-}
-
-/// Raises the open-file limit to the hard limit (at most 65,536): 1,000 clients, and in the
-/// benchmark their echo-server peers too, need more than the usual 1,024 descriptors.
-pub fn raise_fd_limit() {
-    // SAFETY: getrlimit/setrlimit on a local struct.
-    unsafe {
-        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max.min(65_536);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
-    }
 }
