@@ -22,10 +22,11 @@ pub async fn serve(stream: Stream, shared: Arc<Shared>, _permit: OwnedSemaphoreP
     let limits = shared.limits;
     let mut reader = FrameReader::new(&stream, limits.max_frame);
     let mut writer = BufWriter::new(&stream);
+    let mut place = shared.idle.ticket();
     loop {
         // Biased: once shutdown is signalled, no new request is read; one being handled
         // (below) still completes and is answered.
-        let (place, evicted) = shared.idle.enter();
+        let evicted = shared.idle.enter(place);
         let next = tokio::select! {
             biased;
             _ = shared.shutdown.cancelled() => None,
@@ -36,6 +37,7 @@ pub async fn serve(stream: Stream, shared: Arc<Shared>, _permit: OwnedSemaphoreP
             r = timeout(limits.idle_timeout, reader.next_frame()) => Some(r),
         };
         shared.idle.leave(place);
+        place = shared.idle.ticket();
         let Some(next) = next else { break };
         let frame = match next {
             Err(_) => {

@@ -52,7 +52,8 @@ pub struct Shared {
     pub idle: Idle,
 }
 
-/// Connections between requests, in the order they became idle.
+/// Connections between requests, in the order of their last request: the one that has waited
+/// longest since it was last heard from goes first.
 #[derive(Debug, Default)]
 pub struct Idle {
     next: AtomicU64,
@@ -60,17 +61,25 @@ pub struct Idle {
 }
 
 impl Idle {
-    /// A connection starts waiting: its place in line, and what tells it to make room.
-    pub fn enter(&self) -> (u64, tokio::sync::oneshot::Receiver<()>) {
-        let id = self.next.fetch_add(1, Relaxed);
+    /// A place in line for a connection heard from now (accepted, or a request read). Taken
+    /// when the request arrives rather than when its reply is sent, so that the order is the
+    /// clients' and not the scheduler's: a reply's task that is slow to get back to waiting
+    /// does not make its connection look fresher than one that came after it.
+    pub fn ticket(&self) -> u64 {
+        self.next.fetch_add(1, Relaxed)
+    }
+
+    /// A connection starts waiting at its place (a [`ticket`](Self::ticket)), and gets what
+    /// tells it to make room.
+    pub fn enter(&self, place: u64) -> tokio::sync::oneshot::Receiver<()> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.lock().insert(id, tx);
-        (id, rx)
+        self.lock().insert(place, tx);
+        rx
     }
 
     /// The connection got a request (or left).
-    pub fn leave(&self, id: u64) {
-        self.lock().remove(&id);
+    pub fn leave(&self, place: u64) {
+        self.lock().remove(&place);
     }
 
     /// Tells the connection idle the longest to close; false when none is idle.
