@@ -1,12 +1,16 @@
 //! `ccmemd`, the per-user ccmem daemon.
 //!
-//! Data flow: [`main`] parses the command line and starts the runtime; [`run`] takes the
-//! single-instance lock ([`instance`]), binds the private socket ([`socket`]) once everything
-//! else is set up, and hands it to the accept loop ([`server`]), which gives each client a
-//! task ([`connection`]) that answers frames through [`rpc`]. Project sessions live in
-//! [`projects`]. On SIGTERM, SIGINT or a `shutdown` request ([`shutdown`]) the loop stops
-//! accepting, requests in flight finish, every live project writes its final checkpoint, and
-//! the socket and pidfile are removed.
+//! Data flow: [`main`] parses the command line and starts the runtime; [`run`] loads the
+//! [`config`], takes the single-instance lock ([`server::instance`]), builds the services
+//! every project task shares ([`project::task::Services`]: the [`store`], the watcher's
+//! settings, the port scanner of [`observe`], user-wide facts of [`agent`], the knowledge
+//! [`memories`]), binds the private socket ([`server::socket`]) and hands it to the accept
+//! loop ([`server::accept`]). Each client gets a task ([`server::connection`]) whose frames
+//! [`server::rpc`] routes to the [`project`] registry, and through it to one task per
+//! project, which owns that project's [`session`], reads what [`observe`] and the [`agent`]'s
+//! hooks report, and writes the checkpoint and the [`report`]. On SIGTERM, SIGINT or a
+//! `shutdown` request ([`server::shutdown`]) the loop stops accepting, requests in flight
+//! finish, every live project writes its final checkpoint, and the socket and pidfile go.
 
 pub use ccmem_proto::files::atomic;
 pub mod agent;
@@ -24,11 +28,10 @@ pub mod session;
 pub mod store;
 pub mod text;
 
-use agent::facts as global;
 use anyhow::Context;
 use ccmem_proto::wire::paths;
 use observe::{ports, watch};
-use server::{activation as service, instance, shutdown, socket, state};
+use server::{activation, instance, shutdown, socket, state};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -101,7 +104,7 @@ fn leave_the_clients_directory() {
 pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> anyhow::Result<ExitCode> {
     // Socket activation: the service manager's socket is the one clients reach.
     #[cfg(unix)]
-    let inherited = service::inherited_socket()?;
+    let inherited = activation::inherited_socket()?;
     #[cfg(unix)]
     let inherited_path = inherited.as_ref().and_then(|i| i.path.clone());
     #[cfg(not(unix))]
@@ -139,16 +142,16 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         cfg.max_watches.unwrap_or(usize::MAX),
     ));
     let (reloader, live) = config::Reloader::new(args, given, cfg);
-    let ctx = project::task::Ctx {
+    let services = project::task::Services {
         ports,
-        global: global::GlobalFacts::spawn(store.clone()),
+        global: agent::facts::GlobalFacts::spawn(store.clone()),
         memories: memories::Memories::spawn(memories::global_dir()),
         store,
         live: live.clone(),
         watch,
         config: reloader.clone(),
     };
-    let shared = Arc::new(state::Shared::new(socket.clone(), started, limits, ctx));
+    let shared = Arc::new(state::Shared::new(socket.clone(), started, limits, services));
     tokio::spawn(shutdown::on_signals(shared.shutdown.clone()));
     ports::spawn(port_requests, shared.projects.clone(), live);
     tokio::spawn(shutdown::on_hangup(reloader));
@@ -176,14 +179,14 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         activated = socket_file.is_none(),
         "ccmemd ready"
     );
-    service::notify(&format!("READY=1\nMAINPID={}", std::process::id()));
+    activation::notify(&format!("READY=1\nMAINPID={}", std::process::id()));
     // Compile the redaction rules soon, rather than in the first hook; not at once, where
     // the compile would compete with the first clients for the CPU.
     tokio::spawn(async {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let _ = tokio::task::spawn_blocking(|| ccmem_proto::redact::finds("")).await;
     });
-    service::spawn_watchdog();
+    activation::spawn_watchdog();
     // A socket file removed (or replaced) under us: stop, checkpoints written, and exit with
     // an error, so that the next client or the service manager starts a daemon that clients
     // can reach.
@@ -202,7 +205,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
 
     server::accept::serve(listener, shared.clone()).await;
     drop(socket_watch);
-    service::notify("STOPPING=1");
+    activation::notify("STOPPING=1");
     shared.projects.final_checkpoint_all().await;
     // The listener was closed by `serve`; the file goes only after the checkpoints, so a
     // client meanwhile finds a refusing socket and waits for the lock rather than racing it.

@@ -15,7 +15,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 const TRACKER: &str = "tracker.json";
-const MEMORY: &str = "memory.json";
+/// Seed 002 names the facts file memory.json; kept for existing stores.
+const FACTS: &str = "memory.json";
 const SESSIONS: &str = "sessions";
 
 /// The state dir and its retention setting.
@@ -180,29 +181,29 @@ impl Store {
 impl Store {
     /// A project's facts and goals (seed 002); empty when there are none yet. A corrupt file
     /// is moved aside and reported.
-    pub fn load_memory(&self, project_root: &Path) -> ccmem_proto::model::facts::Memory {
-        self.load_memory_at(&self.project_dir(project_root).join(MEMORY))
+    pub fn load_facts(&self, project_root: &Path) -> ccmem_proto::model::facts::Facts {
+        self.load_facts_at(&self.project_dir(project_root).join(FACTS))
     }
 
     /// Saves a project's facts and goals.
-    pub fn save_memory(&self, project_root: &Path, m: &ccmem_proto::model::facts::Memory) -> io::Result<()> {
+    pub fn save_facts(&self, project_root: &Path, m: &ccmem_proto::model::facts::Facts) -> io::Result<()> {
         let dir = self.project_dir(project_root);
         ccmem_proto::wire::paths::create_private_dirs(&dir)?;
-        atomic::write(&dir.join(MEMORY), &to_json(m)?, false)
+        atomic::write(&dir.join(FACTS), &to_json(m)?, false)
     }
 
     /// The user-wide facts.
-    pub fn load_global_memory(&self) -> ccmem_proto::model::facts::Memory {
-        self.load_memory_at(&self.root.join(MEMORY))
+    pub fn load_global_facts(&self) -> ccmem_proto::model::facts::Facts {
+        self.load_facts_at(&self.root.join(FACTS))
     }
 
     /// Saves the user-wide facts.
-    pub fn save_global_memory(&self, m: &ccmem_proto::model::facts::Memory) -> io::Result<()> {
+    pub fn save_global_facts(&self, m: &ccmem_proto::model::facts::Facts) -> io::Result<()> {
         ccmem_proto::wire::paths::create_private_dirs(&self.root)?;
-        atomic::write(&self.root.join(MEMORY), &to_json(m)?, false)
+        atomic::write(&self.root.join(FACTS), &to_json(m)?, false)
     }
 
-    fn load_memory_at(&self, path: &Path) -> ccmem_proto::model::facts::Memory {
+    fn load_facts_at(&self, path: &Path) -> ccmem_proto::model::facts::Facts {
         match fs::read(path) {
             Ok(b) => match serde_json::from_slice(&b) {
                 Ok(m) => m,

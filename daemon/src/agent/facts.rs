@@ -25,7 +25,7 @@ impl GlobalFacts {
         let (tx, mut rx) = mpsc::channel::<Msg>(64);
         tokio::spawn(async move {
             let s = store.clone();
-            let mut memory = tokio::task::spawn_blocking(move || s.load_global_memory()).await.unwrap_or_default();
+            let mut memory = tokio::task::spawn_blocking(move || s.load_global_facts()).await.unwrap_or_default();
             while let Some(msg) = rx.recv().await {
                 match msg {
                     Msg::Add(fact) => {
@@ -36,7 +36,7 @@ impl GlobalFacts {
                         let excess = memory.facts.len().saturating_sub(KEPT);
                         memory.facts.drain(..excess);
                         let (s, m) = (store.clone(), memory.clone());
-                        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.save_global_memory(&m)).await {
+                        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.save_global_facts(&m)).await {
                             tracing::error!(error = %e, "cannot save the user-wide facts");
                         }
                     }
@@ -47,7 +47,7 @@ impl GlobalFacts {
                         let r = memory.apply(&edit, &crate::clock::iso(chrono::Utc::now()));
                         if r.is_ok() {
                             let (s, m) = (store.clone(), memory.clone());
-                            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.save_global_memory(&m)).await {
+                            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.save_global_facts(&m)).await {
                                 tracing::error!(error = %e, "cannot save the user-wide facts");
                             }
                         }

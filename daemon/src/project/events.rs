@@ -240,7 +240,7 @@ impl Project {
 
     pub(super) async fn save_facts(&self) {
         let (ctx, root, copy) = (self.ctx.clone(), self.s.project_root.clone(), self.memory.clone());
-        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ctx.store.save_memory(&root, &copy)).await {
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ctx.store.save_facts(&root, &copy)).await {
             tracing::error!(project = %self.s.project_root.display(), error = %e, "cannot save facts and goals");
         }
     }

@@ -2,7 +2,7 @@
 //! has one.
 
 use crate::{agent::hooks, observe::watch};
-use ccmem_proto::model::facts::{self, Memory};
+use ccmem_proto::model::facts::{self, Facts};
 use ccmem_proto::model::session::SessionEvent;
 use ccmem_proto::wire::api::{
     CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, ReportReply, RequestedReason,
@@ -50,7 +50,7 @@ pub enum Msg {
 }
 
 /// The facts and goals, and what an edit did.
-pub type FactsAnswer = (Memory, Result<Option<String>, String>);
+pub type FactsAnswer = (Facts, Result<Option<String>, String>);
 
 /// What a project task needs of whoever started it (the registry): its place among the
 /// live projects, held for the task's life, and once given up, the way to hand on the

@@ -5,7 +5,7 @@
 //! this registry only maps roots to those tasks' mailboxes. The lock guards the map, never
 //! a session, and is never held across an await.
 
-use crate::project::task::{Ctx, Msg, Place, Project};
+use crate::project::task::{Msg, Place, Project, Services};
 use crate::store::Found;
 use ccmem_proto::model::environment::ServerInfo;
 use ccmem_proto::model::session::{ArchivedSession, EndReason, Session};
@@ -36,7 +36,7 @@ struct Entry {
 /// Live projects.
 pub struct Projects {
     live: Mutex<HashMap<PathBuf, Entry>>,
-    ctx: Arc<Ctx>,
+    ctx: Arc<Services>,
     generations: AtomicU64,
     closing: AtomicBool,
 }
@@ -78,7 +78,7 @@ impl Drop for Registration {
 
 impl Projects {
     /// An empty registry.
-    pub fn new(ctx: Ctx) -> Arc<Self> {
+    pub fn new(ctx: Services) -> Arc<Self> {
         Arc::new(Self {
             live: Mutex::new(HashMap::new()),
             ctx: Arc::new(ctx),
@@ -88,7 +88,7 @@ impl Projects {
     }
 
     /// The shared settings.
-    pub fn ctx(&self) -> &Ctx {
+    pub fn ctx(&self) -> &Services {
         &self.ctx
     }
 

@@ -13,7 +13,7 @@ use crate::{
     agent::facts::GlobalFacts, observe::git, observe::manifest, observe::watch, project::checkpoint,
     session::environment, session::rules as session, store::Store,
 };
-use ccmem_proto::model::facts::Memory;
+use ccmem_proto::model::facts::Facts;
 use ccmem_proto::model::session::{
     ArchivedSession, CheckpointReason, CheckpointType, EndReason, Session, SessionEvent,
 };
@@ -28,7 +28,7 @@ pub use super::msg::{not_live, FactsAnswer, Msg, Place};
 
 /// Settings every project task shares.
 #[derive(Debug)]
-pub struct Ctx {
+pub struct Services {
     /// Where trackers and archives live.
     pub store: Store,
     /// The configuration's values that can change at run time.
@@ -69,12 +69,12 @@ pub struct Project {
     pub(super) deadline: Instant,
     pub(super) errors: Vec<String>,
     pub(super) exclude_done: bool,
-    pub(super) ctx: Arc<Ctx>,
+    pub(super) ctx: Arc<Services>,
     pub(super) watcher: Option<watch::Handle>,
     /// Files changed while the daemon was not running count from here.
     pub(super) changed_since: Option<std::time::SystemTime>,
     /// Facts and goals (seed 002), kept beyond sessions.
-    pub(super) memory: Memory,
+    pub(super) memory: Facts,
     /// Who last counted a change to each file, and when: the agent's hook and the watcher
     /// report the same edit, which must count once.
     pub(super) recent_edits: std::collections::HashMap<String, (Instant, bool)>,
@@ -133,7 +133,7 @@ pub(super) const SAME_EDIT: Duration = Duration::from_secs(2);
 
 impl Project {
     /// A new session for `root`.
-    pub async fn open(root: PathBuf, ctx: Arc<Ctx>) -> Self {
+    pub async fn open(root: PathBuf, ctx: Arc<Services>) -> Self {
         let s = new_session(root, ctx.clone()).await;
         tracing::info!(project = %s.project_root.display(), session = %s.session_id, "session started");
         let deadline = Instant::now() + ctx.live.borrow().session_ttl;
@@ -141,7 +141,7 @@ impl Project {
     }
 
     /// A session restored from the state dir, with `remaining` inactivity left.
-    pub fn restored(s: Session, remaining: Duration, ctx: Arc<Ctx>) -> Self {
+    pub fn restored(s: Session, remaining: Duration, ctx: Arc<Services>) -> Self {
         let changed_since = if s.saved_at_ms > 0 {
             Some(std::time::UNIX_EPOCH + Duration::from_millis(s.saved_at_ms as u64))
         } else {
@@ -155,7 +155,7 @@ impl Project {
         dirty: bool,
         deadline: Instant,
         changed_since: Option<std::time::SystemTime>,
-        ctx: Arc<Ctx>,
+        ctx: Arc<Services>,
     ) -> Self {
         let active_at = deadline.checked_sub(ctx.live.borrow().session_ttl).unwrap_or_else(Instant::now);
         Self {
@@ -167,7 +167,7 @@ impl Project {
             ctx,
             watcher: None,
             changed_since,
-            memory: Memory::default(),
+            memory: Facts::default(),
             recent_edits: Default::default(),
             deliveries: Default::default(),
             last_start: None,
@@ -194,7 +194,7 @@ impl Project {
     /// this task's own, for its file watcher to write to.
     pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, mailbox: mpsc::Sender<Msg>, place: Box<dyn Place>) {
         let (ctx, root) = (self.ctx.clone(), self.s.project_root.clone());
-        self.memory = tokio::task::spawn_blocking(move || ctx.store.load_memory(&root)).await.unwrap_or_default();
+        self.memory = tokio::task::spawn_blocking(move || ctx.store.load_facts(&root)).await.unwrap_or_default();
         let root = self.s.project_root.clone();
         match tokio::task::spawn_blocking(move || crate::config::project(&root)).await {
             Ok(Ok(p)) => self.overrides = p,
@@ -476,7 +476,7 @@ impl Project {
 }
 
 /// A new session: name from the manifest, an id after the project's last one, git's HEAD.
-pub(super) async fn new_session(root: PathBuf, ctx: Arc<Ctx>) -> Session {
+pub(super) async fn new_session(root: PathBuf, ctx: Arc<Services>) -> Session {
     let r = root.clone();
     let job = tokio::task::spawn_blocking(move || {
         let name = manifest::project_name(&r);

@@ -12,13 +12,13 @@ use super::task::*;
 
 /// Applies a hand edit to a project's stored facts and goals (for a project without a live
 /// session; a live one's task does the same to its own copy).
-pub fn edit_stored_facts(ctx: &Ctx, root: &Path, edit: Option<&facts::FactsEdit>) -> FactsAnswer {
-    let mut memory = ctx.store.load_memory(root);
+pub fn edit_stored_facts(ctx: &Services, root: &Path, edit: Option<&facts::FactsEdit>) -> FactsAnswer {
+    let mut memory = ctx.store.load_facts(root);
     let Some(edit) = edit else { return (memory, Ok(None)) };
     match memory.apply(edit, &crate::clock::iso(chrono::Utc::now())) {
-        Ok(said) => match ctx.store.save_memory(root, &memory) {
+        Ok(said) => match ctx.store.save_facts(root, &memory) {
             Ok(()) => (memory, Ok(Some(said))),
-            Err(e) => (ctx.store.load_memory(root), Err(format!("cannot save the facts: {e}"))),
+            Err(e) => (ctx.store.load_facts(root), Err(format!("cannot save the facts: {e}"))),
         },
         Err(e) => (memory, Err(e)),
     }
@@ -27,7 +27,7 @@ pub fn edit_stored_facts(ctx: &Ctx, root: &Path, edit: Option<&facts::FactsEdit>
 /// The resume context of a project without a live session: what its last session left
 /// (its last working conversation, todos, failures, last words). Reads files: for the
 /// blocking pool.
-pub fn ended_context(ctx: &Ctx, root: &Path, global_facts: &[String], budget: Option<usize>) -> ContextReply {
+pub fn ended_context(ctx: &Services, root: &Path, global_facts: &[String], budget: Option<usize>) -> ContextReply {
     let Some(handoff) = ctx.store.last_archived(root).and_then(|a| session::handoff(&a)) else {
         return ContextReply {
             context: format!("No live ccmem session for {} yet.", root.display()),
@@ -38,7 +38,7 @@ pub fn ended_context(ctx: &Ctx, root: &Path, global_facts: &[String], budget: Op
     let mut s = session::start(root.to_path_buf(), manifest::project_name(root), String::new(), now, None);
     let conversation_id = handoff.conversation.as_ref().map(|c| c.id.clone());
     s.previous = Some(Box::new(handoff));
-    let memory = ctx.store.load_memory(root);
+    let memory = ctx.store.load_facts(root);
     let budget = budget.unwrap_or_else(|| ctx.live.borrow().context_budget);
     let input = context::Input {
         session: &s,

@@ -2,7 +2,7 @@
 //! Session state is not here: each project's session has a task of its own (`projects`).
 
 use crate::project::registry::Projects;
-use crate::project::task::Ctx;
+use crate::project::task::Services;
 use ccmem_proto::wire::api::ConnectionStats;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -96,7 +96,7 @@ impl Idle {
 
 impl Shared {
     /// New shared state; `started` is when the process began.
-    pub fn new(socket: PathBuf, started: Instant, limits: Limits, projects: Ctx) -> Self {
+    pub fn new(socket: PathBuf, started: Instant, limits: Limits, projects: Services) -> Self {
         Self {
             socket,
             started_at: chrono::Local::now(),

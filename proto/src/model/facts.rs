@@ -8,10 +8,10 @@ pub const FACTS_SHOWN: usize = 50;
 /// Active goals shown to the agent at most (the newest).
 pub const GOALS_SHOWN: usize = 20;
 
-/// Seed 002's Memory: one per project, and one user-wide for facts marked global.
+/// Seed 002's `Memory` (named for what it holds, apart from the knowledge memories of seed 003): one per project, and one user-wide for facts marked global.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct Memory {
+pub struct Facts {
     /// Stored facts, newest last.
     pub facts: Vec<String>,
     /// Active goals, newest last.
@@ -54,7 +54,7 @@ pub enum FactsEdit {
     GoalDone(usize),
 }
 
-impl Memory {
+impl Facts {
     /// Applies `edit`; what it changed, or an error naming the valid numbers.
     pub fn apply(&mut self, edit: &FactsEdit, now: &str) -> Result<String, String> {
         let out_of = |what: &str, n: usize, len: usize| match len {
@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn facts_and_goals_are_edited_by_number() {
-        let mut m = Memory {
+        let mut m = Facts {
             facts: vec!["a".into(), "b".into()],
             goals: vec![Goal { text: "ship".into(), deadline: None, created_at: String::new() }],
             completed_goals: Vec::new(),

@@ -5,7 +5,7 @@
 //! tool inputs or outputs.
 
 use ccmem_proto::model::environment::{BuildState, DependencyState, ServerStatus, SuiteStatus};
-use ccmem_proto::model::facts::{Memory, FACTS_SHOWN, GOALS_SHOWN};
+use ccmem_proto::model::facts::{Facts, FACTS_SHOWN, GOALS_SHOWN};
 use ccmem_proto::model::session::{truncate_chars, Conversation, Done, Failure, Session, Todo, TodoStatus};
 use chrono::{DateTime, Utc};
 
@@ -32,7 +32,7 @@ pub struct Input<'a> {
     /// The conversation to name for `--resume`.
     pub resume_id: Option<&'a str>,
     /// The project's facts and goals.
-    pub memory: &'a Memory,
+    pub memory: &'a Facts,
     /// User-wide facts.
     pub global_facts: &'a [String],
     /// The conversation was just compacted.
@@ -316,7 +316,7 @@ pub fn build(i: &Input, budget: usize) -> String {
 pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
     let conversation =
         s.conversations.iter().filter(|c| c.did_work()).max_by(|a, b| a.last_activity.cmp(&b.last_activity));
-    let memory = Memory::default();
+    let memory = Facts::default();
     let input = Input {
         session: s,
         conversation,

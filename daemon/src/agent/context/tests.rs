@@ -43,7 +43,7 @@ fn goals_facts_and_memories_keep_their_share_of_a_crowded_budget() {
     for n in 0..400 {
         s.context_snapshot.blocking_issues.push(format!("blocker number {n} with a long description of what is wrong"));
     }
-    let memory = Memory { facts: vec!["uses pnpm".into()], goals: vec![], completed_goals: vec![] };
+    let memory = Facts { facts: vec!["uses pnpm".into()], goals: vec![], completed_goals: vec![] };
     let memories: Vec<String> =
         (0..50).map(|n| format!("- [decision] Decision {n} (decision-{n}, project): because")).collect();
     let input = Input {
@@ -70,7 +70,7 @@ fn goals_facts_and_memories_keep_their_share_of_a_crowded_budget() {
 #[test]
 fn most_important_first_and_within_budget() {
     let s = rich_session();
-    let memory = Memory {
+    let memory = Facts {
         facts: vec!["OAuth callbacks must be https in prod".into(), "uses pnpm".into()],
         goals: vec![Goal { text: "ship login".into(), deadline: Some("Friday".into()), created_at: String::new() }],
         completed_goals: vec![],
@@ -129,7 +129,7 @@ fn empty_sections_are_left_out_and_compaction_is_stressed() {
     let now = chrono::Utc::now();
     let s =
         crate::session::rules::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
-    let memory = Memory::default();
+    let memory = Facts::default();
     let c = build(
         &Input {
             session: &s,
@@ -156,7 +156,7 @@ fn failing_tests_recorded_without_a_command_have_a_line_of_their_own() {
     s.test_results.unit.status = SuiteStatus::Failed;
     s.test_results.unit.failures =
         vec![TestFailure { test_name: "login works".into(), file: "a.test.ts".into(), ..Default::default() }];
-    let memory = Memory::default();
+    let memory = Facts::default();
     let input = Input {
         session: &s,
         conversation: None,
