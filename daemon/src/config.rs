@@ -18,35 +18,8 @@ pub const FILE: &str = "config.toml";
 /// The per-project file, relative to the root.
 pub const PROJECT_FILE: &str = ".claude/ccmem.toml";
 
-/// Every key: (key, flag's id, what it is, when a change applies).
-pub const KEYS: &[(&str, Option<&str>, &str, &str)] = &[
-    (
-        "checkpoint_interval",
-        Some("checkpoint_interval"),
-        "checkpoint live sessions this often, when something changed",
-        "reload",
-    ),
-    ("session_ttl", Some("session_ttl"), "a session idle this long ends", "reload"),
-    ("context_budget", Some("context_budget"), "characters of resume context given to the agent (200–10000)", "reload"),
-    ("keep_sessions", Some("keep_sessions"), "ended sessions kept per project", "restart"),
-    (
-        "ports.scan_interval",
-        Some("port_scan_interval"),
-        "how often dev servers are looked for; \"off\": only on demand",
-        "reload",
-    ),
-    ("watch.ignore", None, "extra gitignore-style patterns never watched or counted", "new sessions"),
-    ("watch.coalesce", Some("watch_coalesce"), "quiet time before file changes are counted", "restart"),
-    (
-        "watch.poll_interval",
-        Some("watch_poll_interval"),
-        "how often directories past the watch limit are polled",
-        "restart",
-    ),
-    ("watch.queue", Some("watch_queue"), "file notifications buffered per project", "restart"),
-    ("watch.max_watches", Some("max_watches"), "most directory watches (0: the kernel's limit only)", "restart"),
-    ("redact.patterns", None, "extra secret patterns: [\"kind = regex\", …]", "reload"),
-];
+mod keys;
+pub use keys::{Applies, Key, KEYS};
 
 /// Keys a project's `.claude/ccmem.toml` may set.
 pub const PROJECT_KEYS: &[&str] =
@@ -127,31 +100,34 @@ pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
     let flat = flatten(&table);
     let src = format!("config file {}", file.display());
     for (key, v) in &flat {
-        let Some((_, flag, _, _)) = KEYS.iter().find(|(k, ..)| k == key) else {
-            return Err(unknown(key, &file, KEYS.iter().map(|k| k.0)));
+        let Some(k) = keys::find(key) else {
+            return Err(unknown(key, &file, KEYS.iter().map(|k| k.name)));
         };
-        if let Some(from) = flag.and_then(|f| given.get(f)) {
+        if let Some(from) = k.flag.and_then(|f| given.get(f)) {
             c.sources.insert(key.clone(), (String::new(), format!("{from} (over {src})")));
             continue;
         }
-        set(&mut c, key, v).map_err(|e| format!("{}: key `{key}`: {e}", file.display()))?;
+        k.set(&mut c, v).map_err(|e| format!("{}: key `{key}`: {e}", file.display()))?;
         c.sources.insert(key.clone(), (String::new(), src.clone()));
     }
-    for (key, flag, ..) in KEYS {
+    for key in KEYS {
         let source = c
             .sources
-            .get(*key)
+            .get(key.name)
             .map(|s| s.1.clone())
-            .or_else(|| flag.and_then(|f| given.get(f).cloned()))
+            .or_else(|| key.flag.and_then(|f| given.get(f).cloned()))
             .unwrap_or_else(|| "default".into());
-        c.sources.insert(key.to_string(), (show(&c, key), source));
+        c.sources.insert(key.name.to_string(), (key.show(&c), source));
     }
     let extra = patterns_file(args)?;
     if let Some((path, pats)) = extra {
         c.live.redact_patterns.extend(pats);
         c.sources.insert(
             "redact.patterns".into(),
-            (show(&c, "redact.patterns"), format!("{} and {path}", c.sources["redact.patterns"].1)),
+            (
+                keys::find("redact.patterns").map(|k| k.show(&c)).unwrap_or_default(),
+                format!("{} and {path}", c.sources["redact.patterns"].1),
+            ),
         );
     }
     // Compile them now: a bad pattern is the file's error, not a surprise later.
@@ -227,28 +203,6 @@ fn strings(v: &toml::Value) -> Result<Vec<String>, String> {
     }
 }
 
-fn set(c: &mut Config, key: &str, v: &toml::Value) -> Result<(), String> {
-    let need = |d: Option<Duration>| d.ok_or_else(|| "cannot be off".to_string());
-    match key {
-        "checkpoint_interval" => c.live.checkpoint_interval = need(duration(v, false)?)?,
-        "session_ttl" => c.live.session_ttl = need(duration(v, false)?)?,
-        "context_budget" => c.live.context_budget = count(v, 200, 10_000)?,
-        "keep_sessions" => c.keep_sessions = count(v, 1, 100_000)?,
-        "ports.scan_interval" => c.live.port_scan_interval = duration(v, true)?,
-        "watch.ignore" => c.live.watch_ignore = globs(v)?,
-        "watch.coalesce" => c.watch_coalesce = need(duration(v, false)?)?,
-        "watch.poll_interval" => c.watch_poll_interval = need(duration(v, false)?)?,
-        "watch.queue" => c.watch_queue = count(v, 1, 1 << 24)?,
-        "watch.max_watches" => c.max_watches = Some(count(v, 0, i64::from(u32::MAX))?).filter(|n| *n > 0),
-        "redact.patterns" => {
-            let lines = strings(v)?.join("\n");
-            c.live.redact_patterns = ccmem_proto::redact::parse_patterns(&lines, "redact.patterns")?;
-        }
-        _ => return Err("unknown key".into()),
-    }
-    Ok(())
-}
-
 fn globs(v: &toml::Value) -> Result<Vec<String>, String> {
     let g = strings(v)?;
     let mut b = ignore::gitignore::GitignoreBuilder::new("/");
@@ -256,32 +210,6 @@ fn globs(v: &toml::Value) -> Result<Vec<String>, String> {
         b.add_line(None, p).map_err(|e| format!("{p:?} is not a gitignore pattern: {e}"))?;
     }
     Ok(g)
-}
-
-/// A value as `config show` prints it.
-fn show(c: &Config, key: &str) -> String {
-    let d = |d: Duration| cli::format_duration(d);
-    match key {
-        "checkpoint_interval" => d(c.live.checkpoint_interval),
-        "session_ttl" => d(c.live.session_ttl),
-        "context_budget" => c.live.context_budget.to_string(),
-        "keep_sessions" => c.keep_sessions.to_string(),
-        "ports.scan_interval" => c.live.port_scan_interval.map_or("off".into(), d),
-        "watch.ignore" => format!("{:?}", c.live.watch_ignore),
-        "watch.coalesce" => d(c.watch_coalesce),
-        "watch.poll_interval" => d(c.watch_poll_interval),
-        "watch.queue" => c.watch_queue.to_string(),
-        "watch.max_watches" => c.max_watches.map_or("0".into(), |n| n.to_string()),
-        "redact.patterns" => match c.live.redact_patterns.len() {
-            0 => "none".into(),
-            n => format!(
-                "{} ({})",
-                ccmem_proto::count(n as u64, "pattern", "patterns"),
-                c.live.redact_patterns.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", ")
-            ),
-        },
-        _ => String::new(),
-    }
 }
 
 /// Extra redaction patterns: (kind, regex).
@@ -362,9 +290,15 @@ pub fn project(root: &Path) -> Result<ProjectConfig, String> {
 pub fn entries(c: &Config, project: Option<&ProjectConfig>) -> Vec<ConfigEntry> {
     let mut out: Vec<ConfigEntry> = KEYS
         .iter()
-        .map(|(key, _, about, applies)| {
-            let (value, source) = c.sources.get(*key).cloned().unwrap_or_default();
-            ConfigEntry { key: key.to_string(), value, source, about: about.to_string(), applies: applies.to_string() }
+        .map(|key| {
+            let (value, source) = c.sources.get(key.name).cloned().unwrap_or_default();
+            ConfigEntry {
+                key: key.name.to_string(),
+                value,
+                source,
+                about: key.about.to_string(),
+                applies: key.applies.as_str().to_string(),
+            }
         })
         .collect();
     if let Some(p) = project {
@@ -401,27 +335,14 @@ pub type LiveRx = tokio::sync::watch::Receiver<Arc<Live>>;
 /// A commented config file with every key at its default, for `ccmemctl config show --template`.
 pub fn template() -> String {
     let mut s = String::from("# ccmem configuration ($XDG_CONFIG_HOME/ccmem/config.toml). Every key is optional;\n# the values shown are the defaults. Command-line flags and CCMEM_* variables win over this file.\n\n");
-    let defaults: &[(&str, &str)] = &[
-        ("checkpoint_interval", "\"15m\""),
-        ("session_ttl", "\"24h\""),
-        ("context_budget", "6000"),
-        ("keep_sessions", "20"),
-        ("ports.scan_interval", "\"10s\""),
-        ("watch.ignore", "[]"),
-        ("watch.coalesce", "\"100ms\""),
-        ("watch.poll_interval", "\"2s\""),
-        ("watch.queue", "65536"),
-        ("watch.max_watches", "0"),
-        ("redact.patterns", "[]"),
-    ];
     let mut section = "";
-    for (key, _, about, applies) in KEYS {
-        let (sec, name) = key.split_once('.').unwrap_or(("", key));
+    for key in KEYS {
+        let (sec, name) = key.name.split_once('.').unwrap_or(("", key.name));
         if sec != section {
             s.push_str(&format!("\n[{sec}]\n"));
             section = sec;
         }
-        let default = defaults.iter().find(|d| d.0 == *key).map_or("", |d| d.1);
+        let (about, applies, default) = (key.about, key.applies.as_str(), key.default_toml());
         s.push_str(&format!("# {about} (applies: {applies})\n{name} = {default}\n"));
     }
     s
@@ -464,9 +385,10 @@ impl Reloader {
             self.tx.send_replace(Arc::new(next.live.clone()));
         }
         let old = self.current();
-        for (key, _, _, applies) in KEYS {
-            if *applies == "restart" && old.sources.get(*key).map(|s| &s.0) != next.sources.get(*key).map(|s| &s.0) {
-                tracing::warn!(key, "changed in the configuration; it takes effect when ccmemd restarts");
+        for key in KEYS {
+            let (name, value) = (key.name, |c: &Config| c.sources.get(key.name).map(|s| s.0.clone()));
+            if key.applies == Applies::Restart && value(&old) != value(&next) {
+                tracing::warn!(key = name, "changed in the configuration; it takes effect when ccmemd restarts");
             }
         }
         match self.current.lock() {

@@ -69,3 +69,16 @@ fn projects_override_their_keys_only() {
     std::fs::write(dir.path().join(PROJECT_FILE), "checkpoint_interval = \"1s\"\n").unwrap();
     assert!(project(dir.path()).unwrap_err().contains("at least 1m"));
 }
+
+#[test]
+fn every_key_with_a_flag_names_a_flag_of_ccmemd_and_shows_its_default() {
+    let cmd = <Args as clap::CommandFactory>::command();
+    for k in KEYS {
+        if let Some(f) = k.flag {
+            assert!(cmd.get_arguments().any(|a| a.get_id() == f), "{}: no flag {f}", k.name);
+        }
+        assert!(!k.default_toml().is_empty(), "{}", k.name);
+    }
+    assert_eq!(keys::find("session_ttl").map(Key::default_toml).as_deref(), Some("\"24h\""));
+    assert_eq!(keys::find("watch.max_watches").map(Key::default_toml).as_deref(), Some("0"));
+}
