@@ -324,7 +324,10 @@ impl Project {
                 let _ = reply.send(self.summary());
             }
             Msg::Status { reply } => {
-                let _ = reply.send(self.status());
+                let status = self.status();
+                tokio::spawn(async move {
+                    let _ = reply.send(status.await);
+                });
             }
             Msg::Summary { conversations, reply } => {
                 let _ = reply.send(if conversations { self.summary_with_conversations() } else { self.summary() });

@@ -4,6 +4,7 @@ use crate::{
     agent::context, agent::hooks, observe::manifest, observe::watch, project::checkpoint, session::rules as session,
 };
 use ccmem_proto::model::facts::{self};
+use ccmem_proto::model::session::Session;
 use ccmem_proto::wire::api::{ContextReply, ProjectStatus, ProjectSummary};
 use std::path::Path;
 use tokio::time::Instant;
@@ -53,6 +54,25 @@ pub fn ended_context(ctx: &Services, root: &Path, global_facts: &[String], budge
     ContextReply { context: context::build(&input, budget), conversation_id }
 }
 
+/// A copy of the session as of `now`, with what the project's files say (manifests, build
+/// outputs, the task list, up to a few MiB) read again on the blocking pool, not on the
+/// task's thread.
+async fn refreshed(s: &Session, now: chrono::DateTime<chrono::Utc>) -> Session {
+    let refreshed_now = || {
+        let mut copy = s.clone();
+        session::refresh(&mut copy, now);
+        copy
+    };
+    let mut copy = refreshed_now();
+    tokio::task::spawn_blocking(move || {
+        checkpoint::refresh_from_disk(&mut copy);
+        copy
+    })
+    .await
+    // A read that panicked: the session without what the files say, rather than nothing.
+    .unwrap_or_else(|_| refreshed_now())
+}
+
 impl Project {
     /// The resume context for `conversation` (else the most recent one).
     pub(super) async fn context(
@@ -63,10 +83,8 @@ impl Project {
     ) -> ContextReply {
         let global = self.ctx.global.list().await;
         let memories = self.ctx.memories.relevant(self.s.project_root.clone(), self.topics(), MEMORIES_SHOWN).await;
-        let mut s = self.s.clone();
         let now = chrono::Utc::now();
-        session::refresh(&mut s, now);
-        checkpoint::refresh_from_disk(&mut s);
+        let s = refreshed(&self.s, now).await;
         // A conversation that is starting is pointed at the one before it; the work carried
         // is its own when it has done some (a resume, a compaction), else that one's.
         let resume = hooks::resumable(&s, self.ttl(), now, conversation).map(|c| c.id.clone());
@@ -121,19 +139,20 @@ impl Project {
         self.deadline.saturating_duration_since(Instant::now()).as_secs_f64()
     }
 
-    pub(super) fn status(&self) -> ProjectStatus {
-        let mut s = self.s.clone();
-        session::refresh(&mut s, chrono::Utc::now());
-        checkpoint::refresh_from_disk(&mut s);
-        ProjectStatus {
-            root: s.project_root.clone(),
+    /// The status as of now; what the project's files say is read by the returned future,
+    /// on the blocking pool, so that the task can go on with its messages meanwhile.
+    pub(super) fn status(&self) -> impl std::future::Future<Output = ProjectStatus> + Send + 'static {
+        let status = ProjectStatus {
+            root: self.s.project_root.clone(),
             live: true,
-            session: Some(s),
+            session: None,
             expires_in_secs: Some(self.expires_in()),
             unsaved_changes: self.dirty,
             warnings: self.warnings(),
             watch: self.watch_status(),
-        }
+        };
+        let s = self.s.clone();
+        async move { ProjectStatus { session: Some(refreshed(&s, chrono::Utc::now()).await), ..status } }
     }
 
     pub(super) fn watch_status(&self) -> Option<ccmem_proto::wire::api::WatchStatus> {

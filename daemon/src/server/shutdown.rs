@@ -48,8 +48,12 @@ pub async fn on_hangup(config: std::sync::Arc<crate::config::Reloader>) {
     use tokio::signal::unix::{signal, SignalKind};
     let Ok(mut hup) = signal(SignalKind::hangup()) else { return };
     while hup.recv().await.is_some() {
-        if let Err(e) = config.reload() {
-            tracing::error!(error = %e, "configuration not reloaded; the previous one stays in force");
+        // Reading the files (and compiling the redaction patterns) is blocking work.
+        let c = config.clone();
+        match tokio::task::spawn_blocking(move || c.reload()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "configuration not reloaded; the previous one stays in force"),
+            Err(e) => tracing::error!(error = %e, "configuration not reloaded: the reload failed"),
         }
     }
 }
