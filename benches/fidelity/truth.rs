@@ -1,0 +1,364 @@
+//! The ground truth of the fidelity bench: what a fresh agent needs, read from a
+//! transcript by this bench's own rules (not the daemon's code).
+
+use super::Score;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// What a fresh agent needs, read from the transcript.
+#[derive(Default)]
+pub(crate) struct Truth {
+    prompts: Vec<String>,
+    todos: Vec<(String, String)>,
+    files: Vec<String>,
+    failures: Vec<(String, Vec<String>)>,
+    next_steps: Vec<String>,
+    decisions: Vec<(String, Vec<String>)>,
+}
+
+impl Truth {
+    pub(crate) fn extract(transcript: &str, expected: &Value) -> Self {
+        let mut t = Truth::default();
+        let mut cwd: Option<String> = None;
+        let mut calls: HashMap<String, (String, Value)> = HashMap::new();
+        // Todos by position (TodoWrite) or by id (TaskCreate/TaskUpdate).
+        let mut todos: Vec<(Option<String>, String, String)> = Vec::new();
+        let mut failing: Vec<(String, String, Vec<String>)> = Vec::new();
+        let mut last_text = String::new();
+        let mut summary_next = Vec::new();
+        let mut first: Option<String> = None;
+        let mut latest: Option<String> = None;
+        for line in transcript.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            if v["isSidechain"] == true {
+                continue;
+            }
+            if cwd.is_none() {
+                cwd = v["cwd"].as_str().map(str::to_string);
+            }
+            let content = &v["message"]["content"];
+            match v["type"].as_str() {
+                Some("user") if v["isCompactSummary"] == true => {
+                    let s = as_text(content);
+                    if let Some(i) = s.find("Next Step:") {
+                        let rest = &s[i + "Next Step:".len()..];
+                        let end = rest.find("If you need specific details").unwrap_or(rest.len());
+                        summary_next.push(rest[..end].trim().to_string());
+                    }
+                }
+                Some("user") => {
+                    if let Value::String(p) = content {
+                        let p = p.trim();
+                        let local = p.starts_with("<local-command")
+                            || p.starts_with("<command-name>/clear")
+                            || p.starts_with("<command-name>/context")
+                            || p.starts_with("<command-name>/exit")
+                            || p.starts_with("<command-name>/cost")
+                            || p.starts_with("Caveat:");
+                        if v["isMeta"] != true && !local && !p.is_empty() {
+                            let p = without_wrapper(p);
+                            first.get_or_insert_with(|| p.clone());
+                            latest = Some(p);
+                        }
+                    }
+                    for b in content.as_array().into_iter().flatten() {
+                        if b["type"] != "tool_result" {
+                            continue;
+                        }
+                        let Some((name, input)) = b["tool_use_id"].as_str().and_then(|id| calls.get(id)).cloned()
+                        else {
+                            continue;
+                        };
+                        let out = as_text(&b["content"]);
+                        let err = b["is_error"] == true;
+                        match name.as_str() {
+                            "Edit" | "Write" | "MultiEdit" | "NotebookEdit" if !err => {
+                                let p = input["file_path"].as_str().or(input["notebook_path"].as_str()).unwrap_or("");
+                                if let Some(rel) =
+                                    cwd.as_deref().and_then(|c| p.strip_prefix(c)).map(|r| r.trim_start_matches('/'))
+                                {
+                                    if !rel.is_empty()
+                                        && !t.files.iter().any(|f| f == rel)
+                                        && !rel.starts_with(".claude/")
+                                    {
+                                        t.files.push(rel.to_string());
+                                    }
+                                }
+                            }
+                            "TaskCreate" if !err => {
+                                let id = v["toolUseResult"]["task"]["id"].as_str().map(str::to_string);
+                                let subject = input["subject"].as_str().unwrap_or("").to_string();
+                                todos.push((id, subject, "pending".into()));
+                            }
+                            "TaskUpdate" if !err => {
+                                let id = input["taskId"]
+                                    .as_str()
+                                    .map(str::to_string)
+                                    .or(input["taskId"].as_u64().map(|n| n.to_string()));
+                                if let Some(i) = todos.iter().position(|x| x.0 == id) {
+                                    match input["status"].as_str() {
+                                        Some("deleted") => {
+                                            todos.remove(i);
+                                        }
+                                        Some(st) => todos[i].2 = st.to_string(),
+                                        None => {}
+                                    }
+                                    if let Some(s) = input["subject"].as_str().filter(|_| i < todos.len()) {
+                                        todos[i].1 = s.to_string();
+                                    }
+                                }
+                            }
+                            "Bash" => {
+                                let cmd = input["command"].as_str().unwrap_or("");
+                                let kind = kind_of(cmd);
+                                if kind.is_empty() {
+                                    continue;
+                                }
+                                let checked =
+                                    matches!(kind.as_str(), "tests" | "build" | "lint" | "typecheck" | "checks");
+                                if err || checked && shows_failure(&out) {
+                                    let errors: Vec<String> = out
+                                        .lines()
+                                        .map(str::trim)
+                                        .filter(|l| l.len() >= 12 && is_error_line(l))
+                                        .map(str::to_string)
+                                        .collect();
+                                    failing.retain(|f| f.0 != kind);
+                                    failing.push((kind, cmd.to_string(), errors));
+                                } else {
+                                    // Each part of a line that succeeded succeeded.
+                                    let kinds: Vec<String> = cmd.split("&&").map(kind_of).chain([kind]).collect();
+                                    failing.retain(|f| {
+                                        !kinds.iter().any(|k| {
+                                            *k == f.0
+                                                || k == "checks"
+                                                    && matches!(f.0.as_str(), "lint" | "build" | "typecheck")
+                                        })
+                                    });
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Some("assistant") => {
+                    for b in content.as_array().into_iter().flatten() {
+                        match b["type"].as_str() {
+                            Some("tool_use") => {
+                                let id = b["id"].as_str().unwrap_or("").to_string();
+                                let name = b["name"].as_str().unwrap_or("").to_string();
+                                let input = b["input"].clone();
+                                if name == "TodoWrite" {
+                                    todos = input["todos"]
+                                        .as_array()
+                                        .into_iter()
+                                        .flatten()
+                                        .map(|x| {
+                                            (
+                                                None,
+                                                x["content"].as_str().unwrap_or("").to_string(),
+                                                x["status"].as_str().unwrap_or("pending").to_string(),
+                                            )
+                                        })
+                                        .collect();
+                                }
+                                calls.insert(id, (name, input));
+                            }
+                            Some("text") => {
+                                let s = b["text"].as_str().unwrap_or("");
+                                if !s.trim().is_empty() && v["isApiErrorMessage"] != true {
+                                    last_text = s.to_string();
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        t.prompts = first.into_iter().chain(latest).collect();
+        t.prompts.dedup();
+        t.todos = todos.into_iter().filter(|x| !x.1.is_empty()).map(|x| (x.1, x.2)).collect();
+        t.failures = failing.into_iter().map(|f| (f.1, f.2)).collect();
+        t.next_steps = summary_next;
+        t.next_steps.push(stated_next(&last_text));
+        t.next_steps.retain(|s| words(s).len() >= 3);
+        for item in expected.as_array().into_iter().flatten() {
+            let kws: Vec<String> = item["keywords"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|k| k.as_str())
+                .map(str::to_lowercase)
+                .collect();
+            t.decisions.push((item["what"].as_str().unwrap_or("").to_string(), kws));
+        }
+        t
+    }
+
+    pub(crate) fn score(&self, ctx: &str) -> Score {
+        let lower = ctx.to_lowercase();
+        let lines: Vec<&str> = lower.lines().collect();
+        let mut items: BTreeMap<String, Vec<(String, bool)>> = BTreeMap::new();
+        let mut put =
+            |cat: &str, what: &str, ok: bool| items.entry(cat.into()).or_default().push((what.to_string(), ok));
+        for p in &self.prompts {
+            if words(p).len() >= 2 {
+                put("task", p, covered(&lower, p, 0.6));
+            }
+        }
+        for (subject, status) in &self.todos {
+            let mark = match status.as_str() {
+                "completed" => "[x]",
+                "in_progress" => "[~]",
+                _ => "[ ]",
+            };
+            let head: String = subject.to_lowercase().chars().take(40).collect();
+            put("todos", subject, lines.iter().any(|l| l.contains(mark) && l.contains(head.trim())));
+        }
+        for f in &self.files {
+            put("files", f, lower.contains(&f.to_lowercase()));
+        }
+        for (cmd, errors) in &self.failures {
+            let program: String = cmd.split_whitespace().filter(|w| !w.contains('=') && *w != "cd").take(1).collect();
+            let has_cmd = lower.contains(&program.to_lowercase());
+            let has_error = errors.iter().any(|e| {
+                let head: String = e.to_lowercase().chars().take(40).collect();
+                lower.contains(head.trim())
+            });
+            put("failures", cmd, has_cmd && has_error);
+        }
+        for n in &self.next_steps {
+            put("next steps", n, covered(&lower, n, 0.5));
+        }
+        for (what, kws) in &self.decisions {
+            put("decisions", what, lines.iter().any(|l| kws.iter().all(|k| l.contains(k.as_str()))));
+        }
+        Score { items }
+    }
+}
+
+fn as_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().filter_map(|b| b["text"].as_str().or(b.as_str())).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A prompt without the instructions a wrapper app puts around it (its last block when
+/// that is all there is).
+fn without_wrapper(p: &str) -> String {
+    let mut rest = p.to_string();
+    let mut last = String::new();
+    while let (Some(a), Some(b)) = (rest.find("<system_instruction>"), rest.find("</system_instruction>")) {
+        if b < a {
+            break;
+        }
+        last = rest[a + "<system_instruction>".len()..b].trim().to_string();
+        rest.replace_range(a..b + "</system_instruction>".len(), "");
+    }
+    if rest.trim().is_empty() {
+        last
+    } else {
+        rest.trim().to_string()
+    }
+}
+
+/// The kind of work a command does, by this bench's own rough rules; "" for looking around.
+fn kind_of(cmd: &str) -> String {
+    let c = cmd.to_lowercase();
+    let has = |w: &str| c.split(|ch: char| !ch.is_alphanumeric() && ch != '-' && ch != ':').any(|x| x == w);
+    if has("verify") || c.contains("run check") {
+        return "checks".into();
+    }
+    if has("test") || has("pytest") || has("jest") || has("vitest") {
+        return "tests".into();
+    }
+    if has("lint") || has("eslint") || has("clippy") {
+        return "lint".into();
+    }
+    if has("typecheck") || c.contains("tsc") || has("mypy") {
+        return "typecheck".into();
+    }
+    if has("build") {
+        return "build".into();
+    }
+    if c.contains("git commit") {
+        return "commit".into();
+    }
+    let first = c.split("&&").last().unwrap_or("").split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+    let prog = first.split_whitespace().next().unwrap_or("");
+    let looking =
+        ["grep", "rg", "ls", "cat", "find", "head", "tail", "wc", "echo", "sed", "awk", "which", "diff", "cd", "pwd"];
+    if prog.is_empty()
+        || looking.contains(&prog)
+        || c.starts_with("git diff")
+        || c.starts_with("git status")
+        || c.starts_with("git log")
+        || c.starts_with("git show")
+    {
+        return String::new();
+    }
+    first
+}
+
+/// Output that shows failures though the command exited 0 (piped into `tail`).
+fn shows_failure(out: &str) -> bool {
+    out.lines().any(|l| {
+        let l = l.trim().to_lowercase();
+        let n_fail = l.split_whitespace().collect::<Vec<_>>().windows(2).any(|w| {
+            w[0].parse::<u64>().is_ok_and(|n| n > 0)
+                && (w[1].starts_with("fail") || w[1] == "errors" || w[1] == "error")
+        });
+        n_fail || l.contains(" error ts") || l.starts_with("error ts") || l.contains("): error ts")
+    })
+}
+
+fn is_error_line(l: &str) -> bool {
+    let lower = l.to_lowercase();
+    (lower.contains("error") || lower.contains("fail") || lower.contains("expected") || lower.contains("cannot"))
+        && !lower.starts_with('>')
+}
+
+/// The next step the agent stated in its last message: the sentences that speak of what
+/// comes next, else its last two sentences.
+fn stated_next(text: &str) -> String {
+    let sentences: Vec<&str> = text.split(['\n', '.']).map(str::trim).filter(|s| words(s).len() >= 3).collect();
+    let cues = ["next", "remaining", "still need", "should", "would you like", "you can", "todo", "pending", "then "];
+    let stated: Vec<&str> =
+        sentences.iter().copied().filter(|s| cues.iter().any(|c| s.to_lowercase().contains(c))).collect();
+    if stated.is_empty() {
+        sentences.iter().rev().take(2).rev().copied().collect::<Vec<_>>().join(". ")
+    } else {
+        stated.iter().rev().take(2).rev().copied().collect::<Vec<_>>().join(". ")
+    }
+}
+
+const STOP: &[&str] = &[
+    "this", "that", "with", "from", "have", "will", "would", "should", "into", "then", "them", "they", "your", "about",
+    "what", "when", "which", "there", "their", "these", "also", "were", "been", "being", "only", "just", "like",
+    "make", "sure", "need", "does", "done", "each", "some", "more", "most", "other", "than", "very", "here",
+];
+
+fn words(s: &str) -> Vec<String> {
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.chars().count() >= 4 && !STOP.contains(w))
+        .map(str::to_string)
+        .collect()
+}
+
+/// At least `share` of the first 15 distinct words of `text` are in `ctx`.
+fn covered(ctx: &str, text: &str, share: f64) -> bool {
+    let mut ws = words(text);
+    let mut seen = std::collections::HashSet::new();
+    ws.retain(|w| seen.insert(w.clone()));
+    ws.truncate(15);
+    if ws.is_empty() {
+        return true;
+    }
+    let hit = ws.iter().filter(|w| ctx.contains(w.as_str())).count();
+    hit as f64 / ws.len() as f64 >= share
+}
