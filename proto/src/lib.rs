@@ -17,7 +17,7 @@ pub mod model;
 pub mod redact;
 pub mod wire;
 
-/// Version of the wire protocol. Bumped on any incompatible change to [`api`] or [`rpc`].
+/// Version of the wire protocol. Bumped on any incompatible change to [`wire::api`] or [`wire::rpc`].
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// Version of this build of ccmem (shared by all crates of the workspace).

@@ -50,7 +50,7 @@ impl Delta {
 
 /// Reads what was appended to `path` since `d.offset`, updating `d`. Streams line by line:
 /// memory holds one line (at most [`MAX_LINE`]), whatever the file's size, and at most
-/// [`READERS`] reads run at once across the daemon.
+/// `READERS` reads run at once across the daemon.
 pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
     let (mut f, meta) = ccmem_proto::files::untrusted::open(path)?;
     let id = file_id(&meta);

@@ -244,7 +244,7 @@ impl Projects {
     }
 
     /// Stops new sessions, asks every live project for its final checkpoint and waits for all,
-    /// for [`FINAL_CHECKPOINTS`] at most: a project that cannot finish (a disk that hangs)
+    /// for `FINAL_CHECKPOINTS` at most: a project that cannot finish (a disk that hangs)
     /// must not keep the daemon from stopping; its last checkpoint on disk stays whole.
     pub async fn final_checkpoint_all(self: &Arc<Self>) {
         self.closing.store(true, Ordering::SeqCst);
