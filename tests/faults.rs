@@ -260,3 +260,33 @@ fn wall_clock_jumps_neither_expire_sessions_nor_break_timestamps() {
     assert!(read_state(&root).to_string().contains("back_to_now"));
     assert!(!d.log().contains("panicked"), "{}", d.log());
 }
+
+/// A daemon started with `stderr` (a pipe), whose read end is dropped at once.
+fn daemon_with_a_broken_stderr(env: &Env) -> Daemon {
+    let mut cmd = env.daemon_cmd(&[]);
+    let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    drop(child.stderr.take());
+    let d = Daemon { pid: child.id(), child: Some(child), stderr: env.path().join("no-stderr") };
+    d.wait_ready(&env.socket);
+    d
+}
+
+/// A stderr that breaks (the terminal closed, the reader gone) costs the log lines and
+/// nothing else: tracing-subscriber's own report of the failed write used to panic on that
+/// same stderr, in whichever task was logging, so that SIGTERM was ignored and hooks lost.
+#[test]
+fn a_broken_stderr_loses_the_log_lines_only() {
+    let env = Env::new();
+    let mut d = daemon_with_a_broken_stderr(&env);
+    let root = repo(&env, "app");
+    env.request("project.watch", json!({"path": root}));
+    edit(&env, &root, "src/kept.rs");
+    let out =
+        hook(&env, &serde_json::to_vec(&ev(&root, "conv-1", "SessionStart", json!({"source": "startup"}))).unwrap());
+    assert!(out.status.success() && !text(&out.stdout).is_empty(), "the hook still gets its context");
+    checkpoint(&env, &root).expect("a checkpoint, logged");
+    assert!(env.project_status(&root)["session"]["conversations"].to_string().contains("conv-1"));
+    let status = d.signal_and_wait(libc::SIGTERM, Duration::from_secs(15));
+    assert!(status.success(), "SIGTERM stops it: {status:?}");
+    assert!(read_state(&root).to_string().contains("src/kept.rs"), "with its final checkpoint");
+}

@@ -95,7 +95,8 @@ fn leave_the_clients_directory() {
         }
     }
     if let Err(e) = std::env::set_current_dir("/") {
-        eprintln!("ccmemd: cannot change to /: {e}");
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "ccmemd: cannot change to /: {e}");
     }
 }
 

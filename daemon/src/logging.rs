@@ -11,7 +11,11 @@ pub fn init(format: LogFormat) {
         Ok(f) => (f, None),
         Err(e) => (EnvFilter::new("info"), std::env::var("RUST_LOG").ok().map(|v| (v, e))),
     };
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // A stderr that breaks (a closed terminal, a reader gone) loses the log lines, nothing
+    // more: tracing-subscriber would report the failed write with `eprintln!`, which panics
+    // on that same stderr, in whichever task was logging (a signal handler among them).
+    let builder =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).log_internal_errors(false);
     match format {
         LogFormat::Pretty => builder.with_ansi(std::io::stderr().is_terminal()).init(),
         LogFormat::Json => builder.json().flatten_event(true).init(),
