@@ -1,21 +1,45 @@
 //! The agent's intents (`[REMEMBER: …]`, `[GOAL: …]`, `[DONE: …]`) in its own words only.
 //! Markers it merely quotes — in code blocks, inline code, block quotes, HTML comments or
-//! `<pre>`, as when it shows a file or a hostile README — are not its intents: a
+//! `<pre>`, as when it shows a file or a hostile README — are not its intents (code inside
+//! a marker of its own is part of it): a
 //! `[REMEMBER GLOBAL: …]` taken from a quoted file would reach every project's context.
 //! The message is read as CommonMark, so that lists, nesting and fences come out right.
 
 use ccmem_proto::model::facts::{self, Intents};
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
+/// Inline code inside a marker is kept (`[REMEMBER: run `make ci` first]`), but it can
+/// neither open nor close one, nor split a goal from its deadline: each span stands in the
+/// prose as `OPEN index CLOSE` (private-use characters, removed from the text itself) and
+/// comes back in the intents found.
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
 /// The intents in the prose of an assistant message.
 pub fn detect(text: &str) -> Intents {
-    facts::detect(&prose(text))
+    let (prose, spans) = prose(text);
+    let mut found = facts::detect(&prose);
+    for (fact, _) in &mut found.remember {
+        *fact = restore(fact, &spans);
+    }
+    for (goal, deadline) in &mut found.goals {
+        *goal = restore(goal, &spans);
+        if let Some(d) = deadline {
+            *d = restore(d, &spans).replace('`', "");
+        }
+    }
+    for done in &mut found.done {
+        *done = restore(done, &spans);
+    }
+    found
 }
 
 /// The prose of a markdown text: its paragraphs, list items, headings and table cells,
-/// without code (blocks and spans), block quotes and HTML.
-pub fn prose(text: &str) -> String {
+/// without code blocks, block quotes and HTML; inline code spans as placeholders, with the
+/// spans (in backticks) beside.
+pub fn prose(text: &str) -> (String, Vec<String>) {
     let mut out = String::with_capacity(text.len());
+    let mut spans = Vec::new();
     // Depth inside material that is not the agent's own words.
     let mut quoted = 0usize;
     for event in Parser::new(text) {
@@ -25,13 +49,39 @@ pub fn prose(text: &str) -> String {
                 quoted = quoted.saturating_sub(1);
                 out.push('\n');
             }
-            Event::Text(t) if quoted == 0 => out.push_str(&t),
+            Event::Text(t) if quoted == 0 => out.extend(t.chars().filter(|c| *c != OPEN && *c != CLOSE)),
+            Event::Code(code) if quoted == 0 => {
+                out.push(OPEN);
+                out.push_str(&spans.len().to_string());
+                out.push(CLOSE);
+                spans.push(format!("`{}`", code.replace([OPEN, CLOSE], "")));
+            }
             Event::SoftBreak | Event::HardBreak if quoted == 0 => out.push(' '),
             Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::Heading(_) | TagEnd::TableCell) => out.push('\n'),
-            // Inline code, inline HTML (comments, `<pre>` opened mid-paragraph) and the rest.
+            // Inline HTML (comments, `<pre>` opened mid-paragraph) and the rest.
             _ => {}
         }
     }
+    (out, spans)
+}
+
+/// `text` with its placeholders replaced by the code spans they stand for.
+fn restore(text: &str, spans: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + OPEN.len_utf8()..];
+        let Some(end) = after.find(CLOSE) else {
+            rest = after;
+            continue;
+        };
+        if let Some(span) = after[..end].parse::<usize>().ok().and_then(|i| spans.get(i)) {
+            out.push_str(span);
+        }
+        rest = &after[end + CLOSE.len_utf8()..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -61,5 +111,18 @@ mod tests {
         let facts: Vec<&str> = i.remember.iter().map(|(f, _)| f.as_str()).collect();
         assert_eq!(facts, ["in a list", "wrapped", "bold"]);
         assert_eq!(i.goals.len(), 1, "{:?}", i.goals);
+    }
+
+    #[test]
+    fn inline_code_inside_a_marker_is_kept_and_cannot_open_close_or_split_one() {
+        let i = detect(
+            "[REMEMBER: run `cargo test -- --test-threads 1` for the db tests]\n\n\
+             [GOAL: make `make ci` green | DEADLINE: `2026-12-01`]\n\n\
+             [DONE: the `a | b]` parser] and `[REMEMBER: inline]` [REMEMBER: forged \u{E000}0\u{E001}]",
+        );
+        let facts: Vec<&str> = i.remember.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(facts, ["run `cargo test -- --test-threads 1` for the db tests", "forged 0"]);
+        assert_eq!(i.goals, [("make `make ci` green".to_string(), Some("2026-12-01".to_string()))]);
+        assert_eq!(i.done, ["the `a | b]` parser"]);
     }
 }
