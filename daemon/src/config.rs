@@ -104,6 +104,8 @@ pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
             return Err(unknown(key, &file, KEYS.iter().map(|k| k.name)));
         };
         if let Some(from) = k.flag.and_then(|f| given.get(f)) {
+            // Checked all the same: the file must be right once the flag or variable is gone.
+            k.set(&mut c.clone(), v).map_err(|e| format!("{}: key `{key}`: {e}", file.display()))?;
             c.sources.insert(key.clone(), (String::new(), format!("{from} (over {src})")));
             continue;
         }
@@ -137,7 +139,14 @@ pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
 }
 
 fn unknown<'a>(key: &str, file: &Path, known: impl Iterator<Item = &'a str>) -> String {
-    format!("{}: unknown key `{key}` (known: {})", file.display(), known.collect::<Vec<_>>().join(", "))
+    let known: Vec<&str> = known.collect();
+    let prefix = format!("{key}.");
+    let within: Vec<&str> = known.iter().filter_map(|k| k.strip_prefix(&prefix)).collect();
+    if within.is_empty() {
+        format!("{}: unknown key `{key}` (known: {})", file.display(), known.join(", "))
+    } else {
+        format!("{}: `{key}` is a table, not a value: [{key}] with {}", file.display(), within.join(", "))
+    }
 }
 
 fn read_table(file: &Path, required: bool) -> Result<toml::Table, String> {
@@ -357,6 +366,8 @@ pub struct Reloader {
     args: Args,
     given: Given,
     current: std::sync::Mutex<Config>,
+    /// The configuration read at start: what is in force for the keys that need a restart.
+    started: Config,
     tx: tokio::sync::watch::Sender<Arc<Live>>,
 }
 
@@ -364,7 +375,8 @@ impl Reloader {
     /// Starts from `config` (already loaded); returns the reloader and the receiver tasks watch.
     pub fn new(args: Args, given: Given, config: Config) -> (Arc<Self>, LiveRx) {
         let (tx, rx) = tokio::sync::watch::channel(Arc::new(config.live.clone()));
-        (Arc::new(Self { args, given, current: std::sync::Mutex::new(config), tx }), rx)
+        let started = config.clone();
+        (Arc::new(Self { args, given, current: std::sync::Mutex::new(config), started, tx }), rx)
     }
 
     /// The configuration in force.
@@ -384,11 +396,16 @@ impl Reloader {
         if changed {
             self.tx.send_replace(Arc::new(next.live.clone()));
         }
-        let old = self.current();
-        for key in KEYS {
-            let (name, value) = (key.name, |c: &Config| c.sources.get(key.name).map(|s| s.0.clone()));
-            if key.applies == Applies::Restart && value(&old) != value(&next) {
-                tracing::warn!(key = name, "changed in the configuration; it takes effect when ccmemd restarts");
+        let mut next = next;
+        for key in KEYS.iter().filter(|k| k.applies == Applies::Restart) {
+            let (Some(in_force), Some(read)) = (self.started.sources.get(key.name), next.sources.get_mut(key.name))
+            else {
+                continue;
+            };
+            if in_force.0 != read.0 {
+                tracing::warn!(key = key.name, "changed in the configuration; it takes effect when ccmemd restarts");
+                // `config show` says what is in force, and what a restart will bring.
+                *read = (in_force.0.clone(), format!("{}; {} ({}) after a restart", in_force.1, read.0, read.1));
             }
         }
         match self.current.lock() {

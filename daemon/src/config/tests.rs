@@ -43,6 +43,7 @@ fn values_layer_and_errors_name_key_and_file() {
         ("[watch]\nqueue = \"big\"", "key `watch.queue`"),
         ("[redact]\npatterns = [\"bad = (\"]", "key `redact.patterns`"),
         ("this is not toml", "config.toml"),
+        ("watch = 3", "`watch` is a table, not a value: [watch] with ignore, coalesce"),
     ] {
         std::fs::write(&f, text).unwrap();
         let e = load(&a, &Given::new()).unwrap_err();
@@ -81,4 +82,34 @@ fn every_key_with_a_flag_names_a_flag_of_ccmemd_and_shows_its_default() {
     }
     assert_eq!(keys::find("session_ttl").map(Key::default_toml).as_deref(), Some("\"24h\""));
     assert_eq!(keys::find("watch.max_watches").map(Key::default_toml).as_deref(), Some("0"));
+}
+
+#[test]
+fn a_file_value_under_a_flag_is_checked_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("config.toml");
+    std::fs::write(&f, "session_ttl = \"forever\"\n").unwrap();
+    let a = args(&["--config", f.to_str().unwrap(), "--session-ttl", "2h"]);
+    let given = Given::from([("session_ttl".to_string(), "command line".to_string())]);
+    let e = load(&a, &given).unwrap_err();
+    assert!(e.contains("key `session_ttl`") && e.contains(f.to_str().unwrap()), "{e}");
+}
+
+#[test]
+fn a_key_that_needs_a_restart_shows_the_value_in_force_until_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("config.toml");
+    std::fs::write(&f, "keep_sessions = 10\n").unwrap();
+    let a = args(&["--config", f.to_str().unwrap()]);
+    let first = load(&a, &Given::new()).unwrap();
+    let (reloader, _rx) = Reloader::new(a, Given::new(), first);
+    std::fs::write(&f, "keep_sessions = 3\nsession_ttl = \"2h\"\n").unwrap();
+    for _ in 0..2 {
+        let c = reloader.reload().unwrap();
+        let (value, source) = &c.sources["keep_sessions"];
+        assert_eq!(value, "10", "{source}");
+        assert!(source.starts_with("config file") && source.contains("; 3 (config file "), "{source}");
+        assert!(source.ends_with(") after a restart"), "{source}");
+        assert_eq!(c.sources["session_ttl"].0, "2h", "a key that applies on reload does at once");
+    }
 }
