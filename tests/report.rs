@@ -92,6 +92,7 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
     assert!(md.contains("| T003 | Connect the database using \\`.env.local\\` | Core |"), "{md}");
     assert!(md.contains("Missing .env.local"), "a file the current task needs is a blocker:\n{md}");
     assert!(md.contains("[high] `src/lib.rs`:8 — Failing test: tests::parses"), "{md}");
+    assert!(!md.contains("### Dependencies"), "no manifest or lockfile, no Dependencies block:\n{md}");
 
     // What the file says is what `report --check` and the parser accept.
     let check = env.ctl(&["report", "--check", report_file(&app).to_str().unwrap()]);

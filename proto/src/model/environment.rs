@@ -106,6 +106,18 @@ pub struct DependencyStatus {
     pub managers: Vec<ManagerStatus>,
 }
 
+impl DependencyStatus {
+    /// Whether anything is known: a package manager found, an install, a state. A project
+    /// with no manifest or lockfile has nothing to show (its manager reads `unknown`).
+    pub fn seen(&self) -> bool {
+        !self.managers.is_empty()
+            || self.last_install.is_some()
+            || self.outdated_count.is_some()
+            || self.status != DependencyState::Unknown
+            || !matches!(self.package_manager.as_str(), "" | "unknown")
+    }
+}
+
 /// One package manager's state in the project.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]

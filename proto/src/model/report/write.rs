@@ -157,7 +157,7 @@ pub fn serialize(m: &SessionMemory) -> String {
         o.push('\n');
     }
     let d = &e.dependencies;
-    if *d != DependencyStatus::default() {
+    if d.seen() {
         let _ = writeln!(o, "### Dependencies\n");
         let _ = writeln!(o, "- Status: {}", dep_state(d.status));
         let _ = writeln!(o, "- Package Manager: {}", esc(&d.package_manager));
