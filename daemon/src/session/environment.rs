@@ -113,6 +113,9 @@ pub fn apply_tests(s: &mut Session, mut suite: TestSuite, e2e: bool, now: DateTi
         _ => format!("{kind} tests ({}) passed: {} passed", suite.framework, suite.passed),
     };
     s.test_results.last_run = Some(iso(now));
+    if suite.status == SuiteStatus::Passed && !suite.command.is_empty() {
+        crate::session::shell::tests_passed(s, &suite.command);
+    }
     *s.test_results.suite_mut(e2e) = suite;
     log(s, now, "tests", text);
 }

@@ -76,12 +76,19 @@ pub fn record(
         return;
     }
     // The whole line succeeded, so each of its parts did.
+    tests_passed(s, command);
+    if let Some(d) = classify(command).and_then(|(work, _)| finished(work, command, output)) {
+        push_done(s, d, at);
+    }
+}
+
+/// A test run that passed, reported apart from the shell (`ccmemctl test-report`, a `tests`
+/// event): the failures its command clears are cleared, as if the command had succeeded.
+pub fn tests_passed(s: &mut Session, command: &str) {
+    let cd = cd_prefix(command);
     for (work, text) in parts(command) {
         let text = crate::text::clean(&format!("{cd}{text}"));
         s.failures.retain(|f| !resolves(work, &text, f));
-    }
-    if let Some(d) = classify(command).and_then(|(work, _)| finished(work, command, output)) {
-        push_done(s, d, at);
     }
 }
 

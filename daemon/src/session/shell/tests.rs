@@ -143,3 +143,21 @@ fn the_key_error_line_is_the_specific_one() {
     assert_eq!(k("npm ERR! code ELIFECYCLE"), "npm ERR! code ELIFECYCLE");
     assert_eq!(key_error("all fine\n"), None);
 }
+
+#[test]
+fn tests_that_pass_reported_apart_from_the_shell_clear_their_failure() {
+    let mut s = session();
+    let now = Utc::now();
+    record(&mut s, "cargo test", "test result: FAILED. 2 passed; 1 failed", true, None, now);
+    tests_passed(&mut s, "cargo test -p other");
+    assert_eq!(s.failures.len(), 1, "a narrower run does not clear a wider failure");
+    let suite = ccmem_proto::model::environment::TestSuite {
+        framework: "cargo".into(),
+        command: "cargo test".into(),
+        status: ccmem_proto::model::environment::SuiteStatus::Passed,
+        passed: 3,
+        ..Default::default()
+    };
+    crate::session::environment::apply_tests(&mut s, suite, false, now);
+    assert!(s.failures.is_empty(), "{:?}", s.failures);
+}
