@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 /// Task files larger than this are not read.
 const MAX_BYTES: u64 = 4 << 20;
+/// The start of the session's warning about a task list that cannot be read.
+const NOT_READ: &str = "task list not read: ";
 /// Root checklists looked for, in order, when there is no spec-kit task list.
 const ROOT_LISTS: &[&str] = &["tasks.md", "TODO.md", "todo.md", "PLAN.md", "plan.md", "TASKS.md"];
 
@@ -53,19 +55,31 @@ pub fn is_task_list(rel: &str) -> bool {
 
 /// The task list of the project at `root`, if it has one: the one `tasks.file` in the
 /// project's `.claude/ccmem.toml` names, else the newest spec-kit list, else a root checklist.
-pub fn find(root: &Path) -> Option<TaskList> {
+/// An error says why a list that is there cannot be read (over 4 MiB, not a file, a link
+/// out of the project).
+pub fn find(root: &Path) -> Result<Option<TaskList>, String> {
     let configured = crate::config::project(root).ok().and_then(|p| p.tasks_file).map(|f| root.join(f));
     let file = match configured {
         Some(f) => f,
-        None => spec_kit(root).or_else(|| ROOT_LISTS.iter().map(|f| root.join(f)).find(|p| p.is_file()))?,
+        None => match spec_kit(root).or_else(|| ROOT_LISTS.iter().map(|f| root.join(f)).find(|p| p.is_file())) {
+            Some(f) => f,
+            None => return Ok(None),
+        },
     };
-    let text = ccmem_proto::files::untrusted::read_string_in(root, &file, MAX_BYTES).ok()?;
-    let meta = std::fs::metadata(&file).ok()?;
     let rel = file.strip_prefix(root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
+    let text = match ccmem_proto::files::untrusted::read_string_in(root, &file, MAX_BYTES) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(format!("{rel} is larger than {} MiB", MAX_BYTES >> 20))
+        }
+        Err(e) => return Err(format!("{rel}: {e}")),
+    };
+    let modified = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
     let mut list = parse(&text);
     list.file = rel;
-    list.modified = meta.modified().ok().map(chrono::DateTime::from);
-    Some(list)
+    list.modified = modified.map(chrono::DateTime::from);
+    Ok(Some(list))
 }
 
 /// The most recently modified `specs/*/tasks.md`.
@@ -311,9 +325,18 @@ impl TaskList {
 /// plan and phase (the current task's phase and its progress). Returns the list read, for
 /// the report built from the same state.
 pub fn refresh(s: &mut Session) -> Option<TaskList> {
-    let Some(list) = find(&s.project_root) else {
-        s.task_status = TaskStatus::default();
-        return None;
+    s.warnings.retain(|w| !w.starts_with(NOT_READ));
+    let list = match find(&s.project_root) {
+        Ok(Some(list)) => list,
+        found => {
+            // Gone or unreadable: no figures of a list that is no longer what the file says.
+            s.task_status = TaskStatus::default();
+            s.plan = None;
+            if let Err(why) = found {
+                s.warnings.push(format!("{NOT_READ}{why}"));
+            }
+            return None;
+        }
     };
     let (done, total) = list.counts();
     s.plan = Some(Plan {

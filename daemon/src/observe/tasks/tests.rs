@@ -125,9 +125,9 @@ fn plain_checklists_and_big_lists() {
 fn the_newest_spec_kit_list_wins_over_root_checklists() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path();
-    assert!(find(r).is_none());
+    assert!(find(r).unwrap().is_none());
     std::fs::write(r.join("TODO.md"), "- [ ] root item\n").unwrap();
-    assert_eq!(find(r).unwrap().file, "TODO.md");
+    assert_eq!(find(r).unwrap().unwrap().file, "TODO.md");
     for (d, t) in [("001-a", 100), ("002-b", 10)] {
         std::fs::create_dir_all(r.join("specs").join(d)).unwrap();
         let p = r.join("specs").join(d).join("tasks.md");
@@ -135,12 +135,12 @@ fn the_newest_spec_kit_list_wins_over_root_checklists() {
         let when = std::time::SystemTime::now() - std::time::Duration::from_secs(t);
         std::fs::File::options().write(true).open(&p).unwrap().set_modified(when).unwrap();
     }
-    let l = find(r).unwrap();
+    let l = find(r).unwrap().unwrap();
     assert_eq!(l.file, "specs/002-b/tasks.md");
     assert_eq!(l.tasks[0].title, "from 002-b");
     std::fs::create_dir_all(r.join(".claude")).unwrap();
     std::fs::write(r.join(".claude/ccmem.toml"), "[tasks]\nfile = \"specs/001-a/tasks.md\"\n").unwrap();
-    assert_eq!(find(r).unwrap().file, "specs/001-a/tasks.md", "the configured list wins");
+    assert_eq!(find(r).unwrap().unwrap().file, "specs/001-a/tasks.md", "the configured list wins");
 }
 
 #[test]
@@ -164,4 +164,30 @@ fn paths_named_by_tasks() {
         "{:?}",
         paths_in("Discuss e.g. the plan at 3.5 pm with https://x.io/a")
     );
+}
+
+#[test]
+fn a_list_too_large_to_read_is_said_and_its_old_figures_go() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::create_dir_all(root.join("specs/001-x")).unwrap();
+    let file = root.join("specs/001-x/tasks.md");
+    std::fs::write(&file, "## Phase 1: A\n- [x] T001 one\n- [ ] T002 two\n").unwrap();
+    let now = chrono::Utc::now();
+    let mut s =
+        crate::session::rules::start(root.clone(), "x".into(), crate::session::rules::new_id(now, None), now, None);
+    assert!(refresh(&mut s).is_some());
+    assert_eq!(s.plan.as_ref().map(|p| (p.completed_tasks, p.total_tasks)), Some((1, 2)));
+    let big = "- [ ] T003 a task with a long enough title to fill the file\n".repeat((5 << 20) / 60);
+    std::fs::write(&file, big).unwrap();
+    assert!(refresh(&mut s).is_none());
+    assert_eq!(s.plan, None, "no figures of a list that is not what the file says");
+    assert_eq!(s.task_status, TaskStatus::default());
+    assert_eq!(s.warnings, ["task list not read: specs/001-x/tasks.md is larger than 4 MiB"]);
+    std::fs::write(&file, "- [x] T001 one\n").unwrap();
+    assert!(refresh(&mut s).is_some());
+    assert!(s.warnings.is_empty(), "the warning goes once the list reads again: {:?}", s.warnings);
+    std::fs::remove_file(&file).unwrap();
+    refresh(&mut s);
+    assert_eq!(s.plan, None, "a list removed leaves no plan behind");
 }

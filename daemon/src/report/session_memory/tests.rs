@@ -19,7 +19,7 @@ fn a_session_makes_a_valid_report() {
     suite.command = "cargo test".into();
     crate::session::environment::apply_tests(&mut s, suite, false, now);
     let comments = blockers::comments_in("src/lib.rs", b"// FIXME: off by one\n// TODO later\n");
-    let list = tasks::find(&root).unwrap();
+    let list = tasks::find(&root).unwrap().unwrap();
     let m = assemble(&s, Some(&list), &comments, now);
     assert_eq!(validate(&m), Vec::<String>::new());
     assert_eq!(m.summary.completion_status, "1/5 tasks complete (20.0%)");
