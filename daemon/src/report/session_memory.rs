@@ -167,8 +167,14 @@ const EDITED_SHOWN: usize = 25;
 fn error_location(e: &str) -> Option<(String, Option<u32>)> {
     let head = e.split(": ").next()?;
     let mut parts = head.split(':');
-    let file = parts.next()?.trim();
-    let line = parts.next().and_then(|l| l.parse().ok());
+    let mut file = parts.next()?.trim();
+    let mut line = parts.next().and_then(|l| l.parse().ok());
+    // tsc's and MSBuild's `src/a.ts(12,5)`.
+    if let Some((name, at)) = file.strip_suffix(')').and_then(|f| f.rsplit_once('(')) {
+        if let Some(l) = at.split(',').next().and_then(|l| l.parse().ok()) {
+            (file, line) = (name, Some(l));
+        }
+    }
     (file.contains('.') && !file.contains(' ')).then(|| (file.to_string(), line))
 }
 

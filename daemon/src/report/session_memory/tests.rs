@@ -60,3 +60,11 @@ fn an_empty_session_makes_a_minimal_valid_report() {
     }
     assert_eq!(report::parse(&md).warnings, Vec::<String>::new());
 }
+
+#[test]
+fn build_errors_name_their_file_and_line_in_each_compilers_form() {
+    assert_eq!(error_location("src/a.rs:12:5: error[E0308]: mismatched types"), Some(("src/a.rs".into(), Some(12))));
+    assert_eq!(error_location("src/a.ts(1,1): error TS1: bad"), Some(("src/a.ts".into(), Some(1))));
+    assert_eq!(error_location("Program.cs(12,5): error CS1002: ; expected"), Some(("Program.cs".into(), Some(12))));
+    assert_eq!(error_location("error: could not compile `app`"), None);
+}
