@@ -141,6 +141,7 @@ fn every_tool_works_under_the_official_python_sdk() {
     assert!(call(10).1.starts_with("deleted gotcha-sqlite-needs-wal-for-concurrent-readers"));
     let facts = call(11).1;
     assert!(facts.contains("the cache lives in .cache/app.db") && facts.contains("ship the cache"), "{facts}");
+    assert!(facts.contains("`fact_forget`") && facts.contains("`goal_done`") && !facts.contains("ccmemctl"), "{facts}");
     assert!(call(12).1.to_lowercase().contains("ship the cache"), "{}", call(12).1);
     assert!(call(13).1.to_lowercase().contains("the cache lives in .cache/app.db"), "{}", call(13).1);
     assert!(call(14).1.contains("Add a cache"), "{}", call(14).1);

@@ -356,8 +356,28 @@ fn conversations(s: &mut String, list: &[ccmem_proto::wire::api::ConversationEnt
     }
 }
 
+/// How the facts list tells its reader to forget a fact or mark a goal done: the commands
+/// for a person, the MCP tools for the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactsFor {
+    /// `ccmemctl facts`.
+    Cli,
+    /// The MCP tool `facts_list`.
+    Mcp,
+}
+
 /// `ccmemctl facts`: numbered as `forget` and `done` take them.
-pub fn facts(r: &ccmem_proto::wire::api::FactsReply) -> String {
+pub fn facts(r: &ccmem_proto::wire::api::FactsReply, reader: FactsFor) -> String {
+    let (forget, forget_global, done) = match reader {
+        FactsFor::Cli => {
+            (" (`ccmemctl facts forget N`)", " (`ccmemctl facts forget N --global`)", " (`ccmemctl facts done N`)")
+        }
+        FactsFor::Mcp => (
+            " (`fact_forget` with its number)",
+            " (`fact_forget` with its number and `global: true`)",
+            " (`goal_done` with its number)",
+        ),
+    };
     let mut s = String::new();
     if let Some(c) = &r.changed {
         let _ = writeln!(s, "{c}\n");
@@ -374,8 +394,8 @@ pub fn facts(r: &ccmem_proto::wire::api::FactsReply) -> String {
             .ok();
         }
     };
-    list("Facts of this project", r.facts.clone(), " (`ccmemctl facts forget N`)");
-    list("Facts for every project", r.global_facts.clone(), " (`ccmemctl facts forget N --global`)");
+    list("Facts of this project", r.facts.clone(), forget);
+    list("Facts for every project", r.global_facts.clone(), forget_global);
     let goals = r
         .goals
         .iter()
@@ -384,7 +404,7 @@ pub fn facts(r: &ccmem_proto::wire::api::FactsReply) -> String {
             None => g.text.clone(),
         })
         .collect();
-    list("Active goals", goals, " (`ccmemctl facts done N`)");
+    list("Active goals", goals, done);
     let done = r.completed_goals.iter().rev().take(10).map(|g| format!("{} ({})", g.text, g.completed_at)).collect();
     list("Goals reached, newest first", done, "");
     s.trim_end().to_string()

@@ -185,7 +185,7 @@ pub(super) fn facts(ctx: &Ctx, action: Option<cli::FactsAction>, project: Option
     };
     let params = api::FactsParams { path: project_path(project)?, edit, global };
     let r: api::FactsReply = with_daemon(ctx, |c, _| c.call(method::FACTS, &params))?;
-    show(ctx, &r, || output::facts(&r));
+    show(ctx, &r, || output::facts(&r, output::FactsFor::Cli));
     Ok(())
 }
 

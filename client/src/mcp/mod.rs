@@ -70,7 +70,7 @@ impl Server {
     async fn facts(&self, edit: Option<ccmem_proto::model::facts::FactsEdit>, global: bool) -> Result<String, String> {
         let p = api::FactsParams { path: self.project.clone(), edit, global };
         let r: api::FactsReply = self.call(method::FACTS, p).await?;
-        Ok(crate::output::facts(&r))
+        Ok(crate::output::facts(&r, crate::output::FactsFor::Mcp))
     }
 }
 
