@@ -34,6 +34,7 @@ fn a_bad_file_stops_the_start_naming_key_and_file() {
         assert!(err.contains(want) && err.contains(f.to_str().unwrap()), "{err}");
     }
     assert!(!env.socket.exists());
+    assert!(!env.pidfile().exists(), "a refused start leaves no pidfile");
 }
 
 #[test]

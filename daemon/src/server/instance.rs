@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-/// The held pidfile lock. Dropping it releases the lock; [`PidLock::release`] also removes the file.
+/// The held pidfile lock. Dropping it (or [`PidLock::release`]) removes the file, when it is
+/// still ours, and releases the lock.
 #[derive(Debug)]
 pub struct PidLock {
     file: File,
@@ -53,16 +54,24 @@ impl PidLock {
 
     /// Removes the pidfile (if it is still ours) and releases the lock.
     pub fn release(self) {
-        if same_file(&self.file, &self.path).unwrap_or(false) {
-            if let Err(e) = std::fs::remove_file(&self.path) {
-                tracing::warn!(path = %self.path.display(), error = %e, "could not remove pidfile");
-            }
-        }
+        drop(self);
     }
 
     /// The pidfile's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Whatever ends the daemon after the lock was taken (a bad configuration, a socket that
+/// cannot be bound) leaves no pidfile behind.
+impl Drop for PidLock {
+    fn drop(&mut self) {
+        if same_file(&self.file, &self.path).unwrap_or(false) {
+            if let Err(e) = std::fs::remove_file(&self.path) {
+                tracing::warn!(path = %self.path.display(), error = %e, "could not remove pidfile");
+            }
+        }
     }
 }
 
