@@ -366,3 +366,40 @@ fn import_refuses_what_is_not_a_transcript() {
         assert!(text(&out.stderr).contains(says), "{file}: {}", text(&out.stderr));
     }
 }
+
+/// The SessionStart after a compaction reads the transcript the compaction just wrote
+/// before it answers: the summary's pending work is in the context the agent is given.
+#[test]
+fn the_context_after_a_compaction_holds_its_summary() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let t = env.path().join("conv-1.jsonl");
+    write_transcript(&t, &[user("Replace the CLI framework")]);
+    let start = |source: &str| {
+        let mut e = ev(&root, "conv-1", "SessionStart", json!({"source": source}));
+        e["transcript_path"] = json!(t);
+        let out = hook(&env, &serde_json::to_vec(&e).unwrap());
+        assert_ok(&out, "SessionStart");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string()
+    };
+    start("startup");
+    send(&env, ev(&root, "conv-1", "UserPromptSubmit", json!({"prompt": "Replace the CLI framework"})));
+    let edit = json!({"tool_name": "Edit", "tool_input": {"file_path": root.join("src/cli.ts"), "old_string": "a", "new_string": "b"}});
+    send(&env, ev(&root, "conv-1", "PostToolUse", edit));
+    let summary = "This session is being continued from a previous conversation.\n\nSummary:\n\
+                   7. Pending Tasks:\n   - Update the plugin packages\n\
+                   9. Optional Next Step:\n   Fix the plugin command dispatch in chkit.ts.";
+    write_transcript(
+        &t,
+        &[
+            user("Replace the CLI framework"),
+            json!({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "sessionId": "conv-1"}),
+            json!({"type": "user", "isCompactSummary": true, "sessionId": "conv-1", "message": {"content": summary}}),
+        ],
+    );
+    let ctx = start("compact");
+    assert!(ctx.contains("Pending: Update the plugin packages"), "{ctx}");
+    assert!(ctx.contains("Fix the plugin command dispatch in chkit.ts."), "{ctx}");
+}

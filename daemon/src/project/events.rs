@@ -14,6 +14,9 @@ use super::task::*;
 pub(super) type TranscriptRead =
     (ReadJob, ccmem_proto::model::session::Digest, std::io::Result<crate::agent::transcript::Delta>);
 
+/// How long a SessionStart's answer waits for transcript reads (the hook waits 2 s at most).
+const START_READS: std::time::Duration = std::time::Duration::from_millis(700);
+
 /// Reads waiting at most: more are dropped (the next Stop reads the conversation again).
 pub(super) const READS_QUEUED: usize = 8;
 
@@ -62,7 +65,7 @@ impl Project {
             return;
         }
         let now = chrono::Utc::now();
-        let fx = hooks::apply(&mut self.s, &hook, now);
+        let mut fx = hooks::apply(&mut self.s, &hook, now);
         if let Some(e) = &fx.agent_edit {
             let at = Instant::now();
             if self.recent_edits.get(&e.rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT) {
@@ -83,6 +86,13 @@ impl Project {
         if let Some(reply) = reply {
             let additional_context = match &hook.kind {
                 hooks::Kind::SessionStart { source } => {
+                    // What came before belongs in the context: a Stop's read still in flight,
+                    // this conversation's transcript up to now (a compaction's summary). Given
+                    // a moment, within the hook's wait; what is late comes next time.
+                    if let (Some(conv), Some(path)) = (&hook.conversation, fx.read_transcript.take()) {
+                        self.read_transcript(ReadJob { conversation: conv.clone(), path, subagent: false });
+                    }
+                    self.finish_reads_within(START_READS).await;
                     self.context(hook.conversation.as_deref(), source == "compact", None).await.context
                 }
                 _ => String::new(),

@@ -195,6 +195,18 @@ impl Project {
 
     /// Waits for the transcript reads asked for, so that what is saved holds their words
     /// (reads are bounded: regular files only, at most [`crate::agent::transcript::MAX_READ`]).
+    /// [`Self::finish_reads`] until `wait` has passed: a read still going on then finishes
+    /// in the background, as any other.
+    pub(super) async fn finish_reads_within(&mut self, wait: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let Some(job) = self.reading.as_mut() else { return };
+            let Ok(read) = tokio::time::timeout_at(deadline, job).await else { return };
+            self.reading = None;
+            self.transcript_read(read.ok()).await;
+        }
+    }
+
     pub(super) async fn finish_reads(&mut self) {
         while let Some(job) = self.reading.take() {
             let read = job.await.ok();

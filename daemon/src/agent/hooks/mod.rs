@@ -79,6 +79,11 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                     c.compacted = true;
                 }
             }
+            // A compacted or resumed conversation has a transcript already: its summary and
+            // last words are part of what the agent is given now.
+            if source == "compact" || source == "resume" {
+                fx.read_transcript = h.transcript.clone();
+            }
         }
         Kind::Prompt { text } if ccmem_proto::model::transcript::is_not_a_prompt(text) => {}
         Kind::Prompt { text } => {
