@@ -134,6 +134,17 @@ const CASES: &[Case] = &[
         )),
     ),
     ("bun-pass.doc.txt", "bun", false, 3, 0, 0, None),
+    // Real: bun 1.4.5 (from the npm registry), `generate.sh`.
+    ("bun-pass.txt", "bun", false, 2, 0, 1, None),
+    (
+        "bun-fail.txt",
+        "bun",
+        false,
+        1,
+        1,
+        1,
+        Some(("/tmp/work/bun/calc.test.ts", Some(4), "calc > measures", "error: expect(received).toBe(expected)")),
+    ),
     // Real: `bun test packages/cli/src/ 2>&1 | tail -20` in obsessiondb/chkit (MIT), from
     // the Claude Code transcript in ../shared/transcripts: no header, two errors outside tests.
     (
