@@ -22,12 +22,10 @@ fn slow_git_daemon(env: &Env, secs: u32, args: &[&str]) -> Daemon {
             .trim()
             .to_string();
     let script = bin.join("git");
-    std::fs::write(
+    write_executable(
         &script,
-        format!("#!/bin/sh\n[ -e '{}' ] && sleep {secs}\nexec {real} \"$@\"\n", env.path().join("slow").display()),
-    )
-    .unwrap();
-    set_mode(&script, 0o755);
+        &format!("#!/bin/sh\n[ -e '{}' ] && sleep {secs}\nexec {real} \"$@\"\n", env.path().join("slow").display()),
+    );
     let mut cmd = env.daemon_cmd(args);
     cmd.env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()));
     let d = Daemon::spawn(&mut cmd, env.path().join(format!("slow-{secs}.stderr")));
@@ -269,7 +267,7 @@ fn auto_start_finds_ccmemd_on_path() {
     let alone = env.path().join("alone");
     std::fs::create_dir_all(&alone).unwrap();
     let ctl = alone.join("ccmemctl");
-    std::fs::copy(CCMEMCTL, &ctl).unwrap();
+    copy_executable(Path::new(CCMEMCTL), &ctl);
     let dir = Path::new(CCMEMD).parent().unwrap();
     let mut cmd = std::process::Command::new(&ctl);
     env.apply(&mut cmd);

@@ -196,12 +196,10 @@ pub fn capture_hooks(env: &Env) {
     let Some(dir) = std::env::var_os("CCMEM_CAPTURE_HOOKS") else { return };
     std::fs::create_dir_all(&dir).expect("capture dir");
     let script = env.path().join("capture.sh");
-    std::fs::write(
+    crate::common::write_executable(
         &script,
-        format!("#!/bin/sh\ncat > \"{}/$(date +%s%N)-$$.json\"\nexit 0\n", Path::new(&dir).display()),
-    )
-    .expect("write capture hook");
-    crate::common::set_mode(&script, 0o755);
+        &format!("#!/bin/sh\ncat > \"{}/$(date +%s%N)-$$.json\"\nexit 0\n", Path::new(&dir).display()),
+    );
     let settings = env.home.join(".claude/settings.json");
     let mut v: Value = std::fs::read(&settings)
         .ok()

@@ -222,6 +222,26 @@ pub fn assert_ok(out: &Output, what: &str) {
     );
 }
 
+/// Writes an executable (mode 0755) from a child process. A file this process held open for
+/// writing is inherited by whatever child another test forks at that moment, and until that
+/// child execs, running the file fails with ETXTBSY ("Text file busy").
+pub fn write_executable(path: &Path, contents: &str) {
+    let mut sh = Command::new("sh")
+        .args(["-c", "cat > \"$0\" && chmod 755 \"$0\""])
+        .arg(path)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    sh.stdin.take().expect("stdin").write_all(contents.as_bytes()).expect("write the executable");
+    assert!(sh.wait().expect("sh").success(), "cannot write {}", path.display());
+}
+
+/// Copies an executable from a child process, for the reason [`write_executable`] gives.
+pub fn copy_executable(from: &Path, to: &Path) {
+    let st = Command::new("cp").arg(from).arg(to).status().expect("cp");
+    assert!(st.success(), "cannot copy {} to {}", from.display(), to.display());
+}
+
 pub fn set_mode(p: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");

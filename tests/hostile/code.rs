@@ -10,8 +10,7 @@ fn a_repositorys_git_config_runs_nothing() {
     let root = repo(&env, "app");
     let marker = env.path().join("ran");
     let hook = env.path().join("fsmonitor.sh");
-    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
-    set_mode(&hook, 0o755);
+    write_executable(&hook, &format!("#!/bin/sh\ntouch '{}'\n", marker.display()));
     git(&root, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
     // A filter driver that every file goes through, as `git diff` compares the work tree.
     git(&root, &["config", "filter.evil.clean", &format!("{} && cat", hook.display())]);
@@ -98,9 +97,7 @@ fn the_daemon_leaves_the_directory_it_was_started_from_and_relative_path_entries
     let marker = env.path().join("fake-git-ran");
     let bin = evil.join("node_modules/.bin");
     std::fs::create_dir_all(&bin).unwrap();
-    std::fs::write(bin.join("git"), format!("#!/bin/sh\ntouch '{}'\nexec /usr/bin/git \"$@\"\n", marker.display()))
-        .unwrap();
-    set_mode(&bin.join("git"), 0o755);
+    write_executable(&bin.join("git"), &format!("#!/bin/sh\ntouch '{}'\nexec /usr/bin/git \"$@\"\n", marker.display()));
     let path = format!("node_modules/.bin::{}", std::env::var("PATH").unwrap_or_default());
     let mut cmd = env.daemon_cmd(&[]);
     cmd.current_dir(&evil).env("PATH", path);

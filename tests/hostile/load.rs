@@ -110,8 +110,7 @@ fn slow_git(env: &Env, marker: &Path, secs: u32) -> std::process::Command {
     let out = std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap();
     let real_git = text(&out.stdout).trim().to_string();
     let script = format!("#!/bin/sh\n[ -e '{}' ] && sleep {secs}\nexec {real_git} \"$@\"\n", marker.display());
-    std::fs::write(bin.join("git"), script).unwrap();
-    set_mode(&bin.join("git"), 0o755);
+    write_executable(&bin.join("git"), &script);
     let mut cmd = env.daemon_cmd(&[]);
     cmd.env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()));
     cmd
