@@ -120,9 +120,9 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
     }
     let lock = match instance::acquire(&socket, STARTING_PEER_WAIT).await? {
         instance::Instance::Primary(lock) => lock,
-        instance::Instance::AlreadyRunning(peer) => return Ok(already_running(&socket, &peer)),
+        instance::Instance::AlreadyRunning(peer) => return Ok(instance::already_running(&socket, &peer)),
     };
-    let max_connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX).min(fd_budget());
+    let max_connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX).min(state::fd_budget());
     let limits = state::Limits {
         max_connections,
         idle_timeout: args.idle_timeout,
@@ -220,50 +220,4 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn already_running(socket: &std::path::Path, peer: &ccmem_proto::wire::api::HelloReply) -> ExitCode {
-    if peer.daemon_version == ccmem_proto::VERSION && peer.protocol_version == ccmem_proto::PROTOCOL_VERSION {
-        tracing::info!(pid = peer.pid, socket = %socket.display(), "ccmemd is already running; nothing to do");
-        ExitCode::SUCCESS
-    } else {
-        tracing::error!(
-            pid = peer.pid,
-            running = %peer.daemon_version,
-            this = ccmem_proto::VERSION,
-            socket = %socket.display(),
-            "another version of ccmemd is running; stop it with `ccmemctl shutdown` and start this one again"
-        );
-        ExitCode::FAILURE
-    }
-}
-
-/// Raises the soft open-files limit to the hard one and returns how many connections fit in
-/// it, keeping room for watches, files and the runtime's own descriptors.
-#[cfg(unix)]
-fn fd_budget() -> usize {
-    const RESERVED: u64 = 256;
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: `lim` is a valid rlimit for getrlimit/setrlimit to read and write.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
-            return usize::MAX;
-        }
-        let want = lim.rlim_max.min(1 << 20);
-        if lim.rlim_cur < want {
-            let raised = libc::rlimit { rlim_cur: want, rlim_max: lim.rlim_max };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                lim.rlim_cur = want;
-            }
-        }
-    }
-    // rlim_t is not u64 on every platform.
-    #[allow(clippy::useless_conversion)]
-    let cur = u64::from(lim.rlim_cur);
-    usize::try_from(cur.saturating_sub(RESERVED).max(16)).unwrap_or(usize::MAX)
-}
-
-#[cfg(not(unix))]
-fn fd_budget() -> usize {
-    usize::MAX
 }

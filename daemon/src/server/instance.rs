@@ -157,6 +157,24 @@ pub async fn probe(socket: &Path, timeout: Duration) -> anyhow::Result<HelloRepl
     .context("timed out")?
 }
 
+/// What a second daemon says and how it exits: nothing to do when its peer is this release,
+/// an error naming the way out when it is another.
+pub fn already_running(socket: &Path, peer: &HelloReply) -> std::process::ExitCode {
+    if peer.daemon_version == ccmem_proto::VERSION && peer.protocol_version == ccmem_proto::PROTOCOL_VERSION {
+        tracing::info!(pid = peer.pid, socket = %socket.display(), "ccmemd is already running; nothing to do");
+        std::process::ExitCode::SUCCESS
+    } else {
+        tracing::error!(
+            pid = peer.pid,
+            running = %peer.daemon_version,
+            this = ccmem_proto::VERSION,
+            socket = %socket.display(),
+            "another version of ccmemd is running; stop it with `ccmemctl shutdown` and start this one again"
+        );
+        std::process::ExitCode::FAILURE
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -144,3 +144,33 @@ impl Stats {
         counter.fetch_add(1, Relaxed);
     }
 }
+
+/// Raises the soft open-files limit to the hard one and returns how many connections fit in
+/// it, keeping room for watches, files and the runtime's own descriptors.
+#[cfg(unix)]
+pub fn fd_budget() -> usize {
+    const RESERVED: u64 = 256;
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is a valid rlimit for getrlimit/setrlimit to read and write.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return usize::MAX;
+        }
+        let want = lim.rlim_max.min(1 << 20);
+        if lim.rlim_cur < want {
+            let raised = libc::rlimit { rlim_cur: want, rlim_max: lim.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim.rlim_cur = want;
+            }
+        }
+    }
+    // rlim_t is not u64 on every platform.
+    #[allow(clippy::useless_conversion)]
+    let cur = u64::from(lim.rlim_cur);
+    usize::try_from(cur.saturating_sub(RESERVED).max(16)).unwrap_or(usize::MAX)
+}
+
+#[cfg(not(unix))]
+pub fn fd_budget() -> usize {
+    usize::MAX
+}
