@@ -40,7 +40,7 @@ impl Drop for Kids {
     }
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let quick = figures::quick();
     let runs = if quick { 30 } else { 200 };
     println!(
@@ -140,5 +140,5 @@ fn main() {
     // The target holds for the scan that costs most: the cold one.
     figures::target(&format!("port scan ≤ 10 ms, cold ({:.3} ms)", q(&cold, 0.5)), q(&cold, 0.5) <= 10.0);
     drop(listeners);
-    figures::finish("environment", quick);
+    figures::finish("environment", quick)
 }

@@ -36,7 +36,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 use truth::*;
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let dir = std::env::var_os("CCMEM_FIDELITY_TRANSCRIPTS")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/transcripts"));
@@ -49,7 +49,7 @@ fn main() {
     files.sort();
     if files.is_empty() {
         println!("fidelity: no transcripts in {} (set CCMEM_FIDELITY_TRANSCRIPTS); skipped", dir.display());
-        return;
+        return std::process::ExitCode::SUCCESS;
     }
     let expectations: Value =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/fidelity/expectations.json"))
@@ -137,7 +137,7 @@ fn main() {
     figures::target("overall ≥ 85%", pct(live.carried(), live.total()) >= 85.0);
     figures::target("context ≤ 6,000 chars", max <= 6000);
     figures::target("SessionStart median ≤ 5 ms", s50 <= 5.0);
-    figures::finish("fidelity", false);
+    figures::finish("fidelity", false)
 }
 
 fn pct(c: usize, t: usize) -> f64 {

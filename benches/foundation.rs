@@ -31,7 +31,7 @@ struct Scale {
     concurrent: Duration,
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     // `cargo bench` passes `--bench`; nothing else is accepted.
     let quick = figures::quick();
     let scale = if quick {
@@ -83,7 +83,7 @@ fn main() {
     target("ccmemctl ping median ≤ 3× /bin/true", median(&ping_t) <= 3.0 * median(&true_t));
     target("≥ 20,000 requests/s on one connection", daemon_rps >= 20_000.0);
     target("start-to-ready median < 20 ms", median(&ready) < 20.0);
-    figures::finish("foundation", quick);
+    figures::finish("foundation", quick)
 }
 
 /// `ccmemctl ping` in a fresh environment, which starts the daemon, against the same ping

@@ -18,7 +18,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let quick = figures::quick();
     let runs = if quick { 40 } else { 300 };
     println!(
@@ -115,7 +115,7 @@ fn main() {
     figures::target(&format!("Stop median ≤ 3× /bin/true ({:.2}×)", ratio("Stop")), ratio("Stop") <= 3.0);
     let ss = results.iter().find(|r| r.0.starts_with("SessionStart")).map(|r| r.1).unwrap_or(f64::NAN);
     figures::target(&format!("SessionStart with a full context ≤ 5 ms ({ss:.2} ms)"), ss <= 5.0);
-    figures::finish("hooks", quick);
+    figures::finish("hooks", quick)
 }
 
 /// A manual checkpoint of the busy session (the state file and the report, each written

@@ -60,7 +60,7 @@ impl Wakeups {
     }
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let quick = figures::quick();
     let window = Duration::from_secs(if quick { 10 } else { 60 });
     println!(
@@ -115,5 +115,5 @@ fn main() {
     figures::target(&format!("≤ 60 wakeups a minute, all threads ({wakeups:.0})"), wakeups <= 60.0);
     figures::target(&format!("idle RSS ≤ 20 MiB ({:.1} MiB)", rss as f64 / 1024.0), rss as f64 / 1024.0 <= 20.0);
     assert!(!d.log().contains("panicked"));
-    figures::finish("idle", quick);
+    figures::finish("idle", quick)
 }

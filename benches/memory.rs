@@ -97,7 +97,7 @@ fn row(what: &str, value: f64, base_name: &str, base: f64) {
     figures::record(what, value, "ms", base_name, base);
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let quick = figures::quick();
     let (n_search, n_write, n_proc) = if quick { (200, 20, 10) } else { (2000, 100, 40) };
     let env = Env::new();
@@ -222,5 +222,5 @@ fn main() {
     figures::record("daemon RSS after the writes", mib(rss_after), "MiB", "idle daemon RSS (MiB)", mib(rss_idle));
     let p50 = q(&search, 0.5);
     figures::target(&format!("search p50 ≤ 5 ms through the socket ({p50:.2} ms)"), p50 <= 5.0);
-    figures::finish("memory", quick);
+    figures::finish("memory", quick)
 }

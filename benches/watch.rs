@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let quick = figures::quick();
     let (groups, dirs_per_group, files_per_dir, packages, files_per_package) =
         if quick { (10, 50, 20, 200, 100) } else { (50, 100, 20, 2000, 100) };
@@ -149,7 +149,7 @@ fn main() {
     target("RSS ≤ 40 MB (after the burst)", rss_after as f64 / 1024.0 <= 40.0);
     target("every modified file counted", counted == n_files);
     target("burst ≤ 2 CPU-seconds", burst_cpu <= 2.0);
-    figures::finish("watch", quick);
+    figures::finish("watch", quick)
 }
 
 fn stat_walk(dir: &Path) -> usize {

@@ -58,8 +58,10 @@ fn report_dir() -> Option<PathBuf> {
 }
 
 /// Writes this bench's figures and regenerates the whole report; then, when a judged target
-/// was missed, says which and exits 1 (`CCMEM_BENCH_REPORT_ONLY=1`: report, exit 0).
-pub fn finish(bench: &str, quick: bool) {
+/// was missed, says which and returns failure for `main` to return
+/// (`CCMEM_BENCH_REPORT_ONLY=1`: report, success). Returned, not `exit`ed: the bench's
+/// daemons are stopped by their guards as `main` returns.
+pub fn finish(bench: &str, quick: bool) -> std::process::ExitCode {
     let missed: Vec<String> = TARGETS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -78,8 +80,9 @@ pub fn finish(bench: &str, quick: bool) {
         for m in &missed {
             eprintln!("  - {m}");
         }
-        std::process::exit(1);
+        return std::process::ExitCode::FAILURE;
     }
+    std::process::ExitCode::SUCCESS
 }
 
 fn write(dir: &std::path::Path, bench: &str, quick: bool) -> std::io::Result<()> {
