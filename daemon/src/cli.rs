@@ -91,9 +91,27 @@ pub enum LogFormat {
     Json,
 }
 
+/// The longest duration any setting takes: a year. Longer ones mean "never" in practice, and
+/// an instant that far ahead overflows the clock (`session_ttl = "18446744073709551615"` in a
+/// repository's `.claude/ccmem.toml` panicked the project's task at every session start).
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 86_400);
+
 /// Parses a human duration: a sequence of `<number><unit>` with units `ms`, `s`, `m`, `h`,
-/// `d` (`2s`, `15m`, `1h30m`, `250ms`). A bare number is seconds.
+/// `d` (`2s`, `15m`, `1h30m`, `250ms`). A bare number is seconds. At most [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_unbounded(text)?;
+    within_max(d).map_err(|e| format!("invalid duration {text:?}: {e}"))
+}
+
+/// `d` if it is at most [`MAX_DURATION`].
+pub fn within_max(d: Duration) -> Result<Duration, String> {
+    if d > MAX_DURATION {
+        return Err(format!("longer than the longest allowed ({}d)", MAX_DURATION.as_secs() / 86_400));
+    }
+    Ok(d)
+}
+
+fn parse_unbounded(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err("empty duration".into());

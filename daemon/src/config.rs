@@ -175,7 +175,7 @@ fn duration(v: &toml::Value, off: bool) -> Result<Option<Duration>, String> {
     match v {
         toml::Value::String(s) if off => cli::parse_interval_or_off(s).map(|e| e.0),
         toml::Value::String(s) => cli::parse_positive_duration(s).map(Some),
-        toml::Value::Integer(n) if *n > 0 => Ok(Some(Duration::from_secs(*n as u64))),
+        toml::Value::Integer(n) if *n > 0 => cli::within_max(Duration::from_secs(*n as u64)).map(Some),
         toml::Value::Boolean(false) | toml::Value::Integer(0) if off => Ok(None),
         other => {
             Err(format!("expected a duration such as \"15m\"{}, got {other}", if off { " or \"off\"" } else { "" }))

@@ -69,6 +69,20 @@ fn projects_override_their_keys_only() {
     assert!(project(dir.path()).unwrap_err().contains("at least 10m"));
     std::fs::write(dir.path().join(PROJECT_FILE), "checkpoint_interval = \"1s\"\n").unwrap();
     assert!(project(dir.path()).unwrap_err().contains("at least 1m"));
+    // Nor overflow the clock: a duration past a year is refused where it is read.
+    for text in [
+        "session_ttl = \"18446744073709551615\"",
+        "checkpoint_interval = \"18446744073709551615\"",
+        "session_ttl = 9223372036854775807",
+        "session_ttl = \"4000000000d\"",
+        "session_ttl = \"367d\"",
+    ] {
+        std::fs::write(dir.path().join(PROJECT_FILE), text).unwrap();
+        let e = project(dir.path()).unwrap_err();
+        assert!(e.contains("longest allowed (366d)"), "{text}: {e}");
+    }
+    std::fs::write(dir.path().join(PROJECT_FILE), "session_ttl = \"366d\"").unwrap();
+    assert_eq!(project(dir.path()).unwrap().session_ttl, Some(Duration::from_secs(366 * 86_400)));
 }
 
 #[test]
