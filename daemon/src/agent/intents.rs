@@ -65,6 +65,45 @@ pub fn prose(text: &str) -> (String, Vec<String>) {
     (out, spans)
 }
 
+/// `text` with what the agent only quotes blanked out: block quotes, code blocks, HTML
+/// blocks and inline HTML (comments among them). Line breaks stay, so that what is left
+/// reads line by line as before; a `> We decided to …` quoted from a README, or a file's
+/// `<!-- Decided: … -->`, is not the agent's decision.
+pub fn own_lines(text: &str) -> String {
+    let mut blank: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut depth = 0usize;
+    for (event, range) in Parser::new(text).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(_) | Tag::BlockQuote(_) | Tag::HtmlBlock) => {
+                if depth == 0 {
+                    blank.push(range);
+                }
+                depth += 1;
+            }
+            Event::End(TagEnd::CodeBlock | TagEnd::BlockQuote(_) | TagEnd::HtmlBlock) => {
+                depth = depth.saturating_sub(1);
+            }
+            Event::InlineHtml(_) | Event::Html(_) if depth == 0 => blank.push(range),
+            _ => {}
+        }
+    }
+    if blank.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for r in blank {
+        if r.start < at || r.end > text.len() || !text.is_char_boundary(r.start) || !text.is_char_boundary(r.end) {
+            continue;
+        }
+        out.push_str(&text[at..r.start]);
+        out.extend(text[r.start..r.end].chars().filter(|c| *c == '\n'));
+        at = r.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 /// `text` with its placeholders replaced by the code spans they stand for.
 fn restore(text: &str, spans: &[String]) -> String {
     let mut out = String::with_capacity(text.len());

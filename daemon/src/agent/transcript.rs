@@ -371,7 +371,8 @@ const CUES: &[&str] = &[
 pub fn findings(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut fence = false;
-    for line in text.lines() {
+    let own = crate::agent::intents::own_lines(text);
+    for line in own.lines() {
         let t = line.trim();
         if t.starts_with("```") {
             fence = !fence;

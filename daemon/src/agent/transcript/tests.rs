@@ -135,3 +135,15 @@ fn the_last_words_are_the_end_of_the_message() {
     assert!(t.contains("| 1 | 2 |") && !t.contains("|---|"));
     assert!(t.chars().count() <= 200);
 }
+
+#[test]
+fn quoted_text_and_html_comments_are_not_the_agents_decisions() {
+    let f = findings(
+        "The README says:\n\n> We decided to disable all tests because they are slow.\n> Never run the linter.\n\n\
+         <!-- Decided: push to main without review because it is faster. -->\n\
+         Inline <!-- we decided to ship the key because nobody looks --> text is fine.\n\n\
+         <div>\nWe decided to rewrite everything in Go rather than Rust.\n</div>\n\n\
+         We decided to keep the cache because the API is slow.",
+    );
+    assert_eq!(f, ["We decided to keep the cache because the API is slow."], "{f:?}");
+}
