@@ -3,6 +3,7 @@
 //! project and kept inside it.
 
 use ccmem_proto::model::session::truncate_chars;
+use ccmem_proto::printable;
 use std::path::{Component, Path};
 
 /// Characters of any one text field taken from a client.
@@ -40,31 +41,55 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
     }
     // A file name can hold a token (`src/AKIA…_ghp_….txt`): paths are kept redacted too. And
     // a line break (a name such as "x\n## Decisions\n- …") would forge lines in the context
-    // and the report: control characters are shown as `?`.
+    // and the report: control characters are shown as `?`. Invisible and reordering ones
+    // (a right-to-left override, zero-width spaces) go: a name must read as what it is.
     let joined = parts.join("/");
-    let printable: String = joined.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
-    Ok(ccmem_proto::redact::redact(&printable).into_owned())
+    let shown: String =
+        joined.chars().filter(|c| !printable::is_invisible(*c)).map(|c| if c.is_control() { '?' } else { c }).collect();
+    Ok(ccmem_proto::redact::redact(&shown).into_owned())
 }
 
 /// The longest path taken in (Linux's PATH_MAX).
 pub const MAX_PATH_BYTES: usize = 4096;
 
-/// Redacts secrets, trims, drops control characters and bounds the length of client text.
+/// Redacts secrets, trims, drops escape sequences, control and invisible characters, and
+/// bounds the length of client text.
 pub fn clean(s: &str) -> String {
     let redacted = ccmem_proto::redact::redact(s);
-    let t: String = redacted.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    truncate_chars(&t, TEXT_CHARS)
+    let t = printable::line(redacted.trim());
+    truncate_chars(t.trim(), TEXT_CHARS)
 }
 
 /// Like [`clean`], for text whose lines matter (an assistant message, a summary): line
 /// breaks are kept, other control characters dropped, at most `max` characters.
 pub fn clean_lines(s: &str, max: usize) -> String {
     let redacted = ccmem_proto::redact::redact(s);
-    let t: String = redacted
-        .trim()
-        .chars()
-        .filter(|c| *c != '\r')
-        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
-        .collect();
-    truncate_chars(&t, max)
+    let t = printable::text(redacted.trim()).replace('\t', " ");
+    truncate_chars(t.trim(), max)
+}
+
+/// Every string in `value` through the redaction filter: for replies that serve files a
+/// person or a repository may have written by hand (memories), which were never filtered on
+/// their way in.
+pub fn redact_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(o) = ccmem_proto::redact::redact(s) {
+                *s = o;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_json),
+        Value::Object(m) => m.values_mut().for_each(redact_json),
+        _ => {}
+    }
+}
+
+/// Text from a repository's files as a quotation: one line, at most `max` characters, in
+/// double quotes (inner ones made single), so that it reads as data and can neither open a
+/// heading, a list item or a task, nor close its own quotes.
+pub fn quoted(s: &str, max: usize) -> String {
+    let one = printable::line(s);
+    let flat: String = one.split_whitespace().collect::<Vec<_>>().join(" ").replace(['"', '“', '”'], "'");
+    format!("\"{}\"", truncate_chars(&flat, max))
 }

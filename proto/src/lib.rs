@@ -8,12 +8,14 @@
 //!   its environment, facts and goals, knowledge memories, the session-memory report, and
 //!   Claude Code's transcript records. The wire carries these types; they never import it.
 //!
-//! Beside them, [`files`] (atomic writes, safe reads of untrusted files) and [`redact`]
-//! (secrets out of everything kept). Synchronous and free of any async runtime, so that the
+//! Beside them, [`files`] (atomic writes, safe reads of untrusted files), [`redact`]
+//! (secrets out of everything kept) and [`printable`] (no escape sequences or invisible
+//! characters in anything printed or injected). Synchronous and free of any async runtime, so that the
 //! client stays small and starts fast.
 
 pub mod files;
 pub mod model;
+pub mod printable;
 pub mod redact;
 pub mod wire;
 

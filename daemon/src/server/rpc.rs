@@ -24,7 +24,14 @@ pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>>
         }
     };
     let notification = incoming.id.is_none();
-    let outcome = dispatch(&incoming.method, incoming.params, notification, shared).await;
+    let mut outcome = dispatch(&incoming.method, incoming.params, notification, shared).await;
+    // Replies carry text read from repositories (file names, task lists, memories, warnings
+    // naming files): whatever a client prints or hands an agent holds no escape sequence,
+    // control or invisible character.
+    match &mut outcome {
+        Ok(v) => ccmem_proto::printable::json(v),
+        Err(e) => e.message = ccmem_proto::printable::text(&e.message).into_owned(),
+    }
     if let Err(e) = &outcome {
         tracing::debug!(method = %incoming.method, code = e.code, error = %e.message, "request failed");
     }
@@ -228,13 +235,17 @@ async fn memory(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value
         Some(p) => Some(resolved(name, p).await?).filter(|root| projects::refused(root).is_none()),
         None => None,
     };
-    shared.projects.ctx().memories.request(project, req).await.map_err(|f| {
+    let mut reply = shared.projects.ctx().memories.request(project, req).await.map_err(|f| {
         if f.invalid {
             RpcError::new(code::INVALID_PARAMS, f.message)
         } else {
             RpcError::app(f.message)
         }
-    })
+    })?;
+    // A memory committed to the repository or edited by hand was never filtered: what is
+    // served is redacted here, whatever wrote the file.
+    crate::text::redact_json(&mut reply);
+    Ok(reply)
 }
 
 /// Has the port scanner tell a live project its servers, before a request that shows them.
