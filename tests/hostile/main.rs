@@ -6,6 +6,7 @@ mod code;
 #[path = "../common/mod.rs"]
 mod common;
 mod load;
+mod repo_text;
 mod tree;
 
 use common::*;

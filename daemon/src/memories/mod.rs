@@ -83,6 +83,16 @@ impl Failure {
 
 type Reply = oneshot::Sender<Result<Value, Failure>>;
 
+/// A memory for the resume context: its line, and whether its file is the repository's
+/// (the project's own scopes), which the context shows as quoted data.
+#[derive(Debug, Clone)]
+pub struct Relevant {
+    /// `- [type] title (slug, scope): first line`, or for the repository's, the text quoted.
+    pub line: String,
+    /// The file lies in the project (`.claude/memory/`, `local/`): a clone can bring it.
+    pub from_repository: bool,
+}
+
 enum Msg {
     Request {
         project: Option<PathBuf>,
@@ -93,7 +103,7 @@ enum Msg {
         project: PathBuf,
         topics: Vec<String>,
         limit: usize,
-        reply: oneshot::Sender<Vec<String>>,
+        reply: oneshot::Sender<Vec<Relevant>>,
     },
     Fs(Vec<PathBuf>),
     /// A semantic search finished: its embeddings to cache, its results' snippets to make
@@ -139,7 +149,7 @@ impl Memories {
 
     /// Lines naming the memories most relevant to a project's current work, for the resume
     /// context: at most `limit`. Never waits long: the context is needed now.
-    pub async fn relevant(&self, project: PathBuf, topics: Vec<String>, limit: usize) -> Vec<String> {
+    pub async fn relevant(&self, project: PathBuf, topics: Vec<String>, limit: usize) -> Vec<Relevant> {
         let (reply, rx) = oneshot::channel();
         if self.tx.send(Msg::Relevant { project, topics, limit, reply }).is_err() {
             return Vec::new();

@@ -49,6 +49,7 @@ pub fn ended_context(ctx: &Services, root: &Path, global_facts: &[String], budge
         global_facts,
         after_compact: false,
         memories: &[],
+        repo_memories: &[],
         now,
     };
     ContextReply { context: context::build(&input, budget), conversation_id }
@@ -82,7 +83,10 @@ impl Project {
         budget: Option<usize>,
     ) -> ContextReply {
         let global = self.ctx.global.list().await;
-        let memories = self.ctx.memories.relevant(self.s.project_root.clone(), self.topics(), MEMORIES_SHOWN).await;
+        let relevant = self.ctx.memories.relevant(self.s.project_root.clone(), self.topics(), MEMORIES_SHOWN).await;
+        let (repo, own): (Vec<_>, Vec<_>) = relevant.into_iter().partition(|m| m.from_repository);
+        let memories: Vec<String> = own.into_iter().map(|m| m.line).collect();
+        let repo_memories: Vec<String> = repo.into_iter().map(|m| m.line).collect();
         let now = chrono::Utc::now();
         let s = refreshed(&self.s, now).await;
         // A conversation that is starting is pointed at the one before it; the work carried
@@ -109,6 +113,7 @@ impl Project {
                 global_facts: &global,
                 after_compact,
                 memories: &memories,
+                repo_memories: &repo_memories,
                 now,
             },
             budget.unwrap_or_else(|| self.context_budget()),

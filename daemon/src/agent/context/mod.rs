@@ -10,6 +10,7 @@ use ccmem_proto::model::session::{truncate_chars, Conversation, Done, Failure, S
 use chrono::{DateTime, Utc};
 
 mod pack;
+mod repository;
 mod sections;
 
 use pack::*;
@@ -37,8 +38,11 @@ pub struct Input<'a> {
     pub global_facts: &'a [String],
     /// The conversation was just compacted.
     pub after_compact: bool,
-    /// Knowledge memories relevant to the work, one line each, best first.
+    /// Knowledge memories relevant to the work, one line each, best first: the user's own
+    /// (global, enterprise).
     pub memories: &'a [String],
+    /// Memories of the project's own scopes, files a clone brings: quoted lines, best first.
+    pub repo_memories: &'a [String],
     /// Now, for ages ("2 h ago").
     pub now: DateTime<Utc>,
 }
@@ -69,6 +73,7 @@ mod caps {
     pub const SUMMARY: usize = 600;
     pub const PROMPTS: usize = 900;
     pub const OTHERS: usize = 900;
+    pub const REPOSITORY: usize = 1000;
 }
 
 /// The context, at most `budget` characters (capped at [`MAX_BUDGET`]).
@@ -150,7 +155,8 @@ pub fn build(i: &Input, budget: usize) -> String {
             s.git.staged_files,
             s.git.unstaged_files,
             s.git.untracked_files,
-            if s.git.last_commit.is_empty() { "none" } else { &s.git.last_commit }
+            // The subject is the repository's text: it is quoted in that block.
+            repository::commit(&s.git.last_commit).map_or("none", |(hash, _)| hash)
         )
     });
     if i.after_compact {
@@ -256,16 +262,7 @@ pub fn build(i: &Input, budget: usize) -> String {
         environment_first(&mut sections, s, now);
     }
 
-    let t = &s.task_status;
-    if !t.source_file.is_empty() {
-        let (done, total) = t.totals();
-        let mut l = vec![format!("{}: {done} of {total} tasks done.", t.source_file)];
-        if let Some(c) = &t.current_task {
-            l.push(format!("Current: {} {} ({})", c.id, c.title, c.phase).replace("  ", " "));
-        }
-        l.extend(t.next_tasks.iter().map(|n| format!("- next: {} {}", n.id, n.title).replace("  ", " ")));
-        sections.push(("## Task list".into(), l));
-    }
+    push(&mut sections, repository::TITLE, cap(repository::lines(s, i.repo_memories), caps::REPOSITORY));
     let deleted: Vec<String> =
         s.files_modified.iter().filter(|(_, r)| r.deleted).take(10).map(|(p, _)| format!("- {p}")).collect();
     push(&mut sections, "## Files deleted this session", deleted);
@@ -307,7 +304,12 @@ pub fn build(i: &Input, budget: usize) -> String {
     let left = left.saturating_sub(if knowledge.is_empty() { 0 } else { knowledge.chars().count() + 2 });
     let rest = pack(rest, left);
     let parts: Vec<String> = [head, rest, knowledge].into_iter().filter(|p| !p.is_empty()).collect();
-    truncate_chars(&parts.join("\n\n"), budget)
+    // The last word on what reaches the agent: what was read from files by hand-written
+    // means (memories, the project's own path) is redacted too, and nothing prints as an
+    // escape sequence or hides as an invisible character.
+    let joined = parts.join("\n\n");
+    let redacted = ccmem_proto::redact::redact(&joined);
+    truncate_chars(&ccmem_proto::printable::text(&redacted), budget)
 }
 
 /// The work part of the context, for the report's "Where You Left Off": the task, todos,
@@ -325,9 +327,11 @@ pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
         global_facts: &[],
         after_compact: false,
         memories: &[],
+        repo_memories: &[],
         now,
     };
     let own = [
+        repository::TITLE,
         "## Files edited",
         "## Environment",
         "## Task list",

@@ -12,7 +12,11 @@ pub(super) fn state_line(w: &Work, s: &Session) -> String {
         .rev()
         .find(|d| d.kind == "commit")
         .map(|d| d.text.clone())
-        .or_else(|| (!s.git.last_commit.is_empty()).then(|| s.git.last_commit.clone()));
+        // Git's last commit may be anybody's: its subject is quoted.
+        .or_else(|| {
+            super::repository::commit(&s.git.last_commit)
+                .map(|(hash, subject)| format!("{hash} {}", crate::text::quoted(subject, 160)))
+        });
     let last_commit = commit.map(|c| format!("; last commit {c}")).unwrap_or_default();
     if let Some(t) = w.todos.iter().find(|t| t.status == TodoStatus::InProgress) {
         return format!("Under way: {}.", t.active_form.trim_end_matches('.'));

@@ -54,6 +54,7 @@ fn goals_facts_and_memories_keep_their_share_of_a_crowded_budget() {
         global_facts: &[],
         after_compact: false,
         memories: &memories,
+        repo_memories: &[],
         now: chrono::Utc::now(),
     };
     for budget in [1000, DEFAULT_BUDGET, MAX_BUDGET] {
@@ -83,6 +84,7 @@ fn most_important_first_and_within_budget() {
         global_facts: &[],
         after_compact: false,
         memories: &[],
+        repo_memories: &[],
         now: chrono::Utc::now(),
     };
     for budget in [200, 800, 2000, DEFAULT_BUDGET, 50_000] {
@@ -139,6 +141,7 @@ fn empty_sections_are_left_out_and_compaction_is_stressed() {
             global_facts: &[],
             after_compact: true,
             memories: &[],
+            repo_memories: &[],
             now: chrono::Utc::now(),
         },
         DEFAULT_BUDGET,
@@ -165,6 +168,7 @@ fn failing_tests_recorded_without_a_command_have_a_line_of_their_own() {
         global_facts: &[],
         after_compact: false,
         memories: &[],
+        repo_memories: &[],
         now,
     };
     let c = build(&input, DEFAULT_BUDGET);

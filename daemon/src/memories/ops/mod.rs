@@ -3,7 +3,7 @@
 
 use super::config::{Config, DefaultScope, Provider};
 use super::embed::{self, Cached};
-use super::{health, search, Actor, Failure, Request};
+use super::{health, search, Actor, Failure, Relevant, Request};
 use ccmem_proto::model::memory::frontmatter::{normalize_content, Layout};
 use ccmem_proto::model::memory::{self as model, describe, Memory, Scope};
 use ccmem_proto::wire::memory::*;

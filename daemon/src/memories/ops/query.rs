@@ -112,12 +112,13 @@ impl Actor {
     }
 
     /// Lines for the resume context: memories sharing words with the session's topics,
-    /// hubs, and recent ones, best first.
-    pub(in crate::memories) fn relevant(&mut self, project: &Path, topics: &[String], limit: usize) -> Vec<String> {
+    /// hubs, and recent ones, best first. Those of the project's own scopes are files in the
+    /// repository, which a clone brings: they are quoted, and said to be so.
+    pub(in crate::memories) fn relevant(&mut self, project: &Path, topics: &[String], limit: usize) -> Vec<Relevant> {
         let Ok(cfg) = self.config(Some(project)) else { return Vec::new() };
         let Ok(dirs) = self.scopes_for(Some(project), &cfg, None) else { return Vec::new() };
         let now = Utc::now();
-        let mut scored: Vec<(i64, DateTime<Utc>, String)> = Vec::new();
+        let mut scored: Vec<(i64, DateTime<Utc>, Relevant)> = Vec::new();
         for dir in dirs {
             let store = &self.scopes[&dir];
             for s in store.memories.values() {
@@ -137,15 +138,22 @@ impl Actor {
                 } else {
                     0
                 };
-                if score > 0 {
-                    let first = m.content.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                    let line = if first.is_empty() {
-                        format!("- [{}] {} ({}, {})", m.memory_type, m.title, m.slug, m.scope)
-                    } else {
-                        format!("- [{}] {} ({}, {}): {first}", m.memory_type, m.title, m.slug, m.scope)
-                    };
-                    scored.push((score, m.updated, line));
+                if score <= 0 {
+                    continue;
                 }
+                let first = m.content.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                let from_repository = matches!(m.scope, model::Scope::Project | model::Scope::Local);
+                let line = if from_repository {
+                    let text = if first.is_empty() { m.title.clone() } else { format!("{}: {first}", m.title) };
+                    format!("- memory {} ({}, {}): {}", m.slug, m.memory_type, m.scope, crate::text::quoted(&text, 200))
+                } else if first.is_empty() {
+                    format!("- [{}] {} ({}, {})", m.memory_type, m.title, m.slug, m.scope)
+                } else {
+                    format!("- [{}] {} ({}, {}): {first}", m.memory_type, m.title, m.slug, m.scope)
+                };
+                // A file committed or edited by hand was never filtered on its way in.
+                let line = ccmem_proto::redact::redact(&line).into_owned();
+                scored.push((score, m.updated, Relevant { line, from_repository }));
             }
         }
         scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
