@@ -111,7 +111,11 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
     assert_eq!(status["session"]["plan"]["completed_tasks"], 3);
     assert_eq!(status["session"]["phase"]["name"], "Core");
     let ctx = text(&env.ctl(&["context", app.to_str().unwrap()]).stdout);
-    assert!(ctx.contains("## Task list") && ctx.contains("Current: T004 Implement login form (Core)"), "{ctx}");
+    assert!(
+        ctx.contains("## From the repository's files")
+            && ctx.contains("- its current task: \"T004 Implement login form\" (phase \"Core\")"),
+        "{ctx}"
+    );
 
     // On demand, printed or written.
     let printed = env.ctl(&["report", app.to_str().unwrap(), "--stdout"]);

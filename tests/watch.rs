@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
 
@@ -300,4 +300,147 @@ fn changes_made_while_the_daemon_was_down_are_counted_at_restart() {
     let _d = env.start_daemon(&[]);
     let f = wait_files(&env, &root, "a.txt changed while down", |f| f["a.txt"].is_object());
     assert!(f.get("b.txt").is_none(), "{f:#}");
+}
+
+/// `n` directories nested one in the next, each made just after its parent and filled at
+/// once with `files` files: the watcher lists each before its watch lands, so what is made
+/// in between has no notification of its own.
+fn nested_burst(base: &Path, n: usize, files: usize) -> usize {
+    let mut dir = base.to_path_buf();
+    let mut made = 0;
+    for i in 0..n {
+        dir = dir.join(format!("n{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        for f in 0..files {
+            std::fs::write(dir.join(format!("f{f}.txt")), "x").unwrap();
+            made += 1;
+        }
+    }
+    made
+}
+
+#[test]
+fn a_burst_of_nested_directories_loses_no_file_and_a_query_sees_it_at_once() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    watch_ready(&env, &root);
+    let p = root.to_str().unwrap();
+    let known = |env: &Env| env.project_status(&root)["watch"]["files"].as_u64().unwrap_or(0);
+    let mut expected = known(&env);
+    // Several rounds: the race is a matter of timing (5 runs in 9 lost files before).
+    for round in 0..5 {
+        let base = root.join(format!("burst{round}"));
+        std::fs::create_dir(&base).unwrap();
+        std::fs::write(base.join("top.txt"), "x").unwrap();
+        expected += 1 + nested_burst(&base, 30, 100) as u64;
+        // No waiting: the query itself waits for the watcher to have seen all of it.
+        let out = env.ctl(&["checkpoint", p]);
+        assert_ok(&out, "checkpoint");
+        assert_eq!(known(&env), expected, "round {round}: files lost or not yet seen");
+    }
+    let watched = env.project_status(&root)["watch"]["directories_watched"].as_u64().unwrap();
+    assert!(watched >= 5 * 31, "every new directory is watched: {watched}");
+    // And a later edit deep in the last chain is seen.
+    let deep = (0..30).fold(root.join("burst4"), |d, i| d.join(format!("n{i}")));
+    std::fs::write(deep.join("f7.txt"), "later").unwrap();
+    let rel = deep.join("f7.txt").strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+    let out = env.ctl(&["checkpoint", p]);
+    assert_ok(&out, "checkpoint");
+    assert_eq!(files(&env, &root)[&rel]["modification_count"], 2, "the later edit, seen by the checkpoint");
+}
+
+#[test]
+fn a_file_written_just_after_the_first_hook_is_in_the_next_checkpoint() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    for round in 0..5 {
+        let root = repo(&env, &format!("app{round}"));
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+        // At once, as an agent's first edit would be, with no hook telling of it.
+        std::fs::write(root.join("src/late.rs"), "fn f() {}\n// TODO: handle the empty input\n").unwrap();
+        let out = env.ctl(&["checkpoint", root.to_str().unwrap()]);
+        assert_ok(&out, "checkpoint");
+        let state = read_state(&root);
+        assert!(state.to_string().contains("src/late.rs"), "round {round}: not in the checkpoint: {state:#}");
+        let report = std::fs::read_to_string(root.join(".claude/session-memory.md")).unwrap();
+        assert!(
+            report.contains("handle the empty input"),
+            "round {round}: its TODO is not among the blockers:\n{report}"
+        );
+    }
+}
+
+#[test]
+fn directories_too_deep_to_watch_are_said_in_status_and_doctor() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "deep");
+    // 2,000 directories, one in the next: past the system's path length about two thirds
+    // of the way down. std's create_dir_all cannot make it (the path is too long): chdir.
+    let made = std::process::Command::new("python3")
+        .args(["-c", "import os\nfor _ in range(2000):\n    os.mkdir('dd'); os.chdir('dd')\n"])
+        .current_dir(&root)
+        .status()
+        .expect("python3");
+    assert!(made.success());
+    watch_ready(&env, &root);
+    let st = env.project_status(&root);
+    let unwatchable = st["watch"]["unwatchable"].as_u64().unwrap_or(0);
+    assert!(unwatchable > 0, "the deep directories are counted: {}", st["watch"]);
+    let warnings = st["warnings"].to_string();
+    assert!(warnings.contains("could not be watched or read") && warnings.contains("dd/dd/dd"), "{warnings}");
+    let out = env.ctl_cmd(&["doctor", "--json"]).current_dir(&root).output().unwrap();
+    let checks: Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    let deep = checks.as_array().unwrap().iter().find(|c| c["name"] == "project watch");
+    assert!(deep.is_some_and(|c| c["status"] == "warn"), "doctor says so: {checks:#}");
+}
+
+/// Whether the daemon still has a live session for `root`.
+fn is_live(env: &Env, root: &Path) -> bool {
+    let list = env.ctl_json(&["projects"]);
+    list["projects"].as_array().is_some_and(|a| a.iter().any(|p| p["root"] == json!(root)))
+}
+
+#[test]
+fn a_project_deleted_or_moved_away_ends_its_session_archived_and_is_not_made_again() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let deleted = std::fs::canonicalize(repo(&env, "deleted")).unwrap();
+    let moved = std::fs::canonicalize(repo(&env, "moved")).unwrap();
+    for root in [&deleted, &moved] {
+        watch_ready(&env, root);
+        std::fs::write(root.join("work.txt"), "x").unwrap();
+        assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+        assert!(is_live(&env, root));
+    }
+    std::fs::remove_dir_all(&deleted).unwrap();
+    std::fs::rename(&moved, moved.with_file_name("moved-elsewhere")).unwrap();
+    for root in [&deleted, &moved] {
+        assert!(
+            wait_until(Duration::from_secs(10), || !is_live(&env, root)),
+            "{}: the session outlives its directory",
+            root.display()
+        );
+        assert!(!root.exists(), "{}: made again by a checkpoint", root.display());
+    }
+    // Each ended session is archived, saying why.
+    let archives: Vec<String> = walk(&env.state)
+        .iter()
+        .filter(|p| p.parent().is_some_and(|d| d.ends_with("sessions")))
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect();
+    for root in [&deleted, &moved] {
+        let needle = serde_json::to_string(&root.to_str().unwrap()).unwrap();
+        assert!(
+            archives.iter().any(|a| a.contains(&needle) && a.contains("vanished")),
+            "{}: no archive saying the directory went: {archives:?}",
+            root.display()
+        );
+    }
+    assert!(d.log().contains("directory is gone"), "logged: {}", d.log());
+    // `unwatch` of a path that no longer exists answers, it does not fail.
+    let out = env.ctl(&["unwatch", deleted.join("src").to_str().unwrap()]);
+    assert_ok(&out, "unwatch of a deleted project");
 }

@@ -92,6 +92,14 @@ fn project(socket: &Path, out: &mut Vec<Check>) -> bool {
             "add the big trees to `watch.ignore` in .claude/ccmem.toml",
         ));
     }
+    if let Some(deep) = warnings.iter().find(|w| w.contains("could not be watched or read")) {
+        out.push(bad(
+            "project watch",
+            "warn",
+            deep.clone(),
+            "shorten the deep directory chains, or add them to `watch.ignore` in .claude/ccmem.toml",
+        ));
+    }
     match warnings.into_iter().find(|w| w.contains("is not a project")) {
         Some(why) => {
             out.push(bad(

@@ -226,6 +226,7 @@ pub fn end_reason_text(r: EndReason) -> &'static str {
         EndReason::Reset => "reset",
         EndReason::Unwatched => "unwatched",
         EndReason::Restored => "restored",
+        EndReason::Vanished => "directory gone",
     }
 }
 

@@ -144,5 +144,13 @@ fn the_resume_context_names_relevant_memories() {
     let out = env.ctl(&["context", root.to_str().unwrap()]);
     assert_ok(&out, "context");
     let c = text(&out.stdout);
-    assert!(c.contains("## Memories") && c.contains("decision-sessions-live-in-redis"), "{c}");
+    // A project memory is a file in the repository, which a clone brings: it is quoted in
+    // the repository's block, not given as ccmem's own words.
+    assert!(
+        c.contains("## From the repository's files")
+            && c.contains(
+                "- memory decision-sessions-live-in-redis (decision, project): \"Sessions live in Redis: Because the API runs on several nodes.\""
+            ),
+        "{c}"
+    );
 }

@@ -37,6 +37,8 @@ pub enum Msg {
     FsChanges(Vec<(String, watch::Change)>),
     /// `.git/HEAD`, the index or a ref changed.
     GitChanged,
+    /// The project's directory was deleted or moved away (from its watcher).
+    RootGone,
     /// The dev servers listening from this project now (from the port scanner).
     Servers(Vec<ccmem_proto::model::environment::ServerInfo>),
     /// An agent hook event; `reply` is None for notifications.
@@ -45,6 +47,8 @@ pub enum Msg {
     Context { budget: Option<usize>, reply: oneshot::Sender<ContextReply> },
     /// The session memory report, written into the project when `write`.
     Report { write: bool, reply: oneshot::Sender<Result<ReportReply, String>> },
+    /// What brings the project's file watcher up to date (none before it runs).
+    Syncer { reply: oneshot::Sender<Option<watch::Syncer>> },
     /// The project's facts and goals, after `edit` (what it did, or why it could not).
     Facts { edit: Option<facts::FactsEdit>, reply: oneshot::Sender<FactsAnswer> },
 }
@@ -65,6 +69,7 @@ impl From<watch::Event> for Msg {
         match e {
             watch::Event::Changes(c) => Msg::FsChanges(c),
             watch::Event::GitChanged => Msg::GitChanged,
+            watch::Event::RootGone => Msg::RootGone,
         }
     }
 }

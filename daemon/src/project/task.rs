@@ -212,7 +212,11 @@ impl Project {
             self.s.project_root.clone(),
             mailbox,
             self.ctx.watch.clone(),
-            self.changed_since.take(),
+            // A new session counts what is written from its start on, even what the first
+            // walk meets (the kernel's file times lag the clock by a tick: a little before).
+            self.changed_since
+                .take()
+                .or_else(|| std::time::SystemTime::now().checked_sub(std::time::Duration::from_millis(20))),
             ignore,
         ));
         self.deadline = self.active_at + self.ttl();
@@ -232,6 +236,11 @@ impl Project {
                     }
                 }
                 _ = tick.tick() => {
+                    // The watcher says when the directory goes; this catches what it cannot
+                    // see (a polled root, a removed mount).
+                    if !self.root_exists().await {
+                        break Flow::End(EndReason::Vanished, None);
+                    }
                     if self.dirty {
                         self.checkpoint_soon(CheckpointReason::Automatic, CheckpointType::Periodic);
                     } else {
@@ -329,6 +338,9 @@ impl Project {
                     let _ = reply.send(status.await);
                 });
             }
+            Msg::Syncer { reply } => {
+                let _ = reply.send(self.watcher.as_ref().map(watch::Handle::syncer));
+            }
             Msg::Summary { conversations, reply } => {
                 let _ = reply.send(if conversations { self.summary_with_conversations() } else { self.summary() });
             }
@@ -365,6 +377,11 @@ impl Project {
                 });
             }
             Msg::Unwatch { reply } => return Flow::End(EndReason::Unwatched, Some(reply)),
+            Msg::RootGone => {
+                if !self.root_exists().await {
+                    return Flow::End(EndReason::Vanished, None);
+                }
+            }
             Msg::FsChanges(changes) => {
                 let now = chrono::Utc::now();
                 let large = changes.len() > crate::heap::LARGE_BATCH;
@@ -446,14 +463,30 @@ impl Project {
         self.overrides.context_budget.unwrap_or_else(|| self.ctx.live.borrow().context_budget)
     }
 
+    /// Whether the project's directory is still there.
+    async fn root_exists(&self) -> bool {
+        let root = self.s.project_root.clone();
+        tokio::task::spawn_blocking(move || std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir()))
+            .await
+            .unwrap_or(true)
+    }
+
     /// Final checkpoint, archive, and the tracker forgotten. Returns the ended session's id.
     async fn end_session(&mut self, reason: EndReason) -> String {
         self.finish_reads().await;
         let (why, kind) = match reason {
-            EndReason::Expired | EndReason::Restored => (CheckpointReason::Automatic, CheckpointType::EventDriven),
+            EndReason::Expired | EndReason::Restored | EndReason::Vanished => {
+                (CheckpointReason::Automatic, CheckpointType::EventDriven)
+            }
             EndReason::Reset | EndReason::Unwatched => (CheckpointReason::Manual, CheckpointType::UserRequested),
         };
-        self.checkpoint(why, kind).await;
+        // A project whose directory is gone has nowhere to take a checkpoint (and making its
+        // `.claude` again would bring a deleted project back): only the archive is written.
+        if self.s.project_root.is_dir() {
+            self.checkpoint(why, kind).await;
+        } else {
+            tracing::warn!(project = %self.s.project_root.display(), "the project's directory is gone: its session ends, archived");
+        }
         let archived =
             ArchivedSession { ended: reason, ended_at: crate::clock::iso(chrono::Utc::now()), session: self.s.clone() };
         let ctx = self.ctx.clone();

@@ -170,6 +170,7 @@ impl Project {
             files: st.files.load(Relaxed) as u64,
             rescans: st.rescans.load(Relaxed),
             capped: st.capped.load(Relaxed),
+            unwatchable: st.unwatchable.load(Relaxed) as u64,
         })
     }
 
@@ -181,6 +182,9 @@ impl Project {
         }
         if self.watch_status().is_some_and(|st| st.capped) {
             w.push(watch::cap_warning(&self.s.project_root, &self.ctx.watch));
+        }
+        if let Some(h) = &self.watcher {
+            w.extend(watch::unwatchable_warning(&self.s.project_root, &h.stats));
         }
         w
     }

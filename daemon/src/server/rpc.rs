@@ -53,7 +53,19 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             to_value(ask(shared, &root, |reply| Msg::Watch { reply }).await?)
         }
         method::UNWATCH => {
-            let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
+            let path = parse::<api::PathParams>(name, params)?.path;
+            let root = match root_of(name, path.clone()).await {
+                Ok(root) => root,
+                // A project deleted or moved away cannot be resolved any more: its live
+                // session is the one whose root the path names (or lies in).
+                Err(e) => match gone_root(shared, &path) {
+                    Some(root) => root,
+                    None if !path.exists() => {
+                        return to_value(api::EndReply { root: path, ended_session: None, new_session: None })
+                    }
+                    None => return Err(e),
+                },
+            };
             to_value(ask(shared, &root, |reply| Msg::Unwatch { reply }).await?)
         }
         method::PROJECTS => to_value(api::ProjectList { projects: shared.projects.list().await }),
@@ -248,12 +260,27 @@ async fn memory(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value
     Ok(reply)
 }
 
-/// Has the port scanner tell a live project its servers, before a request that shows them.
+/// Brings a live project up to date before a request that shows it: the port scanner tells
+/// it its servers, and its file watcher delivers every change made before the request (a
+/// `checkpoint` run right after a file was written names that file).
 async fn fresh_servers(shared: &Arc<Shared>, root: &Path) {
-    if shared.projects.is_live(root) {
-        shared.projects.ctx().ports.refresh(root).await;
+    if !shared.projects.is_live(root) {
+        return;
     }
+    let ports = shared.projects.ctx().ports.refresh(root);
+    let files = async {
+        let (tx, rx) = oneshot::channel();
+        shared.projects.send(root, Msg::Syncer { reply: tx }).await;
+        if let Ok(Some(syncer)) = rx.await {
+            syncer.sync(FILES_SYNC_LIMIT).await;
+        }
+    };
+    tokio::join!(ports, files);
 }
+
+/// How long a request waits for the file watcher to catch up (it answers in milliseconds;
+/// this bounds a watcher still walking a huge tree).
+const FILES_SYNC_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Sends a message with a reply channel to the project's task and waits for the answer.
 async fn ask<T>(
@@ -344,6 +371,23 @@ async fn root_of(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
         Some(why) => Err(RpcError::app(why)),
         None => Ok(root),
     }
+}
+
+/// The live project that a path which no longer exists named: the one whose root is the
+/// path or holds it (the deepest, when projects nest).
+fn gone_root(shared: &Arc<Shared>, path: &Path) -> Option<PathBuf> {
+    let path = std::path::absolute(path).ok()?;
+    let mut lexical = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => lexical.push(c),
+        }
+    }
+    shared.projects.roots().into_iter().filter(|r| lexical.starts_with(r)).max_by_key(|r| r.components().count())
 }
 
 /// The root `path` resolves to, whether or not it may be a project.

@@ -117,6 +117,28 @@ pub struct Stats {
     /// The project holds more than [`MAX_PROJECT_FILES`] files or [`MAX_PROJECT_DIRS`]
     /// directories: what is past the cap is not tracked.
     pub capped: AtomicBool,
+    /// Directories that could be neither watched nor read (a path too long for the system,
+    /// a directory chain thousands deep, no permission): changes there are not seen.
+    pub unwatchable: AtomicUsize,
+    /// The first of them, to name in the warning.
+    pub unwatchable_example: std::sync::Mutex<Option<String>>,
+}
+
+/// What `status` and `doctor` say of directories that could not be watched.
+pub fn unwatchable_warning(root: &Path, stats: &Stats) -> Option<String> {
+    let n = stats.unwatchable.load(Relaxed);
+    if n == 0 {
+        return None;
+    }
+    let example = stats.unwatchable_example.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+    let shown: String = example.chars().take(120).collect();
+    let more = if example.chars().count() > 120 { "…" } else { "" };
+    Some(format!(
+        "{}: {} could not be watched or read (paths too long or too deep, or no permission), \
+         so changes there are not seen; the first: {shown}{more}",
+        root.display(),
+        ccmem_proto::count(n as u64, "directory", "directories"),
+    ))
 }
 
 /// Most files one project's watcher remembers: a tree this large is a home directory or a
@@ -147,7 +169,38 @@ pub struct Handle {
     cancel: CancellationToken,
     /// Its counters.
     pub stats: Arc<Stats>,
+    sync: mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>,
 }
+
+impl Handle {
+    /// What lets a query wait until the watcher has seen every change made before it.
+    pub fn syncer(&self) -> Syncer {
+        Syncer(self.sync.clone())
+    }
+}
+
+/// Brings a watcher up to date, as watchman's synchronization cookies do: the watcher
+/// creates a cookie file and waits for its own notification of it. Notifications of one
+/// watcher arrive in order, so once the cookie's has come, every change made before the
+/// request has been seen too; the watcher then counts what it holds at once, without the
+/// coalescing wait, and delivers it to the project before answering.
+#[derive(Debug, Clone)]
+pub struct Syncer(mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>);
+
+impl Syncer {
+    /// Waits, at most `limit`, until the changes made before this call have been delivered
+    /// to the project's mailbox. Whether the watcher answered in time.
+    pub async fn sync(&self, limit: Duration) -> bool {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.0.send(tx).is_err() {
+            return false;
+        }
+        matches!(tokio::time::timeout(limit, rx).await, Ok(Ok(())))
+    }
+}
+
+/// Cookie files start with this; the watcher never counts them as changes.
+pub const COOKIE_PREFIX: &str = ".ccmem-cookie-";
 
 impl Drop for Handle {
     fn drop(&mut self) {
@@ -162,6 +215,8 @@ pub enum Event {
     Changes(Vec<(String, Change)>),
     /// The repository's state may have changed (HEAD, the index, refs).
     GitChanged,
+    /// The project's directory is gone (deleted, or moved away): the watcher has stopped.
+    RootGone,
 }
 
 /// Starts watching `root`. What changes goes to `mailbox` as [`Event`]s (converted into the
@@ -176,9 +231,10 @@ pub fn spawn<M: From<Event> + Send + 'static>(
 ) -> Handle {
     let cancel = CancellationToken::new();
     let stats = Arc::new(Stats::default());
+    let (sync, sync_rx) = mpsc::unbounded_channel();
     let task = Task { root, mailbox, settings, stats: stats.clone(), cancel: cancel.clone(), ignore };
-    tokio::spawn(task.run(since));
-    Handle { cancel, stats }
+    tokio::spawn(task.run(since, sync_rx));
+    Handle { cancel, stats, sync }
 }
 
 #[cfg(test)]

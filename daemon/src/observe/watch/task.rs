@@ -68,17 +68,93 @@ pub(super) enum Note {
     Paths(Vec<PathBuf>),
     Rescan,
     Git,
+    /// A synchronization cookie appeared (or went): its number.
+    Cookie(u64),
+}
+
+/// How long a sync waits for its cookie's notification before counting what it has: a
+/// cookie that cannot be written, or whose notification was lost in an overflow (a rescan
+/// follows then), must not hold a `status` up.
+const COOKIE_WAIT: Duration = Duration::from_millis(1000);
+
+/// The number in a cookie's file name, when `p` is one of this process's cookies.
+fn cookie_number(p: &Path) -> Option<u64> {
+    let name = p.file_name()?.to_str()?;
+    let rest = name.strip_prefix(COOKIE_PREFIX)?;
+    let (pid, n) = rest.split_once('-')?;
+    (pid == std::process::id().to_string()).then_some(())?;
+    n.parse().ok()
+}
+
+/// Syncs under way: the cookie each waits for, and when it stops waiting.
+#[derive(Default)]
+struct Syncs {
+    next: u64,
+    waiting: Vec<(u64, PathBuf, Instant, tokio::sync::oneshot::Sender<()>)>,
+    /// The highest cookie number seen.
+    seen: u64,
+}
+
+impl Syncs {
+    /// Writes a cookie for `reply` into `dir` (the watched `.git` or the project root).
+    /// Returns false when it could not be written: the sync is answered at the next turn.
+    fn start(&mut self, dir: &Path, reply: tokio::sync::oneshot::Sender<()>) {
+        self.next += 1;
+        let path = dir.join(format!("{COOKIE_PREFIX}{}-{}", std::process::id(), self.next));
+        let deadline = match std::fs::File::create(&path) {
+            Ok(_) => Instant::now() + COOKIE_WAIT,
+            Err(e) => {
+                tracing::debug!(cookie = %path.display(), error = %e, "cannot write a sync cookie");
+                Instant::now()
+            }
+        };
+        self.waiting.push((self.next, path, deadline, reply));
+    }
+
+    /// The earliest time a sync stops waiting.
+    fn deadline(&self) -> Option<Instant> {
+        self.waiting.iter().map(|w| w.2).min()
+    }
+
+    /// Whether a sync is due: its cookie was seen, or it waited long enough.
+    fn due(&self, now: Instant) -> bool {
+        self.waiting.iter().any(|(n, _, at, _)| *n <= self.seen || *at <= now)
+    }
+
+    /// Answers the syncs that are due, removing their cookies.
+    fn answer(&mut self, now: Instant) {
+        let seen = self.seen;
+        let (due, rest): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.waiting).into_iter().partition(|(n, _, at, _)| *n <= seen || *at <= now);
+        self.waiting = rest;
+        for (_, path, _, reply) in due {
+            let _ = std::fs::remove_file(&path);
+            let _ = reply.send(());
+        }
+    }
 }
 
 impl<M: From<Event> + Send + 'static> Task<M> {
-    pub(super) async fn run(mut self, since: Option<SystemTime>) {
+    pub(super) async fn run(
+        mut self,
+        since: Option<SystemTime>,
+        mut sync_rx: mpsc::UnboundedReceiver<tokio::sync::oneshot::Sender<()>>,
+    ) {
         let inbox = Arc::new(Inbox::new(self.settings.queue));
         let git_dir = self.root.join(".git");
         let handler = {
             let inbox = inbox.clone();
+            let git_dir = git_dir.clone();
             move |res: notify::Result<notify::Event>| {
                 let note = match res {
                     Ok(ev) if ev.need_rescan() => Note::Rescan,
+                    // Our own cookie: it syncs, it is no change.
+                    Ok(ev) if ev.paths.iter().any(|p| cookie_number(p).is_some()) => {
+                        match ev.paths.iter().filter_map(|p| cookie_number(p)).max() {
+                            Some(n) => Note::Cookie(n),
+                            None => return,
+                        }
+                    }
                     // Reads (the agent, compilers, grep) say nothing about changes.
                     Ok(ev)
                         if matches!(ev.kind, EventKind::Access(notify::event::AccessKind::Open(_)))
@@ -141,6 +217,14 @@ impl<M: From<Event> + Send + 'static> Task<M> {
         let mut last_event = Instant::now();
         let mut rescan = false;
         let mut git_pending: Option<Instant> = None;
+        let mut syncs = Syncs::default();
+        // Cookies go where a notification is sure to come from: `.git` when it is watched
+        // (git ignores files it does not know there), else the project's root.
+        let cookie_dir = if tree.as_ref().is_some_and(|t| t.watched.iter().any(|d| d.starts_with("\0git:"))) {
+            git_dir.clone()
+        } else {
+            self.root.clone()
+        };
         let mut poll = tokio::time::interval(self.settings.poll_interval);
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let coalesce = self.settings.coalesce;
@@ -150,6 +234,8 @@ impl<M: From<Event> + Send + 'static> Task<M> {
             let flush_at = first_pending.map(|f| (last_event + coalesce).min(f + max_delay));
             tokio::select! {
                 _ = self.cancel.cancelled() => break,
+                Some(reply) = sync_rx.recv() => syncs.start(&cookie_dir, reply),
+                _ = sleep_until_opt(syncs.deadline()) => {}
                 _ = inbox.wake.notified() => {
                     // Let a burst gather first: one wake-up then covers many notifications
                     // (notify's thread wakes no one while this one has not taken them).
@@ -157,6 +243,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                     for note in inbox.take() {
                         match note {
                             Note::Rescan => rescan = true,
+                            Note::Cookie(n) => syncs.seen = syncs.seen.max(n),
                             Note::Git => { git_pending.get_or_insert_with(|| Instant::now() + Duration::from_millis(300)); }
                             Note::Paths(paths) => {
                                 last_event = Instant::now();
@@ -184,7 +271,14 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                     if !changes.is_empty() {
                         git_pending.get_or_insert_with(|| Instant::now() + GIT_AFTER_EDITS);
                     }
-                    if !self.deliver(changes).await { break }
+                    // A directory that is gone has no changes worth counting, only its end.
+                    let gone = tree.as_ref().is_some_and(|t| t.gone);
+                    if !gone && !self.deliver(changes).await { break }
+                    if gone {
+                        tracing::info!(project = %self.root.display(), "the project's directory is gone; watching stops");
+                        let _ = self.mailbox.send(Event::RootGone.into()).await;
+                        break;
+                    }
                 }
                 _ = sleep_until_opt(git_pending) => {
                     git_pending = None;
@@ -221,7 +315,25 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                 }
                 git_pending.get_or_insert_with(Instant::now);
             }
+            let now = Instant::now();
+            if syncs.due(now) {
+                // Every change made before the sync was asked for has been notified: count
+                // them now, without the coalescing wait, and deliver them before answering.
+                first_pending = None;
+                let paths = in_order(std::mem::take(&mut pending));
+                if !paths.is_empty() {
+                    let Some(changes) = self.blocking(&mut tree, move |t| t.resolve(paths)).await else { break };
+                    if !changes.is_empty() {
+                        git_pending.get_or_insert_with(|| Instant::now() + GIT_AFTER_EDITS);
+                    }
+                    if !self.deliver(changes).await {
+                        break;
+                    }
+                }
+                syncs.answer(now);
+            }
         }
+        syncs.answer(Instant::now() + COOKIE_WAIT * 2);
         let released = tree.as_ref().map_or(0, |t| t.watched.len());
         drop(tree);
         tracing::debug!(project = %self.root.display(), watches = released, "watches released");

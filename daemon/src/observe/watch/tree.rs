@@ -3,7 +3,15 @@
 use super::ignores::*;
 use super::*;
 
-pub(super) type Batch = Vec<(PathBuf, Option<Seen>)>;
+/// What a walk found at a path: a directory, a file (with what was seen of it), or a
+/// directory it could not read.
+pub(super) enum Found {
+    Dir,
+    File(Seen),
+    Unreadable,
+}
+
+pub(super) type Batch = Vec<(PathBuf, Found)>;
 
 /// Makes one [`Collector`] per walker thread.
 pub(super) struct Collectors {
@@ -24,11 +32,21 @@ pub(super) struct Collector {
 
 impl ignore::ParallelVisitor for Collector {
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        if let Ok(entry) = entry {
-            if entry.file_type().is_some_and(|t| t.is_dir()) {
-                self.batch.push((entry.into_path(), None));
-            } else if let Ok(m) = entry.metadata() {
-                self.batch.push((entry.into_path(), Some(Seen::of(&m))));
+        match entry {
+            Ok(entry) if entry.file_type().is_some_and(|t| t.is_dir()) => {
+                self.batch.push((entry.into_path(), Found::Dir))
+            }
+            Ok(entry) => {
+                if let Ok(m) = entry.metadata() {
+                    self.batch.push((entry.into_path(), Found::File(Seen::of(&m))));
+                }
+            }
+            // A directory that cannot be read (a path past the system's limit, no
+            // permission): said in `status`, not passed over in silence.
+            Err(e) => {
+                if let Some(path) = error_path(&e) {
+                    self.batch.push((path, Found::Unreadable));
+                }
             }
         }
         if self.batch.len() >= 256 && self.tx.send(std::mem::take(&mut self.batch)).is_err() {
@@ -43,6 +61,15 @@ impl Drop for Collector {
         if !self.batch.is_empty() {
             let _ = self.tx.send(std::mem::take(&mut self.batch));
         }
+    }
+}
+
+/// The path an error of the walk is about, when it is about reading one.
+fn error_path(e: &ignore::Error) -> Option<PathBuf> {
+    match e {
+        ignore::Error::WithPath { path, err } if err.io_error().is_some() => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        _ => None,
     }
 }
 
@@ -81,6 +108,10 @@ pub(super) struct Tree {
     pub(super) ignores: Ignores,
     /// The project is over the cap: the rest of it is not tracked.
     pub(super) capped: bool,
+    /// Directories that could be neither watched nor read.
+    pub(super) unwatchable: HashSet<Box<str>>,
+    /// The root is gone.
+    pub(super) gone: bool,
 }
 
 impl Drop for Tree {
@@ -105,6 +136,8 @@ impl Tree {
             watched: HashSet::new(),
             polled: HashSet::new(),
             capped: false,
+            unwatchable: HashSet::new(),
+            gone: false,
             ignores,
         }
     }
@@ -114,6 +147,11 @@ impl Tree {
         stats.dirs_polled.store(self.polled.len(), Relaxed);
         stats.files.store(self.files.len(), Relaxed);
         stats.capped.store(self.capped, Relaxed);
+        stats.unwatchable.store(self.unwatchable.len(), Relaxed);
+        let mut example = stats.unwatchable_example.lock().unwrap_or_else(|p| p.into_inner());
+        if example.as_deref().is_none_or(|e| !self.unwatchable.contains(e)) {
+            *example = self.unwatchable.iter().min_by_key(|d| d.len()).map(|d| d.to_string());
+        }
     }
 
     pub(super) fn rel(&self, p: &Path) -> Option<String> {
@@ -129,8 +167,11 @@ impl Tree {
         let since_ns = since.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map(|d| d.as_nanos() as i64);
         for (rel, seen) in self.walk("") {
             if let Some(seen) = seen {
-                if since_ns.is_some_and(|s| seen.mtime_ns > s) {
-                    out.push((rel.clone(), Change::Modified));
+                if let Some(since) = since.filter(|_| since_ns.is_some_and(|s| seen.mtime_ns > s)) {
+                    // Born after `since` (where the system records birth times): created.
+                    let born = std::fs::symlink_metadata(self.root.join(&rel)).and_then(|m| m.created());
+                    let change = if born.is_ok_and(|b| b > since) { Change::Created } else { Change::Modified };
+                    out.push((rel.clone(), change));
                 }
                 self.files.insert(rel.into_boxed_str(), seen);
             }
@@ -192,20 +233,70 @@ impl Tree {
                     }
                     break;
                 }
-                for (path, seen) in batch {
+                for (path, what) in batch {
                     let Some(rel) = self.rel(&path) else { continue };
-                    match seen {
-                        None => {
+                    match what {
+                        Found::Dir => {
                             self.add_dir(&rel);
                             found.push((rel, None));
                         }
-                        Some(seen) if !is_own_file(&rel) => found.push((rel, Some(seen))),
-                        Some(_) => {}
+                        Found::File(seen) if !is_own_file(&rel) && !is_cookie(&rel) => found.push((rel, Some(seen))),
+                        Found::File(_) => {}
+                        Found::Unreadable => {
+                            tracing::debug!(dir = %path.display(), "cannot read directory");
+                            self.unwatchable.insert(rel.into());
+                        }
                     }
                 }
             }
         });
+        self.relist(&mut found);
         found
+    }
+
+    /// Looks again into each directory the walk found, now that its watch is in place. The
+    /// walk lists a directory before its watch lands: what was created in between (a file,
+    /// or a whole subdirectory of a burst) would have no notification and never be seen.
+    /// What the second look finds that the walk did not is added, and new directories are
+    /// walked the same way. From the watch on, notifications cover the rest.
+    fn relist(&mut self, found: &mut Vec<(String, Option<Seen>)>) {
+        let mut known: HashSet<String> = found.iter().map(|(r, _)| r.clone()).collect();
+        let mut dirs: Vec<String> = found.iter().filter(|(_, s)| s.is_none()).map(|(r, _)| r.clone()).collect();
+        while let Some(dir) = dirs.pop() {
+            if !self.watched.contains(dir.as_str()) {
+                continue; // polled (its poll finds new entries) or not watched at all
+            }
+            let Ok(rd) = std::fs::read_dir(self.root.join(&dir)) else { continue };
+            for e in rd.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                let rel = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+                if known.contains(&rel)
+                    || self.files.contains_key(rel.as_str())
+                    || self.watched.contains(rel.as_str())
+                    || self.polled.contains(rel.as_str())
+                    || is_own_file(&rel)
+                    || is_cookie(&rel)
+                    || ALWAYS_IGNORED.contains(&&*name)
+                {
+                    continue;
+                }
+                let Ok(m) = std::fs::symlink_metadata(e.path()) else { continue };
+                if self.ignores.is_ignored(&self.root, &rel, m.is_dir()) {
+                    continue;
+                }
+                known.insert(rel.clone());
+                if m.is_dir() {
+                    for (r, seen) in self.walk(&rel) {
+                        if known.insert(r.clone()) {
+                            found.push((r, seen));
+                        }
+                    }
+                } else {
+                    found.push((rel, Some(Seen::of(&m))));
+                }
+            }
+        }
     }
 
     /// Watches a directory, or polls it when no watch can be had.
@@ -232,6 +323,7 @@ impl Tree {
                     self.polled.insert(rel.into());
                 } else {
                     tracing::debug!(dir = %path.display(), error = %e, "cannot watch directory");
+                    self.unwatchable.insert(rel.into());
                 }
             }
         }
@@ -249,6 +341,7 @@ impl Tree {
             self.settings.watches_used.fetch_sub(1, Relaxed);
         }
         self.polled.retain(|d| &**d != rel && !d.starts_with(&prefix));
+        self.unwatchable.retain(|d| &**d != rel && !d.starts_with(&prefix));
     }
 
     /// `.git` (HEAD, index, packed-refs) and `.git/refs/**`; not objects, not logs.
@@ -279,7 +372,15 @@ impl Tree {
         let mut out = Vec::new();
         for p in paths {
             let Some(rel) = self.rel(&p) else { continue };
-            if rel.is_empty() || is_own_file(&rel) || rel.split('/').any(|c| ALWAYS_IGNORED.contains(&c)) {
+            if rel.is_empty() && !std::fs::symlink_metadata(&self.root).is_ok_and(|m| m.is_dir()) {
+                // The root itself was deleted or moved away.
+                self.gone = true;
+            }
+            if rel.is_empty()
+                || is_own_file(&rel)
+                || is_cookie(&rel)
+                || rel.split('/').any(|c| ALWAYS_IGNORED.contains(&c))
+            {
                 continue;
             }
             if rel.ends_with(".gitignore") || rel.ends_with(".ignore") {
@@ -391,7 +492,7 @@ impl Tree {
             let mut seen_here = HashSet::new();
             for e in rd.flatten() {
                 let rel = format!("{prefix}{}", e.file_name().to_string_lossy());
-                if is_own_file(&rel) || ALWAYS_IGNORED.contains(&&*e.file_name().to_string_lossy()) {
+                if is_own_file(&rel) || is_cookie(&rel) || ALWAYS_IGNORED.contains(&&*e.file_name().to_string_lossy()) {
                     continue;
                 }
                 seen_here.insert(rel.clone());
@@ -431,4 +532,9 @@ pub(super) fn in_order(pending: HashMap<PathBuf, u64>) -> Vec<PathBuf> {
     let mut paths: Vec<(PathBuf, u64)> = pending.into_iter().collect();
     paths.sort_unstable_by_key(|(_, n)| *n);
     paths.into_iter().map(|(p, _)| p).collect()
+}
+
+/// A synchronization cookie of the watcher's own (see [`super::Syncer`]).
+pub(super) fn is_cookie(rel: &str) -> bool {
+    rel.rsplit('/').next().is_some_and(|n| n.starts_with(COOKIE_PREFIX))
 }

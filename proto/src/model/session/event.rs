@@ -108,4 +108,6 @@ pub enum EndReason {
     Unwatched,
     /// Its tracker file could not be read; what was left is archived as found.
     Restored,
+    /// Its directory was deleted or moved away.
+    Vanished,
 }

@@ -183,6 +183,14 @@ pub struct WatchStatus {
     /// The project is over the per-project cap on files or directories tracked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub capped: bool,
+    /// Directories that could be neither watched nor read (paths too long or too deep, no
+    /// permission): changes in them are not seen.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unwatchable: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Result of `shutdown`.
