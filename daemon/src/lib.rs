@@ -151,6 +151,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         live: live.clone(),
         watch,
         config: reloader.clone(),
+        socket: socket.clone(),
     };
     let shared = Arc::new(state::Shared::new(socket.clone(), started, limits, services));
     tokio::spawn(shutdown::on_signals(shared.shutdown.clone()));

@@ -316,3 +316,47 @@ fn an_unwritable_project_gives_a_warning_and_the_daemon_carries_on() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["project"].get("warnings").is_none(), "{v}");
 }
+
+#[test]
+fn a_second_daemon_leaves_a_project_another_keeps_alone_and_says_why() {
+    // Two daemons that share nothing but the project: another runtime dir, state and home,
+    // as under sudo or in a tmux with its own XDG_RUNTIME_DIR.
+    let (a, b) = (Env::new(), Env::new());
+    let mut da = a.start_daemon(&[]);
+    let _db = b.start_daemon(&[]);
+    let root = repo(&a, "shared");
+    let p = root.to_str().unwrap();
+    send(&a, ev(&root, "conv-a", "SessionStart", json!({"source": "startup"})));
+    send(&a, ev(&root, "conv-a", "UserPromptSubmit", json!({"prompt": "fix the login bug"})));
+    a.event(&root, json!({"kind": "file_edited", "path": "src/login.rs"}));
+    assert_ok(&a.ctl(&["checkpoint", p]), "checkpoint by the first daemon");
+    let before = std::fs::read(root.join(".claude/.project-state.json")).unwrap();
+
+    // The second daemon is told of the project by every route: hooks, events, commands.
+    for name in ["SessionStart", "UserPromptSubmit", "Stop"] {
+        let out = send(&b, ev(&root, "conv-b", name, json!({"source": "startup", "prompt": "x"})));
+        assert!(out.stdout.is_empty() || !text(&out.stdout).contains("Where you left off"), "{}", text(&out.stdout));
+    }
+    let out = b.ctl(&["checkpoint", p]);
+    assert_eq!(out.status.code(), Some(1), "refused: {}", text(&out.stdout));
+    let said = text(&out.stderr);
+    assert!(said.contains("another ccmemd") && said.contains(&format!("pid {}", da.pid)), "{said}");
+    let st = b.project_status(&root);
+    assert_eq!(st["live"], false, "{st}");
+    assert!(st["warnings"].to_string().contains("leaves the project alone"), "{st}");
+    assert_eq!(b.ctl_json(&["projects"])["projects"], json!([]));
+    assert_eq!(
+        std::fs::read(root.join(".claude/.project-state.json")).unwrap(),
+        before,
+        "the checkpoint was overwritten"
+    );
+    assert!(read_state(&root).to_string().contains("src/login.rs"));
+    // The lock file stays out of commits.
+    assert!(git(&root, &["status", "--porcelain", "--untracked-files=all"]).trim().is_empty());
+
+    // Once the first daemon is gone, the second may keep the project.
+    assert_ok(&a.ctl(&["shutdown"]), "shutdown");
+    da.wait(Duration::from_secs(10));
+    send(&b, ev(&root, "conv-b", "SessionStart", json!({"source": "startup"})));
+    assert_eq!(b.project_status(&root)["live"], true);
+}

@@ -289,7 +289,8 @@ pub fn parse_status(out: &[u8]) -> GitState {
 /// The checkpoint, its backup, the report and their temporary files.
 fn is_own_file(path: &str) -> bool {
     path.strip_prefix(".claude/").is_some_and(|name| {
-        !name.contains('/') && (name.contains(".project-state.json") || name.contains("session-memory.md"))
+        !name.contains('/')
+            && (name.contains(".project-state.json") || name.contains("session-memory.md") || name == ".ccmemd.lock")
     })
 }
 

@@ -14,8 +14,12 @@ use std::path::{Path, PathBuf};
 pub const STATE_FILE: &str = ".claude/.project-state.json";
 
 /// Lines that keep the daemon's files out of commits. The user's .gitignore is never touched.
-const EXCLUDES: &[&str] =
-    &[".claude/.project-state.json", ".claude/.project-state.json.*", ".claude/session-memory.md"];
+const EXCLUDES: &[&str] = &[
+    ".claude/.project-state.json",
+    ".claude/.project-state.json.*",
+    ".claude/session-memory.md",
+    super::lock::LOCK_FILE,
+];
 
 /// What a checkpoint achieved.
 #[derive(Debug, Default)]
@@ -127,7 +131,7 @@ fn write_state(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// worktrees), once. Outside git there is nothing to do. A git directory elsewhere that is
 /// not this checkout's own (a `.git` file pointing into another repository) is left alone,
 /// with the warning returned.
-fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
+pub(super) fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
     let Some(exclude) = exclude_path(root) else { return Ok(None) };
     let Some(git_dir) = exclude.parent().and_then(Path::parent) else { return Ok(None) };
     if !own_git_dir(root, git_dir) {

@@ -4,6 +4,7 @@
 pub mod checkpoint;
 mod events;
 mod jobs;
+pub mod lock;
 pub mod msg;
 pub mod registry;
 pub mod task;

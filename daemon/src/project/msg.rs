@@ -115,6 +115,51 @@ impl Msg {
     }
 }
 
+impl Msg {
+    /// Answers a message for a project another daemon keeps: nothing recorded, `why` said
+    /// wherever a person reads the answer (never in the agent's context).
+    pub fn answer_refused(self, root: &Path, why: &str) {
+        match self {
+            Msg::Status { reply } => {
+                let mut st = not_live(root);
+                st.warnings.push(why.to_string());
+                let _ = reply.send(st);
+            }
+            Msg::Watch { reply } => {
+                let _ = reply.send(ProjectSummary {
+                    root: root.to_path_buf(),
+                    project_name: String::new(),
+                    session_id: String::new(),
+                    created_at: String::new(),
+                    last_activity: String::new(),
+                    expires_in_secs: 0.0,
+                    files_modified: 0,
+                    commands: 0,
+                    last_checkpoint: None,
+                    warnings: vec![why.to_string()],
+                    conversations: Vec::new(),
+                });
+            }
+            Msg::Hook { reply: Some(reply), .. } => {
+                let _ = reply.send(HookReply::default());
+            }
+            Msg::Event { reply: Some(reply), .. } => {
+                let _ = reply.send(Err(why.to_string()));
+            }
+            Msg::Checkpoint { reply, .. } => {
+                let _ = reply.send(Err(why.to_string()));
+            }
+            Msg::Report { reply, .. } => {
+                let _ = reply.send(Err(why.to_string()));
+            }
+            Msg::Context { reply, .. } => {
+                let _ = reply.send(ContextReply { context: why.to_string(), conversation_id: None });
+            }
+            other => other.answer_not_live(root),
+        }
+    }
+}
+
 /// The status of a project without a live session.
 pub fn not_live(root: &Path) -> ProjectStatus {
     ProjectStatus {

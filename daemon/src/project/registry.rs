@@ -5,6 +5,7 @@
 //! this registry only maps roots to those tasks' mailboxes. The lock guards the map, never
 //! a session, and is never held across an await.
 
+use crate::project::lock;
 use crate::project::task::{Msg, Place, Project, Services};
 use crate::store::Found;
 use ccmem_proto::model::environment::ServerInfo;
@@ -39,6 +40,8 @@ pub struct Projects {
     ctx: Arc<Services>,
     generations: AtomicU64,
     closing: AtomicBool,
+    /// Projects another daemon keeps, said once in the log.
+    refused_once: Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 impl std::fmt::Debug for Projects {
@@ -52,6 +55,8 @@ pub struct Registration {
     registry: Arc<Projects>,
     root: PathBuf,
     generation: u64,
+    /// The project's lock, held for the session's life.
+    lock: Option<std::fs::File>,
 }
 
 impl Place for Registration {
@@ -67,6 +72,8 @@ impl Place for Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        // Released first: a session starting here right after finds the lock free.
+        drop(self.lock.take());
         let mut live = self.registry.lock();
         if live.get(&self.root).is_some_and(|e| e.generation == self.generation) {
             if let Some(e) = live.remove(&self.root) {
@@ -84,6 +91,7 @@ impl Projects {
             ctx: Arc::new(ctx),
             generations: AtomicU64::new(0),
             closing: AtomicBool::new(false),
+            refused_once: Mutex::new(Default::default()),
         })
     }
 
@@ -95,9 +103,43 @@ impl Projects {
     /// Delivers `msg` to the project at `root`, starting a session if the message calls for
     /// one. A task that is ending is waited for, then the message goes to its successor.
     pub async fn send(self: &Arc<Self>, root: &Path, mut msg: Msg) {
+        // The project's lock, taken before its session starts here (see `lock`).
+        let mut lock: Option<std::fs::File> = None;
+        let mut waits = 0;
         loop {
-            let Some(entry) = self.entry(root, msg.starts_session()) else {
+            if msg.starts_session() && lock.is_none() && !self.is_live(root) && !self.closing.load(Ordering::SeqCst) {
+                let (r, socket) = (root.to_path_buf(), self.ctx.socket.clone());
+                match tokio::task::spawn_blocking(move || lock::take(&r, &socket)).await {
+                    Ok(lock::Taken::Mine(f)) => lock = Some(f),
+                    Ok(lock::Taken::Elsewhere(why)) => {
+                        if self.refused_once.lock().unwrap_or_else(|p| p.into_inner()).insert(root.to_path_buf()) {
+                            tracing::warn!(project = %root.display(), "{why}");
+                        }
+                        msg.answer_refused(root, &why);
+                        return;
+                    }
+                    // A session of this daemon is starting or ending at this moment.
+                    Ok(lock::Taken::Ours) if waits < 200 => {
+                        waits += 1;
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        continue;
+                    }
+                    Ok(lock::Taken::Ours) => {}
+                    Ok(lock::Taken::None(why)) => tracing::debug!(project = %root.display(), "{why}"),
+                    Err(_) => {}
+                }
+            }
+            let Some(entry) = self.entry(root, msg.starts_session(), &mut lock) else {
                 match msg {
+                    Msg::Status { reply } => {
+                        // Without a session here: another daemon's, perhaps.
+                        let r = root.to_path_buf();
+                        let why = tokio::task::spawn_blocking(move || lock::held_elsewhere(&r)).await.ok().flatten();
+                        match why {
+                            Some(why) => Msg::Status { reply }.answer_refused(root, &why),
+                            None => Msg::Status { reply }.answer_not_live(root),
+                        }
+                    }
                     // Coming back after the session ended (expired, reset): what it left.
                     Msg::Context { budget, reply } if !self.closing.load(Ordering::SeqCst) => {
                         let (ctx, root) = (self.ctx.clone(), root.to_path_buf());
@@ -133,7 +175,7 @@ impl Projects {
         }
     }
 
-    fn entry(self: &Arc<Self>, root: &Path, start: bool) -> Option<Entry> {
+    fn entry(self: &Arc<Self>, root: &Path, start: bool, lock: &mut Option<std::fs::File>) -> Option<Entry> {
         let mut live = self.lock();
         if let Some(e) = live.get(root) {
             return Some(e.clone());
@@ -141,15 +183,20 @@ impl Projects {
         if !start || self.closing.load(Ordering::SeqCst) {
             return None;
         }
-        let e = self.spawn(root.to_path_buf(), None);
+        let e = self.spawn(root.to_path_buf(), None, lock.take());
         live.insert(root.to_path_buf(), e.clone());
         Some(e)
     }
 
-    fn spawn(self: &Arc<Self>, root: PathBuf, restored: Option<(Session, Duration)>) -> Entry {
+    fn spawn(
+        self: &Arc<Self>,
+        root: PathBuf,
+        restored: Option<(Session, Duration)>,
+        lock: Option<std::fs::File>,
+    ) -> Entry {
         let (tx, rx) = mpsc::channel(MAILBOX);
         let generation = self.generations.fetch_add(1, Ordering::Relaxed);
-        let registration = Registration { registry: self.clone(), root: root.clone(), generation };
+        let registration = Registration { registry: self.clone(), root: root.clone(), generation, lock };
         let ctx = self.ctx.clone();
         let mailbox = tx.clone();
         tokio::spawn(async move {
@@ -185,8 +232,18 @@ impl Projects {
             let ttl = self.ctx.live.borrow().session_ttl;
             if alive && idle < ttl {
                 let root = s.project_root.clone();
+                let (r, socket) = (root.clone(), self.ctx.socket.clone());
+                let lock = match tokio::task::spawn_blocking(move || lock::take(&r, &socket)).await {
+                    Ok(lock::Taken::Mine(f)) => Some(f),
+                    Ok(lock::Taken::Elsewhere(why)) => {
+                        // Its tracker stays: the other daemon keeps the session meanwhile.
+                        tracing::warn!(project = %root.display(), "not restored: {why}");
+                        continue;
+                    }
+                    _ => None,
+                };
                 tracing::info!(project = %root.display(), session = %s.session_id, "session restored");
-                let e = self.spawn(root.clone(), Some((s, ttl - idle)));
+                let e = self.spawn(root.clone(), Some((s, ttl - idle)), lock);
                 self.lock().insert(root, e);
                 restored += 1;
             } else {

@@ -43,6 +43,8 @@ pub struct Services {
     pub memories: crate::memories::Memories,
     /// The configuration, for `config show` and reloads.
     pub config: Arc<crate::config::Reloader>,
+    /// The socket this daemon serves, named in the projects' locks.
+    pub socket: PathBuf,
 }
 
 /// Hook deliveries remembered for spotting a second copy (both copies come within a

@@ -40,6 +40,7 @@ fn is_own_file(rel: &str) -> bool {
     let Some(rest) = rel.strip_prefix(".claude/") else { return false };
     rest == "memory"
         || rest.starts_with("memory/")
+        || rest == ".ccmemd.lock"
         || [".project-state.json", "session-memory.md"].iter().any(|f| {
             // The file, its backup, and the temporary files they are written through.
             rest.strip_prefix(f).is_some_and(|suffix| {
