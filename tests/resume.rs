@@ -403,3 +403,56 @@ fn the_context_after_a_compaction_holds_its_summary() {
     assert!(ctx.contains("Pending: Update the plugin packages"), "{ctx}");
     assert!(ctx.contains("Fix the plugin command dispatch in chkit.ts."), "{ctx}");
 }
+
+#[test]
+fn an_import_cut_short_by_a_shutdown_resumes_and_never_counts_twice() {
+    // A conversation of 600 commands and 3 prompts, long enough to be cut midway.
+    let mut records = vec![user("Run the migration scripts one by one")];
+    for i in 0..600 {
+        if i == 200 || i == 400 {
+            records.push(user(&format!("Go on from script {i}")));
+        }
+        let id = format!("t{i}");
+        records.push(call(&id, "Bash", json!({"command": format!("./migrate.sh {i}")})));
+        records.push(result(&id, "ok", false, json!({"stdout": "ok", "stderr": "", "interrupted": false})));
+    }
+    records.push(say("All 600 scripts ran."));
+    let env = Env::new();
+    let root = repo(&env, "app");
+    let t = env.path().join("conv-1.jsonl");
+    write_transcript(&t, &records);
+    let (p, tp) = (root.to_str().unwrap(), t.to_str().unwrap());
+    let mut interrupted = 0;
+    for (round, wait_ms) in [5u64, 20, 60, 150].into_iter().enumerate() {
+        let d = env.start_daemon(&[]);
+        if round > 0 {
+            assert_ok(&env.ctl(&["reset-session", p]), "reset-session");
+        }
+        let mut import = env
+            .ctl_cmd(&["import", tp, "--project", p])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        let _ = env.ctl(&["shutdown"]);
+        drop(d);
+        let first = import.wait_with_output().unwrap();
+        env.note_daemon();
+        // Again, as a person would after an interrupted import: it resumes, or says the
+        // conversation is whole already.
+        let again = env.ctl(&["import", tp, "--project", p]);
+        let said = format!("{}{}", text(&again.stdout), text(&again.stderr));
+        if said.contains("resumed after") || !text(&first.stderr).is_empty() {
+            interrupted += 1;
+        }
+        assert!(again.status.success() || said.contains("is already in the session"), "round {round}: {said}");
+        let st = env.project_status(&root);
+        let c = &st["session"]["conversations"][0];
+        assert_eq!(c["tool_calls"], 600, "round {round}: tool calls counted twice or lost: {c:#}");
+        assert_eq!(c["message_count"], 3, "round {round}: prompts: {c:#}");
+        assert_eq!(st["session"]["statistics"]["total_commands"], 3, "round {round}: {}", st["session"]["statistics"]);
+        assert_ok(&env.ctl(&["shutdown"]), "shutdown");
+    }
+    println!("imports cut short by the shutdown: {interrupted} of 4");
+}

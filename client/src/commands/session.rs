@@ -35,23 +35,29 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
         std::path::absolute(&transcript).map_err(|e| Error::Failed(format!("{}: {e}", transcript.display())))?;
     let project = project_path(project)?;
     let id = import::check(&transcript).map_err(Error::Failed)?;
-    // Twice would count every edit twice: a conversation already there is refused.
+    // Twice would count every edit twice: a conversation already there is refused, unless
+    // an import of it was cut short (its events are numbered: it resumes after the last).
     let params = api::StatusParams { path: Some(project.clone()) };
     let st: serde_json::Value = with_daemon(ctx, |c, _| c.call(method::STATUS, &params))?;
     let stem = transcript.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
     let id = id.unwrap_or(stem);
-    let known = st["project"]["session"]["conversations"]
+    let conversation = st["project"]["session"]["conversations"]
         .as_array()
-        .is_some_and(|cs| cs.iter().any(|c| c["id"].as_str() == Some(id.as_str())));
-    if known {
-        return Err(Error::Failed(format!(
+        .and_then(|cs| cs.iter().find(|c| c["id"].as_str() == Some(id.as_str())).cloned());
+    let resumed = conversation.as_ref().and_then(|c| c["imported_events"].as_u64()).unwrap_or(0) as usize;
+    let refuse = || {
+        Error::Failed(format!(
             "conversation {id} is already in the session of {} (imported before, or live); \
              `ccmemctl reset-session` first to import it again",
             project.display()
-        )));
+        ))
+    };
+    if conversation.is_some() && resumed == 0 {
+        return Err(refuse());
     }
-    // Events already delivered are not sent again if the connection is retried.
-    let mut sent = 0usize;
+    // Events the daemon has (from an import cut short, or before a retried connection) are
+    // not sent again; were they, the daemon would not count them twice either.
+    let mut sent = resumed;
     let summary = with_daemon(ctx, |c, _| {
         let mut n = 0usize;
         let mut lost = None;
@@ -60,9 +66,12 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
             if n <= sent {
                 return Ok(());
             }
-            match c.call::<_, serde_json::Value>(method::HOOK, p) {
+            // Numbered, so that the daemon takes each event once however often it is sent.
+            let mut p = p.clone();
+            p["ccmem_import_seq"] = json!(n);
+            match c.call::<_, serde_json::Value>(method::HOOK, &p) {
                 Ok(_) => {
-                    sent += 1;
+                    sent = n;
                     Ok(())
                 }
                 Err(CallError::Io(e)) => {
@@ -78,10 +87,13 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
             (Err(m), None) => Err(CallError::BadReply(m)),
         }
     })?;
+    if resumed > 0 && sent == resumed {
+        return Err(refuse());
+    }
     show(ctx, &summary, || {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         format!(
-            "imported {} into {}: conversation {}, {} ({}, {}, {}){}",
+            "imported {} into {}: conversation {}, {} ({}, {}, {}){}{}",
             summary.transcript.display(),
             summary.project.display(),
             summary.conversation_id,
@@ -92,6 +104,10 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
             match summary.bad_lines {
                 0 => String::new(),
                 k => format!("; {} not JSON, skipped", n(k, "line was", "lines were")),
+            },
+            match resumed {
+                0 => String::new(),
+                k => format!("; resumed after the {k} events an earlier import delivered"),
             }
         )
     });

@@ -57,6 +57,7 @@ pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
     if d.file_id != id || meta.len() < d.offset {
         d.offset = 0;
         d.file_id = id;
+        d.tool_uses = 0;
     }
     let mut out = Delta::default();
     if meta.len() == d.offset {
@@ -200,7 +201,10 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
                 out.first_prompt = Some(crate::text::clean(&transcript::readable_prompt(&text)));
             }
         }
-        Entry::ToolUse { .. } => out.tool_calls += 1,
+        Entry::ToolUse { .. } => {
+            out.tool_calls += 1;
+            d.tool_uses += 1;
+        }
         Entry::ToolResult { .. } | Entry::CompactBoundary | Entry::Clear => {}
     }
 }

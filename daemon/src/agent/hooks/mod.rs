@@ -63,8 +63,16 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
     let mut fx = Effects::default();
     let t = crate::clock::iso(now);
     let conv_id = h.conversation.clone().unwrap_or_default();
+    if let Some(seq) = h.import_seq {
+        if s.conversations.iter().any(|c| c.id == conv_id && seq <= c.imported_events) {
+            return fx; // taken from this import before
+        }
+    }
     if !conv_id.is_empty() {
         let c = conversation(s, &conv_id, &t);
+        if let Some(seq) = h.import_seq {
+            c.imported_events = c.imported_events.max(seq);
+        }
         c.last_activity = t.clone();
         if let Some(p) = &h.transcript {
             c.transcript_path = Some(p.clone());
@@ -126,7 +134,8 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
         }
         Kind::ToolUse { tool, input, response, failed } => {
             if let Some(c) = find(s, &conv_id) {
-                c.tool_calls += 1;
+                c.hook_tool_calls += 1;
+                c.count_tool_calls();
             }
             // A call that failed changed nothing (an Edit refused, a Write of an unread
             // file); only a shell command's failure is news.

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// The payload field `ccmemctl import` numbers its events with.
+pub const IMPORT_SEQ: &str = "ccmem_import_seq";
+
 /// Longest conversation id taken (Claude Code's are 36-character UUIDs).
 pub(super) const MAX_ID_BYTES: usize = 256;
 
@@ -20,6 +23,10 @@ pub struct Hook {
     /// What identifies this delivery (the event and its `tool_use_id` or `prompt_id`): the
     /// same event delivered twice (the plugin and `hooks install` both in place) counts once.
     pub delivery: Option<String>,
+    /// The event's place in a transcript `ccmemctl import` replays (1, 2, …): an event the
+    /// conversation already took from an import is not counted again, whatever stopped the
+    /// import and sent it twice (a daemon shut down midway, the command run again).
+    pub import_seq: Option<u64>,
     /// What happened.
     pub kind: Kind,
 }
@@ -105,6 +112,7 @@ pub fn parse(v: &Value) -> Option<Hook> {
         cwd: path("cwd"),
         project_dir: path("project_dir").filter(|p| p.is_absolute()),
         delivery,
+        import_seq: v.get(IMPORT_SEQ).and_then(Value::as_u64).filter(|n| *n > 0),
         kind,
     })
 }

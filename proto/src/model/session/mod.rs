@@ -210,9 +210,28 @@ pub struct Conversation {
     /// ISO 8601 of that notice.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub notice_at: String,
+    /// Events of this conversation taken from `ccmemctl import`, in the transcript's order:
+    /// an interrupted import resumes after them and none counts twice.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub imported_events: u64,
+    /// Tool calls its hooks reported ([`Conversation::tool_calls`] is the larger of this and
+    /// the transcript's count: each sees the same calls, neither adds to the other).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hook_tool_calls: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Conversation {
+    /// Sets [`Conversation::tool_calls`] from the two counts that see the same calls: the
+    /// hooks' and the transcript's. A transcript read whole while an import's hooks were
+    /// still arriving added the two, 4,728 calls for 4,582.
+    pub fn count_tool_calls(&mut self) {
+        self.tool_calls = self.hook_tool_calls.max(self.digest.tool_uses);
+    }
+
     /// Whether it did anything beyond talking.
     pub fn did_work(&self) -> bool {
         self.tool_calls > 0 || !self.todos.is_empty()
@@ -247,6 +266,10 @@ pub struct Digest {
     pub summary_at: String,
     /// Assistant messages since that summary: its plan ages with each.
     pub messages_since_summary: u32,
+    /// Tool calls in the transcript read so far (from its start): with the hooks' own count,
+    /// the conversation's is the larger of the two, never their sum.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tool_uses: u64,
 }
 
 /// Seconds since the Unix epoch, read and written as ISO 8601 (`2026-01-26T10:30:00Z`).
