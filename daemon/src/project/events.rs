@@ -163,7 +163,7 @@ impl Project {
                                     c.first_prompt = ccmem_proto::model::session::truncate_chars(&p, 500);
                                 }
                             }
-                            c.tool_calls = c.tool_calls.max(delta.tool_calls);
+                            c.count_tool_calls();
                         }
                     }
                     for text in &delta.texts {
