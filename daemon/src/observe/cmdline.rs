@@ -115,7 +115,7 @@ pub fn work_dir(command: &str, cwd: &Path) -> Option<PathBuf> {
 }
 
 /// `a/b/../c` → `a/c`, without asking the file system.
-fn lexical(p: &Path) -> PathBuf {
+pub fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

@@ -1,122 +1,129 @@
 //! One daemon per project. Two daemons can run for one user — started on another socket,
 //! under `sudo` or in a tmux with another `XDG_RUNTIME_DIR` — and share nothing but the
 //! projects they are told of: the second overwrote a live project's checkpoint with an empty
-//! session. So the lock lives where both see it, beside the state files in the project's
-//! `.claude/`: a file locked (`flock`, `LockFileEx`) for as long as a daemon keeps the
-//! project's session, naming that daemon. Another daemon leaves the project alone and says
-//! why; a daemon that dies releases the lock with its last descriptor.
+//! session. So the claim lives where both see it, beside the state files in the project's
+//! `.claude/`: a file naming the daemon (its pid and socket) that keeps the session. Another
+//! daemon that finds it, and finds that daemon answering on that socket, leaves the project
+//! alone and says why; a claim whose daemon is gone (a crash) is taken over.
+//!
+//! A claim file rather than a lock held open: an open descriptor would keep a project on a
+//! removable disk from being unmounted (or remounted read-only) for as long as its session
+//! lives, which is a day.
 
-use std::fs::File;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// The lock file, relative to the project root.
+/// The claim file, relative to the project root.
 pub const LOCK_FILE: &str = ".claude/.ccmemd.lock";
 
-/// What taking a project's lock came to.
+/// What claiming a project came to.
 #[derive(Debug)]
 pub enum Taken {
-    /// This daemon keeps the project: the file holds the lock while it is open.
-    Mine(File),
+    /// This daemon keeps the project; the claim goes when the guard does.
+    Mine(Claim),
     /// Another daemon keeps it: why this one leaves it alone.
     Elsewhere(String),
-    /// This process already holds it (a session starting at this very moment).
-    Ours,
-    /// No lock could be had (a read-only tree, a `.claude` link, a file system without
-    /// locks): the project is kept without one, as before there was a lock.
+    /// No claim could be made (a read-only tree, a `.claude` link): the project is kept
+    /// without one, as before there were claims.
     None(String),
 }
 
-/// Takes the lock of the project at `root` for this daemon, serving on `socket`.
-pub fn take(root: &Path, socket: &Path) -> Taken {
-    let path = root.join(LOCK_FILE);
-    let mut file = match open(root, &path) {
-        Ok(f) => f,
-        Err(e) => return Taken::None(format!("cannot lock {}: {e}", path.display())),
-    };
-    match file.try_lock() {
-        Ok(()) => {
-            let me = format!("{} {}\n", std::process::id(), socket.display());
-            let written = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| file.write_all(me.as_bytes()));
-            if let Err(e) = written {
-                tracing::debug!(lock = %path.display(), error = %e, "cannot write the lock's owner");
-            }
-            Taken::Mine(file)
+/// This daemon's claim on a project: removed when dropped, if it is still this daemon's.
+#[derive(Debug)]
+pub struct Claim {
+    path: PathBuf,
+    text: String,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if std::fs::read_to_string(&self.path).is_ok_and(|t| t == self.text) {
+            let _ = std::fs::remove_file(&self.path);
         }
-        Err(std::fs::TryLockError::WouldBlock) => match holder_of(&mut file) {
-            Some((pid, _)) if pid == std::process::id() => Taken::Ours,
-            Some((pid, socket)) => Taken::Elsewhere(elsewhere(root, pid, &socket)),
-            None => Taken::Elsewhere(elsewhere(root, 0, Path::new("?"))),
-        },
-        Err(std::fs::TryLockError::Error(e)) => Taken::None(format!("cannot lock {}: {e}", path.display())),
     }
 }
 
-/// Why a project locked by another daemon is left alone, when it is: for `status` of a
-/// project this daemon has no session for. Takes the lock for a moment to know.
-pub fn held_elsewhere(root: &Path) -> Option<String> {
+/// Claims the project at `root` for this daemon, serving on `socket`.
+pub fn take(root: &Path, socket: &Path) -> Taken {
     let path = root.join(LOCK_FILE);
-    // Only an existing file: asking must not create `.claude` in every directory looked at.
-    std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file())?;
-    let mut file = open(root, &path).ok()?;
-    match file.try_lock() {
-        Ok(()) => None, // released when `file` closes
-        Err(std::fs::TryLockError::WouldBlock) => match holder_of(&mut file) {
-            Some((pid, _)) if pid == std::process::id() => None,
-            Some((pid, socket)) => Some(elsewhere(root, pid, &socket)),
-            None => Some(elsewhere(root, 0, Path::new("?"))),
-        },
-        Err(_) => None,
+    // Each claim its own: a session's claim dropped late never removes its successor's.
+    static CLAIMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CLAIMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let text = format!("{} {n} {}\n", std::process::id(), socket.display());
+    // Out of commits before it exists: an agent's `git add -A` must never stage it.
+    if let Err(e) = super::checkpoint::exclude_from_git(root) {
+        tracing::debug!(project = %root.display(), error = %e, "cannot exclude the claim file from git");
     }
+    if let Some(dir) = path.parent() {
+        if let Err(e) = ccmem_proto::files::untrusted::create_dir_under(root, dir) {
+            return Taken::None(format!("cannot claim {}: {e}", root.display()));
+        }
+    }
+    // Twice at most: the second after a stale claim was removed.
+    for _ in 0..2 {
+        match create_new(&path, &text) {
+            Ok(()) => return Taken::Mine(Claim { path, text }),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder(&path) {
+                Some((pid, other)) if other != socket && answers(&other) => {
+                    return Taken::Elsewhere(elsewhere(root, pid, &other));
+                }
+                // Nobody answers there (a daemon that died), or it is this daemon's own, left
+                // by a session that is just ending: taken over.
+                _ => {
+                    let _ = std::fs::remove_file(&path);
+                }
+            },
+            Err(e) => return Taken::None(format!("cannot claim {}: {e}", root.display())),
+        }
+    }
+    Taken::None(format!("cannot claim {}: the claim file keeps coming back", root.display()))
+}
+
+/// Why a project claimed by another daemon is left alone, when it is: for `status` of a
+/// project this daemon has no session for.
+pub fn held_elsewhere(root: &Path, socket: &Path) -> Option<String> {
+    let (pid, other) = holder(&root.join(LOCK_FILE))?;
+    (other != socket && answers(&other)).then(|| elsewhere(root, pid, &other))
 }
 
 fn elsewhere(root: &Path, pid: u32, socket: &Path) -> String {
-    let who = if pid == 0 {
-        "another ccmemd".to_string()
-    } else {
-        format!("another ccmemd (pid {pid}, socket {})", socket.display())
-    };
     format!(
-        "{who} keeps the session of {}: this daemon leaves the project alone (one daemon per project; \
-         stop the other, or use its socket)",
+        "another ccmemd (pid {pid}, socket {}) keeps the session of {}: this daemon leaves the project alone \
+         (one daemon per project; stop the other, or use its socket)",
+        socket.display(),
         root.display()
     )
 }
 
-/// Opens (creating) the lock file inside the project, never through a link: a repository's
-/// `.claude/.ccmemd.lock` pointing at `~/.bashrc` must not be truncated.
-fn open(root: &Path, path: &Path) -> io::Result<File> {
-    if let Some(dir) = path.parent() {
-        ccmem_proto::files::untrusted::create_dir_under(root, dir)?;
-    }
+/// Writes a new file (never through a link, never over one that exists).
+fn create_new(path: &Path, text: &str) -> io::Result<()> {
     let mut opts = std::fs::OpenOptions::new();
-    opts.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
-    }
-    #[cfg(not(unix))]
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            "a symbolic link: ccmem does not write through it",
-        ));
-    }
-    let file = opts.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
-    }
-    Ok(file)
+    opts.write(true).create_new(true);
+    let mut f = opts.open(path)?;
+    f.write_all(text.as_bytes())
 }
 
-/// The pid and socket the lock file names.
-fn holder_of(file: &mut File) -> Option<(u32, PathBuf)> {
-    let mut text = String::new();
-    file.rewind().ok()?;
-    file.take(4096).read_to_string(&mut text).ok()?;
-    let (pid, socket) = text.trim().split_once(' ')?;
-    Some((pid.parse().ok()?, PathBuf::from(socket)))
+/// The pid and socket a claim names (a small regular file only: a repository's link or
+/// FIFO there is not read).
+fn holder(path: &Path) -> Option<(u32, PathBuf)> {
+    let text = ccmem_proto::files::untrusted::read_string(path, 4096).ok()?;
+    let mut parts = text.trim_end_matches('\n').splitn(3, ' ');
+    let pid = parts.next()?.parse().ok()?;
+    let _claim = parts.next()?;
+    Some((pid, PathBuf::from(parts.next()?)))
+}
+
+/// Whether a daemon answers on `socket`.
+fn answers(socket: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        std::os::unix::net::UnixStream::connect(socket).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        use interprocess::local_socket::{prelude::*, GenericFilePath, Stream};
+        socket.to_fs_name::<GenericFilePath>().is_ok_and(|name| Stream::connect(name).is_ok())
+    }
 }
 
 #[cfg(test)]
@@ -124,25 +131,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_second_holder_is_refused_with_the_first_named_and_a_link_is_not_followed() {
+    #[cfg(unix)]
+    fn a_claim_whose_daemon_answers_is_respected_a_dead_ones_taken_over() {
         let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
-        let Taken::Mine(held) = take(root, Path::new("/run/a.sock")) else { panic!("the first takes it") };
-        // The same process again: a session starting at this moment, not another daemon.
-        assert!(matches!(take(root, Path::new("/run/a.sock")), Taken::Ours));
-        assert_eq!(held_elsewhere(root), None, "held by this process");
-        drop(held);
-        assert!(matches!(take(root, Path::new("/run/b.sock")), Taken::Mine(_)), "free again once closed");
-        // A link planted by a repository.
-        let other = tempfile::tempdir().unwrap();
-        let victim = other.path().join("victim");
+        let root = tmp.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        let other = tmp.path().join("other.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&other).unwrap();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::fs::write(root.join(LOCK_FILE), format!("4242 0 {}\n", other.display())).unwrap();
+        let mine = tmp.path().join("mine.sock");
+        match take(&root, &mine) {
+            Taken::Elsewhere(why) => assert!(why.contains("pid 4242") && why.contains("other.sock"), "{why}"),
+            t => panic!("{t:?}"),
+        }
+        assert!(held_elsewhere(&root, &mine).is_some());
+        // A claim naming a socket nobody listens on: a daemon that died.
+        std::fs::write(root.join(LOCK_FILE), format!("4242 0 {}\n", tmp.path().join("gone.sock").display())).unwrap();
+        let Taken::Mine(claim) = take(&root, &mine) else { panic!("a dead daemon's claim is taken over") };
+        assert_eq!(held_elsewhere(&root, &mine), None);
+        drop(claim);
+        assert!(!root.join(LOCK_FILE).exists(), "the claim goes with the session");
+        // A link planted by a repository is neither followed nor written through.
+        let victim = tmp.path().join("victim");
         std::fs::write(&victim, "keep me").unwrap();
-        let linked = other.path().join("proj");
-        std::fs::create_dir_all(linked.join(".claude")).unwrap();
-        #[cfg(unix)]
-        std::os::unix::fs::symlink(&victim, linked.join(LOCK_FILE)).unwrap();
-        #[cfg(unix)]
-        assert!(matches!(take(&linked, Path::new("/s")), Taken::None(_)));
+        std::os::unix::fs::symlink(&victim, root.join(LOCK_FILE)).unwrap();
+        let _ = take(&root, &mine);
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     }
 }

@@ -56,7 +56,7 @@ pub struct Registration {
     root: PathBuf,
     generation: u64,
     /// The project's lock, held for the session's life.
-    lock: Option<std::fs::File>,
+    lock: Option<lock::Claim>,
 }
 
 impl Place for Registration {
@@ -104,8 +104,7 @@ impl Projects {
     /// one. A task that is ending is waited for, then the message goes to its successor.
     pub async fn send(self: &Arc<Self>, root: &Path, mut msg: Msg) {
         // The project's lock, taken before its session starts here (see `lock`).
-        let mut lock: Option<std::fs::File> = None;
-        let mut waits = 0;
+        let mut lock: Option<lock::Claim> = None;
         loop {
             if msg.starts_session() && lock.is_none() && !self.is_live(root) && !self.closing.load(Ordering::SeqCst) {
                 let (r, socket) = (root.to_path_buf(), self.ctx.socket.clone());
@@ -118,13 +117,6 @@ impl Projects {
                         msg.answer_refused(root, &why);
                         return;
                     }
-                    // A session of this daemon is starting or ending at this moment.
-                    Ok(lock::Taken::Ours) if waits < 200 => {
-                        waits += 1;
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                        continue;
-                    }
-                    Ok(lock::Taken::Ours) => {}
                     Ok(lock::Taken::None(why)) => tracing::debug!(project = %root.display(), "{why}"),
                     Err(_) => {}
                 }
@@ -133,8 +125,9 @@ impl Projects {
                 match msg {
                     Msg::Status { reply } => {
                         // Without a session here: another daemon's, perhaps.
-                        let r = root.to_path_buf();
-                        let why = tokio::task::spawn_blocking(move || lock::held_elsewhere(&r)).await.ok().flatten();
+                        let (r, socket) = (root.to_path_buf(), self.ctx.socket.clone());
+                        let why =
+                            tokio::task::spawn_blocking(move || lock::held_elsewhere(&r, &socket)).await.ok().flatten();
                         match why {
                             Some(why) => Msg::Status { reply }.answer_refused(root, &why),
                             None => Msg::Status { reply }.answer_not_live(root),
@@ -175,7 +168,7 @@ impl Projects {
         }
     }
 
-    fn entry(self: &Arc<Self>, root: &Path, start: bool, lock: &mut Option<std::fs::File>) -> Option<Entry> {
+    fn entry(self: &Arc<Self>, root: &Path, start: bool, lock: &mut Option<lock::Claim>) -> Option<Entry> {
         let mut live = self.lock();
         if let Some(e) = live.get(root) {
             return Some(e.clone());
@@ -192,7 +185,7 @@ impl Projects {
         self: &Arc<Self>,
         root: PathBuf,
         restored: Option<(Session, Duration)>,
-        lock: Option<std::fs::File>,
+        lock: Option<lock::Claim>,
     ) -> Entry {
         let (tx, rx) = mpsc::channel(MAILBOX);
         let generation = self.generations.fetch_add(1, Ordering::Relaxed);

@@ -376,17 +376,7 @@ async fn root_of(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
 /// The live project that a path which no longer exists named: the one whose root is the
 /// path or holds it (the deepest, when projects nest).
 fn gone_root(shared: &Arc<Shared>, path: &Path) -> Option<PathBuf> {
-    let path = std::path::absolute(path).ok()?;
-    let mut lexical = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                lexical.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => lexical.push(c),
-        }
-    }
+    let lexical = crate::observe::cmdline::lexical(&std::path::absolute(path).ok()?);
     shared.projects.roots().into_iter().filter(|r| lexical.starts_with(r)).max_by_key(|r| r.components().count())
 }
 

@@ -310,6 +310,11 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                 else {
                     break;
                 };
+                if tree.as_ref().is_some_and(|t| t.gone) {
+                    tracing::info!(project = %self.root.display(), "the project's directory is gone; watching stops");
+                    let _ = self.mailbox.send(Event::RootGone.into()).await;
+                    break;
+                }
                 if !self.deliver(changes).await {
                     break;
                 }

@@ -447,6 +447,10 @@ impl Tree {
     /// After lost notifications: walks the whole project and compares with what is known.
     pub(super) fn rescan(&mut self) -> Vec<(String, Change)> {
         let mut out = Vec::new();
+        if !std::fs::symlink_metadata(&self.root).is_ok_and(|m| m.is_dir()) {
+            self.gone = true;
+            return out;
+        }
         let mut present: HashSet<String> = HashSet::with_capacity(self.files.len());
         let mut dirs: HashSet<String> = HashSet::new();
         for (rel, seen) in self.walk("") {
