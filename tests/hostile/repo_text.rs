@@ -125,3 +125,20 @@ fn a_repositorys_overlong_durations_are_refused_not_a_panic() {
         assert!(warnings.contains(key) && warnings.contains("366d"), "{key}: the warning names the key: {st}");
     }
 }
+
+#[test]
+fn a_token_in_the_projects_own_path_is_redacted_wherever_the_path_is_shown() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let token = format!("ghp_{}", "Tk7q".repeat(9));
+    let root = repo(&env, &format!("notes_{token}"));
+    send(&env, ev(&root, "c1", "SessionStart", json!({"source": "startup"})));
+    env.event(&root, json!({"kind": "file_edited", "path": "a.rs"}));
+    let p = root.to_str().unwrap();
+    assert_ok(&within(&env, &["checkpoint", p], Duration::from_secs(10)), "checkpoint");
+    let context = text(&within(&env, &["context", p], Duration::from_secs(10)).stdout);
+    assert!(context.contains("[REDACTED:github-token]"), "{context}");
+    assert!(!context.contains(&token), "the path's token reached the agent: {context}");
+    let report = std::fs::read_to_string(root.join(".claude/session-memory.md")).unwrap();
+    assert!(!report.contains(&token), "the path's token is in the report:\n{report}");
+}

@@ -73,7 +73,10 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
             project_description: line(
                 &manifest::project_description(&s.project_root)
                     .map(|d| format!("{} - {}", s.project_name, crate::text::clean(&d)))
-                    .unwrap_or_else(|| format!("{} ({})", s.project_name, s.project_root.display())),
+                    // The path is the user's, but a directory can be named after a token.
+                    .unwrap_or_else(|| {
+                        crate::text::clean(&format!("{} ({})", s.project_name, s.project_root.display()))
+                    }),
                 300,
             ),
             completion_status: if total == 0 {
