@@ -428,7 +428,7 @@ fn an_import_cut_short_by_a_shutdown_resumes_and_never_counts_twice() {
         if round > 0 {
             assert_ok(&env.ctl(&["reset-session", p]), "reset-session");
         }
-        let mut import = env
+        let import = env
             .ctl_cmd(&["import", tp, "--project", p])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

@@ -1,17 +1,56 @@
 //! The sensitive-data filter: every string the daemon keeps, writes or prints into the
-//! agent's context passes through [`redact`] first.
+//! agent's context passes through [`redact`] first. A match becomes `[REDACTED:<kind>]`;
+//! `<private>…</private>` spans are dropped whole.
 //!
-//! Rules are modelled on gitleaks': provider token formats are matched whole (AWS, GitHub,
-//! GitLab, Slack, Stripe, OpenAI, Anthropic, npm, PyPI, Google, JWTs, PEM private keys);
-//! `key=value` and `"key": "value"` pairs lose their value when the key names a secret;
-//! credentials in URLs and `Authorization` headers lose the credential. A match becomes
-//! `[REDACTED:<kind>]`. `<private>…</private>` spans are dropped whole.
+//! The rules follow gitleaks' default configuration (`config/gitleaks.toml` of gitleaks
+//! v8.30.1, 222 rules) and trufflehog's detectors for the formats gitleaks lacks or finds
+//! only after a service's name:
 //!
-//! Near-misses are kept: commit hashes, UUIDs, base64 images, colours, code such as
-//! `let token = lexer.next()` or `password: string`, prose such as "the token count".
+//! - private keys: PEM blocks (cut ones too), base64-encoded PEM (a kubeconfig's
+//!   `client-key-data`), PuTTY keys, age secret keys;
+//! - token formats with a prefix of their own: AWS (`AKIA…` and the other key-id prefixes,
+//!   and secret keys after their label), GitHub, GitLab, Atlassian and Bitbucket, Slack
+//!   tokens and webhooks, Discord bot tokens and webhooks, Teams webhooks, Telegram bot
+//!   tokens, Stripe, Anthropic, OpenAI (and OpenRouter), npm, PyPI, RubyGems, Clojars,
+//!   NuGet, Docker Hub, Google API keys and OAuth tokens (`ya29.`, `GOCSPX-`, `1//0`), JWTs,
+//!   Vault (`hvs.`, `hvb.`, `hvr.`; `s.` near the word "vault"), Hugging Face, SendGrid,
+//!   Twilio (`SK…`; `AC…` near "twilio"), Mailgun, Mailchimp, Shopify, DigitalOcean,
+//!   Doppler, Databricks, Grafana, Linear, Postman, PlanetScale, Pulumi, Sentry, Square,
+//!   New Relic, Heroku, Fly.io, Netlify, Supabase, Figma, Airtable, Cloudflare, Alibaba,
+//!   Tencent, Adafruit, Terraform Cloud, Groq, xAI, Replicate, Perplexity, LangSmith,
+//!   Pinecone, 1Password, Artifactory, Dynatrace, EasyPost, Brevo, Notion, Sourcegraph,
+//!   SonarQube, Buildkite, CircleCI, Tailscale, Mapbox, Prefect, Shippo, Duffel, OpenShift,
+//!   Facebook, Azure (connection-string keys, AD client secrets);
+//! - credentials in URLs (`scheme://user:PASS@`, `redis://:PASS@`, `https://TOKEN@`),
+//!   signed URLs' signatures (an Azure SAS `sig=`, `X-Amz-Signature`), `Authorization` and
+//!   `Bearer` credentials;
+//! - passwords given to well-known commands (`curl -u user:PASS`, `docker login -p`,
+//!   `redis-cli -a`, `mysql -pPASS`, `sshpass -p`, `htpasswd -b`, …; see `commands`) and
+//!   piped into them (`echo PASS | docker login --password-stdin`);
+//! - options, environment variables and keys that name a credential, with their value:
+//!   `--token VALUE`, `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`,
+//!   `DB_PASS=…`, `SECRET_KEY_BASE=…`, `"auth": "…"` (a docker `config.json`),
+//!   `<password>…</password>`, `.netrc`; and in prose ("the password hunter2hunter2",
+//!   "my API key is …").
+//!
+//! Near-misses are kept: commit hashes, UUIDs, base64 images, colours, references
+//! (`$TOKEN`, `${{ secrets.X }}`, `env:PASS`, `--token-file PATH`, `--password-stdin`),
+//! placeholders (`<token>`, `***`), names that name no secret (`KEY_FILE`, `max_tokens`,
+//! `public_key`) and code (`let token = lexer.next()`, `password: string`).
+//!
+//! Redaction is idempotent: a mask is never taken for a secret again (nor is a prefix such
+//! as `Bearer` before one), and [`Redactor::redact`] repeats its rules until nothing
+//! changes, so `redact(redact(x)) == redact(x)` and [`finds`] is false on redacted text.
 
-use regex::{Captures, Regex};
+mod commands;
+mod rules;
+mod values;
+
+use crate::printable::is_invisible;
+use regex::{Captures, Match, Regex, RegexBuilder};
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// What a secret of `kind` becomes.
@@ -19,146 +58,185 @@ pub fn mask(kind: &str) -> String {
     format!("[REDACTED:{kind}]")
 }
 
-/// How a rule's match is replaced.
-#[derive(Debug, Clone, Copy)]
-enum Keep {
-    /// The whole match goes.
-    Nothing,
-    /// Group 1 (a key, a scheme) stays; the rest goes.
-    Prefix,
-    /// Group 1 stays, group 2 goes, group 3 stays.
-    Around,
+/// A secret a rule found: where it is, and its kind when it is not the rule's.
+#[derive(Debug)]
+struct Hit {
+    range: Range<usize>,
+    kind: Option<&'static str>,
+}
+
+/// Decides what of a match is secret (see `rules`).
+type Check = fn(&Captures<'_>, &mut Vec<Hit>);
+
+/// The secret of a built-in rule's match: its group `s` (or `s2`, … in other
+/// alternatives).
+fn secret<'h>(c: &Captures<'h>) -> Option<Match<'h>> {
+    ["s", "s2", "s3", "s4", "s5"].iter().find_map(|n| c.name(n))
 }
 
 #[derive(Debug)]
 struct Rule {
     kind: String,
     re: Regex,
-    keep: Keep,
+    /// Indices in the prefilter of the words one of which a match holds; none: always run.
+    keywords: Vec<usize>,
+    check: Option<Check>,
+    /// The user's rules take their whole match.
+    whole: bool,
+    /// Shorter texts cannot hold a match (for a rule without keywords).
+    min_len: usize,
+    /// The check sees all of a match: the search goes on after it.
+    consumes: bool,
+}
+
+/// The rules' keywords (any case): a rule none of whose words occurs is not run. One
+/// search for all of them (the longest first at a place), started again one character
+/// after each find, so that every place where words start is seen; the words that start
+/// there are the one found and its prefixes.
+#[derive(Debug)]
+struct Keywords {
+    re: Regex,
+    index: HashMap<String, usize>,
+    /// For each word, itself and the words that are prefixes of it.
+    prefixes: Vec<Vec<usize>>,
+}
+
+impl Keywords {
+    fn new(words: &[&str]) -> Self {
+        let mut sorted: Vec<&str> = words.to_vec();
+        sorted.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        let pattern = sorted.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|");
+        let re = RegexBuilder::new(&pattern).case_insensitive(true).unicode(false).build().expect("keyword prefilter");
+        let index = words.iter().enumerate().map(|(i, w)| (w.to_string(), i)).collect();
+        let prefixes = words.iter().map(|w| (0..words.len()).filter(|&j| w.starts_with(words[j])).collect()).collect();
+        Self { re, index, prefixes }
+    }
+
+    /// Which words occur in `text`.
+    fn find(&self, text: &str) -> Vec<bool> {
+        let mut found = vec![false; self.prefixes.len()];
+        let mut pos = 0;
+        while pos <= text.len() {
+            let Some(m) = self.re.find_at(text, pos) else { break };
+            // The words are ASCII and short: lower-cased on the stack.
+            let mut buf = [0u8; 64];
+            let word = match buf.get_mut(..m.len()) {
+                Some(b) => {
+                    b.copy_from_slice(m.as_str().as_bytes());
+                    b.make_ascii_lowercase();
+                    std::str::from_utf8(b).unwrap_or("")
+                }
+                None => "",
+            };
+            if let Some(&i) = self.index.get(word) {
+                for &j in &self.prefixes[i] {
+                    found[j] = true;
+                }
+            }
+            pos = next_char(text, m.start());
+        }
+        found
+    }
 }
 
 /// The filter: the built-in rules and any the user added.
 #[derive(Debug)]
 pub struct Redactor {
     rules: Vec<Rule>,
-    pairs: Regex,
+    keywords: Keywords,
     private: Regex,
+    masks: Regex,
 }
 
-const BUILT_IN: &[(&str, &str, Keep)] = &[
-    (
-        "private-key",
-        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
-        Keep::Nothing,
-    ),
-    // `_` ends and starts a token too: file names join them with underscores
-    // (`src/AKIA…_ghp_….txt`, `notes_sk-ant-….md`), where `\b` sees one word. The `_` is
-    // kept (group 1 and 3 stay).
-    ("aws-access-key", r"(\b|_)((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(\b|_)", Keep::Around),
-    (
-        "aws-secret-key",
-        // `KEY=value`, `key: value`, and the label in prose or on a command line
-        // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY", "secret KEY").
-        r#"(?i)((?:\baws[_ -]?|\b)secret[_ -]?(?:(?:access[_ -]?)?key)?["']?(?:\s*[:=]\s*|\s+)(?:is\s+)?["']?)([A-Za-z0-9/+=]{40})\b"#,
-        Keep::Prefix,
-    ),
-    ("github-token", r"(\b|_)(gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})(\b)", Keep::Around),
-    ("gitlab-token", r"(\b|_)(gl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,})()", Keep::Around),
-    ("slack-token", r"(\b|_)(xox[abeoprs]-[A-Za-z0-9-]{10,})()", Keep::Around),
-    ("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}", Keep::Nothing),
-    ("stripe-key", r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b", Keep::Nothing),
-    ("anthropic-key", r"(\b|_)(sk-ant-[A-Za-z0-9_-]{20,})()", Keep::Around),
-    ("openai-key", r"(\b|_)(sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,})()", Keep::Around),
-    ("npm-token", r"(\b|_)(npm_[A-Za-z0-9]{36})(\b)", Keep::Around),
-    ("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", Keep::Nothing),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b", Keep::Nothing),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", Keep::Nothing),
-    (
-        "azure-key",
-        r"(?i)\b((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)([A-Za-z0-9+/=%]{16,})",
-        Keep::Prefix,
-    ),
-    ("url-password", r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@'\x22]+:)([^/\s@'\x22]+)(@)", Keep::Around),
-    (
-        "authorization",
-        r#"(?i)\b(authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|digest|token|apikey)\s+)?)([^\s'"\[]{6,})"#,
-        Keep::Prefix,
-    ),
-    ("bearer-token", r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})", Keep::Prefix),
-    // A password given on a command line: `mysql -u root -pS3cret`, `sshpass -p S3cret`.
-    (
-        "password",
-        r#"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)([^\s'"|;&]+)"#,
-        Keep::Prefix,
-    ),
-    ("password", r#"(\bsshpass\s+-p\s*)([^\s'"|;&]+)"#, Keep::Prefix),
-    // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
-    // with a digit: "password reset" is not one).
-    (
-        "password",
-        r#"(?i)(\b(?:password|passwd|passphrase)\s+(?:is\s+|was\s+|of\s+)?)([^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
-        Keep::Prefix,
-    ),
-];
+/// Passes at most: each pass that changes the text takes out characters that are in no
+/// mask, so repeating ends; one pass is what the corpus needs, this bound is a backstop.
+const MAX_PASSES: usize = 64;
 
-/// Keys that name a secret, at the end of the key (`DB_PASSWORD`, `access_token`,
-/// `"apiKey"`), followed by `=` or `:` and the value.
-const PAIRS: &str = r#"(?i)\b([a-z0-9_.-]*?(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth[_-]?token))(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s'",;]+)"#;
+/// `\b` in the built-in rules is ASCII's word boundary: Unicode's stops the fast engines on
+/// non-ASCII text (prose, build output with `✓`), and tokens are ASCII.
+fn ascii_boundaries(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('b') => out.push_str(r"(?-u:\b)"),
+            Some(n) => {
+                out.push(c);
+                out.push(n);
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// A kind as a mask can hold it (and the mask rule can find it again).
+fn clean_kind(kind: &str) -> String {
+    kind.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') { c } else { '-' }).collect()
+}
 
 impl Redactor {
     /// The built-in rules plus `extra` (kind, regex) pairs; an invalid pattern is an error
-    /// naming it.
+    /// naming it. A user's rule takes its whole match.
     pub fn new(extra: &[(String, String)]) -> Result<Self, String> {
-        let mut rules: Vec<Rule> = BUILT_IN
-            .iter()
-            .map(|(kind, pat, keep)| Rule {
-                kind: (*kind).into(),
-                re: Regex::new(pat).unwrap_or_else(|e| panic!("built-in rule {kind}: {e}")),
-                keep: *keep,
-            })
-            .collect();
+        let mut words: Vec<&'static str> = Vec::new();
+        let mut rules = Vec::new();
+        for spec in rules::built_in() {
+            let re = Regex::new(&ascii_boundaries(&spec.pattern))
+                .unwrap_or_else(|e| panic!("built-in rule {}: {e}", spec.kind));
+            let keywords = spec
+                .keywords
+                .iter()
+                .map(|w| match words.iter().position(|x| x == w) {
+                    Some(i) => i,
+                    None => {
+                        words.push(w);
+                        words.len() - 1
+                    }
+                })
+                .collect();
+            rules.push(Rule {
+                kind: spec.kind.into(),
+                re,
+                keywords,
+                check: spec.check,
+                whole: false,
+                min_len: spec.min_len,
+                consumes: spec.consumes,
+            });
+        }
         for (kind, pat) in extra {
             let re = Regex::new(pat).map_err(|e| format!("redaction pattern {kind:?} is not a valid regex: {e}"))?;
-            rules.push(Rule { kind: kind.clone(), re, keep: Keep::Nothing });
+            rules.push(Rule {
+                kind: clean_kind(kind),
+                re,
+                keywords: Vec::new(),
+                check: None,
+                whole: true,
+                min_len: 0,
+                consumes: false,
+            });
         }
         Ok(Self {
             rules,
-            pairs: Regex::new(PAIRS).expect("pair rule"),
+            keywords: Keywords::new(&words),
             private: Regex::new(r"(?is)<private>.*?(?:</private>|\z)").expect("private rule"),
+            masks: Regex::new(r"\[REDACTED:[A-Za-z0-9_.-]*\]").expect("mask rule"),
         })
     }
 
     /// `text` with every secret replaced by `[REDACTED:<kind>]` and private spans dropped.
-    /// Borrowed when nothing was found.
+    /// Borrowed when nothing was found. Redacting the result again changes nothing.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        if out.contains("<private>") || out.contains("<PRIVATE>") || out.contains("<Private>") {
-            out = Cow::Owned(self.private.replace_all(&out, "").into_owned());
-        }
-        for r in &self.rules {
-            if !r.re.is_match(&out) {
-                continue;
-            }
-            let m = mask(&r.kind);
-            let replaced = r.re.replace_all(&out, |c: &Captures| match r.keep {
-                Keep::Nothing => m.clone(),
-                Keep::Prefix => format!("{}{m}", &c[1]),
-                Keep::Around => format!("{}{m}{}", &c[1], &c[3]),
-            });
-            out = Cow::Owned(replaced.into_owned());
-        }
-        if self.pairs.is_match(&out) {
-            let replaced = self.pairs.replace_all(&out, |c: &Captures| {
-                let v = &c[3];
-                if is_secret_value(&c[1], v) {
-                    let q = if v.starts_with('"') || v.starts_with('\'') { &v[..1] } else { "" };
-                    format!("{}{}{q}{}{q}", &c[1], &c[2], mask("secret"))
-                } else {
-                    c[0].to_string()
-                }
-            });
-            if replaced != out {
-                out = Cow::Owned(replaced.into_owned());
+        for _ in 0..MAX_PASSES {
+            match self.pass(&out) {
+                Some(next) => out = Cow::Owned(next),
+                None => break,
             }
         }
         out
@@ -168,79 +246,146 @@ impl Redactor {
     pub fn finds(&self, text: &str) -> bool {
         matches!(self.redact(text), Cow::Owned(ref o) if o != text)
     }
-}
 
-/// Whether the value after a secret-naming key is a secret rather than code or prose:
-/// `DB_PASSWORD=hunter2` and `"token": "abc"` are; `password: string`, `token = lexer.next()`,
-/// `API_KEY=$API_KEY` and an already redacted value are not.
-fn is_secret_value(key: &str, value: &str) -> bool {
-    let quoted = value.len() >= 2 && (value.starts_with('"') || value.starts_with('\''));
-    let inner = if quoted { &value[1..value.len() - 1] } else { value };
-    if inner.is_empty() || inner.starts_with("[REDACTED") || inner.starts_with('$') || inner.starts_with("${") {
-        return false;
+    /// Every rule once, in order; `None` when nothing changed.
+    ///
+    /// A character no one sees can split a token (`ghp_\u{200B}…`), and the daemon drops
+    /// such characters from what it shows: when the text without them holds a secret, that
+    /// text is the one redacted.
+    fn pass(&self, text: &str) -> Option<String> {
+        if !text.is_ascii() && text.chars().any(is_invisible) {
+            let seen: String = text.chars().filter(|c| !is_invisible(*c)).collect();
+            if let Some(out) = self.pass_visible(&seen) {
+                return Some(out);
+            }
+        }
+        self.pass_visible(text)
     }
-    let names_password = {
-        let k = key.to_ascii_lowercase();
-        ["password", "passwd", "pwd", "passphrase", "secret"].iter().any(|w| k.ends_with(w))
-    };
-    if inner.bytes().all(|b| b.is_ascii_digit()) {
-        // `max_token=4096` is a setting; a numeric password is still a password.
-        return names_password;
-    }
-    // After a password's key, a bare word is the password (`password=CorrectHorseBatteryStaple`,
-    // `db_password: SuperSecretValue`), unless it is a type, a keyword, a member path or a
-    // call (`password: string`, `pwd = getpass()`), or the key's own name.
-    if names_password && !quoted && !inner.contains(['.', '(', '[', '<']) {
-        const NOT_SECRETS: &[&str] = &[
-            "string",
-            "str",
-            "bool",
-            "boolean",
-            "number",
-            "int",
-            "integer",
-            "float",
-            "bytes",
-            "text",
-            "none",
-            "null",
-            "nil",
-            "undefined",
-            "true",
-            "false",
-            "optional",
-            "any",
-            "unknown",
-            "required",
-            "secretstr",
-            "password",
-            "secret",
-            "hidden",
-            "redacted",
-            "changeme",
-            "example",
-            "placeholder",
-        ];
-        let word = inner.to_ascii_lowercase();
-        let own_name = key.to_ascii_lowercase().rsplit(['_', '-', '.']).next() == Some(word.as_str());
-        if inner.chars().count() >= 8 && !NOT_SECRETS.contains(&word.as_str()) && !own_name {
-            return true;
+
+    fn pass_visible(&self, text: &str) -> Option<String> {
+        let mut cur = Cow::Borrowed(text);
+        if self.private.is_match(&cur) {
+            cur = Cow::Owned(self.private.replace_all(&cur, "").into_owned());
+        }
+        let found = self.keywords.find(&cur);
+        for r in &self.rules {
+            if (!r.keywords.is_empty() && !r.keywords.iter().any(|&k| found[k])) || cur.len() < r.min_len {
+                continue;
+            }
+            if let Some(next) = self.apply(r, &cur) {
+                cur = Cow::Owned(next);
+            }
+        }
+        match cur {
+            Cow::Owned(s) if s != text => Some(s),
+            _ => None,
         }
     }
-    if quoted {
-        return !inner.contains(' ') || names_password;
+
+    /// `text` with the secrets `r` finds masked; `None` when it finds none.
+    fn apply(&self, r: &Rule, text: &str) -> Option<String> {
+        let masks: Vec<Range<usize>> = if text.contains("[REDACTED:") {
+            self.masks.find_iter(text).map(|m| m.range()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut found: Vec<Hit> = Vec::new();
+        let mut hits = Vec::new();
+        let mut pos = 0;
+        // Where the last secret ended.
+        let mut done = 0;
+        // Looking again one character into a match that held no secret finds the secrets an
+        // overlapping match holds; on a long line of such matches (`key=key=key=…`) that
+        // would take quadratic time, so past a budget the search goes on after the match.
+        let mut budget = 8 * text.len() + 4096;
+        while pos <= text.len() {
+            let Some(c) = r.re.captures_at(text, pos) else { break };
+            let Some(m) = c.get(0) else { break };
+            budget = budget.saturating_sub(m.end() - pos);
+            // A match that starts inside a mask reads its kind as a name (`[REDACTED:secret]: x`).
+            if inside_mask(&masks, m.start()) {
+                pos = next_char(text, m.start());
+                continue;
+            }
+            match r.check {
+                Some(check) => check(&c, &mut hits),
+                None => {
+                    let s = if r.whole { m } else { secret(&c).unwrap_or(m) };
+                    hits.push(Hit { range: s.range(), kind: None });
+                }
+            }
+            let mut resume = None;
+            for h in hits.drain(..) {
+                let Range { start, end } = h.range;
+                if start >= end
+                    || start < done
+                    || end > text.len()
+                    || !text.is_char_boundary(start)
+                    || !text.is_char_boundary(end)
+                    || !clear_of_masks(&masks, &h.range, text)
+                {
+                    continue;
+                }
+                done = end;
+                resume = Some(end);
+                found.push(h);
+            }
+            // After a secret, on from its end (what followed it may start another); after
+            // a match that held none, on from its second character (an alternative may).
+            pos = match resume {
+                _ if r.consumes || budget == 0 => m.end().max(resume.unwrap_or(0)).max(next_char(text, m.start())),
+                Some(end) if end > m.start() => end,
+                _ => next_char(text, m.start()),
+            };
+        }
+        if found.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for h in &found {
+            out.push_str(&text[last..h.range.start]);
+            out.push_str(&mask(h.kind.unwrap_or(&r.kind)));
+            last = h.range.end;
+        }
+        out.push_str(&text[last..]);
+        Some(out)
     }
-    // An environment-style key (`GITHUB_TOKEN=…`): any value.
-    if key.bytes().any(|b| b.is_ascii_uppercase()) && !key.bytes().any(|b| b.is_ascii_lowercase()) {
+}
+
+/// The position after the character at `at` (past the end when there is none).
+fn next_char(text: &str, at: usize) -> usize {
+    text[at..].chars().next().map_or(text.len() + 1, |ch| at + ch.len_utf8())
+}
+
+/// Whether `at` is inside one of `masks` (in order, apart), after its first character.
+fn inside_mask(masks: &[Range<usize>], at: usize) -> bool {
+    let i = masks.partition_point(|m| m.end <= at);
+    masks.get(i).is_some_and(|m| m.start < at)
+}
+
+/// Whether `r` may be masked: it cuts no mask in two, and if it holds masks, something
+/// else in it is a secret's (a letter or a digit): `[REDACTED:x]` is never taken again,
+/// nor `_[REDACTED:x]`, but `abc_[REDACTED:x]` goes whole.
+fn clear_of_masks(masks: &[Range<usize>], r: &Range<usize>, text: &str) -> bool {
+    // The masks that end after `r` starts and start before it ends (`masks` are in order).
+    let first = masks.partition_point(|m| m.end <= r.start);
+    let last = masks.partition_point(|m| m.start < r.end);
+    let inside = masks.get(first..last).unwrap_or(&[]);
+    if inside.iter().any(|m| m.start < r.start || m.end > r.end) {
+        return false;
+    }
+    if inside.is_empty() {
         return true;
     }
-    // Code: an identifier, a member path or a call (`string`, `process.env.X`, `next()`).
-    let code = inner.split('.').all(|seg| {
-        let seg = seg.split('(').next().unwrap_or(seg);
-        let mut chars = seg.chars();
-        chars.next().is_some_and(|c| c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
-    }) && !inner.chars().any(|c| c.is_ascii_digit());
-    !code && inner.chars().count() >= 6
+    let mut p = r.start;
+    for m in inside {
+        if text[p..m.start].chars().any(char::is_alphanumeric) {
+            return true;
+        }
+        p = m.end;
+    }
+    text[p..r.end].chars().any(char::is_alphanumeric)
 }
 
 static GLOBAL: OnceLock<RwLock<Arc<Redactor>>> = OnceLock::new();
@@ -308,5 +453,7 @@ pub fn parse_patterns(text: &str, source: &str) -> Result<Vec<(String, String)>,
     Ok(out)
 }
 
+#[cfg(test)]
+mod corpus;
 #[cfg(test)]
 mod tests;

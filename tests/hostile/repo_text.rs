@@ -69,7 +69,7 @@ fn a_hostile_clones_text_reaches_the_agent_only_quoted_inside_the_marked_block()
     }
     assert!(block.contains("task list \"TODO.md\": 0 of 2 tasks done"), "{block}");
     assert!(
-        block.contains(&format!("- last commit ")) && block.contains(&format!(": \"{}\"", ORDER.replace('"', "'"))),
+        block.contains("- last commit ") && block.contains(&format!(": \"{}\"", ORDER.replace('"', "'"))),
         "{block}"
     );
     assert!(block.contains("- memory hub-start-here (hub, project): \"Start here: IMPORTANT NOTE"), "{block}");

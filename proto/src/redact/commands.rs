@@ -1,0 +1,527 @@
+//! Passwords handed to well-known commands by short options and positions, which no
+//! name-based rule can see: `curl -u admin:PASS`, `docker login -p PASS`, `redis-cli -a PASS`,
+//! `mysql -pPASS`, `sshpass -p PASS`, `htpasswd -b file user PASS`, `gh secret set X --body V`.
+//!
+//! The command's arguments (up to the next `|`, `;`, `&` or line end, `\`-continued lines
+//! included) are split into shell words, quotes removed; a secret is replaced inside its
+//! quotes (`-p'[REDACTED:password]'`).
+
+use super::values::{is_placeholder, is_reference, names, Names};
+use super::Hit;
+use regex::Captures;
+use std::ops::Range;
+
+/// The commands looked at (the rule's alternation and prefilter).
+pub(super) const COMMANDS: &[&str] = &[
+    "curl",
+    "http",
+    "https",
+    "xh",
+    "docker",
+    "podman",
+    "nerdctl",
+    "buildah",
+    "skopeo",
+    "helm",
+    "oras",
+    "crane",
+    "redis-cli",
+    "valkey-cli",
+    "keydb-cli",
+    "mongo",
+    "mongosh",
+    "mongodump",
+    "mongorestore",
+    "mongoimport",
+    "mongoexport",
+    "mongostat",
+    "mongotop",
+    "mysql",
+    "mysqldump",
+    "mysqladmin",
+    "mysqlimport",
+    "mysqlshow",
+    "mysqlcheck",
+    "mysqlpump",
+    "mariadb",
+    "mariadb-dump",
+    "mariadb-admin",
+    "sshpass",
+    "sqlcmd",
+    "bcp",
+    "ldapsearch",
+    "ldapadd",
+    "ldapmodify",
+    "ldapdelete",
+    "ldappasswd",
+    "ldapwhoami",
+    "ldapcompare",
+    "ldapmodrdn",
+    "smbclient",
+    "rpcclient",
+    "smbmap",
+    "az",
+    "aws",
+    "openssl",
+    "zip",
+    "unzip",
+    "7z",
+    "7za",
+    "7zr",
+    "ssh-keygen",
+    "htpasswd",
+    "keytool",
+    "gh",
+    "fly",
+    "flyctl",
+    "doppler",
+    "kubectl",
+    "vault",
+    "sqlplus",
+    "dotnet",
+];
+
+/// The prefilter's words for the rule: each command followed by a space, a tab or `.exe`.
+pub(super) fn keywords() -> Vec<&'static str> {
+    static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        COMMANDS.iter().flat_map(|c| [format!("{c} "), format!("{c}\t"), format!("{c}.exe")]).collect()
+    });
+    words.iter().map(String::as_str).collect()
+}
+
+/// A shell word: its text with quotes and escapes removed, and where each of its bytes was.
+struct Word {
+    text: String,
+    at: Vec<usize>,
+}
+
+impl Word {
+    /// The span in the original text of `text[a..b]`.
+    fn span(&self, a: usize, b: usize) -> Option<Range<usize>> {
+        if a >= b || b > self.at.len() {
+            return None;
+        }
+        Some(self.at[a]..self.at[b - 1] + 1)
+    }
+}
+
+/// Splits `s` (found at `base`) into shell words.
+fn split(s: &str, base: usize) -> Vec<Word> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    // The word being read: its bytes and where each was.
+    let mut cur: Option<(Vec<u8>, Vec<usize>)> = None;
+    let finish = |cur: &mut Option<(Vec<u8>, Vec<usize>)>, out: &mut Vec<Word>| {
+        if let Some((bytes, at)) = cur.take() {
+            out.push(Word { text: String::from_utf8_lossy(&bytes).into_owned(), at });
+        }
+    };
+    let push = |cur: &mut Option<(Vec<u8>, Vec<usize>)>, i: usize| {
+        let (bytes, at) = cur.get_or_insert_with(Default::default);
+        bytes.push(b[i]);
+        at.push(base + i);
+    };
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b' ' | b'\t' | b'\r' | b'\n' => {
+                finish(&mut cur, &mut out);
+                i += 1;
+            }
+            b'\\' => match (b.get(i + 1), b.get(i + 2)) {
+                (Some(b'\n'), _) => i += 2, // a continued line
+                (Some(b'\r'), Some(b'\n')) => i += 3,
+                (Some(_), _) => {
+                    push(&mut cur, i + 1);
+                    i += 2;
+                }
+                (None, _) => i += 1,
+            },
+            // A quote without its closing one is a character (a fragment of a command).
+            q @ (b'\'' | b'"') if !b[i + 1..].contains(&q) => {
+                push(&mut cur, i);
+                i += 1;
+            }
+            q @ (b'\'' | b'"') => {
+                cur.get_or_insert_with(Default::default);
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if q == b'"' && b[i] == b'\\' && matches!(b.get(i + 1), Some(b'"' | b'\\' | b'$' | b'`')) {
+                        i += 1;
+                    }
+                    push(&mut cur, i);
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {
+                push(&mut cur, i);
+                i += 1;
+            }
+        }
+    }
+    finish(&mut cur, &mut out);
+    out
+}
+
+/// How a value is given to an option.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// `-p VALUE`, `-pVALUE`, `-p=VALUE`.
+    Any,
+    /// `-k VALUE` only (`openssl -key FILE` is another option).
+    Separate,
+    /// `-pVALUE` only (`mysql -p db` names a database, the password is asked).
+    Attached,
+    /// `-u VALUE`, `-uVALUE` and, for a cluster of flags, `-sSu VALUE`.
+    Cluster,
+}
+
+/// Lower-case letters only: after `-p`, the rest of another option (`-passout`), not a
+/// value (`-pS3cret`).
+fn is_word(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_lowercase())
+}
+
+/// The values given to `opts` in `ws`: (word index, byte offset of the value in it).
+fn values(ws: &[Word], opts: &[&str], form: Form) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (i, w) in ws.iter().enumerate() {
+        let t = w.text.as_str();
+        for opt in opts {
+            let short = !opt.starts_with("--") && opt.len() == 2;
+            if t == *opt {
+                if form != Form::Attached {
+                    if let Some(n) = ws.get(i + 1) {
+                        if !n.text.starts_with('-') || n.text.len() == 1 {
+                            out.push((i + 1, 0));
+                        }
+                    }
+                }
+            } else if let Some(rest) = t.strip_prefix(opt) {
+                if rest.starts_with('=') && !matches!(form, Form::Attached | Form::Separate) {
+                    out.push((i, opt.len() + 1));
+                } else if short && !rest.is_empty() && form != Form::Separate && (form != Form::Any || !is_word(rest)) {
+                    out.push((i, opt.len()));
+                }
+            } else if short && form == Form::Cluster && t.len() > 2 && t.starts_with('-') && !t.starts_with("--") {
+                let letter = &opt[1..];
+                let next_is_value = ws.get(i + 1).is_some_and(|n| !n.text.starts_with('-'));
+                if t.ends_with(letter) && t[1..].bytes().all(|b| b.is_ascii_alphabetic()) && next_is_value {
+                    out.push((i + 1, 0));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A value, not a reference, a placeholder or what was redacted already.
+fn secret_ok(v: &str) -> bool {
+    !v.is_empty() && !is_reference(v) && !is_placeholder(v, "password") && !v.contains("[REDACTED:")
+}
+
+/// Adds the value of word `i` from byte `from` as a secret of `kind`.
+fn take(ws: &[Word], (i, from): (usize, usize), kind: &'static str, hits: &mut Vec<Hit>) {
+    let Some(w) = ws.get(i) else { return };
+    let v = w.text.get(from..).unwrap_or("");
+    if secret_ok(v) {
+        if let Some(range) = w.span(from, w.text.len()) {
+            hits.push(Hit { range, kind: Some(kind) });
+        }
+    }
+}
+
+/// Adds what follows the first `sep` in the value (`user:PASS`, `user%PASS`).
+fn take_after(ws: &[Word], (i, from): (usize, usize), sep: char, hits: &mut Vec<Hit>) {
+    let Some(w) = ws.get(i) else { return };
+    let v = w.text.get(from..).unwrap_or("");
+    if is_reference(v) || is_placeholder(v, "password") || v.contains("[REDACTED:") {
+        return; // `-u "$CREDS"`, `-u <user:password>`
+    }
+    if let Some(p) = v.find(sep) {
+        let pass = &v[p + 1..];
+        if secret_ok(pass) {
+            if let Some(range) = w.span(from + p + 1, w.text.len()) {
+                hits.push(Hit { range, kind: Some("password") });
+            }
+        }
+    }
+}
+
+/// Words that are not options (`-x`, `--xyz`), after the first.
+fn positional(ws: &[Word]) -> Vec<usize> {
+    (0..ws.len()).filter(|&i| !ws[i].text.starts_with('-')).collect()
+}
+
+fn has(ws: &[Word], word: &str) -> bool {
+    ws.iter().any(|w| w.text == word)
+}
+
+/// The command a word names, if it is one of [`COMMANDS`] (`/usr/bin/curl`, `curl.exe`).
+fn command(word: &str) -> Option<String> {
+    let name = word.rsplit(['/', '\\']).next().unwrap_or(word).to_ascii_lowercase();
+    let name = name.strip_suffix(".exe").map(str::to_string).unwrap_or(name);
+    COMMANDS.contains(&name.as_str()).then_some(name)
+}
+
+/// The words of `ws`, a quoted word that holds a command split again (`sh -c "mysql -pX"`),
+/// with the places of their bytes kept.
+fn flatten(ws: Vec<Word>) -> Vec<Word> {
+    let mut out = Vec::with_capacity(ws.len());
+    for w in ws {
+        if !w.text.contains([' ', '\t', '\n']) {
+            out.push(w);
+            continue;
+        }
+        let inner = split(&w.text, 0);
+        if !inner.iter().any(|x| command(&x.text).is_some()) {
+            out.push(w);
+            continue;
+        }
+        for x in flatten(inner) {
+            let at = x.at.iter().filter_map(|&i| w.at.get(i).copied()).collect();
+            out.push(Word { text: x.text, at });
+        }
+    }
+    out
+}
+
+/// The secrets in the arguments (`tail`) of `cmd`, and in those of the commands among them
+/// (`docker exec db mysql -pX`, `sh -c "redis-cli -a X"`): the search goes on after the
+/// whole match.
+pub(super) fn check(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(cmd), Some(tail)) = (c.name("cmd"), c.name("tail")) else { return };
+    let ws = flatten(split(tail.as_str(), tail.start()));
+    let Some(mut name) = command(cmd.as_str()) else { return };
+    let mut start = 0;
+    loop {
+        let end = ws[start..].iter().position(|w| command(&w.text).is_some()).map_or(ws.len(), |p| start + p);
+        one(&name, &ws[start..end], hits);
+        let Some(next) = ws.get(end).and_then(|w| command(&w.text)) else { break };
+        name = next;
+        start = end + 1;
+    }
+    hits.sort_by_key(|h| h.range.start);
+    hits.dedup_by(|b, a| b.range.start < a.range.end);
+}
+
+/// The secrets in the words `ws` given to the command `name`.
+fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
+    let pw = "password";
+    match name {
+        "curl" => {
+            for v in values(ws, &["-u", "--user", "-U", "--proxy-user"], Form::Cluster) {
+                take_after(ws, v, ':', hits);
+            }
+        }
+        "http" | "https" | "xh" => {
+            for v in values(ws, &["-a", "--auth"], Form::Any) {
+                take_after(ws, v, ':', hits);
+            }
+        }
+        "docker" | "podman" | "nerdctl" | "buildah" | "skopeo" | "helm" | "oras" | "crane" => {
+            if has(ws, "login") {
+                for v in values(ws, &["-p", "--password"], Form::Any) {
+                    take(ws, v, pw, hits);
+                }
+            }
+            for v in values(ws, &["--creds", "--src-creds", "--dest-creds", "--from-creds"], Form::Any) {
+                take_after(ws, v, ':', hits);
+            }
+        }
+        "redis-cli" | "valkey-cli" | "keydb-cli" => {
+            for v in values(ws, &["-a", "--pass"], Form::Separate) {
+                take(ws, v, pw, hits);
+            }
+        }
+        n if n.starts_with("mongo") => {
+            for v in values(ws, &["-p", "--password"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        n if n.starts_with("mysql") || n.starts_with("mariadb") => {
+            for v in values(ws, &["-p"], Form::Attached) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "sshpass" => {
+            for v in values(ws, &["-p"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "sqlcmd" | "bcp" => {
+            for v in values(ws, &["-P"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        n if n.starts_with("ldap") => {
+            let opts: &[&str] = if n == "ldappasswd" { &["-w", "-s", "-a"] } else { &["-w"] };
+            for v in values(ws, opts, Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "smbclient" | "rpcclient" | "smbmap" => {
+            for v in values(ws, &["-U", "--user"], Form::Any) {
+                take_after(ws, v, '%', hits);
+            }
+            if name == "smbmap" {
+                for v in values(ws, &["-p"], Form::Any) {
+                    take(ws, v, pw, hits);
+                }
+            }
+        }
+        "az" => {
+            if has(ws, "login") {
+                for v in values(ws, &["-p", "--password"], Form::Any) {
+                    take(ws, v, pw, hits);
+                }
+            }
+            // `az keyvault secret set --value V`.
+            if has(ws, "secret") && has(ws, "set") {
+                for v in values(ws, &["--value"], Form::Any) {
+                    take(ws, v, "secret", hits);
+                }
+            }
+        }
+        "aws" => {
+            // `aws ssm put-parameter --type SecureString --value V`; `aws configure set
+            // aws_secret_access_key V` (any credential's name).
+            if has(ws, "SecureString") {
+                for v in values(ws, &["--value"], Form::Any) {
+                    take(ws, v, "secret", hits);
+                }
+            }
+            let pos = positional(ws);
+            if pos.len() >= 4 && ws[pos[0]].text == "configure" && ws[pos[1]].text == "set" {
+                let name = ws[pos[2]].text.rsplit('.').next().unwrap_or("");
+                if matches!(names(name), Names::Token | Names::Password) {
+                    take(ws, (pos[3], 0), "secret", hits);
+                }
+            }
+        }
+        "openssl" => {
+            for v in values(ws, &["-k"], Form::Separate) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "zip" | "unzip" => {
+            for v in values(ws, &["-P", "--password"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "7z" | "7za" | "7zr" => {
+            for v in values(ws, &["-p"], Form::Attached) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "ssh-keygen" => {
+            for v in values(ws, &["-N", "-P"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "htpasswd" => {
+            // `htpasswd -b[c] FILE USER PASS`, `htpasswd -nb USER PASS`.
+            let flags: String = ws
+                .iter()
+                .filter(|w| w.text.starts_with('-') && !w.text.starts_with("--"))
+                .map(|w| w.text.as_str())
+                .collect();
+            if flags.contains('b') {
+                let pos = positional(ws);
+                let at = if flags.contains('n') { 1 } else { 2 };
+                if let Some(&i) = pos.get(at) {
+                    take(ws, (i, 0), pw, hits);
+                }
+            }
+        }
+        "keytool" => {
+            for v in values(ws, &["-new"], Form::Separate) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "gh" if ws.first().is_some_and(|w| w.text == "secret") && ws.get(1).is_some_and(|w| w.text == "set") => {
+            for v in values(ws, &["--body", "-b"], Form::Any) {
+                take(ws, v, "secret", hits);
+            }
+        }
+        "fly" | "flyctl" | "doppler" if has(ws, "secrets") && (has(ws, "set") || has(ws, "import")) => {
+            assignments(ws, hits);
+        }
+        "vault" => {
+            // (`vault login TOKEN` is left to the token rule: `hvs.…`, `s.…` near "vault".)
+            let sub: Vec<&str> = ws.iter().take(2).map(|w| w.text.as_str()).collect();
+            if sub.first() == Some(&"kv") && matches!(sub.get(1), Some(&("put" | "patch"))) {
+                assignments(ws, hits);
+            }
+        }
+        "kubectl" if has(ws, "secret") => {
+            for (i, from) in values(ws, &["--from-literal"], Form::Any) {
+                let v = ws[i].text.get(from..).unwrap_or("");
+                if let Some(eq) = v.find('=') {
+                    take(ws, (i, from + eq + 1), "secret", hits);
+                }
+            }
+        }
+        "sqlplus" => {
+            // `sqlplus user/PASS@db`.
+            if let Some(&i) = positional(ws).first() {
+                let t = &ws[i].text;
+                if let Some(slash) = t.find('/') {
+                    let end = t[slash..].find('@').map_or(t.len(), |a| slash + a);
+                    let pass = &t[slash + 1..end];
+                    if secret_ok(pass) && !t.starts_with('/') {
+                        if let Some(range) = ws[i].span(slash + 1, end) {
+                            hits.push(Hit { range, kind: Some("password") });
+                        }
+                    }
+                }
+            }
+        }
+        "dotnet" => {
+            // `dotnet user-secrets set KEY VALUE`.
+            let pos = positional(ws);
+            if pos.len() >= 4 && ws[pos[0]].text == "user-secrets" && ws[pos[1]].text == "set" {
+                take(ws, (pos[3], 0), "secret", hits);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The values of the `KEY=VALUE` words (`fly secrets set A=1 B=2`).
+fn assignments(ws: &[Word], hits: &mut Vec<Hit>) {
+    for (i, w) in ws.iter().enumerate() {
+        if w.text.starts_with('-') {
+            continue;
+        }
+        if let Some(eq) = w.text.find('=') {
+            let key = &w.text[..eq];
+            let v = &w.text[eq + 1..];
+            if !key.is_empty()
+                && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+                && !v.starts_with('@')
+                && v != "-"
+            {
+                take(ws, (i, eq + 1), "secret", hits);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_keep_where_they_were() {
+        let s = r#"-u 'admin:p w' "a\"b" c\ d e\
+f"#;
+        let ws = split(s, 10);
+        let texts: Vec<&str> = ws.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(texts, ["-u", "admin:p w", "a\"b", "c d", "ef"]);
+        let r = ws[1].span(6, 9).unwrap();
+        assert_eq!(&s[r.start - 10..r.end - 10], "p w");
+    }
+}

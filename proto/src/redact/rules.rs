@@ -1,0 +1,713 @@
+//! The built-in rules, in the order they run: private keys, then token formats with a
+//! prefix of their own (gitleaks' default rules, some from trufflehog's detectors), then
+//! credentials in URLs and headers, on command lines, after names that name them, and in
+//! prose.
+//!
+//! A rule's secret is its group named `s` (or `s2`, `s3`, … in other alternatives),
+//! else its whole match; what is around it stays. A check, when there is one, decides
+//! instead (and may find several secrets in one match, or none). `\b` is ASCII's word
+//! boundary (see `ascii_boundaries`). Keywords are lower-case literals one of which every
+//! match holds, whatever its case: a rule none of whose keywords occurs is not run.
+
+use super::values::{self, is_placeholder, is_reference, looks_random, names, Names, Site};
+use super::{commands, secret, Check, Hit};
+use regex::Captures;
+
+/// A built-in rule before compilation.
+pub(super) struct Spec {
+    pub kind: &'static str,
+    pub pattern: String,
+    pub keywords: Vec<&'static str>,
+    pub check: Option<Check>,
+    /// The length of the shortest match, for a rule without keywords.
+    pub min_len: usize,
+    /// The check looks at all of a match: the search goes on after it, found or not.
+    pub consumes: bool,
+}
+
+fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
+    Spec { kind, pattern: pattern.into(), keywords: keywords.to_vec(), check, min_len: 0, consumes: false }
+}
+
+/// Words one of which a name that names a credential holds (`DB_PASS`, `apiKey`,
+/// `--auth-token`, `SESSION_ID`), and the services whose keys are credentials.
+const CRED_WORDS: &[&str] = &[
+    "pass",
+    "pwd",
+    "pw",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "cred",
+    "sess",
+    "sid",
+    "cookie",
+    "bearer",
+    "heroku",
+    "vercel",
+    "netlify",
+    "cloudflare",
+    "twilio",
+];
+
+/// The built-in rules.
+pub(super) fn built_in() -> Vec<Spec> {
+    let cred = CRED_WORDS.join("|");
+    let commands = commands::COMMANDS.iter().map(|c| regex::escape(c)).collect::<Vec<_>>().join("|");
+    // A value after `=` or `:`: double-quoted, single-quoted, JSON-escaped, or bare.
+    let value = r#"(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|\\"(?P<s3>(?:[^"\\\n]|\\[^"\n])*)\\"|(?P<s4>[^\s'"`,;<>|&(){}\[\]]+(?:&[^\s'"`,;<>|&(){}\[\]]+)*)(?P<call>\()?)"#;
+    vec![
+        // Private keys: PEM (a key cut short goes to the end), base64-encoded PEM (a
+        // kubeconfig's `client-key-data`, a Secret's `tls.key`), PuTTY, age.
+        spec(
+            "private-key",
+            r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+            &["-----begin"],
+            None,
+        ),
+        spec(
+            "private-key",
+            r"(?:\b|_)(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2})",
+            &["ls0tls1crudjti"],
+            Some(base64_pem),
+        ),
+        spec(
+            "private-key",
+            r"Private-Lines:[ \t]*\d+\r?\n(?P<s>[A-Za-z0-9+/=]{1,80}(?:\r?\n[A-Za-z0-9+/=]{1,80})*)",
+            &["private-lines:"],
+            None,
+        ),
+        spec("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", &["age-secret-key-1"], None),
+        // `_` ends and starts a token too: file names join them with underscores
+        // (`src/AKIA…_ghp_….txt`, `notes_sk-ant-….md`), where `\b` sees one word.
+        spec(
+            "aws-access-key",
+            r"(?:\b|_)(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?:\b|_)",
+            &["a3t", "akia", "asia", "abia", "acca"],
+            Some(high_entropy),
+        ),
+        spec(
+            "aws-secret-key",
+            // `KEY=value`, `key: value`, and the label in prose or on a command line
+            // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY", "secret KEY").
+            r#"(?i)(?:\baws[_ -]?|\b)secret[_ -]?(?:(?:access[_ -]?)?key)?["']?(?:\s*[:=]\s*|\s+)(?:is\s+)?["']?(?P<s>[A-Za-z0-9/+=]{40})\b"#,
+            &["secret"],
+            None,
+        ),
+        spec(
+            "github-token",
+            r"(?:\b|_)(?P<s>gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})(?:\b|_)",
+            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+            None,
+        ),
+        spec(
+            "gitlab-token",
+            r"(?:\b|_)(?P<s>gl(?:pat|dt|ptt|rt|rtr|cbt|soat|ffct|imt|agent|oas|ft|wt)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{9}\b)?|GR1348941[A-Za-z0-9_-]{20,})|_gitlab_session=(?P<s2>[0-9a-z]{32})",
+            &[
+                "glpat-",
+                "gldt-",
+                "glptt-",
+                "glrt-",
+                "glcbt-",
+                "glsoat-",
+                "glffct-",
+                "glimt-",
+                "glagent-",
+                "gloas-",
+                "glft-",
+                "glwt-",
+                "gr1348941",
+                "_gitlab_session=",
+            ],
+            None,
+        ),
+        spec(
+            "atlassian-token",
+            r"(?:\b|_)(?P<s>(?:ATATT3|ATCTT3|ATBB)[A-Za-z0-9_=-]{24,})",
+            &["atatt3", "atctt3", "atbb"],
+            None,
+        ),
+        spec(
+            "slack-token",
+            r"(?:\b|_)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
+            &["xoxa-", "xoxb-", "xoxe", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"],
+            Some(with_digit),
+        ),
+        spec(
+            "slack-webhook",
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
+            &["hooks.slack.com"],
+            None,
+        ),
+        spec(
+            "discord-webhook",
+            r"(?i)https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[A-Za-z0-9_-]{40,})",
+            &["discord"],
+            None,
+        ),
+        spec(
+            "teams-webhook",
+            r#"(?i)https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/[^\s'"<>]+"#,
+            &["webhook.office.com"],
+            None,
+        ),
+        // No literal of its own: run on texts long enough to hold one (24 + 1 + 6 + 1 + 27).
+        Spec {
+            min_len: 59,
+            ..spec(
+                "discord-token",
+                r"(?:\b|_)(?P<s>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})\b",
+                &[],
+                Some(high_entropy),
+            )
+        },
+        spec("telegram-bot-token", r"(?:\b|_|bot)(?P<s>\d{5,16}:AA[A-Za-z0-9_-]{33})\b", &[":aa"], None),
+        spec(
+            "stripe-key",
+            r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247})\b|(?:\b|_)(?P<s2>whsec_[A-Za-z0-9+/=]{24,})",
+            &["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"],
+            None,
+        ),
+        spec("anthropic-key", r"(?:\b|_)(?P<s>sk-ant-[A-Za-z0-9_-]{20,})", &["sk-ant-"], None),
+        spec(
+            "openai-key",
+            r"(?:\b|_)(?P<s>sk-(?:proj-|svcacct-|admin-|None-|or-v1-)?[A-Za-z0-9_-]{20,})",
+            &["sk-"],
+            Some(openai),
+        ),
+        spec("npm-token", r"(?:\b|_)(?P<s>npm_[A-Za-z0-9]{36})(?:\b|_)", &["npm_"], None),
+        spec("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", &["pypi-ageichlwas5vcmc"], None),
+        spec("rubygems-token", r"(?:\b|_)(?P<s>rubygems_[a-f0-9]{48})\b", &["rubygems_"], None),
+        spec("clojars-token", r"(?i)(?:\b|_)(?P<s>CLOJARS_[a-z0-9]{60})\b", &["clojars_"], None),
+        spec("nuget-key", r"\b(?P<s>oy2[a-z0-9]{43})\b", &["oy2"], None),
+        spec("dockerhub-token", r"(?:\b|_)(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,})", &["dckr_"], None),
+        spec("google-api-key", r"(?:\b|_)(?P<s>AIza[0-9A-Za-z_-]{35})\b", &["aiza"], None),
+        spec(
+            "google-oauth",
+            r"(?:\b|_)(?P<s>ya29\.[A-Za-z0-9_-]{20,}|GOCSPX-[A-Za-z0-9_-]{28}|1//0[A-Za-z0-9_-]{40,})",
+            &["ya29.", "gocspx-", "1//0"],
+            None,
+        ),
+        spec("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", &["eyj"], None),
+        spec(
+            "vault-token",
+            // Legacy `s.` tokens only near the word "vault": `s.` and 24 letters is code too.
+            r"(?:\b|_)(?P<s>hv[sr]\.[A-Za-z0-9_-]{24,}|hvb\.[A-Za-z0-9_.-]{50,})|(?i:vault)[^\n]{0,40}?\b(?P<s2>s\.[A-Za-z0-9]{24})\b",
+            &["hvs.", "hvr.", "hvb.", "vault"],
+            Some(vault),
+        ),
+        spec(
+            "huggingface-token",
+            r"(?:\b|_)(?P<s>(?:hf_|api_org_)[A-Za-z0-9]{34})(?:\b|_)",
+            &["hf_", "api_org_"],
+            None,
+        ),
+        spec("sendgrid-key", r"(?:\b|_)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})", &["sg."], None),
+        spec("twilio-key", r"(?:\b|_)(?P<s>SK[0-9a-fA-F]{32})\b", &["sk"], None),
+        spec("twilio-sid", r"(?i:twilio)[^\n]{0,80}?\b(?P<s>AC[0-9a-f]{32})\b", &["twilio"], None),
+        spec(
+            "mailgun-key",
+            r"(?:^|[^A-Za-z0-9_-])(?P<s>key-[a-f0-9]{32})\b|(?i:mailgun)[^\n]{0,40}?\b(?P<s2>[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8})\b",
+            &["key-", "mailgun"],
+            None,
+        ),
+        spec("mailchimp-key", r"\b(?P<s>[0-9a-f]{32}-us\d{1,2})\b", &["-us"], None),
+        spec(
+            "shopify-token",
+            r"(?:\b|_)(?P<s>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b",
+            &["shpat_", "shpss_", "shpca_", "shppa_"],
+            None,
+        ),
+        spec(
+            "digitalocean-token",
+            r"(?:\b|_)(?P<s>do[opr]_v1_[a-f0-9]{64})\b",
+            &["dop_v1_", "doo_v1_", "dor_v1_"],
+            None,
+        ),
+        spec(
+            "doppler-token",
+            r"(?:\b|_)(?P<s>dp\.(?:ct|pt|st(?:\.[a-z0-9_-]{2,35})?|sa|scim|audit)\.[A-Za-z0-9]{40,44})\b",
+            &["dp.ct.", "dp.pt.", "dp.st", "dp.sa.", "dp.scim.", "dp.audit."],
+            None,
+        ),
+        spec("databricks-token", r"(?:\b|_)(?P<s>dapi[a-f0-9]{32}(?:-\d)?)\b", &["dapi"], None),
+        spec(
+            "grafana-token",
+            r"(?:\b|_)(?P<s>glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})",
+            &["glc_", "glsa_", "eyjrijoi"],
+            None,
+        ),
+        spec("linear-key", r"(?:\b|_)(?P<s>lin_(?:api|oauth)_[A-Za-z0-9]{40})\b", &["lin_api_", "lin_oauth_"], None),
+        spec("postman-key", r"(?:\b|_)(?P<s>PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34})\b", &["pmak-"], None),
+        spec("planetscale-token", r"(?:\b|_)(?P<s>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64})", &["pscale_"], None),
+        spec("pulumi-token", r"(?:\b|_)(?P<s>pul-[a-f0-9]{40})\b", &["pul-"], None),
+        spec(
+            "sentry-token",
+            r"(?:\b|_)(?P<s>sntrys_[A-Za-z0-9+/=_]{40,}|sntryu_[a-f0-9]{64})",
+            &["sntrys_", "sntryu_"],
+            None,
+        ),
+        spec(
+            "square-token",
+            r"(?:\b|_)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})",
+            &["sq0atp-", "sq0csp-", "eaaa"],
+            None,
+        ),
+        spec("newrelic-key", r"(?:\b|_)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32})\b", &["nrak-", "nrii-"], None),
+        spec(
+            "heroku-key",
+            r#"(?:\b|_)(?P<s>HRKU-AA[0-9a-zA-Z_-]{58})|(?i:heroku)[A-Za-z0-9_.-]{0,40}[ \t'"]{0,3}(?:=|:|=>|[ \t])[ \t'"=]{0,5}(?P<s2>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
+            &["hrku-", "heroku"],
+            None,
+        ),
+        spec(
+            "flyio-token",
+            r"(?:\b|_)(?P<s>fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})",
+            &["fo1_", "fm1a_", "fm1r_", "fm2_"],
+            None,
+        ),
+        spec("netlify-token", r"(?:\b|_)(?P<s>nfp_[A-Za-z0-9_]{36})", &["nfp_"], None),
+        spec(
+            "supabase-key",
+            r"(?:\b|_)(?P<s>sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})",
+            &["sbp_", "sb_secret_"],
+            None,
+        ),
+        spec(
+            "figma-token",
+            r"(?:\b|_)(?P<s>fig(?:d|[uo][rh]?)_[A-Za-z0-9_-]{40})",
+            &["figd_", "figu_", "figo_", "figur_", "figuh_", "figor_", "figoh_"],
+            None,
+        ),
+        spec("airtable-token", r"\b(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b", &["pat"], None),
+        spec(
+            "cloudflare-token",
+            r"(?:\b|_)(?P<s>cf(?:ut|at|k)_[A-Za-z0-9]{40}[a-f0-9]{8})\b|\b(?P<s2>v1\.0-[a-f0-9]{24}-[a-f0-9]{146})\b",
+            &["cfut_", "cfat_", "cfk_", "v1.0-"],
+            None,
+        ),
+        spec("alibaba-key", r"(?:\b|_)(?P<s>LTAI[A-Za-z0-9]{12,20})\b", &["ltai"], Some(random)),
+        spec("tencent-key", r"(?:\b|_)(?P<s>AKID[A-Za-z0-9]{32})\b", &["akid"], Some(random)),
+        spec("adafruit-key", r"(?:\b|_)(?P<s>aio_[A-Za-z0-9]{28})\b", &["aio_"], Some(random)),
+        spec("terraform-token", r"\b(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})\b", &["atlasv1"], None),
+        spec("groq-key", r"(?:\b|_)(?P<s>gsk_[A-Za-z0-9]{52})\b", &["gsk_"], None),
+        spec("xai-key", r"(?:\b|_)(?P<s>xai-[A-Za-z0-9_]{80})\b", &["xai-"], None),
+        spec("replicate-token", r"(?:\b|_)(?P<s>r8_[A-Za-z0-9_-]{37})\b", &["r8_"], Some(random)),
+        spec("perplexity-key", r"(?:\b|_)(?P<s>pplx-[A-Za-z0-9]{48})\b", &["pplx-"], None),
+        spec("langsmith-key", r"(?:\b|_)(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b", &["lsv2_"], None),
+        spec("pinecone-key", r"(?:\b|_)(?P<s>pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63})\b", &["pcsk_"], None),
+        spec(
+            "1password-token",
+            r"(?:\b|_)(?P<s>ops_eyJ[A-Za-z0-9+/]{250,}={0,3})|\b(?P<s2>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
+            &["ops_eyj", "a3-"],
+            None,
+        ),
+        spec("artifactory-token", r"\b(?P<s>AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", &["akcp", "cmvmd"], None),
+        spec("dynatrace-token", r"\b(?P<s>dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})\b", &["dt0c01."], None),
+        spec("easypost-token", r"\b(?P<s>EZ[AT]K[A-Za-z0-9]{54})\b", &["ezak", "eztk"], None),
+        spec("sendinblue-key", r"(?:\b|_)(?P<s>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})\b", &["xkeysib-"], None),
+        spec(
+            "notion-token",
+            r"(?:\b|_)(?P<s>ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
+            &["ntn_", "secret_"],
+            Some(random),
+        ),
+        spec(
+            "sourcegraph-token",
+            r"(?:\b|_)(?P<s>sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40})\b",
+            &["sgp_"],
+            None,
+        ),
+        spec("sonar-token", r"(?:\b|_)(?P<s>sq[upa]_[a-f0-9]{40})\b", &["squ_", "sqp_", "sqa_"], None),
+        spec("buildkite-token", r"(?:\b|_)(?P<s>bkua_[a-z0-9]{40})\b", &["bkua_"], None),
+        spec("circleci-token", r"(?:\b|_)(?P<s>CCIPAT_[A-Za-z0-9]{22}_[a-fA-F0-9]{40})\b", &["ccipat_"], None),
+        spec("tailscale-key", r"\b(?P<s>tskey-[a-z]+-[A-Za-z0-9_]{6,}-[A-Za-z0-9_]{6,})\b", &["tskey-"], None),
+        spec("mapbox-token", r"\b(?P<s>sk\.eyJ[A-Za-z0-9_.-]{60,})", &["sk.eyj"], None),
+        spec("prefect-key", r"(?:\b|_)(?P<s>pnu_[A-Za-z0-9]{36})\b", &["pnu_"], None),
+        spec("shippo-token", r"(?:\b|_)(?P<s>shippo_(?:live|test)_[a-fA-F0-9]{40})\b", &["shippo_"], None),
+        spec("duffel-token", r"(?:\b|_)(?P<s>duffel_(?:test|live)_[A-Za-z0-9_=-]{43})", &["duffel_"], None),
+        spec("openshift-token", r"\b(?P<s>sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|\z)", &["sha256~"], None),
+        spec("facebook-token", r"\b(?P<s>EAA[MC][A-Za-z0-9]{100,})\b", &["eaam", "eaac"], None),
+        spec(
+            "azure-key",
+            r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*(?P<s>[A-Za-z0-9+/=%]{16,})",
+            &["accountkey", "sharedaccesskey", "sharedaccesssignature"],
+            None,
+        ),
+        spec(
+            "azure-client-secret",
+            r#"(?:^|[\\'"`\s>=:(,)])(?P<s>[a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'"`\s<),])"#,
+            &["q~"],
+            None,
+        ),
+        // Signed URLs: an Azure SAS, an S3 or GCS pre-signed URL grant access until they expire.
+        spec(
+            "url-signature",
+            r"(?i)[?&;](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<s>[A-Za-z0-9%+/=_.-]{16,})",
+            &["sig=", "signature="],
+            None,
+        ),
+        // `scheme://user:PASS@host` (the user may be empty: `redis://:PASS@host`; the
+        // password may hold `@`, the last one before the host ends it) and a token alone
+        // as the user (`https://TOKEN@github.com`).
+        spec(
+            "url-password",
+            r#"(?i)\b[a-z][a-z0-9+.-]*://(?:(?P<u>[^/\s:@'"`<>]*):(?P<s>[^/\s'"`<>]+)@|(?P<s2>[A-Za-z0-9_-]{20,})@)"#,
+            &["://"],
+            Some(url),
+        ),
+        spec(
+            "authorization",
+            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?:basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+)?(?P<s>[^\s'"\\\[\](){},;]{6,})"#,
+            &["authorization"],
+            Some(authorization),
+        ),
+        spec("bearer-token", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})", &["bearer"], Some(bearer)),
+        // Short options and positions of well-known commands (`curl -u`, `docker login -p`, …).
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                format!(
+                    r#"(?i)(?:^|[\s;&|(`/"'=])(?P<cmd>{commands})(?:\.exe)?(?P<tail>[ \t](?:[^\n|;&\\]|\\(?:\r?\n|.))*)"#
+                ),
+                &commands::keywords(),
+                Some(commands::check),
+            )
+        },
+        // Options that name a credential, on any command line: `--token VALUE`,
+        // `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`.
+        spec(
+            "secret",
+            format!(
+                r#"(?:^|[\s'"(=`])(?P<k>--?(?:[A-Za-z0-9][A-Za-z0-9_.-]*?)?(?i:{cred})[A-Za-z0-9_.-]*)(?:=|[ \t]+)(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>-][^\s'"|;&<>]*))"#
+            ),
+            CRED_WORDS,
+            Some(option),
+        ),
+        // `KEY=value`, `"key": "value"`, `key: value`, `$key = 'value'`, `'key' => 'value'`.
+        spec(
+            "secret",
+            format!(
+                r#"\b(?P<k>[A-Za-z0-9_.-]*?(?i:{cred})[A-Za-z0-9_.-]*)(?P<sep>\\?["']?\]?[ \t]*(?::=|=>|\?=|[:=])[ \t]*){value}"#
+            ),
+            CRED_WORDS,
+            Some(pair),
+        ),
+        // `ENV KEY value` (a Dockerfile), `setenv KEY value` (csh), `set -x KEY value` (fish),
+        // `setx KEY value` (Windows).
+        spec(
+            "secret",
+            r#"(?m)(?:^|[;&|(])[ \t]*(?:ENV|setenv|setx|set[ \t]+-[A-Za-z]+)[ \t]+(?P<k>[A-Za-z_][A-Za-z0-9_]*)[ \t]+(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s4>[^\s'"]+))"#,
+            &["env ", "env\t", "setenv", "setx", "set -", "set\t-"],
+            Some(pair),
+        ),
+        // `<password>value</password>`; `<add key="Password" value="…"/>`.
+        spec(
+            "secret",
+            r"<(?P<k>[A-Za-z_][A-Za-z0-9_.:-]*)(?:[ \t][^<>\n]*)?>(?P<s>[^<>\n]{1,200})</(?P<k2>[A-Za-z_][A-Za-z0-9_.:-]*)[ \t]*>",
+            CRED_WORDS,
+            Some(xml),
+        ),
+        spec(
+            "secret",
+            r#"(?i)\b(?:key|name)\s*=\s*"(?P<k>[^"\n]*)"\s+value\s*=\s*"(?P<s>[^"\n]*)""#,
+            CRED_WORDS,
+            Some(xml),
+        ),
+        // `- name: DB_PASSWORD` / `value: …` (a container's environment), `{"name": …, "value": …}`.
+        spec(
+            "secret",
+            format!(
+                r#"(?i)\bname\\?["']?[ \t]*[:=][ \t]*\\?["']?(?P<k>[A-Za-z0-9_.-]+)\\?["']?[ \t]*(?:,[ \t]*|\r?\n[ \t]*)\\?["']?value\\?["']?[ \t]*[:=][ \t]*{value}"#
+            ),
+            CRED_WORDS,
+            Some(pair),
+        ),
+        // `.netrc`: `machine HOST login USER password PASS`.
+        spec(
+            "password",
+            r"(?i)(?:\bmachine\s+\S+|\bdefault)\s+(?:login\s+\S+\s+)?(?:account\s+\S+\s+)?password\s+(?P<s>\S+)",
+            &["machine", "default"],
+            Some(plain_secret),
+        ),
+        // A secret piped into a command that reads one: `echo PASS | docker login --password-stdin`.
+        spec(
+            "password",
+            r#"(?:^|[\s;&|(])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))[ \t]*\|[^|\n;&]*?(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\benv[ \t]+add\b)"#,
+            &["echo", "printf"],
+            Some(plain_secret),
+        ),
+        // GitHub Actions' `::add-mask::VALUE` says VALUE is a secret.
+        spec("secret", r#"::add-mask::(?P<s>[^\s'"]+)"#, &["::add-mask::"], Some(plain_secret)),
+        spec(
+            "password",
+            r#"(?i)ConvertTo-SecureString\s+(?:-String\s+)?(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)')\s+-AsPlainText"#,
+            &["convertto-securestring"],
+            Some(plain_secret),
+        ),
+        // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
+        // with a digit: "password reset" is not one).
+        spec(
+            "password",
+            r#"(?i)\b(?:password|passwd|passphrase)(?:\s+(?:for|of)\s+(?:the\s+)?[A-Za-z0-9_.@-]+)?\s+(?:is\s+|was\s+|of\s+)?(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
+            &["password", "passwd", "passphrase"],
+            Some(plain_secret),
+        ),
+        // "my API key is …", "access token: …", "client secret …": a value that looks random.
+        spec(
+            "secret",
+            r#"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{12,})"#,
+            &["key", "token", "secret", "cred"],
+            Some(random),
+        ),
+    ]
+}
+
+// Checks: each adds the secrets of a match to `hits` (none: the match is left as it is).
+
+/// `m` is a secret of the rule's kind.
+fn hit(m: regex::Match<'_>, hits: &mut Vec<Hit>) {
+    hits.push(Hit { range: m.range(), kind: None });
+}
+
+/// The secret, if it is not a reference or a placeholder (`$PASS`, `<password>`, `***`).
+fn plain_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        if !is_reference(s.as_str()) && !is_placeholder(s.as_str(), "password") {
+            hit(s, hits);
+        }
+    }
+}
+
+/// The secret, if it looks random (not a word, a path or an identifier).
+fn random(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        if looks_random(s.as_str()) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// The secret, if it has gitleaks' entropy of 3 bits a character (`AKIAAAAAAAAAAAAAAAAA` is
+/// no key).
+fn high_entropy(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        if values::entropy(s.as_str()) >= 3.0 {
+            hit(s, hits);
+        }
+    }
+}
+
+/// The secret, if it holds a digit (every Slack token does; `xoxb-not-a-token` does not).
+fn with_digit(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        if s.as_str().bytes().any(|b| b.is_ascii_digit()) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A base64 PEM block that decodes to a private key (a certificate is public).
+fn base64_pem(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let head: String = s.as_str().chars().take(80).collect();
+        let decoded = values::base64_decode(&head);
+        if decoded.windows(11).any(|w| w == b"PRIVATE KEY") {
+            hit(s, hits);
+        }
+    }
+}
+
+/// `sk-…` keys: after a known kind (`sk-proj-`), any; else with a digit or a capital
+/// (`sk-learn-contrib-tutorials` is a name).
+fn openai(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let t = s.as_str();
+        let known = ["sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-", "sk-or-v1-"].iter().any(|p| t.starts_with(p));
+        if known || t[3..].chars().any(|ch| ch.is_ascii_digit() || ch.is_ascii_uppercase()) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A Vault token: `hvs.`/`hvb.`/`hvr.` whole; a legacy `s.` one if it looks random.
+fn vault(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = c.name("s") {
+        hit(s, hits);
+    } else if let Some(s) = c.name("s2") {
+        if looks_random(&s.as_str()[2..]) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A URL's password (not `$PASS`, `<password>`, a port), or its user when that is a token.
+fn url(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(p) = c.name("s") {
+        let pw = p.as_str();
+        let user = c.name("u");
+        // `https://TOKEN:x-oauth-basic@github.com`: the token is the user.
+        if pw.eq_ignore_ascii_case("x-oauth-basic") || pw.eq_ignore_ascii_case("x-oauth-token") {
+            if let Some(u) = user.filter(|u| looks_random(u.as_str())) {
+                hit(u, hits);
+            }
+            return;
+        }
+        // `http://localhost:3000?next=a@b`: a port, not a password.
+        let port = pw.bytes().take_while(u8::is_ascii_digit).count();
+        if port > 0 && matches!(pw.as_bytes().get(port), Some(b'?' | b'#')) {
+            return;
+        }
+        if !is_reference(pw) && !is_placeholder(pw, "password") {
+            hit(p, hits);
+        }
+    } else if let Some(u) = c.name("s2") {
+        if looks_random(u.as_str()) {
+            hit(u, hits);
+        }
+    }
+}
+
+/// An `Authorization` header's credential, not its scheme: `Authorization: Bearer` before
+/// `$TOKEN` or an already redacted value is left as it is.
+fn authorization(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(s) = secret(c) else { return };
+    let v = s.as_str();
+    const SCHEMES: &[&str] = &[
+        "basic",
+        "bearer",
+        "digest",
+        "token",
+        "apikey",
+        "api-key",
+        "negotiate",
+        "ntlm",
+        "hoba",
+        "mutual",
+        "sso-key",
+        "dpop",
+        "mac",
+        "otp",
+        "key",
+    ];
+    if SCHEMES.iter().any(|w| v.eq_ignore_ascii_case(w))
+        || is_reference(v)
+        || is_placeholder(v, "token")
+        || values::is_plain_word(v)
+        || v.contains('(')
+    {
+        return;
+    }
+    // `authorization = self.header` is code; `Authorization: abc.def.ghi` a header.
+    if c.name("sep").is_some_and(|m| m.as_str() == "=") && values::is_code(v) {
+        return;
+    }
+    hit(s, hits);
+}
+
+/// The credential after `Bearer`, not a word or a placeholder after it.
+fn bearer(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let v = s.as_str();
+        // Not a word ("bearer authentication"), nor the next assignment (`bearer expires_in=3600`).
+        if !values::is_plain_word(v)
+            && !is_placeholder(v, "token")
+            && !v.trim_end_matches('=').contains('=')
+            && !v.starts_with('-')
+        {
+            hit(s, hits);
+        }
+    }
+}
+
+/// Words that make an option no value's name: `--no-password`, `--ask-pass`,
+/// `--prompt-password`, `--with-token` (which reads it from stdin).
+const NOT_GIVEN: &[&str] = &[
+    "no", "without", "skip", "disable", "ask", "prompt", "use", "read", "from", "show", "print", "hide", "mask",
+    "generate", "gen", "random", "require", "requires", "allow", "enable", "reset", "check", "has", "is", "auto",
+    "force", "with", "save", "remember", "forget", "insecure", "expire", "list",
+];
+
+/// `--token VALUE`, `-storepass VALUE`, `-passout pass:VALUE` (but `env:VAR`, `file:PATH`
+/// are references), `--secret id=x,src=f` (a reference to a file) is not.
+fn option(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(k), Some(v)) = (c.name("k"), secret(c)) else { return };
+    let name = k.as_str().trim_start_matches('-');
+    if values::words(name).first().is_some_and(|w| NOT_GIVEN.contains(&w.as_str())) {
+        return;
+    }
+    let what = names(name);
+    let quoted = c.name("s3").is_none();
+    let (mut start, mut value) = (v.start(), v.as_str());
+    if what == Names::Password && value.len() > 5 && value.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("pass:")) {
+        start += 5;
+        value = &value[5..];
+    }
+    // `id=npmrc,src=f`: a lower-case word, `=`, more.
+    let key_value = value.split_once('=').is_some_and(|(k, rest)| {
+        (1..=12).contains(&k.len())
+            && k.bytes().all(|b| b.is_ascii_lowercase())
+            && !rest.is_empty()
+            && !rest.starts_with('=')
+    });
+    if key_value || !values::is_secret(what, name, value, Site::Option { quoted }) {
+        return;
+    }
+    let kind = if what == Names::Password { "password" } else { "secret" };
+    hits.push(Hit { range: start..v.end(), kind: Some(kind) });
+}
+
+/// A `key=value` pair whose key names a credential and whose value is one; a bare value
+/// ends before `&name=` (the next parameter of a query).
+fn pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(k), Some(v)) = (c.name("k"), secret(c)) else { return };
+    // Headers are the `Authorization` rule's (which keeps the scheme).
+    if values::words(k.as_str()).last().is_some_and(|w| w == "authorization") {
+        return;
+    }
+    // `DB_PASS= cmd` sets nothing and runs `cmd`.
+    if c.name("sep").is_some_and(|m| m.as_str().starts_with('=') && m.as_str().len() > 1) {
+        return;
+    }
+    let quoted = c.name("s4").is_none();
+    // `token = format!(…)`, `pw = getpass(…)`: a call; `"PASS" => passed`: a match arm or a
+    // hash's entry, whose bare value is a name (only a random one is a secret).
+    let call = c.name("call").is_some();
+    let arrow = c.name("sep").is_some_and(|m| m.as_str().contains("=>"));
+    let mut end = v.as_str().len();
+    if !quoted {
+        let b = v.as_str().as_bytes();
+        for (i, &ch) in b.iter().enumerate() {
+            if ch != b'&' {
+                continue;
+            }
+            let name_len =
+                b[i + 1..].iter().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')).count();
+            if name_len > 0 && b.get(i + 1 + name_len) == Some(&b'=') {
+                end = i;
+                break;
+            }
+        }
+    }
+    let value = &v.as_str()[..end];
+    if !quoted && (call || arrow) && !looks_random(value) {
+        return;
+    }
+    if values::is_secret(names(k.as_str()), k.as_str(), value, Site::Pair { quoted }) {
+        hits.push(Hit { range: v.start()..v.start() + end, kind: None });
+    }
+}
+
+/// `<password>value</password>`, `key="ClearTextPassword" value="…"`.
+fn xml(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(k), Some(v)) = (c.name("k"), secret(c)) else { return };
+    if c.name("k2").is_some_and(|k2| !k2.as_str().eq_ignore_ascii_case(k.as_str())) {
+        return;
+    }
+    let value = v.as_str().trim();
+    if values::is_secret(names(k.as_str()), k.as_str(), value, Site::Pair { quoted: true }) {
+        hit(v, hits);
+    }
+}
