@@ -246,3 +246,31 @@ fn a_bad_redaction_pattern_stops_the_daemon_with_the_file_and_line() {
     assert!(err.contains(&format!("{}:2: broken", file.display())), "{err}");
     assert!(!env.socket.exists());
 }
+
+#[test]
+fn a_report_with_redacted_credentials_passes_its_own_check() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let app = repo(&env, "app");
+    for command in [
+        "curl -H 'Authorization: Bearer abcdef0123456789xyz' https://api.example.com",
+        "curl -u admin:S3cretPassw0rd https://example.com",
+        "docker login -p Hunter2Hunter2 registry.example.com",
+        "redis-cli -a R3disPassw0rd ping",
+        "export DB_PASS=hunter2hunter2 SECRET_KEY_BASE=9f8e7d6c5b4a39281706",
+    ] {
+        env.event(&app, json!({"kind": "command", "command": command}));
+    }
+    assert_ok(&env.ctl(&["checkpoint", app.to_str().unwrap()]), "checkpoint");
+    let md = std::fs::read_to_string(report_file(&app)).unwrap();
+    for secret in
+        ["abcdef0123456789xyz", "S3cretPassw0rd", "Hunter2Hunter2", "R3disPassw0rd", "hunter2hunter2", "9f8e7d6c5b4a"]
+    {
+        assert!(!md.contains(secret), "{secret} in the report:\n{md}");
+    }
+    assert!(md.contains("[REDACTED:"), "the commands are in the report, masked:\n{md}");
+    // Redacting is idempotent: what the daemon wrote is not "sensitive data" to its own check.
+    let check = env.ctl(&["report", "--check", report_file(&app).to_str().unwrap()]);
+    assert_ok(&check, "report --check");
+    assert!(text(&check.stdout).contains(": valid"), "{}", text(&check.stdout));
+}
