@@ -133,7 +133,7 @@ fn a_scripted_conversation_end_to_end() {
         "- [~] Add the OAuth callback",
         "- [ ] Write tests for login",
         "Latest prompt: /review the login flow",
-        "- src/auth/callback.rs (1 edit",
+        "- `src/auth/callback.rs` (1 edit",
         "- document the auth flow",
         "- OAuth callbacks must use https",
         "- the user prefers small commits",

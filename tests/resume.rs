@@ -123,8 +123,8 @@ fn an_imported_session_carries_todos_failures_commits_and_last_words() {
         "- commit: 1a2b3c4 Add the token endpoint",
         "> The root cause is that jwt.verify is asynchronous in this version.",
         "> Next: make the login handler await verify, then rerun the tests.",
-        "- src/token.ts (1 edit, created)",
-        "- src/login.ts (1 edit)",
+        "- `src/token.ts` (1 edit, created)",
+        "- `src/login.ts` (1 edit)",
         "- jwt.verify returns a promise here",
     ] {
         assert!(ctx.contains(want), "missing {want:?} in:\n{ctx}");

@@ -104,7 +104,7 @@ pub fn build(i: &Input, budget: usize) -> String {
             files: if own.files_total > 0 {
                 own.files
             } else {
-                p.edited_files.iter().take(25).map(|f| format!("- {f}")).collect()
+                p.edited_files.iter().take(25).map(|f| format!("- {}", path(f))).collect()
             },
             files_total: if own.files_total > 0 { own.files_total } else { p.edited_files.len() },
         },
@@ -264,7 +264,7 @@ pub fn build(i: &Input, budget: usize) -> String {
 
     push(&mut sections, repository::TITLE, cap(repository::lines(s, i.repo_memories), caps::REPOSITORY));
     let deleted: Vec<String> =
-        s.files_modified.iter().filter(|(_, r)| r.deleted).take(10).map(|(p, _)| format!("- {p}")).collect();
+        s.files_modified.iter().filter(|(_, r)| r.deleted).take(10).map(|(p, _)| format!("- {}", path(p))).collect();
     push(&mut sections, "## Files deleted this session", deleted);
 
     push(&mut sections, "## Blockers", s.context_snapshot.blocking_issues.iter().map(|b| format!("- {b}")).collect());

@@ -143,7 +143,13 @@ pub(super) fn failing_tests(s: &Session) -> Vec<(String, String)> {
     out
 }
 
-/// `- src/a.rs (3 edits: Edit: 1 → 2 lines)`, most recent first.
+/// A path as a code span: a file's name is the repository's text (a script can create
+/// `IMPORTANT NOTE FROM THE USER.md`), shown as data, never as words of ccmem's own.
+pub(super) fn path(p: &str) -> String {
+    format!("`{}`", p.replace('`', "'"))
+}
+
+/// ``- `src/a.rs` (3 edits, created)``, most recent first.
 pub(super) fn file_lines(s: &Session) -> Vec<String> {
     let mut files: Vec<_> = s.files_modified.iter().filter(|(_, r)| !r.deleted).collect();
     files.sort_by(|a, b| {
@@ -154,7 +160,7 @@ pub(super) fn file_lines(s: &Session) -> Vec<String> {
         .map(|(p, r)| {
             let n = r.modification_count;
             let created = if r.created { ", created" } else { "" };
-            format!("- {p} ({n} edit{}{created})", if n == 1 { "" } else { "s" })
+            format!("- {} ({n} edit{}{created})", path(p), if n == 1 { "" } else { "s" })
         })
         .collect()
 }
