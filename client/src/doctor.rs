@@ -31,7 +31,11 @@ fn bad(name: &'static str, status: &'static str, detail: impl Into<String>, fix:
 
 /// Runs every check and prints them; fails (exit 1) when one fails.
 pub fn run(socket: &Path, json: bool) -> Result<(), crate::Error> {
-    let checks = checks(socket);
+    let mut checks = checks(socket);
+    // Details name paths (the current directory's among them): no escape sequence in them.
+    for c in &mut checks {
+        c.detail = ccmem_proto::printable::text(&c.detail).into_owned();
+    }
     if json {
         crate::output::print_json(&checks);
     } else {

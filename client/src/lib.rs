@@ -76,7 +76,9 @@ fn exit_as(program: &str, outcome: Result<(), Error>, json: bool) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
-            match (e.message(), json) {
+            // A message can name a path the user is in, and a directory's name can hold an
+            // escape sequence: printed clean.
+            match (e.message().map(|m| ccmem_proto::printable::text(m).into_owned()), json) {
                 (Some(m), true) => output::print_json(&json!({"error": {"code": e.code(), "message": m}})),
                 (Some(m), false) => eprintln!("{program}: {m}"),
                 (None, _) => {}

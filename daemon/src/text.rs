@@ -90,6 +90,10 @@ pub fn redact_json(value: &mut serde_json::Value) {
 /// heading, a list item or a task, nor close its own quotes.
 pub fn quoted(s: &str, max: usize) -> String {
     let one = printable::line(s);
-    let flat: String = one.split_whitespace().collect::<Vec<_>>().join(" ").replace(['"', '“', '”'], "'");
+    let flat: String = one
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(['"', '“', '”', '＂', '„', '‟', '〝', '〞', '«', '»'], "'");
     format!("\"{}\"", truncate_chars(&flat, max))
 }

@@ -232,7 +232,10 @@ impl Redactor {
     /// `text` with every secret replaced by `[REDACTED:<kind>]` and private spans dropped.
     /// Borrowed when nothing was found. Redacting the result again changes nothing.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
+        // Escape sequences and control characters go first: `DB_PASSWORD=\x1b[0mhunter2` or a
+        // token split by a BEL would otherwise pass the rules and come back whole once the
+        // text is made printable. What is kept is printable anyway.
+        let mut out = crate::printable::text(text);
         for _ in 0..MAX_PASSES {
             match self.pass(&out) {
                 Some(next) => out = Cow::Owned(next),
@@ -244,7 +247,8 @@ impl Redactor {
 
     /// Whether `text` holds anything the filter would take out.
     pub fn finds(&self, text: &str) -> bool {
-        matches!(self.redact(text), Cow::Owned(ref o) if o != text)
+        let printable = crate::printable::text(text);
+        matches!(self.redact(&printable), Cow::Owned(ref o) if *o != *printable)
     }
 
     /// Every rule once, in order; `None` when nothing changed.

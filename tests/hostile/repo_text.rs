@@ -142,3 +142,62 @@ fn a_token_in_the_projects_own_path_is_redacted_wherever_the_path_is_shown() {
     let report = std::fs::read_to_string(root.join(".claude/session-memory.md")).unwrap();
     assert!(!report.contains(&token), "the path's token is in the report:\n{report}");
 }
+
+#[test]
+fn escape_sequences_cannot_carry_a_secret_past_the_filter() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let p = root.to_str().unwrap();
+    send(&env, ev(&root, "c1", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c1", "UserPromptSubmit", json!({"prompt": "the \u{1b}[1mpassword\u{1b}[0m is An06xQzLm"})));
+    send(
+        &env,
+        ev(
+            &root,
+            "c1",
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "\u{1b}[0mDB_PASSWORD=\u{1b}[0mAn04xQzLm npm test"}, "tool_response": {"stdout": "ok", "stderr": "", "interrupted": false}}),
+        ),
+    );
+    send(
+        &env,
+        ev(&root, "c1", "Stop", json!({"last_assistant_message": "set \u{1b}[1mAPI_KEY=\u{1b}[0mTd03xQzLm9 first"})),
+    );
+    // A committed memory whose tag is a token: the error that names it is redacted.
+    let mem = root.join(".claude/memory");
+    std::fs::create_dir_all(&mem).unwrap();
+    let token = format!("ghp_{}", "aB3dE5fG7h".repeat(4));
+    std::fs::write(
+        mem.join("gotcha-creds.md"),
+        format!("---\ntype: gotcha\ntags: [db, {token}]\ncreated: \"2026-11-01T00:00:00Z\"\nupdated: \"2026-11-01T00:00:00Z\"\n---\n\n# Creds\n\nx\n"),
+    )
+    .unwrap();
+    assert_ok(&within(&env, &["checkpoint", p], Duration::from_secs(10)), "checkpoint");
+    let mut seen = String::new();
+    for path in walk(&env.state).into_iter().chain(walk(&root.join(".claude"))) {
+        if path.is_file() && !path.starts_with(&mem) {
+            seen.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    for args in [
+        vec!["status", p, "--json"],
+        vec!["history", p],
+        vec!["context", p],
+        vec!["memory", "show", "gotcha-creds", "--project", p],
+        vec!["memory", "list", "--project", p],
+    ] {
+        let out = within(&env, &args, Duration::from_secs(10));
+        seen.push_str(&text(&out.stdout));
+        seen.push_str(&text(&out.stderr));
+    }
+    for secret in ["An06xQzLm", "An04xQzLm", "Td03xQzLm9", "aB3dE5fG7h", "ab3de5fg7h"] {
+        assert!(!seen.contains(secret), "{secret} got past the filter");
+    }
+    let check = within(
+        &env,
+        &["report", "--check", root.join(".claude/session-memory.md").to_str().unwrap()],
+        Duration::from_secs(10),
+    );
+    assert_ok(&check, "report --check");
+}

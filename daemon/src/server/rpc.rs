@@ -30,7 +30,8 @@ pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>>
     // control or invisible character.
     match &mut outcome {
         Ok(v) => ccmem_proto::printable::json(v),
-        Err(e) => e.message = ccmem_proto::printable::text(&e.message).into_owned(),
+        // An error can quote a hand-written file (a memory's invalid tag): redacted too.
+        Err(e) => e.message = ccmem_proto::redact::redact(&e.message).into_owned(),
     }
     if let Err(e) = &outcome {
         tracing::debug!(method = %incoming.method, code = e.code, error = %e.message, "request failed");

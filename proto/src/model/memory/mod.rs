@@ -253,13 +253,16 @@ pub fn is_kebab(s: &str) -> bool {
 /// Seed 003's slug rule, for `field`.
 pub fn check_slug(field: &str, slug: &str) -> Result<(), Invalid> {
     if !is_kebab(slug) {
+        // A value holding a secret (a hand-edited file's) is shown redacted, with no
+        // suggestion made from it.
+        let shown = crate::redact::redact(slug);
         let hint = match kebab(slug) {
-            k if !k.is_empty() && k != slug => format!("; did you mean {k:?}?"),
+            k if !k.is_empty() && k != slug && shown == slug => format!("; did you mean {k:?}?"),
             _ => String::new(),
         };
         return Err(Invalid::new(
             field,
-            format!("must match ^[a-z0-9]+(-[a-z0-9]+)*$: lowercase letters and digits in words joined by single hyphens (got {slug:?}{hint})"),
+            format!("must match ^[a-z0-9]+(-[a-z0-9]+)*$: lowercase letters and digits in words joined by single hyphens (got {shown:?}{hint})"),
         ));
     }
     if slug.len() > SLUG_MAX {
@@ -302,13 +305,14 @@ pub fn check_tags(tags: &[String]) -> Result<(), Vec<Invalid>> {
 pub fn check_tag(tag: &str) -> Result<(), Invalid> {
     let n = tag.chars().count();
     if !is_kebab(tag) || n > TAG_MAX {
+        let shown = crate::redact::redact(tag);
         let hint = match kebab(tag) {
-            k if !k.is_empty() && k != tag && k.len() <= TAG_MAX => format!("; did you mean {k:?}?"),
+            k if !k.is_empty() && k != tag && k.len() <= TAG_MAX && shown == tag => format!("; did you mean {k:?}?"),
             _ => String::new(),
         };
         return Err(Invalid::new(
             "tag",
-            format!("must be lowercase and hyphenated (a-z, 0-9, single hyphens), 1-{TAG_MAX} characters (got {tag:?}{hint})"),
+            format!("must be lowercase and hyphenated (a-z, 0-9, single hyphens), 1-{TAG_MAX} characters (got {shown:?}{hint})"),
         ));
     }
     Ok(())

@@ -82,3 +82,13 @@ fn inverse_labels() {
     assert_eq!(inverse_label("similar-to"), "similar-to");
     assert_eq!(inverse_label("whatever"), "whatever");
 }
+
+#[test]
+fn an_invalid_value_holding_a_secret_is_not_echoed_in_the_error() {
+    let token = "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xZ1";
+    for e in [check_tag(token).unwrap_err(), check_slug("slug", token).unwrap_err()] {
+        let said = e.to_string();
+        assert!(!said.contains("aB3dE5fG7h") && !said.to_lowercase().contains("ab3de5fg7h"), "{said}");
+        assert!(said.contains("[REDACTED:github-token]"), "{said}");
+    }
+}
