@@ -409,7 +409,8 @@ fn a_project_deleted_or_moved_away_ends_its_session_archived_and_is_not_made_aga
     let d = env.start_daemon(&[]);
     let deleted = std::fs::canonicalize(repo(&env, "deleted")).unwrap();
     let moved = std::fs::canonicalize(repo(&env, "moved")).unwrap();
-    for root in [&deleted, &moved] {
+    let remade = std::fs::canonicalize(repo(&env, "remade")).unwrap();
+    for root in [&deleted, &moved, &remade] {
         watch_ready(&env, root);
         std::fs::write(root.join("work.txt"), "x").unwrap();
         assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
@@ -417,6 +418,15 @@ fn a_project_deleted_or_moved_away_ends_its_session_archived_and_is_not_made_aga
     }
     std::fs::remove_dir_all(&deleted).unwrap();
     std::fs::rename(&moved, moved.with_file_name("moved-elsewhere")).unwrap();
+    // Moved away, and another directory made at once where it was: not this project.
+    std::fs::rename(&remade, remade.with_file_name("remade-old")).unwrap();
+    std::fs::create_dir(&remade).unwrap();
+    let out = env.ctl(&["checkpoint", remade.to_str().unwrap()]);
+    assert!(
+        !remade.join(".claude/.project-state.json").exists(),
+        "written into the new directory: {}",
+        text(&out.stdout)
+    );
     for root in [&deleted, &moved] {
         assert!(
             wait_until(Duration::from_secs(10), || !is_live(&env, root)),
@@ -431,7 +441,7 @@ fn a_project_deleted_or_moved_away_ends_its_session_archived_and_is_not_made_aga
         .filter(|p| p.parent().is_some_and(|d| d.ends_with("sessions")))
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .collect();
-    for root in [&deleted, &moved] {
+    for root in [&deleted, &moved, &remade] {
         let needle = serde_json::to_string(&root.to_str().unwrap()).unwrap();
         assert!(
             archives.iter().any(|a| a.contains(&needle) && a.contains("vanished")),

@@ -53,7 +53,7 @@ pub fn status(r: &StatusReply) -> String {
                 s.push_str(&session_context(p, session));
             }
             // A refused directory says why instead of suggesting a `watch` that would refuse.
-            None if p.warnings.iter().any(|w| w.contains("is not a project")) => {
+            None if !p.warnings.is_empty() => {
                 for w in &p.warnings {
                     let _ = writeln!(s, "session      none: {w}");
                 }

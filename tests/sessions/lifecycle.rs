@@ -360,3 +360,31 @@ fn a_second_daemon_leaves_a_project_another_keeps_alone_and_says_why() {
     send(&b, ev(&root, "conv-b", "SessionStart", json!({"source": "startup"})));
     assert_eq!(b.project_status(&root)["live"], true);
 }
+
+#[test]
+fn a_claim_removed_midway_does_not_let_two_daemons_write_one_project() {
+    let (a, b) = (Env::new(), Env::new());
+    let _da = a.start_daemon(&[]);
+    let _db = b.start_daemon(&[]);
+    let root = repo(&a, "shared");
+    let p = root.to_str().unwrap();
+    send(&a, ev(&root, "conv-a", "SessionStart", json!({"source": "startup"})));
+    assert_ok(&a.ctl(&["checkpoint", p]), "checkpoint by the first daemon");
+    // What `git clean -fdx` does to it.
+    std::fs::remove_file(root.join(".claude/.ccmemd.lock")).unwrap();
+    send(&b, ev(&root, "conv-b", "SessionStart", json!({"source": "startup"})));
+    let by_b = b.ctl(&["checkpoint", p]);
+    let by_a = a.ctl(&["checkpoint", p]);
+    let written = [&by_a, &by_b].iter().filter(|o| o.status.success()).count();
+    assert_eq!(
+        written,
+        1,
+        "both wrote: a: {} {}; b: {} {}",
+        text(&by_a.stdout),
+        text(&by_a.stderr),
+        text(&by_b.stdout),
+        text(&by_b.stderr)
+    );
+    let refused = if by_a.status.success() { &by_b } else { &by_a };
+    assert!(text(&refused.stderr).contains("another ccmemd"), "{}", text(&refused.stderr));
+}

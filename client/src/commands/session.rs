@@ -7,6 +7,11 @@ use super::*;
 pub(super) fn watch(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
     let params = api::PathParams { path: project_path(path)? };
     let r: api::ProjectSummary = with_daemon(ctx, |c, _| c.call(method::WATCH, &params))?;
+    // No session: the daemon leaves the project alone (another daemon keeps it) and says why.
+    if r.session_id.is_empty() {
+        let why = r.warnings.join("; ");
+        return Err(Error::Failed(if why.is_empty() { format!("{} is not watched", r.root.display()) } else { why }));
+    }
     show(ctx, &r, || format!("watching {} (session {})", r.root.display(), r.session_id));
     Ok(())
 }
@@ -126,6 +131,14 @@ pub(super) fn history(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
 pub(super) fn reset_session(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
     let params = api::PathParams { path: project_path(path)? };
     let r: api::EndReply = with_daemon(ctx, |c, _| c.call(method::RESET, &params))?;
+    if r.ended_session.is_none() && r.new_session.is_none() {
+        // Left alone by this daemon (another keeps the project): status says which.
+        return Err(Error::Failed(format!(
+            "no session was started for {}: `ccmemctl status {}` says why",
+            r.root.display(),
+            r.root.display()
+        )));
+    }
     show(ctx, &r, || {
         let new = r.new_session.as_deref().unwrap_or("?");
         match &r.ended_session {

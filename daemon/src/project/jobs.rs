@@ -31,8 +31,12 @@ impl Project {
         let (mut copy, ctx, mut exclude_done, version) =
             (self.s.clone(), self.ctx.clone(), self.exclude_done, self.version);
         let mut comments = self.comments.take().unwrap_or_default();
+        let root_id = self.root_id;
         self.spawn_job(move || {
-            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments);
+            let out = match may_write(&copy.project_root, root_id, &ctx.socket) {
+                Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments),
+                Err(why) => checkpoint::Outcome { written: None, errors: vec![why] },
+            };
             JobResult::Checkpoint { copy, out, exclude_done, version, comments }
         });
     }
@@ -146,8 +150,12 @@ impl Project {
         let ctx = self.ctx.clone();
         let mut exclude_done = self.exclude_done;
         let mut comments = self.comments.take().unwrap_or_default();
+        let root_id = self.root_id;
         let job = tokio::task::spawn_blocking(move || {
-            let out = checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments);
+            let out = match may_write(&copy.project_root, root_id, &ctx.socket) {
+                Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments),
+                Err(why) => checkpoint::Outcome { written: None, errors: vec![why] },
+            };
             (copy, out, exclude_done, comments)
         });
         let out = match job.await {
@@ -213,4 +221,17 @@ impl Project {
             self.transcript_read(read).await;
         }
     }
+}
+
+/// Whether a checkpoint may be written into `root`: it is still the directory the session
+/// began in (one made again where the project was, after it was moved away, is another's),
+/// and no other daemon has claimed the project since (see `lock`).
+fn may_write(root: &std::path::Path, root_id: Option<(u64, u64)>, socket: &std::path::Path) -> Result<(), String> {
+    if root_id.is_some() && ccmem_proto::files::dir_id(root) != root_id {
+        return Err(format!(
+            "{} is no longer this project's directory (moved away or made again): nothing written",
+            root.display()
+        ));
+    }
+    super::lock::recheck(root, socket)
 }

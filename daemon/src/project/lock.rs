@@ -79,6 +79,37 @@ pub fn take(root: &Path, socket: &Path) -> Taken {
     Taken::None(format!("cannot claim {}: the claim file keeps coming back", root.display()))
 }
 
+/// Before a checkpoint is written: the claim still names this daemon. One removed meanwhile
+/// (`git clean -fdx`) is made again; one another daemon has taken since, while it answers,
+/// means this one writes nothing more.
+pub fn recheck(root: &Path, socket: &Path) -> Result<(), String> {
+    let path = root.join(LOCK_FILE);
+    match holder(&path) {
+        Some((_, other)) if other == socket => Ok(()),
+        Some((pid, other)) if answers(&other) => Err(elsewhere(root, pid, &other)),
+        held => {
+            if held.is_some() {
+                let _ = std::fs::remove_file(&path);
+            }
+            // Never through a `.claude` that is a link (nor made where there is none).
+            let own_dir = path.parent().is_some_and(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()));
+            if !own_dir {
+                return Ok(());
+            }
+            let text = format!("{} 0 {}\n", std::process::id(), socket.display());
+            match create_new(&path, &text) {
+                Ok(()) => Ok(()),
+                // Made by another at this very moment: whoever it names keeps the project.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder(&path) {
+                    Some((pid, other)) if other != socket => Err(elsewhere(root, pid, &other)),
+                    _ => Ok(()),
+                },
+                Err(_) => Ok(()), // no claim can be made here: kept as before claims
+            }
+        }
+    }
+}
+
 /// Why a project claimed by another daemon is left alone, when it is: for `status` of a
 /// project this daemon has no session for.
 pub fn held_elsewhere(root: &Path, socket: &Path) -> Option<String> {

@@ -155,6 +155,9 @@ impl Msg {
             Msg::Context { reply, .. } => {
                 let _ = reply.send(ContextReply { context: why.to_string(), conversation_id: None });
             }
+            Msg::Reset { reply } | Msg::Unwatch { reply } => {
+                let _ = reply.send(EndReply { root: root.to_path_buf(), ended_session: None, new_session: None });
+            }
             other => other.answer_not_live(root),
         }
     }

@@ -75,6 +75,9 @@ pub struct Project {
     pub(super) watcher: Option<watch::Handle>,
     /// Files changed while the daemon was not running count from here.
     pub(super) changed_since: Option<std::time::SystemTime>,
+    /// The root directory's identity (device, inode) when the session started: a directory
+    /// made again at the same path after the project was moved away is not this project.
+    pub(super) root_id: Option<(u64, u64)>,
     /// Facts and goals (seed 002), kept beyond sessions.
     pub(super) memory: Facts,
     /// Who last counted a change to each file, and when: the agent's hook and the watcher
@@ -169,6 +172,7 @@ impl Project {
             ctx,
             watcher: None,
             changed_since,
+            root_id: None,
             memory: Facts::default(),
             recent_edits: Default::default(),
             deliveries: Default::default(),
@@ -206,6 +210,8 @@ impl Project {
             }
             Err(_) => {}
         }
+        let root = self.s.project_root.clone();
+        self.root_id = tokio::task::spawn_blocking(move || ccmem_proto::files::dir_id(&root)).await.ok().flatten();
         self.running = true;
         self.ctx.ports.kick(&self.s.project_root);
         let mut ignore = self.ctx.live.borrow().watch_ignore.clone();
@@ -346,6 +352,13 @@ impl Project {
             Msg::Summary { conversations, reply } => {
                 let _ = reply.send(if conversations { self.summary_with_conversations() } else { self.summary() });
             }
+            Msg::Checkpoint { reply, .. } if !self.root_exists().await => {
+                let _ = reply.send(Err(format!(
+                    "{} is no longer this project's directory (moved away, deleted or made again): its session ends",
+                    self.s.project_root.display()
+                )));
+                return Flow::End(EndReason::Vanished, None);
+            }
             Msg::Checkpoint { reason, note, reply } => {
                 if let Some(note) = note {
                     let _ = session::apply(&mut self.s, SessionEvent::Note { text: note }, chrono::Utc::now());
@@ -465,12 +478,16 @@ impl Project {
         self.overrides.context_budget.unwrap_or_else(|| self.ctx.live.borrow().context_budget)
     }
 
-    /// Whether the project's directory is still there.
+    /// Whether the project's directory is still there, and still the one the session began
+    /// in (not another made at the same path after it was moved away).
     async fn root_exists(&self) -> bool {
-        let root = self.s.project_root.clone();
-        tokio::task::spawn_blocking(move || std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir()))
-            .await
-            .unwrap_or(true)
+        let (root, known) = (self.s.project_root.clone(), self.root_id);
+        tokio::task::spawn_blocking(move || {
+            std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir())
+                && (known.is_none() || ccmem_proto::files::dir_id(&root) == known)
+        })
+        .await
+        .unwrap_or(true)
     }
 
     /// Final checkpoint, archive, and the tracker forgotten. Returns the ended session's id.
@@ -484,7 +501,7 @@ impl Project {
         };
         // A project whose directory is gone has nowhere to take a checkpoint (and making its
         // `.claude` again would bring a deleted project back): only the archive is written.
-        if self.s.project_root.is_dir() {
+        if self.root_exists().await {
             self.checkpoint(why, kind).await;
         } else {
             tracing::warn!(project = %self.s.project_root.display(), "the project's directory is gone: its session ends, archived");

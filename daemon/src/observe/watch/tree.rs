@@ -112,6 +112,8 @@ pub(super) struct Tree {
     pub(super) unwatchable: HashSet<Box<str>>,
     /// The root is gone.
     pub(super) gone: bool,
+    /// The root's identity when watching began.
+    pub(super) root_id: Option<(u64, u64)>,
 }
 
 impl Drop for Tree {
@@ -128,6 +130,7 @@ impl Tree {
         extra: &[String],
     ) -> Self {
         let ignores = Ignores::new(&root).with_patterns(&root, extra);
+        let root_id = ccmem_proto::files::dir_id(&root);
         Self {
             root,
             watcher: Some(watcher),
@@ -138,6 +141,7 @@ impl Tree {
             capped: false,
             unwatchable: HashSet::new(),
             gone: false,
+            root_id,
             ignores,
         }
     }
@@ -152,6 +156,13 @@ impl Tree {
         if example.as_deref().is_none_or(|e| !self.unwatchable.contains(e)) {
             *example = self.unwatchable.iter().min_by_key(|d| d.len()).map(|d| d.to_string());
         }
+    }
+
+    /// Whether the root is still the directory watching began in.
+    pub(super) fn root_is_ours(&self) -> bool {
+        let now = ccmem_proto::files::dir_id(&self.root);
+        now.is_some() && (self.root_id.is_none() || now == self.root_id)
+            || self.root_id.is_none() && std::fs::symlink_metadata(&self.root).is_ok_and(|m| m.is_dir())
     }
 
     pub(super) fn rel(&self, p: &Path) -> Option<String> {
@@ -372,8 +383,8 @@ impl Tree {
         let mut out = Vec::new();
         for p in paths {
             let Some(rel) = self.rel(&p) else { continue };
-            if rel.is_empty() && !std::fs::symlink_metadata(&self.root).is_ok_and(|m| m.is_dir()) {
-                // The root itself was deleted or moved away.
+            if rel.is_empty() && !self.root_is_ours() {
+                // The root itself was deleted or moved away (and perhaps made again).
                 self.gone = true;
             }
             if rel.is_empty()
@@ -447,7 +458,7 @@ impl Tree {
     /// After lost notifications: walks the whole project and compares with what is known.
     pub(super) fn rescan(&mut self) -> Vec<(String, Change)> {
         let mut out = Vec::new();
-        if !std::fs::symlink_metadata(&self.root).is_ok_and(|m| m.is_dir()) {
+        if !self.root_is_ours() {
             self.gone = true;
             return out;
         }
