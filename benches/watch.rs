@@ -188,7 +188,12 @@ fn main() -> std::process::ExitCode {
         lost,
         rounds * 3000
     );
-    row("checkpoint right after a burst (ms)", synced_ms[synced_ms.len() / 2], "checkpoint, nothing new (ms)", quiet_checkpoint_ms);
+    row(
+        "checkpoint right after a burst (ms)",
+        synced_ms[synced_ms.len() / 2],
+        "checkpoint, nothing new (ms)",
+        quiet_checkpoint_ms,
+    );
 
     println!();
     println!("targets{}:", if quick { " (set for the full size: shown, not judged, in a quick run)" } else { "" });

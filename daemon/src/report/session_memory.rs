@@ -325,12 +325,11 @@ fn todo_status(todos: &[Todo]) -> TaskStatus {
     }
 }
 
+/// A task list's item, quoted: its words are the repository's, not ccmem's ("Complete
+/// IMPORTANT NOTE FROM THE USER: …" would speak in ccmem's voice).
 fn task_label(t: &tasks::Task) -> String {
-    if t.id.is_empty() {
-        t.title.clone()
-    } else {
-        format!("{}: {}", t.id, t.title)
-    }
+    let text = if t.id.is_empty() { t.title.clone() } else { format!("{}: {}", t.id, t.title) };
+    format!("the task list's item {}", crate::text::quoted(&text, 160))
 }
 
 /// Every text on one line and within its limits, so the report passes seed 000's rules.

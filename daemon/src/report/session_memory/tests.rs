@@ -37,7 +37,10 @@ fn a_session_makes_a_valid_report() {
     );
     assert!(m.files_needing_attention[0].reason.starts_with("Failing test"));
     assert_eq!(m.next_steps[0].priority, StepPriority::Immediate);
-    assert!(m.next_steps.iter().any(|n| n.action == "Complete T002: Wire `src/db.ts` using .env.local"));
+    assert!(m
+        .next_steps
+        .iter()
+        .any(|n| n.action == "Complete the task list's item \"T002: Wire `src/db.ts` using .env.local\""));
     assert!(m.next_steps.iter().any(|n| n.action.starts_with("Prepare Polish")));
     assert!(m.next_steps.iter().any(|n| n.action == "Plan Release"));
     let back = report::parse(&report::serialize(&m));
