@@ -79,6 +79,14 @@ pub(super) const COMMANDS: &[&str] = &[
     "vault",
     "sqlplus",
     "dotnet",
+    "twine",
+    "lftp",
+    "ncftp",
+    "ncftpput",
+    "ncftpget",
+    "net",
+    "rabbitmqctl",
+    "mc",
 ];
 
 /// The prefilter's words for the rule: each command followed by a space, a tab or `.exe`.
@@ -462,6 +470,38 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
                 if let Some(eq) = v.find('=') {
                     take(ws, (i, from + eq + 1), "secret", hits);
                 }
+            }
+        }
+        "twine" | "ncftp" | "ncftpput" | "ncftpget" => {
+            for v in values(ws, &["-p", "--password"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "lftp" => {
+            // `lftp -u bob,PASS sftp://host`.
+            for v in values(ws, &["-u", "--user"], Form::Any) {
+                take_after(ws, v, ',', hits);
+            }
+        }
+        "net" => {
+            // `net user bob PASS /add` (`*` asks for it).
+            let pos: Vec<usize> = positional(ws).into_iter().filter(|&i| !ws[i].text.starts_with('/')).collect();
+            if pos.len() >= 3 && ws[pos[0]].text.eq_ignore_ascii_case("user") && ws[pos[2]].text != "*" {
+                take(ws, (pos[2], 0), pw, hits);
+            }
+        }
+        "rabbitmqctl" => {
+            // `rabbitmqctl add_user NAME PASS`, `change_password NAME PASS`.
+            let pos = positional(ws);
+            if pos.len() >= 3 && matches!(ws[pos[0]].text.as_str(), "add_user" | "change_password") {
+                take(ws, (pos[2], 0), pw, hits);
+            }
+        }
+        "mc" => {
+            // `mc alias set NAME URL ACCESS_KEY SECRET_KEY`.
+            let pos = positional(ws);
+            if pos.len() >= 6 && ws[pos[0]].text == "alias" && ws[pos[1]].text == "set" {
+                take(ws, (pos[5], 0), "secret", hits);
             }
         }
         "sqlplus" => {
