@@ -28,16 +28,18 @@ pub enum Taken {
     None(String),
 }
 
-/// This daemon's claim on a project: removed when dropped, if it is still this daemon's.
+/// This daemon's claim on a project: removed when dropped, if it is still this daemon's
+/// (this one, or one [`recheck`] made again). It is dropped before the session leaves the
+/// registry, so no newer session of this daemon can have claimed the project meanwhile.
 #[derive(Debug)]
 pub struct Claim {
     path: PathBuf,
-    text: String,
+    socket: PathBuf,
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        if std::fs::read_to_string(&self.path).is_ok_and(|t| t == self.text) {
+        if holder(&self.path).is_some_and(|(pid, socket)| pid == std::process::id() && socket == self.socket) {
             let _ = std::fs::remove_file(&self.path);
         }
     }
@@ -62,7 +64,7 @@ pub fn take(root: &Path, socket: &Path) -> Taken {
     // Twice at most: the second after a stale claim was removed.
     for _ in 0..2 {
         match create_new(&path, &text) {
-            Ok(()) => return Taken::Mine(Claim { path, text }),
+            Ok(()) => return Taken::Mine(Claim { path, socket: socket.to_path_buf() }),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder(&path) {
                 Some((pid, other)) if other != socket && answers(&other) => {
                     return Taken::Elsewhere(elsewhere(root, pid, &other));
