@@ -242,7 +242,7 @@ fn long_lines_of_near_matches_take_linear_time() {
 /// Timing of the filter on the text the daemon takes in: `cargo test --release -p ccmem-proto
 /// redact::tests::timing -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a measurement, not a check: run it with --ignored --nocapture in release"]
 fn timing() {
     use std::time::Instant;
     let f = filter();
