@@ -63,26 +63,17 @@ pub fn clean(s: &str) -> String {
 /// Like [`clean`], for text whose lines matter (an assistant message, a summary): line
 /// breaks are kept, other control characters dropped, at most `max` characters.
 pub fn clean_lines(s: &str, max: usize) -> String {
+    // Redacting makes the text printable too (line breaks and tabs kept).
     let redacted = ccmem_proto::redact::redact(s);
-    let t = printable::text(redacted.trim()).replace('\t', " ");
+    let t = redacted.trim().replace('\t', " ");
     truncate_chars(t.trim(), max)
 }
 
-/// Every string in `value` through the redaction filter: for replies that serve files a
-/// person or a repository may have written by hand (memories), which were never filtered on
-/// their way in.
+/// Every string in `value` (keys too) through the redaction filter: for replies that serve
+/// files a person or a repository may have written by hand (memories), which were never
+/// filtered on their way in.
 pub fn redact_json(value: &mut serde_json::Value) {
-    use serde_json::Value;
-    match value {
-        Value::String(s) => {
-            if let std::borrow::Cow::Owned(o) = ccmem_proto::redact::redact(s) {
-                *s = o;
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(redact_json),
-        Value::Object(m) => m.values_mut().for_each(redact_json),
-        _ => {}
-    }
+    ccmem_proto::printable::map_strings(value, &ccmem_proto::redact::redact);
 }
 
 /// Text from a repository's files as a quotation: one line, at most `max` characters, in

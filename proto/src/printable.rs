@@ -127,20 +127,26 @@ fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars>) {
 /// Every string in `value` (keys too) through [`text`]: for a reply that holds text read
 /// from a repository.
 pub fn json(value: &mut serde_json::Value) {
+    map_strings(value, &text);
+}
+
+/// Every string in `value`, keys too, through `f` (a filter that borrows what it leaves
+/// alone): the one walk for the filters a reply goes through.
+pub fn map_strings(value: &mut serde_json::Value, f: &dyn for<'a> Fn(&'a str) -> Cow<'a, str>) {
     use serde_json::Value;
     match value {
         Value::String(s) => {
-            if let Cow::Owned(o) = text(s) {
+            if let Cow::Owned(o) = f(s) {
                 *s = o;
             }
         }
-        Value::Array(a) => a.iter_mut().for_each(json),
+        Value::Array(a) => a.iter_mut().for_each(|v| map_strings(v, f)),
         Value::Object(m) => {
-            if m.keys().any(|k| needs_work(k, true)) {
+            if m.keys().any(|k| matches!(f(k), Cow::Owned(_))) {
                 let taken = std::mem::take(m);
-                *m = taken.into_iter().map(|(k, v)| (text(&k).into_owned(), v)).collect();
+                *m = taken.into_iter().map(|(k, v)| (f(&k).into_owned(), v)).collect();
             }
-            m.values_mut().for_each(json);
+            m.values_mut().for_each(|v| map_strings(v, f));
         }
         _ => {}
     }

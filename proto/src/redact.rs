@@ -46,7 +46,6 @@ mod commands;
 mod rules;
 mod values;
 
-use crate::printable::is_invisible;
 use regex::{Captures, Match, Regex, RegexBuilder};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -247,26 +246,14 @@ impl Redactor {
 
     /// Whether `text` holds anything the filter would take out.
     pub fn finds(&self, text: &str) -> bool {
-        let printable = crate::printable::text(text);
-        matches!(self.redact(&printable), Cow::Owned(ref o) if *o != *printable)
+        // Made printable is not "found": only what the rules take out is.
+        self.redact(text) != crate::printable::text(text)
     }
 
-    /// Every rule once, in order; `None` when nothing changed.
-    ///
-    /// A character no one sees can split a token (`ghp_\u{200B}…`), and the daemon drops
-    /// such characters from what it shows: when the text without them holds a secret, that
-    /// text is the one redacted.
+    /// Every rule once, in order, on printable text ([`Redactor::redact`] takes out the
+    /// characters no one sees first, so that one cannot split a token: `ghp_\u{200B}…`);
+    /// `None` when nothing changed.
     fn pass(&self, text: &str) -> Option<String> {
-        if !text.is_ascii() && text.chars().any(is_invisible) {
-            let seen: String = text.chars().filter(|c| !is_invisible(*c)).collect();
-            if let Some(out) = self.pass_visible(&seen) {
-                return Some(out);
-            }
-        }
-        self.pass_visible(text)
-    }
-
-    fn pass_visible(&self, text: &str) -> Option<String> {
         let mut cur = Cow::Borrowed(text);
         if self.private.is_match(&cur) {
             cur = Cow::Owned(self.private.replace_all(&cur, "").into_owned());

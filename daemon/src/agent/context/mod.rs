@@ -304,12 +304,11 @@ pub fn build(i: &Input, budget: usize) -> String {
     let left = left.saturating_sub(if knowledge.is_empty() { 0 } else { knowledge.chars().count() + 2 });
     let rest = pack(rest, left);
     let parts: Vec<String> = [head, rest, knowledge].into_iter().filter(|p| !p.is_empty()).collect();
-    // The last word on what reaches the agent: what was read from files by hand-written
-    // means (memories, the project's own path) is redacted too, and nothing prints as an
-    // escape sequence or hides as an invisible character.
+    // The last word on what reaches the agent: what was read from files written by hand
+    // (memories, the project's own path) is redacted too, and redacting leaves nothing that
+    // prints as an escape sequence or hides as an invisible character.
     let joined = parts.join("\n\n");
-    let redacted = ccmem_proto::redact::redact(&joined);
-    truncate_chars(&ccmem_proto::printable::text(&redacted), budget)
+    truncate_chars(&ccmem_proto::redact::redact(&joined), budget)
 }
 
 /// The work part of the context, for the report's "Where You Left Off": the task, todos,

@@ -151,8 +151,8 @@ impl Actor {
                 } else {
                     format!("- [{}] {} ({}, {}): {first}", m.memory_type, m.title, m.slug, m.scope)
                 };
-                // A file committed or edited by hand was never filtered on its way in.
-                let line = ccmem_proto::redact::redact(&line).into_owned();
+                // A file committed or edited by hand was never filtered on its way in: the
+                // context these lines go into is redacted whole.
                 scored.push((score, m.updated, Relevant { line, from_repository }));
             }
         }
