@@ -227,7 +227,7 @@ impl Project {
 /// began in (one made again where the project was, after it was moved away, is another's),
 /// and no other daemon has claimed the project since (see `lock`).
 fn may_write(root: &std::path::Path, root_id: Option<(u64, u64)>, socket: &std::path::Path) -> Result<(), String> {
-    if root_id.is_some() && ccmem_proto::files::dir_id(root) != root_id {
+    if root_id.is_some() && !ccmem_proto::files::is_same_dir(root, root_id) {
         return Err(format!(
             "{} is no longer this project's directory (moved away or made again): nothing written",
             root.display()

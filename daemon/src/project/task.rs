@@ -43,7 +43,7 @@ pub struct Services {
     pub memories: crate::memories::Memories,
     /// The configuration, for `config show` and reloads.
     pub config: Arc<crate::config::Reloader>,
-    /// The socket this daemon serves, named in the projects' locks.
+    /// The socket this daemon serves, named in the projects' claims.
     pub socket: PathBuf,
 }
 
@@ -482,12 +482,7 @@ impl Project {
     /// in (not another made at the same path after it was moved away).
     async fn root_exists(&self) -> bool {
         let (root, known) = (self.s.project_root.clone(), self.root_id);
-        tokio::task::spawn_blocking(move || {
-            std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir())
-                && (known.is_none() || ccmem_proto::files::dir_id(&root) == known)
-        })
-        .await
-        .unwrap_or(true)
+        tokio::task::spawn_blocking(move || ccmem_proto::files::is_same_dir(&root, known)).await.unwrap_or(true)
     }
 
     /// Final checkpoint, archive, and the tracker forgotten. Returns the ended session's id.

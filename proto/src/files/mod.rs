@@ -17,3 +17,12 @@ pub fn dir_id(path: &std::path::Path) -> Option<(u64, u64)> {
         None
     }
 }
+
+/// Whether `path` is still the directory whose identity was `known` ([`dir_id`]); with none
+/// known (a system without identities), whether it is a directory at all.
+pub fn is_same_dir(path: &std::path::Path, known: Option<(u64, u64)>) -> bool {
+    match known {
+        Some(_) => dir_id(path) == known,
+        None => std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()),
+    }
+}

@@ -96,8 +96,8 @@ struct Syncs {
 }
 
 impl Syncs {
-    /// Writes a cookie for `reply` into `dir` (the watched `.git` or the project root).
-    /// Returns false when it could not be written: the sync is answered at the next turn.
+    /// Writes a cookie for `reply` into `dir` (the watched `.git` or the project root). One
+    /// that cannot be written is due at once: the sync is answered at the next turn.
     fn start(&mut self, dir: &Path, reply: tokio::sync::oneshot::Sender<()>) {
         self.next += 1;
         let path = dir.join(format!("{COOKIE_PREFIX}{}-{}", std::process::id(), self.next));
@@ -259,26 +259,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                 _ = sleep_until_opt(flush_at) => {
                     first_pending = None;
                     let paths = in_order(std::mem::take(&mut pending));
-                    let Some(changes) = self.blocking(&mut tree, move |t| {
-                        let large = paths.len() > crate::heap::LARGE_BATCH;
-                        let changes = t.resolve(paths);
-                        if large {
-                            crate::heap::trim();
-                        }
-                        changes
-                    }).await else { break };
-                    // Edits change what git reports too; refresh it once things settle.
-                    if !changes.is_empty() {
-                        git_pending.get_or_insert_with(|| Instant::now() + GIT_AFTER_EDITS);
-                    }
-                    // A directory that is gone has no changes worth counting, only its end.
-                    let gone = tree.as_ref().is_some_and(|t| t.gone);
-                    if !gone && !self.deliver(changes).await { break }
-                    if gone {
-                        tracing::info!(project = %self.root.display(), "the project's directory is gone; watching stops");
-                        let _ = self.mailbox.send(Event::RootGone.into()).await;
-                        break;
-                    }
+                    if !self.count(&mut tree, paths, &mut git_pending).await { break }
                 }
                 _ = sleep_until_opt(git_pending) => {
                     git_pending = None;
@@ -310,12 +291,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                 else {
                     break;
                 };
-                if tree.as_ref().is_some_and(|t| t.gone) {
-                    tracing::info!(project = %self.root.display(), "the project's directory is gone; watching stops");
-                    let _ = self.mailbox.send(Event::RootGone.into()).await;
-                    break;
-                }
-                if !self.deliver(changes).await {
+                if self.stop_if_gone(&tree).await || !self.deliver(changes).await {
                     break;
                 }
                 git_pending.get_or_insert_with(Instant::now);
@@ -326,14 +302,8 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                 // them now, without the coalescing wait, and deliver them before answering.
                 first_pending = None;
                 let paths = in_order(std::mem::take(&mut pending));
-                if !paths.is_empty() {
-                    let Some(changes) = self.blocking(&mut tree, move |t| t.resolve(paths)).await else { break };
-                    if !changes.is_empty() {
-                        git_pending.get_or_insert_with(|| Instant::now() + GIT_AFTER_EDITS);
-                    }
-                    if !self.deliver(changes).await {
-                        break;
-                    }
+                if !paths.is_empty() && !self.count(&mut tree, paths, &mut git_pending).await {
+                    break;
                 }
                 syncs.answer(now);
             }
@@ -360,6 +330,44 @@ impl<M: From<Event> + Send + 'static> Task<M> {
         t.publish(&self.stats);
         *tree = Some(t);
         Some(out)
+    }
+
+    /// Counts the paths notified (a closed coalescing window, or a sync) and delivers what
+    /// changed. False when watching stops: the project's directory is gone (the project is
+    /// told), or nobody listens any more.
+    async fn count(&self, tree: &mut Option<Tree>, paths: Vec<PathBuf>, git_pending: &mut Option<Instant>) -> bool {
+        let Some(changes) = self
+            .blocking(tree, move |t| {
+                let large = paths.len() > crate::heap::LARGE_BATCH;
+                let changes = t.resolve(paths);
+                if large {
+                    crate::heap::trim();
+                }
+                changes
+            })
+            .await
+        else {
+            return false;
+        };
+        // A directory that is gone has no changes worth counting, only its end.
+        if self.stop_if_gone(tree).await {
+            return false;
+        }
+        // Edits change what git reports too; refresh it once things settle.
+        if !changes.is_empty() {
+            git_pending.get_or_insert_with(|| Instant::now() + GIT_AFTER_EDITS);
+        }
+        self.deliver(changes).await
+    }
+
+    /// Whether the tree found the project's directory gone; the project is told so.
+    async fn stop_if_gone(&self, tree: &Option<Tree>) -> bool {
+        if !tree.as_ref().is_some_and(|t| t.gone) {
+            return false;
+        }
+        tracing::info!(project = %self.root.display(), "the project's directory is gone; watching stops");
+        let _ = self.mailbox.send(Event::RootGone.into()).await;
+        true
     }
 
     pub(super) async fn deliver(&self, changes: Vec<(String, Change)>) -> bool {

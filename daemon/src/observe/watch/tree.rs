@@ -160,9 +160,7 @@ impl Tree {
 
     /// Whether the root is still the directory watching began in.
     pub(super) fn root_is_ours(&self) -> bool {
-        let now = ccmem_proto::files::dir_id(&self.root);
-        now.is_some() && (self.root_id.is_none() || now == self.root_id)
-            || self.root_id.is_none() && std::fs::symlink_metadata(&self.root).is_ok_and(|m| m.is_dir())
+        ccmem_proto::files::is_same_dir(&self.root, self.root_id)
     }
 
     pub(super) fn rel(&self, p: &Path) -> Option<String> {
