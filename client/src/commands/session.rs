@@ -73,7 +73,7 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
             }
             // Numbered, so that the daemon takes each event once however often it is sent.
             let mut p = p.clone();
-            p["ccmem_import_seq"] = json!(n);
+            p[api::IMPORT_SEQ] = json!(n);
             match c.call::<_, serde_json::Value>(method::HOOK, &p) {
                 Ok(_) => {
                     sent = n;

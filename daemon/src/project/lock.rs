@@ -45,13 +45,32 @@ impl Drop for Claim {
     }
 }
 
+/// Who the claim at `root` names, as far as this daemon is concerned.
+enum Holder {
+    /// This daemon (serving on the same socket).
+    This,
+    /// Another daemon that answers on its socket: why this one leaves the project alone.
+    Other(String),
+    /// Nobody: no claim, an unreadable one, or one whose daemon no longer answers.
+    Nobody { stale: bool },
+}
+
+fn holder_of(root: &Path, socket: &Path) -> Holder {
+    match holder(&root.join(LOCK_FILE)) {
+        Some((_, other)) if other == socket => Holder::This,
+        Some((pid, other)) if answers(&other) => Holder::Other(elsewhere(root, pid, &other)),
+        claim => Holder::Nobody { stale: claim.is_some() },
+    }
+}
+
+/// What a claim of this daemon says.
+fn claim_text(socket: &Path) -> String {
+    format!("{} {}\n", std::process::id(), socket.display())
+}
+
 /// Claims the project at `root` for this daemon, serving on `socket`.
 pub fn take(root: &Path, socket: &Path) -> Taken {
     let path = root.join(LOCK_FILE);
-    // Each claim its own: a session's claim dropped late never removes its successor's.
-    static CLAIMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = CLAIMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let text = format!("{} {n} {}\n", std::process::id(), socket.display());
     // Out of commits before it exists: an agent's `git add -A` must never stage it.
     if let Err(e) = super::checkpoint::exclude_from_git(root) {
         tracing::debug!(project = %root.display(), error = %e, "cannot exclude the claim file from git");
@@ -63,15 +82,13 @@ pub fn take(root: &Path, socket: &Path) -> Taken {
     }
     // Twice at most: the second after a stale claim was removed.
     for _ in 0..2 {
-        match create_new(&path, &text) {
+        match create_new(&path, &claim_text(socket)) {
             Ok(()) => return Taken::Mine(Claim { path, socket: socket.to_path_buf() }),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder(&path) {
-                Some((pid, other)) if other != socket && answers(&other) => {
-                    return Taken::Elsewhere(elsewhere(root, pid, &other));
-                }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder_of(root, socket) {
+                Holder::Other(why) => return Taken::Elsewhere(why),
                 // Nobody answers there (a daemon that died), or it is this daemon's own, left
                 // by a session that is just ending: taken over.
-                _ => {
+                Holder::This | Holder::Nobody { .. } => {
                     let _ = std::fs::remove_file(&path);
                 }
             },
@@ -86,11 +103,11 @@ pub fn take(root: &Path, socket: &Path) -> Taken {
 /// means this one writes nothing more.
 pub fn recheck(root: &Path, socket: &Path) -> Result<(), String> {
     let path = root.join(LOCK_FILE);
-    match holder(&path) {
-        Some((_, other)) if other == socket => Ok(()),
-        Some((pid, other)) if answers(&other) => Err(elsewhere(root, pid, &other)),
-        held => {
-            if held.is_some() {
+    match holder_of(root, socket) {
+        Holder::This => Ok(()),
+        Holder::Other(why) => Err(why),
+        Holder::Nobody { stale } => {
+            if stale {
                 let _ = std::fs::remove_file(&path);
             }
             // Never through a `.claude` that is a link (nor made where there is none).
@@ -98,8 +115,7 @@ pub fn recheck(root: &Path, socket: &Path) -> Result<(), String> {
             if !own_dir {
                 return Ok(());
             }
-            let text = format!("{} 0 {}\n", std::process::id(), socket.display());
-            match create_new(&path, &text) {
+            match create_new(&path, &claim_text(socket)) {
                 Ok(()) => Ok(()),
                 // Made by another at this very moment: whoever it names keeps the project.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder(&path) {
@@ -115,8 +131,10 @@ pub fn recheck(root: &Path, socket: &Path) -> Result<(), String> {
 /// Why a project claimed by another daemon is left alone, when it is: for `status` of a
 /// project this daemon has no session for.
 pub fn held_elsewhere(root: &Path, socket: &Path) -> Option<String> {
-    let (pid, other) = holder(&root.join(LOCK_FILE))?;
-    (other != socket && answers(&other)).then(|| elsewhere(root, pid, &other))
+    match holder_of(root, socket) {
+        Holder::Other(why) => Some(why),
+        Holder::This | Holder::Nobody { .. } => None,
+    }
 }
 
 fn elsewhere(root: &Path, pid: u32, socket: &Path) -> String {
@@ -136,27 +154,18 @@ fn create_new(path: &Path, text: &str) -> io::Result<()> {
     f.write_all(text.as_bytes())
 }
 
-/// The pid and socket a claim names (a small regular file only: a repository's link or
-/// FIFO there is not read).
+/// The pid and socket a claim names, `PID SOCKET` (a small regular file only: a
+/// repository's link or FIFO there is not read).
 fn holder(path: &Path) -> Option<(u32, PathBuf)> {
     let text = ccmem_proto::files::untrusted::read_string(path, 4096).ok()?;
-    let mut parts = text.trim_end_matches('\n').splitn(3, ' ');
-    let pid = parts.next()?.parse().ok()?;
-    let _claim = parts.next()?;
-    Some((pid, PathBuf::from(parts.next()?)))
+    let (pid, socket) = text.trim_end_matches('\n').split_once(' ')?;
+    Some((pid.parse().ok()?, PathBuf::from(socket)))
 }
 
-/// Whether a daemon answers on `socket`.
+/// Whether a daemon answers on `socket` (a Unix socket, or a named pipe on Windows).
 fn answers(socket: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        std::os::unix::net::UnixStream::connect(socket).is_ok()
-    }
-    #[cfg(not(unix))]
-    {
-        use interprocess::local_socket::{prelude::*, GenericFilePath, Stream};
-        socket.to_fs_name::<GenericFilePath>().is_ok_and(|name| Stream::connect(name).is_ok())
-    }
+    use interprocess::local_socket::{prelude::*, Stream};
+    ccmem_proto::wire::paths::socket_name(socket).is_ok_and(|name| Stream::connect(name).is_ok())
 }
 
 #[cfg(test)]
@@ -172,7 +181,7 @@ mod tests {
         let other = tmp.path().join("other.sock");
         let _listener = std::os::unix::net::UnixListener::bind(&other).unwrap();
         std::fs::create_dir_all(root.join(".claude")).unwrap();
-        std::fs::write(root.join(LOCK_FILE), format!("4242 0 {}\n", other.display())).unwrap();
+        std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", other.display())).unwrap();
         let mine = tmp.path().join("mine.sock");
         match take(&root, &mine) {
             Taken::Elsewhere(why) => assert!(why.contains("pid 4242") && why.contains("other.sock"), "{why}"),
@@ -180,7 +189,7 @@ mod tests {
         }
         assert!(held_elsewhere(&root, &mine).is_some());
         // A claim naming a socket nobody listens on: a daemon that died.
-        std::fs::write(root.join(LOCK_FILE), format!("4242 0 {}\n", tmp.path().join("gone.sock").display())).unwrap();
+        std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", tmp.path().join("gone.sock").display())).unwrap();
         let Taken::Mine(claim) = take(&root, &mine) else { panic!("a dead daemon's claim is taken over") };
         assert_eq!(held_elsewhere(&root, &mine), None);
         drop(claim);

@@ -55,7 +55,7 @@ pub struct Registration {
     registry: Arc<Projects>,
     root: PathBuf,
     generation: u64,
-    /// The project's lock, held for the session's life.
+    /// The project's claim, held for the session's life.
     lock: Option<lock::Claim>,
 }
 
@@ -72,7 +72,7 @@ impl Place for Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        // Released first: a session starting here right after finds the lock free.
+        // Released first: a session starting here right after finds the project unclaimed.
         drop(self.lock.take());
         let mut live = self.registry.lock();
         if live.get(&self.root).is_some_and(|e| e.generation == self.generation) {
@@ -103,22 +103,21 @@ impl Projects {
     /// Delivers `msg` to the project at `root`, starting a session if the message calls for
     /// one. A task that is ending is waited for, then the message goes to its successor.
     pub async fn send(self: &Arc<Self>, root: &Path, mut msg: Msg) {
-        // The project's lock, taken before its session starts here (see `lock`).
+        // The project's claim, made before its session starts here (see `lock`).
         let mut lock: Option<lock::Claim> = None;
         loop {
             if msg.starts_session() && lock.is_none() && !self.is_live(root) && !self.closing.load(Ordering::SeqCst) {
-                let (r, socket) = (root.to_path_buf(), self.ctx.socket.clone());
-                match tokio::task::spawn_blocking(move || lock::take(&r, &socket)).await {
-                    Ok(lock::Taken::Mine(f)) => lock = Some(f),
-                    Ok(lock::Taken::Elsewhere(why)) => {
+                match self.claim(root).await {
+                    Some(lock::Taken::Mine(f)) => lock = Some(f),
+                    Some(lock::Taken::Elsewhere(why)) => {
                         if self.refused_once.lock().unwrap_or_else(|p| p.into_inner()).insert(root.to_path_buf()) {
                             tracing::warn!(project = %root.display(), "{why}");
                         }
                         msg.answer_refused(root, &why);
                         return;
                     }
-                    Ok(lock::Taken::None(why)) => tracing::debug!(project = %root.display(), "{why}"),
-                    Err(_) => {}
+                    Some(lock::Taken::None(why)) => tracing::debug!(project = %root.display(), "{why}"),
+                    None => {}
                 }
             }
             let Some(entry) = self.entry(root, msg.starts_session(), &mut lock) else {
@@ -166,6 +165,12 @@ impl Projects {
                 }
             }
         }
+    }
+
+    /// Claims `root` for this daemon, on the blocking pool (it reads and writes files).
+    async fn claim(&self, root: &Path) -> Option<lock::Taken> {
+        let (r, socket) = (root.to_path_buf(), self.ctx.socket.clone());
+        tokio::task::spawn_blocking(move || lock::take(&r, &socket)).await.ok()
     }
 
     fn entry(self: &Arc<Self>, root: &Path, start: bool, lock: &mut Option<lock::Claim>) -> Option<Entry> {
@@ -225,10 +230,9 @@ impl Projects {
             let ttl = self.ctx.live.borrow().session_ttl;
             if alive && idle < ttl {
                 let root = s.project_root.clone();
-                let (r, socket) = (root.clone(), self.ctx.socket.clone());
-                let lock = match tokio::task::spawn_blocking(move || lock::take(&r, &socket)).await {
-                    Ok(lock::Taken::Mine(f)) => Some(f),
-                    Ok(lock::Taken::Elsewhere(why)) => {
+                let lock = match self.claim(&root).await {
+                    Some(lock::Taken::Mine(f)) => Some(f),
+                    Some(lock::Taken::Elsewhere(why)) => {
                         // Its tracker stays: the other daemon keeps the session meanwhile.
                         tracing::warn!(project = %root.display(), "not restored: {why}");
                         continue;

@@ -2,9 +2,6 @@
 
 use super::*;
 
-/// The payload field `ccmemctl import` numbers its events with.
-pub const IMPORT_SEQ: &str = "ccmem_import_seq";
-
 /// Longest conversation id taken (Claude Code's are 36-character UUIDs).
 pub(super) const MAX_ID_BYTES: usize = 256;
 
@@ -112,7 +109,7 @@ pub fn parse(v: &Value) -> Option<Hook> {
         cwd: path("cwd"),
         project_dir: path("project_dir").filter(|p| p.is_absolute()),
         delivery,
-        import_seq: v.get(IMPORT_SEQ).and_then(Value::as_u64).filter(|n| *n > 0),
+        import_seq: v.get(ccmem_proto::wire::api::IMPORT_SEQ).and_then(Value::as_u64).filter(|n| *n > 0),
         kind,
     })
 }

@@ -245,6 +245,10 @@ pub struct HookReply {
     pub additional_context: String,
 }
 
+/// The field of a hook payload `ccmemctl import` numbers its events with (1, 2, …), so that
+/// the daemon takes each event of an import once however often it is sent.
+pub const IMPORT_SEQ: &str = "ccmem_import_seq";
+
 /// The resume context's budget, in characters: what `context --budget` and the daemon's
 /// `context_budget` accept.
 pub const BUDGET_RANGE: std::ops::RangeInclusive<usize> = 200..=10_000;
