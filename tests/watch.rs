@@ -416,15 +416,20 @@ fn a_project_deleted_or_moved_away_ends_its_session_archived_and_is_not_made_aga
         assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
         assert!(is_live(&env, root));
     }
+    let old_session = env.project_status(&remade)["session"]["session_id"].as_str().unwrap().to_string();
     std::fs::remove_dir_all(&deleted).unwrap();
     std::fs::rename(&moved, moved.with_file_name("moved-elsewhere")).unwrap();
-    // Moved away, and another directory made at once where it was: not this project.
+    // Moved away, and another directory made at once where it was: not this project. The
+    // checkpoint asked there either reaches the old session (which ends, writing nothing),
+    // or, when the watcher ended it first, starts the new directory's own session: the old
+    // session's work never lands in the new directory.
     std::fs::rename(&remade, remade.with_file_name("remade-old")).unwrap();
     std::fs::create_dir(&remade).unwrap();
     let out = env.ctl(&["checkpoint", remade.to_str().unwrap()]);
+    let written = std::fs::read_to_string(remade.join(".claude/.project-state.json")).unwrap_or_default();
     assert!(
-        !remade.join(".claude/.project-state.json").exists(),
-        "written into the new directory: {}",
+        !written.contains(&old_session) && !written.contains("work.txt"),
+        "the old session written into the new directory: {}",
         text(&out.stdout)
     );
     for root in [&deleted, &moved] {
