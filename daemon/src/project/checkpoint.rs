@@ -74,6 +74,15 @@ pub fn run(
     if let Err(e) = &saved {
         out.errors.push(format!("cannot save the session in the state dir: {e}"));
     }
+    // The human-readable report beside it (seed 000), from the same session, written first:
+    // whoever sees this checkpoint's state file finds its report already there.
+    let memory = crate::report::session_memory::build(s, tasks.as_ref(), comments, now);
+    if let Err(e) = crate::report::session_memory::write(&s.project_root, &memory) {
+        out.errors.push(format!(
+            "cannot write {}: {e}",
+            s.project_root.join(crate::report::session_memory::REPORT_FILE).display()
+        ));
+    }
     match write_state(&s.project_root, &path, &bytes) {
         Ok(()) => out.written = Some(info),
         Err(e) => {
@@ -83,14 +92,6 @@ pub fn run(
                 let _ = store.save_tracker(s);
             }
         }
-    }
-    // The human-readable report beside it (seed 000), from the same session.
-    let memory = crate::report::session_memory::build(s, tasks.as_ref(), comments, now);
-    if let Err(e) = crate::report::session_memory::write(&s.project_root, &memory) {
-        out.errors.push(format!(
-            "cannot write {}: {e}",
-            s.project_root.join(crate::report::session_memory::REPORT_FILE).display()
-        ));
     }
     out
 }
