@@ -288,6 +288,40 @@ fn with_the_daemon_down_and_auto_start_off_the_hook_exits_0_fast_and_silent() {
 }
 
 #[test]
+fn a_daemon_that_never_accepts_does_not_hold_the_hook() {
+    // A wedged daemon: its socket is there and connections queue in its backlog, but nothing
+    // is ever accepted, read or answered. The hook gives up after its time limit (a thread
+    // with a deadline, the same code that bounds a Windows pipe) and exits 0, silently.
+    let env = Env::new();
+    let root = repo(&env, "app");
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    set_mode(env.socket.parent().unwrap(), 0o700);
+    let _wedged = std::os::unix::net::UnixListener::bind(&env.socket).unwrap();
+    for event in ["SessionStart", "PostToolUse"] {
+        let payload = ev(&root, "c", event, json!({"source": "startup"})).to_string();
+        let t = Instant::now();
+        let mut child = env
+            .ctl_cmd(&["hook"])
+            .env("CCMEM_NO_AUTOSTART", "1")
+            .env("CCMEM_HOOK_TIMEOUT_MS", "300")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let took = t.elapsed();
+        assert_eq!(out.status.code(), Some(0), "{event}");
+        assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{event}: {out:?}");
+        // A hang is forever; the limit is 0.3 s. Generous for a loaded machine.
+        assert!(took < Duration::from_secs(10), "{event} took {took:?}");
+    }
+    let log = std::fs::read_to_string(env.state.join("ccmem/ccmemctl.log")).unwrap();
+    assert!(log.contains("did not answer within"), "the reason goes to the client log: {log}");
+}
+
+#[test]
 fn the_installer_merges_into_existing_settings_and_uninstalls_cleanly() {
     let env = Env::new();
     let settings = env.home.join(".claude/settings.json");

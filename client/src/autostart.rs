@@ -30,8 +30,12 @@ pub fn start_and_connect(socket: &Path, timeout: Duration) -> Result<Conn, Strin
     let mut child = spawn(&exe, socket, log.as_deref()).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     let mut pause = Duration::from_millis(1);
     loop {
-        match Conn::connect(socket) {
-            Ok(c) => return Ok(c),
+        match Conn::connect_within(socket, timeout.max(Duration::from_millis(100))) {
+            Ok(mut c) => {
+                // The start-up budget bounded the connect; requests get the usual time.
+                c.set_timeout(crate::conn::IO_TIMEOUT).map_err(|e| e.to_string())?;
+                return Ok(c);
+            }
             Err(e) if !is_absent(&e) => return Err(format!("ccmemd started but {}: {e}", socket.display())),
             Err(_) => {}
         }

@@ -77,8 +77,7 @@ fn forward(socket: Option<&Path>, autostart: bool) -> Result<(), String> {
     }
     let socket = paths::socket_path(socket).map_err(|e| e.to_string())?;
     let (start_budget, reply_wait) = budgets();
-    let mut conn = connect(&socket, autostart, start_budget)?;
-    conn.set_timeout(reply_wait).map_err(|e| e.to_string())?;
+    let mut conn = connect(&socket, autostart, start_budget, reply_wait)?;
     // Every event waits for the daemon's word that it is queued (before it is handled), so
     // that the agent's next event cannot overtake it. Only SessionStart waits for more.
     let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| format!("{event}: {e:?}"))?;
@@ -95,12 +94,16 @@ fn forward(socket: Option<&Path>, autostart: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn connect(socket: &Path, autostart: bool, budget: Duration) -> Result<Conn, String> {
-    match Conn::connect(socket) {
-        Ok(c) => Ok(c),
-        Err(e) if autostart && crate::autostart::is_absent(&e) => crate::autostart::start_and_connect(socket, budget),
-        Err(e) => Err(format!("cannot reach ccmemd at {}: {e}", socket.display())),
-    }
+/// Connects within `wait`, or starts the daemon within `budget`; either way each request
+/// then waits `wait` at most.
+fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> Result<Conn, String> {
+    let mut conn = match Conn::connect_within(socket, wait) {
+        Ok(c) => c,
+        Err(e) if autostart && crate::autostart::is_absent(&e) => crate::autostart::start_and_connect(socket, budget)?,
+        Err(e) => return Err(format!("cannot reach ccmemd at {}: {e}", socket.display())),
+    };
+    conn.set_timeout(wait).map_err(|e| e.to_string())?;
+    Ok(conn)
 }
 
 /// Keeps what the daemon reads and bounds the rest: tool outputs keep the start and the end

@@ -210,7 +210,13 @@ pub struct Scanner {
     /// doubles with each).
     #[cfg(target_os = "linux")]
     misses: HashMap<u32, u32>,
+    /// Our uid: netlink reports each socket's owner by uid.
+    #[cfg(target_os = "linux")]
     uid: u32,
+    /// Our user as sysinfo names it (a uid on macOS, a SID on Windows): processes of other
+    /// users are skipped.
+    #[cfg(not(target_os = "linux"))]
+    me: Option<sysinfo::Uid>,
 }
 
 impl Default for Scanner {
@@ -224,15 +230,27 @@ impl Scanner {
     pub fn new() -> Self {
         // sysinfo would otherwise keep a /proc/<pid>/stat open per process it has seen.
         sysinfo::set_open_files_limit(0);
+        #[cfg_attr(target_os = "linux", allow(unused_mut))]
+        let mut sys = sysinfo::System::new();
+        #[cfg(not(target_os = "linux"))]
+        let me = {
+            let pid = Pid::from_u32(std::process::id());
+            let user = ProcessRefreshKind::nothing().with_user(UpdateKind::Always);
+            sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[pid]), true, user);
+            sys.process(pid).and_then(|p| p.user_id()).cloned()
+        };
         Self {
-            sys: sysinfo::System::new(),
+            sys,
             #[cfg(target_os = "linux")]
             owners: HashMap::new(),
             #[cfg(target_os = "linux")]
             scans: 0,
             #[cfg(target_os = "linux")]
             misses: HashMap::new(),
+            #[cfg(target_os = "linux")]
             uid: ccmem_proto::wire::paths::euid(),
+            #[cfg(not(target_os = "linux"))]
+            me,
         }
     }
 
@@ -360,8 +378,10 @@ impl Scanner {
             true,
             ProcessRefreshKind::nothing().with_user(UpdateKind::OnlyIfNotSet),
         );
-        let uid = self.uid;
-        out.retain(|(_, p)| self.sys.process(Pid::from_u32(*p)).and_then(|p| p.user_id()).is_some_and(|u| **u == uid));
+        // Compared as sysinfo reads them: uids on macOS, SIDs on Windows. Not knowing who we
+        // are keeps nothing.
+        let Some(me) = &self.me else { return Vec::new() };
+        out.retain(|(_, p)| self.sys.process(Pid::from_u32(*p)).and_then(|p| p.user_id()) == Some(me));
         out
     }
 }

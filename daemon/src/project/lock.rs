@@ -173,32 +173,35 @@ mod tests {
     use super::*;
 
     #[test]
-    #[cfg(unix)]
+    #[cfg_attr(not(unix), ignore = "Unix: the other daemon is a Unix socket listener")]
     fn a_claim_whose_daemon_answers_is_respected_a_dead_ones_taken_over() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("proj");
-        std::fs::create_dir(&root).unwrap();
-        let other = tmp.path().join("other.sock");
-        let _listener = std::os::unix::net::UnixListener::bind(&other).unwrap();
-        std::fs::create_dir_all(root.join(".claude")).unwrap();
-        std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", other.display())).unwrap();
-        let mine = tmp.path().join("mine.sock");
-        match take(&root, &mine) {
-            Taken::Elsewhere(why) => assert!(why.contains("pid 4242") && why.contains("other.sock"), "{why}"),
-            t => panic!("{t:?}"),
+        #[cfg(unix)]
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("proj");
+            std::fs::create_dir(&root).unwrap();
+            let other = tmp.path().join("other.sock");
+            let _listener = std::os::unix::net::UnixListener::bind(&other).unwrap();
+            std::fs::create_dir_all(root.join(".claude")).unwrap();
+            std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", other.display())).unwrap();
+            let mine = tmp.path().join("mine.sock");
+            match take(&root, &mine) {
+                Taken::Elsewhere(why) => assert!(why.contains("pid 4242") && why.contains("other.sock"), "{why}"),
+                t => panic!("{t:?}"),
+            }
+            assert!(held_elsewhere(&root, &mine).is_some());
+            // A claim naming a socket nobody listens on: a daemon that died.
+            std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", tmp.path().join("gone.sock").display())).unwrap();
+            let Taken::Mine(claim) = take(&root, &mine) else { panic!("a dead daemon's claim is taken over") };
+            assert_eq!(held_elsewhere(&root, &mine), None);
+            drop(claim);
+            assert!(!root.join(LOCK_FILE).exists(), "the claim goes with the session");
+            // A link planted by a repository is neither followed nor written through.
+            let victim = tmp.path().join("victim");
+            std::fs::write(&victim, "keep me").unwrap();
+            std::os::unix::fs::symlink(&victim, root.join(LOCK_FILE)).unwrap();
+            let _ = take(&root, &mine);
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
         }
-        assert!(held_elsewhere(&root, &mine).is_some());
-        // A claim naming a socket nobody listens on: a daemon that died.
-        std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", tmp.path().join("gone.sock").display())).unwrap();
-        let Taken::Mine(claim) = take(&root, &mine) else { panic!("a dead daemon's claim is taken over") };
-        assert_eq!(held_elsewhere(&root, &mine), None);
-        drop(claim);
-        assert!(!root.join(LOCK_FILE).exists(), "the claim goes with the session");
-        // A link planted by a repository is neither followed nor written through.
-        let victim = tmp.path().join("victim");
-        std::fs::write(&victim, "keep me").unwrap();
-        std::os::unix::fs::symlink(&victim, root.join(LOCK_FILE)).unwrap();
-        let _ = take(&root, &mine);
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     }
 }

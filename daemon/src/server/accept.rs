@@ -28,7 +28,7 @@ pub async fn serve(listener: Listener, shared: Arc<Shared>) {
         };
         if let Err(r) = socket::check_peer(&stream) {
             Stats::bump(&shared.stats.refused_peer);
-            tracing::warn!(peer_uid = ?r.uid, peer_pid = ?r.pid, reason = %r.reason, "refused connection from another user");
+            tracing::warn!(peer_pid = ?r.pid, peer = %r, "refused connection from another user");
             continue;
         }
         let permit = match shared.permits.clone().try_acquire_owned() {

@@ -3,6 +3,7 @@
 //! notifications of `Type=notify` (`NOTIFY_SOCKET`). Both are a few system calls; no
 //! library is needed for them.
 
+#[cfg(unix)]
 use std::path::PathBuf;
 use std::time::Duration;
 

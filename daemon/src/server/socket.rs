@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Context};
 use ccmem_proto::wire::paths;
+use ccmem_proto::wire::peer;
 use interprocess::local_socket::{tokio::Listener, tokio::Stream, ConnectOptions, ListenerOptions};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -124,9 +125,18 @@ fn listen(socket: &Path) -> io::Result<Listener> {
     Ok(listener)
 }
 
-#[cfg(not(unix))]
+/// Creates the pipe with a DACL granting the current user alone (see `peer::pipe_sddl`);
+/// interprocess rejects remote clients and creates the first instance with
+/// `FILE_FLAG_FIRST_PIPE_INSTANCE`, so a pipe of that name made first by anyone else makes
+/// this fail rather than share the name.
+#[cfg(windows)]
 fn listen(socket: &Path) -> io::Result<Listener> {
-    ListenerOptions::new().name(paths::socket_name(socket)?).create_tokio()
+    use interprocess::os::windows::{local_socket::ListenerOptionsExt, security_descriptor::SecurityDescriptor};
+    let sddl: Vec<u16> = peer::pipe_sddl()?.encode_utf16().chain(Some(0)).collect();
+    let sddl = widestring::U16CStr::from_slice(&sddl)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("bad security descriptor: {e}")))?;
+    let sd = SecurityDescriptor::deserialize(sddl)?;
+    ListenerOptions::new().name(paths::socket_name(socket)?).security_descriptor(sd).create_tokio()
 }
 
 #[cfg(unix)]
@@ -189,37 +199,9 @@ fn remove_stale(socket: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Why a connection was refused by [`check_peer`].
-#[derive(Debug)]
-pub struct Refused {
-    /// The peer's uid, when known.
-    pub uid: Option<u32>,
-    /// The peer's pid, when known.
-    pub pid: Option<i32>,
-    /// What went wrong.
-    pub reason: String,
-}
-
-/// Accepts only peers running as our own user. The 0700 directory already keeps others out;
-/// this also stops root-owned or setuid helpers that can reach the socket anyway.
-#[cfg(unix)]
-pub fn check_peer(stream: &Stream) -> Result<(), Refused> {
-    use interprocess::local_socket::traits::StreamCommon;
-    let creds = stream.peer_creds().map_err(|e| Refused {
-        uid: None,
-        pid: None,
-        reason: format!("cannot read peer credentials: {e}"),
-    })?;
-    let me = paths::euid();
-    match creds.euid() {
-        Some(uid) if uid == me => Ok(()),
-        uid => Err(Refused { uid, pid: creds.pid(), reason: format!("peer is not uid {me}") }),
-    }
-}
-
-/// Windows named pipes carry no peer uid through interprocess; access rests on the pipe's
-/// security descriptor. Untested so far: see the README's platform notes.
-#[cfg(not(unix))]
-pub fn check_peer(_stream: &Stream) -> Result<(), Refused> {
-    Ok(())
+/// Accepts only peers running as our own user (uid on Unix, account SID on Windows). The
+/// 0700 directory (Unix) and the pipe's DACL (Windows) already keep others out; this also
+/// stops root-owned or setuid helpers that can reach the socket anyway.
+pub fn check_peer(stream: &Stream) -> Result<(), peer::Stranger> {
+    peer::same_user(stream)
 }

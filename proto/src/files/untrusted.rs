@@ -134,57 +134,69 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(not(unix), ignore = "Unix: symbolic links, a FIFO and /dev/zero")]
     fn only_regular_files_within_the_limit_are_read() {
-        let tmp = tempfile::tempdir().unwrap();
-        let f = tmp.path().join("tasks.md");
-        std::fs::write(&f, "- [ ] one\n").unwrap();
-        assert_eq!(read_string(&f, 100).unwrap(), "- [ ] one\n");
-        assert!(read(&f, 4).is_err(), "over the limit");
-        let zero = tmp.path().join("package.json");
-        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
-        let t = std::time::Instant::now();
-        assert!(read(&zero, 1 << 20).is_err(), "a link to a device");
-        let fifo = tmp.path().join("fifo.md");
-        mkfifo(&fifo).unwrap();
-        assert!(read(&fifo, 1 << 20).is_err(), "a FIFO with no writer");
-        assert!(read(tmp.path(), 1 << 20).is_err(), "a directory");
-        assert!(t.elapsed() < std::time::Duration::from_secs(5), "nothing blocked");
+        #[cfg(unix)]
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let f = tmp.path().join("tasks.md");
+            std::fs::write(&f, "- [ ] one\n").unwrap();
+            assert_eq!(read_string(&f, 100).unwrap(), "- [ ] one\n");
+            assert!(read(&f, 4).is_err(), "over the limit");
+            let zero = tmp.path().join("package.json");
+            std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+            let t = std::time::Instant::now();
+            assert!(read(&zero, 1 << 20).is_err(), "a link to a device");
+            let fifo = tmp.path().join("fifo.md");
+            mkfifo(&fifo).unwrap();
+            assert!(read(&fifo, 1 << 20).is_err(), "a FIFO with no writer");
+            assert!(read(tmp.path(), 1 << 20).is_err(), "a directory");
+            assert!(t.elapsed() < std::time::Duration::from_secs(5), "nothing blocked");
+        }
     }
 
     #[test]
+    #[cfg_attr(not(unix), ignore = "Unix: made with Unix symbolic links")]
     fn links_are_followed_only_inside_the_root() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("p");
-        std::fs::create_dir_all(root.join("docs")).unwrap();
-        std::fs::write(root.join("docs/tasks.md"), "- [ ] in\n").unwrap();
-        std::fs::write(tmp.path().join("secret"), "key\n").unwrap();
-        std::os::unix::fs::symlink("docs/tasks.md", root.join("TODO.md")).unwrap();
-        std::os::unix::fs::symlink("../secret", root.join("tasks.md")).unwrap();
-        std::os::unix::fs::symlink(tmp.path(), root.join("up")).unwrap();
-        assert_eq!(read_string_in(&root, &root.join("TODO.md"), 100).unwrap(), "- [ ] in\n");
-        let e = read_string_in(&root, &root.join("tasks.md"), 100).unwrap_err();
-        assert!(e.to_string().contains("leads out of the project"), "{e}");
-        assert!(read_in(&root, &root.join("up/secret"), 100).is_err(), "through a linked directory");
-        // A root reached through a link is the same root.
-        let alias = tmp.path().join("alias");
-        std::os::unix::fs::symlink(&root, &alias).unwrap();
-        assert!(read_in(&alias, &alias.join("docs/tasks.md"), 100).is_ok());
+        #[cfg(unix)]
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("p");
+            std::fs::create_dir_all(root.join("docs")).unwrap();
+            std::fs::write(root.join("docs/tasks.md"), "- [ ] in\n").unwrap();
+            std::fs::write(tmp.path().join("secret"), "key\n").unwrap();
+            std::os::unix::fs::symlink("docs/tasks.md", root.join("TODO.md")).unwrap();
+            std::os::unix::fs::symlink("../secret", root.join("tasks.md")).unwrap();
+            std::os::unix::fs::symlink(tmp.path(), root.join("up")).unwrap();
+            assert_eq!(read_string_in(&root, &root.join("TODO.md"), 100).unwrap(), "- [ ] in\n");
+            let e = read_string_in(&root, &root.join("tasks.md"), 100).unwrap_err();
+            assert!(e.to_string().contains("leads out of the project"), "{e}");
+            assert!(read_in(&root, &root.join("up/secret"), 100).is_err(), "through a linked directory");
+            // A root reached through a link is the same root.
+            let alias = tmp.path().join("alias");
+            std::os::unix::fs::symlink(&root, &alias).unwrap();
+            assert!(read_in(&alias, &alias.join("docs/tasks.md"), 100).is_ok());
+        }
     }
 
     #[test]
+    #[cfg_attr(not(unix), ignore = "Unix: made with Unix symbolic links")]
     fn directories_are_made_but_never_through_a_link() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("p");
-        std::fs::create_dir(&root).unwrap();
-        create_dir_under(&root, &root.join(".claude/memory/local")).unwrap();
-        assert!(root.join(".claude/memory/local").is_dir());
-        let other = tmp.path().join("other");
-        std::fs::create_dir(&other).unwrap();
-        let evil = tmp.path().join("evil");
-        std::fs::create_dir(&evil).unwrap();
-        std::os::unix::fs::symlink(&other, evil.join(".claude")).unwrap();
-        let e = create_dir_under(&evil, &evil.join(".claude/memory")).unwrap_err();
-        assert!(e.to_string().contains("is a symbolic link"), "{e}");
-        assert!(!other.join("memory").exists(), "nothing made in the link's target");
+        #[cfg(unix)]
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("p");
+            std::fs::create_dir(&root).unwrap();
+            create_dir_under(&root, &root.join(".claude/memory/local")).unwrap();
+            assert!(root.join(".claude/memory/local").is_dir());
+            let other = tmp.path().join("other");
+            std::fs::create_dir(&other).unwrap();
+            let evil = tmp.path().join("evil");
+            std::fs::create_dir(&evil).unwrap();
+            std::os::unix::fs::symlink(&other, evil.join(".claude")).unwrap();
+            let e = create_dir_under(&evil, &evil.join(".claude/memory")).unwrap_err();
+            assert!(e.to_string().contains("is a symbolic link"), "{e}");
+            assert!(!other.join("memory").exists(), "nothing made in the link's target");
+        }
     }
 }

@@ -5,4 +5,5 @@ pub mod api;
 pub mod frame;
 pub mod memory;
 pub mod paths;
+pub mod peer;
 pub mod rpc;

@@ -18,6 +18,7 @@ pub const SOCKET_ENV: &str = "CCMEM_SOCKET";
 /// Environment variable that, set to `1`, stops the client from starting the daemon.
 pub const NO_AUTOSTART_ENV: &str = "CCMEM_NO_AUTOSTART";
 
+#[cfg(unix)]
 const SOCKET_FILE: &str = "ccmemd.sock";
 
 /// The socket to use: `explicit` (from `--socket`) if given, else `$CCMEM_SOCKET`, else the
