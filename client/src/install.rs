@@ -142,12 +142,25 @@ fn read(path: &Path) -> Result<Value, String> {
 /// The hook command: this very executable, so that the agent finds it whatever its PATH.
 fn command() -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find ccmemctl's own path: {e}"))?;
-    let exe = exe.to_string_lossy();
-    Ok(if exe.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+    Ok(hook_command(&exe.to_string_lossy(), cfg!(windows)))
+}
+
+/// The hook command line for `exe`, as the agent's shell reads it. On Unix that is `sh -c`:
+/// single quotes when needed. Claude Code on Windows runs hooks through Git Bash, or
+/// cmd.exe (PowerShell where Git Bash is missing): backslashes would be eaten by bash, so
+/// the path is written with `/`, which all three accept; bare when it has nothing a shell
+/// reads specially (then it works in all three), else in double quotes (bash and cmd).
+pub fn hook_command(exe: &str, windows: bool) -> String {
+    if windows {
+        let exe = exe.replace('\\', "/");
+        let plain = exe.chars().all(|c| c.is_alphanumeric() || "/:._-+~@".contains(c));
+        return if plain { format!("{exe} hook") } else { format!("\"{exe}\" hook") };
+    }
+    if exe.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
         format!("'{}' hook", exe.replace('\'', r"'\''"))
     } else {
         format!("{exe} hook")
-    })
+    }
 }
 
 /// A hook command of ccmem's (this or any other install of it).
@@ -275,6 +288,19 @@ mod tests {
         let manifest: Value = serde_json::from_str(include_str!("../plugin/.claude-plugin/plugin.json")).unwrap();
         assert_eq!(manifest["name"], "ccmem");
         assert_eq!(manifest["version"], ccmem_proto::VERSION);
+    }
+
+    #[test]
+    fn hook_commands_survive_the_agents_shells() {
+        assert_eq!(hook_command("/home/a/.cargo/bin/ccmemctl", false), "/home/a/.cargo/bin/ccmemctl hook");
+        assert_eq!(hook_command("/opt/my tools/ccmemctl", false), "'/opt/my tools/ccmemctl' hook");
+        assert_eq!(hook_command("/opt/it's/ccmemctl", false), r"'/opt/it'\''s/ccmemctl' hook");
+        // Windows: Git Bash would read `\U` as an escape; `/` works in bash, cmd and PowerShell.
+        let plain = hook_command(r"C:\Users\Me\.cargo\bin\ccmemctl.exe", true);
+        assert_eq!(plain, "C:/Users/Me/.cargo/bin/ccmemctl.exe hook");
+        let spaced = hook_command(r"C:\Program Files\ccmem\ccmemctl.exe", true);
+        assert_eq!(spaced, r#""C:/Program Files/ccmem/ccmemctl.exe" hook"#);
+        assert!(is_ours(&plain) && is_ours(&spaced));
     }
 
     #[test]

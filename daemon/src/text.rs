@@ -21,9 +21,10 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
     }
     let p = Path::new(path);
     let rel = if p.is_absolute() {
-        p.strip_prefix(root).map_err(|_| format!("{path} is outside the project {}", root.display()))?
+        ccmem_proto::files::within::strip_root(p, root)
+            .ok_or_else(|| format!("{path} is outside the project {}", root.display()))?
     } else {
-        p
+        p.to_path_buf()
     };
     let mut parts: Vec<String> = Vec::new();
     for c in rel.components() {

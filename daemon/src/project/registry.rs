@@ -403,7 +403,7 @@ const SYSTEM_ROOTS: &[&str] = &[
 /// The project root for `path`: the nearest ancestor (or itself) holding `.git` (a directory,
 /// or a file for worktrees and submodules), else the canonical path itself.
 pub fn resolve_root(path: &Path) -> io::Result<PathBuf> {
-    let canon = std::fs::canonicalize(path)
+    let canon = ccmem_proto::files::within::canonical(path)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot resolve {}: {e}", path.display())))?;
     let dir = if canon.is_dir() { canon } else { canon.parent().map(Path::to_path_buf).unwrap_or(canon) };
     Ok(dir.ancestors().find(|a| a.join(".git").exists()).unwrap_or(&dir).to_path_buf())

@@ -190,9 +190,9 @@ fn relative(root: &Path, p: &str) -> String {
     }
     let path = PathBuf::from(p);
     let rel = if path.is_absolute() {
-        match path.strip_prefix(root) {
-            Ok(r) => r.to_path_buf(),
-            Err(_) => return String::new(),
+        match ccmem_proto::files::within::strip_root(&path, root) {
+            Some(r) => r,
+            None => return String::new(),
         }
     } else {
         path

@@ -119,6 +119,10 @@ pub enum Instance {
 /// the lock but is still starting is given until `wait` to answer.
 pub async fn acquire(socket: &Path, wait: Duration) -> anyhow::Result<Instance> {
     let pidfile = paths::pidfile_for(socket)?;
+    // Beside a named pipe the pidfile is in the state dir, which a fresh account lacks.
+    if let Some(dir) = pidfile.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        paths::create_private_dirs(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     let deadline = Instant::now() + wait;
     loop {
         match PidLock::try_acquire(&pidfile).with_context(|| format!("cannot lock pidfile {}", pidfile.display()))? {

@@ -2,6 +2,7 @@
 
 pub mod atomic;
 pub mod untrusted;
+pub mod within;
 
 /// A directory's identity: its device and inode (none where the system has no such thing).
 /// A directory made again at a path after the first was moved away has another.

@@ -137,12 +137,13 @@ pub(super) fn results(
     // A command that works in another project (`cd ../other && npm test`) says nothing of
     // this one's tests or failures; one in a part of it is named with its place, relative to
     // the root (`cd packages/api && npm test`), the root itself needing none.
-    let base = cwd.filter(|c| c.starts_with(&s.project_root)).unwrap_or(&s.project_root);
+    let within = |p: &Path| ccmem_proto::files::within::strip_root(p, &s.project_root);
+    let base = cwd.filter(|c| within(c).is_some()).unwrap_or(&s.project_root);
     let cmd = match crate::observe::cmdline::work_dir(&cmd, base) {
-        Some(dir) => match dir.strip_prefix(&s.project_root) {
-            Err(_) => return,
-            Ok(rel) if rel.as_os_str().is_empty() => crate::observe::cmdline::without_cd(&cmd).to_string(),
-            Ok(rel) => format!("cd {} && {}", rel.display(), crate::observe::cmdline::without_cd(&cmd)),
+        Some(dir) => match within(&dir) {
+            None => return,
+            Some(rel) if rel.as_os_str().is_empty() => crate::observe::cmdline::without_cd(&cmd).to_string(),
+            Some(rel) => format!("cd {} && {}", rel.display(), crate::observe::cmdline::without_cd(&cmd)),
         },
         None => cmd,
     };
