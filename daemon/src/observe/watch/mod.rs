@@ -73,6 +73,12 @@ pub struct Settings {
     /// Most directories one project's watcher watches or polls ([`MAX_PROJECT_DIRS`], or
     /// `CCMEM_MAX_PROJECT_DIRS`).
     pub max_project_dirs: usize,
+    /// One recursive watch of the root instead of one per directory: on macOS, where notify's
+    /// FSEvents backend restarts its one stream for every path added (dropping what happens
+    /// meanwhile) and watches whole trees natively anyway. The tree still lists and ignores
+    /// directories as elsewhere; only the watch calls change. `CCMEM_WATCH_RECURSIVE=1`
+    /// chooses it on other systems (the tests run the watcher so on Linux).
+    pub recursive_root: bool,
 }
 
 impl Settings {
@@ -87,6 +93,8 @@ impl Settings {
             kernel_limit_hit: AtomicBool::new(false),
             max_project_files: env_limit("CCMEM_MAX_PROJECT_FILES", MAX_PROJECT_FILES),
             max_project_dirs: env_limit("CCMEM_MAX_PROJECT_DIRS", MAX_PROJECT_DIRS),
+            recursive_root: cfg!(target_os = "macos")
+                || std::env::var_os("CCMEM_WATCH_RECURSIVE").is_some_and(|v| v == "1"),
         }
     }
 }

@@ -145,6 +145,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
         let handler = {
             let inbox = inbox.clone();
             let git_dir = git_dir.clone();
+            let root = self.root.clone();
             move |res: notify::Result<notify::Event>| {
                 let note = match res {
                     Ok(ev) if ev.need_rescan() => Note::Rescan,
@@ -166,6 +167,9 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                         return
                     }
                     Ok(ev) if ev.paths.iter().all(|p| p.starts_with(&git_dir)) => Note::Git,
+                    // A recursive watch (macOS) also hears the trees never watched elsewhere
+                    // (an `npm install`): dropped here, before they can fill the queue.
+                    Ok(ev) if ev.paths.iter().all(|p| in_never_watched(&root, p)) => return,
                     Ok(ev) => Note::Paths(ev.paths),
                     Err(e) => {
                         tracing::warn!(error = %e, "file watcher error; rescanning");
@@ -380,4 +384,11 @@ pub(super) async fn sleep_until_opt(t: Option<Instant>) {
         Some(t) => tokio::time::sleep_until(t).await,
         None => std::future::pending().await,
     }
+}
+
+/// Whether `path` lies in a tree never watched ([`super::ALWAYS_IGNORED`]) below `root`.
+fn in_never_watched(root: &std::path::Path, path: &std::path::Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|rel| {
+        rel.components().any(|c| c.as_os_str().to_str().is_some_and(|n| super::ALWAYS_IGNORED.contains(&n)))
+    })
 }

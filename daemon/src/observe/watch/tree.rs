@@ -316,6 +316,9 @@ impl Tree {
         let path = if rel.is_empty() { self.root.clone() } else { self.root.join(rel) };
         let within_budget = self.settings.watches_used.fetch_add(1, Relaxed) < self.settings.max_watches;
         let result = match (&mut self.watcher, within_budget) {
+            // The root's recursive watch covers every directory below it.
+            (Some(_), true) if self.settings.recursive_root && !rel.is_empty() => Ok(()),
+            (Some(w), true) if self.settings.recursive_root => w.watch(&path, RecursiveMode::Recursive),
             (Some(w), true) => w.watch(&path, RecursiveMode::NonRecursive),
             _ => Err(notify::Error::new(notify::ErrorKind::MaxFilesWatch)),
         };
@@ -343,7 +346,7 @@ impl Tree {
         let gone: Vec<Box<str>> =
             self.watched.iter().filter(|d| &***d == rel || d.starts_with(&prefix)).cloned().collect();
         for d in gone {
-            if let Some(w) = &mut self.watcher {
+            if let Some(w) = self.watcher.as_mut().filter(|_| !self.settings.recursive_root || d.is_empty()) {
                 let _ = w.unwatch(&self.root.join(&*d));
             }
             self.watched.remove(&d);
@@ -369,7 +372,8 @@ impl Tree {
             }
         }
         for d in dirs {
-            if w.watch(&d, RecursiveMode::NonRecursive).is_ok() {
+            // Under a recursive root watch `.git` is already covered: only recorded.
+            if self.settings.recursive_root || w.watch(&d, RecursiveMode::NonRecursive).is_ok() {
                 self.settings.watches_used.fetch_add(1, Relaxed);
                 self.watched.insert(format!("\0git:{}", d.display()).into());
             }
