@@ -5,6 +5,9 @@
 //!
 //! Each test has its own HOME, socket, daemon and model server. Without npm the tests are
 //! listed as ignored (build.rs); with npm but no registry they fail, saying so.
+// The harness (tests/common) drives daemons over Unix sockets; on Windows the wine smoke
+// test (scripts/wine-smoke) runs the binaries instead.
+#![cfg(unix)]
 
 mod claude;
 mod common;

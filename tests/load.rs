@@ -4,6 +4,9 @@
 //!
 //! Short by default (200 clients, 3 s). Long: `CCMEM_LOAD_CLIENTS=1000 CCMEM_LOAD_SECS=60
 //! cargo test --release --test load -- --nocapture`.
+// The harness (tests/common) drives daemons over Unix sockets; on Windows the wine smoke
+// test (scripts/wine-smoke) runs the binaries instead.
+#![cfg(unix)]
 #![cfg(unix)]
 
 mod common;

@@ -2,6 +2,9 @@
 //! from PyPI, installed into a virtualenv in the target directory), and by hand for what a
 //! broken client sends: every tool an agent has, and the JSON-RPC errors the specification
 //! asks for.
+// The harness (tests/common) drives daemons over Unix sockets; on Windows the wine smoke
+// test (scripts/wine-smoke) runs the binaries instead.
+#![cfg(unix)]
 
 mod common;
 

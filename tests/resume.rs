@@ -1,6 +1,9 @@
 //! The resume context carries the work, end to end on a real daemon: transcripts written
 //! here (small, in Claude Code's format) imported with `ccmemctl import` or delivered by live
 //! hooks, and what a fresh agent gets at its next SessionStart, after a reset or an expiry.
+// The harness (tests/common) drives daemons over Unix sockets; on Windows the wine smoke
+// test (scripts/wine-smoke) runs the binaries instead.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,6 +1,9 @@
 //! A repository is untrusted input: trees an attacker (or an odd checkout) could hand the
 //! daemon, on a real daemon. Each test would hang or flood the daemon without its fix, so
 //! every client call here runs under a deadline.
+// The harness (tests/common) drives daemons over Unix sockets; on Windows the wine smoke
+// test (scripts/wine-smoke) runs the binaries instead.
+#![cfg(unix)]
 
 mod code;
 #[path = "../common/mod.rs"]
