@@ -107,9 +107,15 @@ fn ignored_trees_stay_silent_and_take_no_watch() {
     // covered: what must hold then is the silence below.
     if !recursive_watch() {
         let watched = watched_inodes(d.pid);
-        for dir in
-            ["target", "target/debug", "node_modules", "node_modules/left-pad", "dist", ".git/objects", ".git/objects/ab"]
-        {
+        for dir in [
+            "target",
+            "target/debug",
+            "node_modules",
+            "node_modules/left-pad",
+            "dist",
+            ".git/objects",
+            ".git/objects/ab",
+        ] {
             assert!(!watched.contains(&inode_hex(&root.join(dir))), "{dir} must not take a watch");
         }
         for dir in ["", "src", ".git", ".git/refs/heads"] {

@@ -213,13 +213,16 @@ fn permissions(socket: &Path, out: &mut Vec<Check>) {
     }
 }
 
+/// The user service (systemd units, launchd agent or Task Scheduler task, as the platform
+/// has): installed? starting an existing ccmemd of this version? enabled, as its manager sees
+/// it?
 fn service(out: &mut Vec<Check>) {
     const NAME: &str = "user service";
     let Some(b) = directories::BaseDirs::new() else { return };
     let st = crate::service::status(b.home_dir(), b.config_dir());
-    let installed = st.files.iter().any(|f| f.installed);
     let warnings: Vec<&str> = st.files.iter().flat_map(|f| &f.warnings).map(String::as_str).collect();
-    if !installed {
+    let state = st.manager_lines().join("; ");
+    if !st.installed() {
         out.push(bad(
             NAME,
             "warn",
@@ -227,25 +230,28 @@ fn service(out: &mut Vec<Check>) {
             "`ccmemctl service install` to have it started at login",
         ));
     } else if !warnings.is_empty() {
-        out.push(bad(NAME, "fail", warnings.join("; "), "`ccmemctl service install`"));
+        out.push(bad(
+            NAME,
+            "fail",
+            warnings.join("; "),
+            "`ccmemctl service install` (it points the service at the ccmemd beside this ccmemctl)",
+        ));
+    } else if st.manager == "none" {
+        out.push(bad(
+            NAME,
+            "warn",
+            format!("installed, but {state}"),
+            "`ccmemctl service install` again where the service manager answers",
+        ));
+    } else if st.enabled() {
+        out.push(ok(NAME, format!("installed and enabled ({state})")));
     } else {
-        let state = st
-            .lines()
-            .into_iter()
-            .filter(|l| l.starts_with("ccmemd.") || l.starts_with("launchd:") || l.starts_with("no systemd"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let enabled = state.contains("enabled") || state.contains("loaded") && !state.contains("not loaded");
-        if enabled {
-            out.push(ok(NAME, format!("installed and enabled ({state})")));
-        } else {
-            out.push(bad(
-                NAME,
-                "warn",
-                format!("installed, not enabled ({state})"),
-                "`ccmemctl service install` where a user service manager runs",
-            ));
-        }
+        out.push(bad(
+            NAME,
+            "warn",
+            format!("installed, not enabled ({state})"),
+            "`ccmemctl service install` (it enables and starts it)",
+        ));
     }
 }
 
