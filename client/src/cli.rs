@@ -131,7 +131,7 @@ pub enum Command {
     Man,
     /// Check the installation: daemon, socket, service, hooks, watch limits, git, MCP server, directories
     Doctor,
-    /// Run ccmemd as a user service (systemd socket activation on Linux, launchd on macOS)
+    /// Run ccmemd as a user service (systemd socket activation on Linux, launchd on macOS, a logon task on Windows)
     Service {
         /// What to do
         #[command(subcommand)]
