@@ -93,6 +93,29 @@ fn detach(cmd: &mut Command) {
     const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
     const CREATE_NO_WINDOW: u32 = 0x0800_0000;
     cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+    keep_std_handles();
+}
+
+/// CreateProcess hands the child every inheritable handle of ours, whatever its STARTUPINFO
+/// says, and the standard handles we were given are inheritable (a hook's stdout is the
+/// agent's pipe). The daemon would then hold the agent's pipe open for its whole life, and
+/// the agent, waiting for the pipe's end, would wait for the hook until its time limit. Ours
+/// are made non-inheritable; std still passes the child the handles chosen for it (it
+/// duplicates them inheritable for the spawn alone).
+#[cfg(windows)]
+fn keep_std_handles() {
+    use std::os::windows::io::AsRawHandle;
+    const HANDLE_FLAG_INHERIT: u32 = 0x0000_0001;
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn SetHandleInformation(handle: *mut core::ffi::c_void, mask: u32, flags: u32) -> i32;
+    }
+    let handles =
+        [std::io::stdin().as_raw_handle(), std::io::stdout().as_raw_handle(), std::io::stderr().as_raw_handle()];
+    for h in handles.into_iter().filter(|h| !h.is_null()) {
+        // SAFETY: a standard handle of this process (or a stale value, which only fails).
+        unsafe { SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0) };
+    }
 }
 
 /// `ccmemd` beside this executable (an install or a cargo build puts them together), else the

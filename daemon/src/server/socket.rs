@@ -75,6 +75,11 @@ impl SocketFile {
     /// watcher alive.
     pub fn on_loss(&self, lost: impl Fn() + Send + 'static) -> Option<notify::RecommendedWatcher> {
         use notify::Watcher;
+        // A named pipe lives as long as we hold it: nobody can remove it, and `\\.\pipe\` is
+        // no directory to watch (trying only logged a warning at every start on Windows).
+        if paths::is_named_pipe(&self.path) {
+            return None;
+        }
         let dir = self.path.parent()?.to_path_buf();
         let file = self.clone();
         let fired = std::sync::atomic::AtomicBool::new(false);
