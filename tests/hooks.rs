@@ -5,9 +5,8 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// The additionalContext a SessionStart printed.
@@ -266,16 +265,9 @@ fn with_the_daemon_down_and_auto_start_off_the_hook_exits_0_fast_and_silent() {
     let payload = ev(&root, "c", "SessionStart", json!({"source": "startup"})).to_string();
     for _ in 0..3 {
         let t = Instant::now();
-        let mut child = env
-            .ctl_cmd(&["hook"])
-            .env("CCMEM_NO_AUTOSTART", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = hook_with(&env, payload.as_bytes(), |c| {
+            c.env("CCMEM_NO_AUTOSTART", "1");
+        });
         let took = t.elapsed();
         assert_eq!(out.status.code(), Some(0));
         assert!(out.stdout.is_empty() && out.stderr.is_empty());
@@ -300,17 +292,10 @@ fn a_daemon_that_never_accepts_does_not_hold_the_hook() {
     for event in ["SessionStart", "PostToolUse"] {
         let payload = ev(&root, "c", event, json!({"source": "startup"})).to_string();
         let t = Instant::now();
-        let mut child = env
-            .ctl_cmd(&["hook"])
-            .env("CCMEM_NO_AUTOSTART", "1")
-            .env("CCMEM_HOOK_TIMEOUT_MS", "300")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = hook_with(&env, payload.as_bytes(), |c| {
+            c.env("CCMEM_NO_AUTOSTART", "1");
+            c.env("CCMEM_HOOK_TIMEOUT_MS", "300");
+        });
         let took = t.elapsed();
         assert_eq!(out.status.code(), Some(0), "{event}");
         assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{event}: {out:?}");
@@ -474,16 +459,9 @@ fn a_daemon_that_never_answers_costs_the_agent_two_seconds_at_most() {
     let root = repo(&env, "app");
     let payload = ev(&root, "c1", "SessionStart", json!({"source": "startup"})).to_string();
     let t = std::time::Instant::now();
-    let mut child = env
-        .ctl_cmd(&["hook"])
-        .env_remove("CCMEM_HOOK_TIMEOUT_MS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = hook_with(&env, payload.as_bytes(), |c| {
+        c.env_remove("CCMEM_HOOK_TIMEOUT_MS");
+    });
     let took = t.elapsed();
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");

@@ -366,14 +366,17 @@ impl Env {
 /// longer to start a process, and what is tested here is what the hook does, not how fast
 /// (tests/hooks.rs tests the limits themselves; benches/hooks.rs the speed).
 pub fn hook(env: &Env, payload: &[u8]) -> std::process::Output {
-    let mut child = env
-        .ctl_cmd(&["hook"])
-        .env("CCMEM_HOOK_TIMEOUT_MS", "20000")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    hook_with(env, payload, |c| {
+        c.env("CCMEM_HOOK_TIMEOUT_MS", "20000");
+    })
+}
+
+/// Runs `ccmemctl hook` with `payload` on stdin, its environment as `configure` sets it (the
+/// tests of the hook's own limits and of auto-start).
+pub fn hook_with(env: &Env, payload: &[u8], configure: impl FnOnce(&mut Command)) -> std::process::Output {
+    let mut cmd = env.ctl_cmd(&["hook"]);
+    configure(&mut cmd);
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let _ = stdin.write_all(payload);
     drop(stdin);
