@@ -170,17 +170,10 @@ pub fn decode_text(bytes: &[u8]) -> String {
     }
 }
 
-/// A path as a service manager should be given it: Windows' `\\?\C:\…` and `\\?\UNC\…`
-/// forms (what `canonicalize` returns there) back to `C:\…` and `\\server\…`.
-pub fn plain_path(p: &Path) -> PathBuf {
-    let s = p.to_string_lossy();
-    if let Some(unc) = s.strip_prefix(r"\\?\UNC\") {
-        return PathBuf::from(format!(r"\\{unc}"));
-    }
-    match s.strip_prefix(r"\\?\") {
-        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => PathBuf::from(rest),
-        _ => p.to_path_buf(),
-    }
+/// The ccmemd beside this ccmemctl (or on PATH), canonical, in the plain form a service
+/// manager is given (`C:\…` on Windows, not `\\?\C:\…`).
+fn this_daemon() -> Option<PathBuf> {
+    crate::autostart::find_daemon().and_then(|p| ccmem_proto::files::within::canonical(&p).ok())
 }
 
 /// Writes `files`, making their directories; says what it wrote.
@@ -217,10 +210,10 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
     let (home, config) = home_and_config()?;
     let said = match action {
         Action::Install => {
-            let exe = crate::autostart::find_daemon().and_then(|p| std::fs::canonicalize(p).ok()).ok_or(
+            let exe = this_daemon().ok_or(
                 "cannot find ccmemd next to ccmemctl or on PATH; install both with `cargo install --locked --path .`",
             )?;
-            backend::install(&home, &config, &plain_path(&exe), stop_running)?
+            backend::install(&home, &config, &exe, stop_running)?
         }
         Action::Uninstall => {
             let said = backend::uninstall(&home, &config, stop_running)?;
@@ -313,7 +306,7 @@ pub struct UnitState {
 /// The service's state, looked up.
 pub fn status(home: &Path, config: &Path) -> Status {
     let mut st = Status { manager: "none", no_manager: backend::NO_MANAGER, ..Default::default() };
-    let here = crate::autostart::find_daemon().and_then(|p| std::fs::canonicalize(p).ok()).map(|p| plain_path(&p));
+    let here = this_daemon();
     for (path, _) in files(home, config, Path::new("ccmemd")) {
         let mut f = UnitFile { path: path.clone(), ..Default::default() };
         let Some((text, source)) = backend::installed_text(&path) else {
@@ -438,14 +431,6 @@ mod tests {
         assert_eq!(decode_text(&[&[0xEF, 0xBB, 0xBF][..], text.as_bytes()].concat()), text);
         assert_eq!(decode_text(text.as_bytes()), text);
         assert_eq!(decode_text(b""), "");
-    }
-
-    #[test]
-    fn verbatim_windows_paths_are_made_plain() {
-        assert_eq!(plain_path(Path::new(r"\\?\C:\Users\a\ccmemd.exe")), Path::new(r"C:\Users\a\ccmemd.exe"));
-        assert_eq!(plain_path(Path::new(r"\\?\UNC\srv\share\ccmemd.exe")), Path::new(r"\\srv\share\ccmemd.exe"));
-        assert_eq!(plain_path(Path::new("/usr/bin/ccmemd")), Path::new("/usr/bin/ccmemd"));
-        assert_eq!(plain_path(Path::new(r"\\?\Volume{x}\ccmemd.exe")), Path::new(r"\\?\Volume{x}\ccmemd.exe"));
     }
 
     #[test]

@@ -139,6 +139,7 @@ mod tests {
         assert_eq!(without_verbatim(r"\\?\UNC\s\sh\x").as_deref(), Some(r"\\s\sh\x"));
         assert_eq!(without_verbatim(r"\\?\Volume{1234}\x"), None);
         assert_eq!(without_verbatim(r"C:\x"), None);
+        assert_eq!(without_verbatim("/usr/bin/ccmemd"), None, "a Unix path is left as it is");
     }
 
     #[test]
