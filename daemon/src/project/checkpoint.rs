@@ -179,7 +179,7 @@ pub(super) fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
 /// back (a worktree's `gitdir` file, a submodule's `core.worktree`): a `.git` file and a
 /// directory laid out to look like a worktree cannot lend another repository's.
 fn own_git_dir(root: &Path, git_dir: &Path) -> bool {
-    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    let real = |p: &Path| ccmem_proto::files::within::canonical(p).ok();
     let Some(git_dir) = real(git_dir) else { return false };
     let Some(root_real) = real(root) else { return false };
     if git_dir.starts_with(&root_real) {

@@ -344,12 +344,14 @@ pub fn refused(root: &Path) -> Option<String> {
     let homes = HOMES.get_or_init(|| {
         #[cfg(unix)]
         let account = ccmem_proto::wire::paths::account_home();
+        // Windows: the profile folder (HOME is seldom set there).
         #[cfg(not(unix))]
-        let account: Option<PathBuf> = None;
+        let account = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
         let mut v: Vec<PathBuf> = [std::env::var_os("HOME").map(PathBuf::from), account]
             .into_iter()
             .flatten()
-            .filter_map(|h| std::fs::canonicalize(h).ok())
+            // As roots are made canonical (on Windows without the `\\?\` prefix).
+            .filter_map(|h| ccmem_proto::files::within::canonical(&h).ok())
             .collect();
         v.dedup();
         v

@@ -43,7 +43,9 @@ impl ScopeStore {
     /// canonical). What is read, written and deleted by name there stays in the project.
     pub fn own_dir(&self) -> Option<&Path> {
         match self.project_root() {
-            Some(_) => std::fs::canonicalize(&self.dir).map_or(true, |real| real == self.dir).then_some(&self.dir),
+            Some(_) => ccmem_proto::files::within::canonical(&self.dir)
+                .map_or(true, |real| real == self.dir)
+                .then_some(&self.dir),
             None => Some(&self.dir),
         }
     }
