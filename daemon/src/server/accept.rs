@@ -1,7 +1,6 @@
 //! The accept loop: peer check, connection cap, one task per connection, graceful stop.
 
 use crate::server::connection;
-use crate::server::socket;
 use crate::server::state::{Shared, Stats};
 use interprocess::local_socket::tokio::{prelude::*, Listener};
 use std::sync::Arc;
@@ -26,7 +25,10 @@ pub async fn serve(listener: Listener, shared: Arc<Shared>) {
                 }
             },
         };
-        if let Err(r) = socket::check_peer(&stream) {
+        // Only our own user (uid on Unix, account SID on Windows). The 0700 directory and the
+        // pipe's DACL already keep others out; this also stops root-owned or setuid helpers
+        // that can reach the socket anyway.
+        if let Err(r) = ccmem_proto::wire::peer::same_user(&stream) {
             Stats::bump(&shared.stats.refused_peer);
             tracing::warn!(peer_pid = ?r.pid, peer = %r, "refused connection from another user");
             continue;
