@@ -277,14 +277,19 @@ fn hooks(out: &mut Vec<Check>) {
             .collect();
         // The programs the hooks run: one that is gone (a `cargo clean`, a move) breaks
         // every hook silently, as the agent ignores a failing hook.
-        let mut gone: Vec<String> = Vec::new();
+        let (mut gone, mut slow): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
         for cmd in commands(hooks).filter(|c| crate::install::is_ours(c)) {
-            let program = cmd.trim().trim_end_matches(" hook").trim().trim_matches('\'').to_string();
-            if !runnable(&program) && !gone.contains(&program) {
-                gone.push(program);
+            let program = cmd.trim().trim_end_matches(" hook").trim().trim_matches(['\'', '"']).to_string();
+            let list = match hook_program(&program) {
+                HookProgram::Missing => &mut gone,
+                HookProgram::Node(_) => &mut slow,
+                HookProgram::Native(_) => continue,
+            };
+            if !list.contains(&program) {
+                list.push(program);
             }
         }
-        Some((p, missing, gone))
+        Some((p, missing, gone, slow))
     });
     match (&plugin, &found) {
         (Some((p, id)), Some((settings, ..))) => {
@@ -303,20 +308,30 @@ fn hooks(out: &mut Vec<Check>) {
                 },
             ))
         }
-        (Some((p, id)), None) => return out.push(ok(NAME, format!("the plugin {id} is enabled in {}", p.display()))),
+        (Some((p, id)), None) => return out.push(plugin_hooks(p, id)),
         _ => {}
     }
     match found {
-        Some((p, _, gone)) if !gone.is_empty() => out.push(bad(
+        Some((p, _, gone, _)) if !gone.is_empty() => out.push(bad(
             NAME,
             "fail",
             format!("{} runs {}, which cannot be found", p.display(), gone.join(", ")),
             "`ccmemctl hooks install` again (it writes this ccmemctl's path)",
         )),
-        Some((p, missing, _)) if missing.is_empty() => {
+        Some((p, _, _, slow)) if !slow.is_empty() => out.push(bad(
+            NAME,
+            "warn",
+            format!(
+                "{} runs {}, a script that starts node: every event costs node's start-up (about 100 ms)",
+                p.display(),
+                slow.join(", ")
+            ),
+            "`ccmemctl hooks install` again (it writes the native ccmemctl's path)",
+        )),
+        Some((p, missing, ..)) if missing.is_empty() => {
             out.push(ok(NAME, format!("all events hooked in {}", p.display())))
         }
-        Some((p, missing, _)) => out.push(bad(
+        Some((p, missing, ..)) => out.push(bad(
             NAME,
             "warn",
             format!("{} lacks {}", p.display(), missing.join(", ")),
@@ -344,9 +359,52 @@ fn commands(hooks: &serde_json::Value) -> impl Iterator<Item = &str> {
         .filter_map(|h| h.get("command").and_then(serde_json::Value::as_str))
 }
 
-/// Whether `program` (a path, or a name looked up on PATH) is a file that can be run.
-fn runnable(program: &str) -> bool {
-    let is_exe = |p: &std::path::Path| {
+/// The check of hooks that come from the plugin (`client/plugin/hooks/hooks.json`), which run
+/// `ccmemctl` by name: Claude Code finds it on PATH, as this does.
+fn plugin_hooks(settings: &Path, id: &str) -> Check {
+    const NAME: &str = "agent hooks";
+    let here = format!("the plugin {id} is enabled in {}", settings.display());
+    match hook_program("ccmemctl") {
+        HookProgram::Native(p) => ok(NAME, format!("{here}; its hooks run {}", p.display())),
+        HookProgram::Node(p) => bad(
+            NAME,
+            "warn",
+            format!(
+                "{here}; its hooks run {}, a script that starts node: every event costs node's start-up (about 100 ms)",
+                p.display()
+            ),
+            if cfg!(windows) {
+                "npm's shims on Windows always start node: `ccmemctl hooks install` writes the native ccmemctl's path \
+                 (then `claude plugin disable ccmem`, or keep both: each event is counted once)"
+            } else {
+                "run `ccmemctl --version` once (its first run puts the native programs in place of npm's stand-ins), \
+                 or `npm rebuild -g ccmem`"
+            },
+        ),
+        HookProgram::Missing => bad(
+            NAME,
+            "fail",
+            format!("{here}, but its hooks run `ccmemctl` from PATH, and there is none: every event is lost"),
+            "put ccmem's programs on PATH: `npm i -g ccmem`, or `cargo install --locked --path .`",
+        ),
+    }
+}
+
+/// What a hook command's program is.
+enum HookProgram {
+    /// Not found, or not something that can be run.
+    Missing,
+    /// A script that starts node (npm's shims and ccmem's own stand-ins before their first
+    /// run): it works, at node's start-up cost on every event.
+    Node(std::path::PathBuf),
+    /// Anything else that can be run.
+    Native(std::path::PathBuf),
+}
+
+/// Finds `program` (a path, or a name looked up on PATH, as the agent's shell would) and
+/// says what it is.
+fn hook_program(program: &str) -> HookProgram {
+    let is_exe = |p: &Path| {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -355,10 +413,39 @@ fn runnable(program: &str) -> bool {
         #[cfg(not(unix))]
         p.is_file()
     };
-    if program.contains('/') {
-        return is_exe(std::path::Path::new(program));
+    let found = if program.contains('/') || program.contains('\\') {
+        Some(std::path::PathBuf::from(program)).filter(|p| is_exe(p))
+    } else {
+        // Git Bash, which runs Claude Code's hooks on Windows, takes the bare name first.
+        let names: Vec<String> = if cfg!(windows) {
+            vec![program.to_string(), format!("{program}.exe"), format!("{program}.cmd")]
+        } else {
+            vec![program.to_string()]
+        };
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path).flat_map(|d| names.iter().map(move |n| d.join(n))).find(|p| is_exe(p))
+        })
+    };
+    match found {
+        None => HookProgram::Missing,
+        Some(p) if starts_node(&p) => HookProgram::Node(p),
+        Some(p) => HookProgram::Native(p),
     }
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| is_exe(&d.join(program))))
+}
+
+/// Whether the file is a script that starts node: a `#!` line naming node, or a shell or
+/// cmd script (npm's shims) that runs it. Its first 1 KiB decides.
+fn starts_node(p: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(1024);
+    let Ok(f) = std::fs::File::open(p) else { return false };
+    if f.take(1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let script = head.starts_with(b"#!") || head.starts_with(b"@") || head.starts_with(b":");
+    let text = String::from_utf8_lossy(&head);
+    script
+        && text.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_')).any(|w| w == "node" || w == "node.exe")
 }
 
 #[cfg(target_os = "linux")]
@@ -436,6 +523,51 @@ fn dirs(out: &mut Vec<Check>, project: bool) {
                 format!("{} is not writable: {e}", dir.display()),
                 format!("make {} writable by you", dir.display()),
             )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Real shims (client/tests/fixtures/npm-shims/SOURCES.md) and the stand-in, written
+    /// where a hook would find them.
+    #[test]
+    fn scripts_that_start_node_are_told_from_native_programs() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/npm-shims");
+        for (file, node) in
+            [("node.sh", true), ("node.cmd", true), ("stand-in.js", true), ("native.sh", false), ("native.cmd", false)]
+        {
+            let p = dir.path().join(file);
+            std::fs::copy(fixtures.join(file), &p).unwrap();
+            assert_eq!(starts_node(&p), node, "{file}");
+        }
+        // A native program, and one whose bytes name node only inside.
+        let exe = dir.path().join("exe");
+        std::fs::write(&exe, b"\x7fELF\x02\x01\x01\0 node /usr/bin/node").unwrap();
+        assert!(!starts_node(&exe));
+        assert!(!starts_node(&dir.path().join("gone")));
+    }
+
+    #[test]
+    #[cfg_attr(not(unix), ignore = "paths and modes of Unix")]
+    fn a_hook_program_is_found_by_path_or_name() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let dir = tempfile::tempdir().unwrap();
+            let native = dir.path().join("ccmemctl");
+            std::fs::write(&native, b"\x7fELF").unwrap();
+            std::fs::set_permissions(&native, std::fs::Permissions::from_mode(0o755)).unwrap();
+            assert!(matches!(hook_program(native.to_str().unwrap()), HookProgram::Native(_)));
+            let shim = dir.path().join("shim");
+            std::fs::write(&shim, "#!/usr/bin/env node\nrequire('../lib/run')('ccmemctl');\n").unwrap();
+            assert!(matches!(hook_program(shim.to_str().unwrap()), HookProgram::Missing), "not executable");
+            std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+            assert!(matches!(hook_program(shim.to_str().unwrap()), HookProgram::Node(_)));
+            assert!(matches!(hook_program(&format!("{}/none", dir.path().display())), HookProgram::Missing));
         }
     }
 }

@@ -1,0 +1,43 @@
+'use strict';
+// npm runs this after installing ccmem (esbuild's install script is the model). It checks
+// that this machine's native programs run and are this version, then, on Linux and macOS,
+// puts each one in place of its JavaScript stand-in in bin/. The command npm links onto
+// PATH (ccmemctl) is then the native program itself, so an agent's hook costs what starting
+// ccmemctl costs, never node's start-up (about 100 ms, fifty times the hook).
+//
+// Where npm does not run install scripts (--ignore-scripts, a policy that blocks them), the
+// first run of a stand-in does the same (lib/run.js). On Windows npm's .cmd shims start
+// node whatever bin/ holds: `ccmemctl hooks install` writes the native program's own path
+// into the agent's settings instead.
+
+const { execFileSync } = require('child_process');
+const { binaryPath, linkNatives } = require('./lib/native');
+const { version } = require('./package.json');
+
+function main() {
+  let ctl;
+  try {
+    ctl = binaryPath('ccmemctl');
+  } catch (e) {
+    // Not fatal here: the stand-ins say the same sentence when they are run.
+    process.stderr.write(`${e.message}\n`);
+    return;
+  }
+  // The programs must run on this machine and be this package's version: a stale or
+  // foreign platform package would otherwise fail later, silently, inside an agent's hook.
+  let said;
+  try {
+    said = execFileSync(ctl, ['--version'], { encoding: 'utf8', timeout: 30000, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    throw new Error(`ccmem: ${ctl} does not run on this machine: ${e.message}`);
+  }
+  if (said.trim() !== `ccmemctl ${version}`) {
+    throw new Error(`ccmem: ${ctl} says "${said.trim()}", but this is ccmem ${version}; install again`);
+  }
+  for (const failure of linkNatives()) {
+    // The stand-in still works, through node: say what that costs.
+    process.stderr.write(`ccmem: ${failure}; it will start through node, about 100 ms slower\n`);
+  }
+}
+
+main();
