@@ -6,12 +6,14 @@
 //   @ccmem/<platform>  one per build: the native ccmemctl, ccmemd and ccmem-mcp, with "os"
 //                      and "cpu" so that npm installs only the one for the machine
 //
-// Usage: node npm/stage.mjs --out DIR [--version X.Y.Z] [--pack] PLATFORM=BINDIR...
+// Usage: node npm/stage.mjs --out DIR [--version X.Y.Z] [--repository URL] [--pack] PLATFORM=BINDIR...
 //   PLATFORM  a key of npm/ccmem/lib/platforms.json (linux-x64, darwin-arm64, win32-x64, ...)
 //   BINDIR    the directory holding that platform's three programs (a release build)
 //   --pack    also `npm pack` each package into DIR (ccmem-X.Y.Z.tgz, ccmem-PLATFORM-X.Y.Z.tgz)
-// The version defaults to the workspace's, in Cargo.toml. Each program is checked to be
-// an executable for its platform's OS and CPU, so that no package carries another's build.
+// The version and repository default to the workspace's, in Cargo.toml (npm's provenance
+// wants the repository that built the packages: the release workflow gives its own). Each
+// program is checked to be an executable for its platform's OS and CPU, so that no
+// package carries another's build.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,17 +32,18 @@ function die(message) {
 }
 
 function parseArgs(argv) {
-  const opts = { out: null, version: null, pack: false, builds: [] };
+  const opts = { out: null, version: null, repository: null, pack: false, builds: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--out') opts.out = argv[++i];
     else if (a === '--version') opts.version = argv[++i];
+    else if (a === '--repository') opts.repository = argv[++i];
     else if (a === '--pack') opts.pack = true;
     else if (/^[a-z0-9]+-[a-z0-9]+=/.test(a)) {
       const [key, dir] = [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)];
       if (!platforms[key]) die(`unknown platform ${key} (known: ${Object.keys(platforms).join(', ')})`);
       opts.builds.push({ key, dir: path.resolve(dir) });
-    } else die(`unexpected argument ${JSON.stringify(a)}; usage: stage.mjs --out DIR [--version V] [--pack] PLATFORM=BINDIR...`);
+    } else die(`unexpected argument ${JSON.stringify(a)}; usage: stage.mjs --out DIR [--version V] [--repository URL] [--pack] PLATFORM=BINDIR...`);
   }
   if (!opts.out) die('--out DIR is required');
   if (opts.builds.length === 0) die('give at least one PLATFORM=BINDIR');
@@ -146,7 +149,7 @@ function stageMain(out, version, common) {
 const opts = parseArgs(process.argv.slice(2));
 const version = opts.version ?? cargoField('workspace.package', 'version');
 if (!version || !/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) die(`not a version: ${version}`);
-const repository = cargoField('workspace.package', 'repository');
+const repository = (opts.repository ?? cargoField('workspace.package', 'repository'))?.replace(/\/+$/, '');
 const common = {
   license: cargoField('workspace.package', 'license') ?? 'MIT OR Apache-2.0',
   ...(repository ? { repository: { type: 'git', url: `git+${repository}.git` }, homepage: repository } : {}),

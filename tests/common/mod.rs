@@ -10,6 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod daemon;
+pub mod npm;
 mod probe;
 mod seed;
 
@@ -376,6 +377,11 @@ pub fn hook(env: &Env, payload: &[u8]) -> std::process::Output {
 pub fn hook_with(env: &Env, payload: &[u8], configure: impl FnOnce(&mut Command)) -> std::process::Output {
     let mut cmd = env.ctl_cmd(&["hook"]);
     configure(&mut cmd);
+    feed(env, cmd, payload)
+}
+
+/// Runs `cmd` (a hook, of whichever ccmemctl) with `payload` on stdin, its output captured.
+pub fn feed(env: &Env, mut cmd: Command, payload: &[u8]) -> std::process::Output {
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let _ = stdin.write_all(payload);
