@@ -25,7 +25,7 @@ fn packages() -> &'static Packages {
     PACKAGES.get_or_init(|| {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("npm-packages-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
-        npm::pack(Path::new(CCMEMCTL).parent().expect("bin dir"), &out, None)
+        npm::pack(Path::new(CCMEMCTL).parent().expect("bin dir"), &out, None, true)
     })
 }
 
@@ -236,7 +236,7 @@ fn without_the_platform_package_commands_say_so_and_hooks_stay_silent() {
 fn programs_of_another_version_are_refused_at_install() {
     let env = Env::new();
     let out = env.path().join("packages-9.9.9");
-    let other = npm::pack(Path::new(CCMEMCTL).parent().expect("bin dir"), &out, Some("9.9.9"));
+    let other = npm::pack(Path::new(CCMEMCTL).parent().expect("bin dir"), &out, Some("9.9.9"), true);
     let prefix = prefix(&env);
     let res = npm::install(&prefix, &[&other.platform, &other.main], &[]);
     assert!(!res.status.success(), "npm installed programs that say they are {}", npm::VERSION);

@@ -28,15 +28,15 @@ pub struct Packages {
     pub platform: PathBuf,
 }
 
-/// Stages and packs the packages into `out` from the programs in `bin_dir`, each stripped
-/// of its debug information first (a debug build's 300 MB would only slow npm down; the
-/// code is the same). `version` overrides Cargo.toml's.
-pub fn pack(bin_dir: &Path, out: &Path, version: Option<&str>) -> Packages {
+/// Stages and packs the packages into `out` from the programs in `bin_dir`; with `strip`,
+/// each stripped of its debug information first (a debug build's 300 MB would only slow
+/// npm down; the code is the same). `version` overrides Cargo.toml's.
+pub fn pack(bin_dir: &Path, out: &Path, version: Option<&str>, strip: bool) -> Packages {
     let stripped = out.join("bin");
     std::fs::create_dir_all(&stripped).expect("mkdir");
     for program in ["ccmemctl", "ccmemd", "ccmem-mcp"] {
         let (from, to) = (bin_dir.join(program), stripped.join(program));
-        let done = Command::new("strip").arg("-o").arg(&to).arg(&from).status().is_ok_and(|s| s.success());
+        let done = strip && Command::new("strip").arg("-o").arg(&to).arg(&from).status().is_ok_and(|s| s.success());
         if !done {
             std::fs::copy(&from, &to).expect("copy a program");
         }
