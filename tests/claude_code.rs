@@ -425,3 +425,40 @@ fn the_plugin_installs_from_the_checkout_and_serves_hooks_and_mcp() {
         .expect("the second conversation");
     assert_eq!((conv["tool_calls"].as_u64(), conv["message_count"].as_u64()), (Some(1), Some(1)), "{conv:#}");
 }
+
+/// The plugin with ccmem installed by npm, as a user without Rust has it: nothing of this
+/// build on PATH but what `npm i -g` put there. The plugin's hooks find npm's `ccmemctl` (the
+/// native program), which starts npm's `ccmemd`, and the session is recorded.
+#[test]
+#[cfg_attr(not(ccmem_npm), ignore = "needs npm to install Claude Code and ccmem's packages")]
+fn the_plugin_runs_the_npm_installed_programs() {
+    let env = Env::new();
+    let root = scratch_project(&env, true);
+    let model = ModelServer::start();
+    let packages = npm::pack(Path::new(CCMEMCTL).parent().expect("bin dir"), &env.path().join("packages"), None, true);
+    let prefix = env.path().join("npm-global");
+    assert_ok(&npm::install(&prefix, &[&packages.platform, &packages.main], &[]), "npm install -g");
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", prefix.join("bin").display());
+    assert!(!path.contains("target/"), "PATH names this build: {path}");
+
+    model.script(vec![
+        vec![tool("Write", json!({"file_path": root.join("npm.md"), "content": "# From npm\n"}))],
+        vec![say("Wrote npm.md.")],
+    ]);
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("client/plugin");
+    let run = claude::run(
+        &env,
+        &model,
+        &root,
+        "Write the npm note",
+        &["--plugin-dir", plugin.to_str().unwrap()],
+        &[("PATH", path.as_str())],
+    );
+    run.assert_ok();
+    env.note_daemon();
+    let status = settle(&env, &root, |p| p["session"]["files_modified"]["npm.md"].is_object());
+    assert_eq!(status["session"]["commands_executed"][0]["command"], "Write the npm note");
+    let pid = env.pidfile_pid().expect("the hooks started a daemon");
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).expect("the daemon's program");
+    assert!(exe.starts_with(&prefix), "the daemon is {}, not npm's", exe.display());
+}
