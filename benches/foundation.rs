@@ -241,21 +241,12 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    if s.is_empty() {
-        return f64::NAN;
-    }
-    s[((s.len() - 1) as f64 * q).round() as usize]
-}
-
 fn median(v: &[f64]) -> f64 {
-    quantile(v, 0.5)
+    figures::quantile(v, 0.5)
 }
 
 fn p99(v: &[f64]) -> f64 {
-    quantile(v, 0.99)
+    figures::quantile(v, 0.99)
 }
 
 fn row(what: &str, value: f64, base_name: &str, base: f64) {

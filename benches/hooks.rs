@@ -16,7 +16,6 @@ use common::*;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 fn main() -> std::process::ExitCode {
     let quick = figures::quick();
@@ -79,16 +78,21 @@ fn main() -> std::process::ExitCode {
     for (name, payload) in &events {
         let (mut h, mut t) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            h.push(time(|| {
+            h.push(figures::time_ms(|| {
                 run(&env, payload, false);
             }));
-            t.push(time(|| {
+            t.push(figures::time_ms(|| {
                 let mut c = Command::new("/bin/true").stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
                 let _ = c.stdin.take().unwrap().write_all(payload);
                 c.wait().unwrap();
             }));
         }
-        let (hm, hp, tm, tp) = (q(&h, 0.5), q(&h, 0.99), q(&t, 0.5), q(&t, 0.99));
+        let (hm, hp, tm, tp) = (
+            figures::quantile(&h, 0.5),
+            figures::quantile(&h, 0.99),
+            figures::quantile(&t, 0.5),
+            figures::quantile(&t, 0.99),
+        );
         println!("{name:<40} {hm:>9.3} {hp:>9.3}   {tm:>9.3} {tp:>9.3}   {:>6.2}×", hm / tm);
         figures::record(&format!("hook {name}, median"), hm, "ms", "/bin/true, median", tm);
         figures::record(&format!("hook {name}, p99"), hp, "ms", "/bin/true, p99", tp);
@@ -123,7 +127,7 @@ fn main() -> std::process::ExitCode {
 fn checkpoint_cost(env: &Env, root: &std::path::Path, n: usize) {
     let mut times = Vec::new();
     for _ in 0..n.max(5) {
-        times.push(time(|| {
+        times.push(figures::time_ms(|| {
             env.request("session.checkpoint", json!({"path": root, "reason": "manual"}));
         }));
     }
@@ -131,7 +135,7 @@ fn checkpoint_cost(env: &Env, root: &std::path::Path, n: usize) {
     let report = std::fs::read(root.join(".claude/session-memory.md")).expect("report");
     let mut base = Vec::new();
     for _ in 0..n.max(5) {
-        base.push(time(|| {
+        base.push(figures::time_ms(|| {
             for (name, bytes) in [("a", &state), ("b", &report)] {
                 let p = root.join(format!(".claude/bench-{name}"));
                 let mut f = std::fs::File::create(&p).unwrap();
@@ -140,20 +144,20 @@ fn checkpoint_cost(env: &Env, root: &std::path::Path, n: usize) {
             }
         }));
     }
-    let (cm, bm) = (q(&times, 0.5), q(&base, 0.5));
+    let (cm, bm) = (figures::quantile(&times, 0.5), figures::quantile(&base, 0.5));
     println!(
         "checkpoint (manual, with report): median {cm:.3} ms, p99 {:.3} ms; state file {} KB, report {} KB; plain write+fsync of both {bm:.3} ms",
-        q(&times, 0.99),
+        figures::quantile(&times, 0.99),
         state.len() / 1024,
         report.len() / 1024
     );
     figures::record("checkpoint write, median", cm, "ms", "write+fsync of the same bytes", bm);
     figures::record(
         "checkpoint write, p99",
-        q(&times, 0.99),
+        figures::quantile(&times, 0.99),
         "ms",
         "write+fsync of the same bytes, p99",
-        q(&base, 0.99),
+        figures::quantile(&base, 0.99),
     );
     // What the checkpoint holds of the session: seed 004's extract against the whole
     // session the daemon keeps (compact JSON, as status sends it).
@@ -205,16 +209,4 @@ fn run(env: &Env, payload: &[u8], capture: bool) -> Vec<u8> {
         .unwrap();
     c.stdin.take().unwrap().write_all(payload).unwrap();
     c.wait_with_output().unwrap().stdout
-}
-
-fn time(f: impl FnOnce()) -> f64 {
-    let t = Instant::now();
-    f();
-    t.elapsed().as_secs_f64() * 1e3
-}
-
-fn q(v: &[f64], q: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    s[((s.len() - 1) as f64 * q).round() as usize]
 }

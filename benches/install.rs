@@ -22,7 +22,6 @@ use serde_json::json;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 fn main() -> std::process::ExitCode {
     let quick = figures::quick();
@@ -55,7 +54,7 @@ fn main() -> std::process::ExitCode {
     let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
 
     let hook = |ctl: &Path| {
-        time(|| {
+        figures::time_ms(|| {
             let mut cmd = Command::new(ctl);
             env.apply(&mut cmd);
             let mut c = cmd.arg("hook").stdin(Stdio::piped()).stdout(Stdio::null()).spawn().expect("hook");
@@ -79,21 +78,21 @@ fn main() -> std::process::ExitCode {
             source.push(hook(Path::new(CCMEMCTL)));
             via_npm.push(hook(&npm_ctl));
         }
-        floor.push(time(|| {
+        floor.push(figures::time_ms(|| {
             let mut c = Command::new("/bin/true").stdin(Stdio::piped()).stdout(Stdio::null()).spawn().expect("true");
             let _ = c.stdin.take().expect("stdin").write_all(&payload);
             c.wait().expect("true");
         }));
         if node {
-            via_node.push(time(|| {
+            via_node.push(figures::time_ms(|| {
                 Command::new("node").args(["-e", "0"]).stdout(Stdio::null()).status().expect("node");
             }));
         }
     }
     println!("{:<44} {:>9} {:>9}   {:>12}", "hook (PostToolUse, Edit)", "median ms", "p99 ms", "× /bin/true");
     let row = |name: &str, v: &[f64]| {
-        let (m, p) = (q(v, 0.5), q(v, 0.99));
-        println!("{name:<44} {m:>9.3} {p:>9.3}   {:>11.2}×", m / q(&floor, 0.5));
+        let (m, p) = (figures::quantile(v, 0.5), figures::quantile(v, 0.99));
+        println!("{name:<44} {m:>9.3} {p:>9.3}   {:>11.2}×", m / figures::quantile(&floor, 0.5));
         m
     };
     let npm_m = row("through npm's ccmemctl (on PATH)", &via_npm);
@@ -125,16 +124,4 @@ fn main() -> std::process::ExitCode {
         npm_m <= 1.10 * src_m,
     );
     figures::finish("install", quick)
-}
-
-fn time(f: impl FnOnce()) -> f64 {
-    let t = Instant::now();
-    f();
-    t.elapsed().as_secs_f64() * 1e3
-}
-
-fn q(v: &[f64], q: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    s[((s.len() - 1) as f64 * q).round() as usize]
 }

@@ -11,6 +11,23 @@ use std::sync::Mutex;
 static FIGURES: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 static TARGETS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 
+/// The `q` quantile of `v` (0.5 the median), nearest rank; NaN when `v` is empty.
+pub fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    s[((s.len() - 1) as f64 * q).round() as usize]
+}
+
+/// How long `f` takes, in milliseconds.
+pub fn time_ms(f: impl FnOnce()) -> f64 {
+    let t = std::time::Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
 /// Records a figure beside its baseline (smaller is better for both, or both are rates).
 pub fn record(figure: &str, value: f64, unit: &str, baseline: &str, base: f64) {
     let ratio = if base != 0.0 { value / base } else { f64::NAN };
