@@ -35,13 +35,19 @@ function parseArgs(argv) {
   const opts = { out: null, version: null, repository: null, pack: false, builds: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--out') opts.out = argv[++i];
-    else if (a === '--version') opts.version = argv[++i];
-    else if (a === '--repository') opts.repository = argv[++i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith('--')) die(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--out') opts.out = value();
+    else if (a === '--version') opts.version = value();
+    else if (a === '--repository') opts.repository = value();
     else if (a === '--pack') opts.pack = true;
     else if (/^[a-z0-9]+-[a-z0-9]+=/.test(a)) {
       const [key, dir] = [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)];
       if (!platforms[key]) die(`unknown platform ${key} (known: ${Object.keys(platforms).join(', ')})`);
+      if (opts.builds.some((b) => b.key === key)) die(`${key} is given twice`);
       opts.builds.push({ key, dir: path.resolve(dir) });
     } else die(`unexpected argument ${JSON.stringify(a)}; usage: stage.mjs --out DIR [--version V] [--repository URL] [--pack] PLATFORM=BINDIR...`);
   }
@@ -155,6 +161,9 @@ const common = {
   ...(repository ? { repository: { type: 'git', url: `git+${repository}.git` }, homepage: repository } : {}),
 };
 const out = path.resolve(opts.out);
+// The packages are made in DIR/ccmem and DIR/ccmem-<platform>, each emptied first: never
+// where the sources are.
+if (out === repo || path.join(out, 'ccmem').startsWith(here)) die(`--out ${opts.out} would overwrite the sources in ${here}`);
 fs.mkdirSync(out, { recursive: true });
 const dirs = [stageMain(out, version, common), ...opts.builds.map((b) => stagePlatform(out, version, common, b))];
 for (const dir of dirs) {

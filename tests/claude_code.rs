@@ -355,7 +355,10 @@ fn the_plugin_installs_from_the_checkout_and_serves_hooks_and_mcp() {
     }
 
     let doctor_hooks = || {
-        let out = env.ctl_cmd(&["doctor", "--json"]).current_dir(&root).output().expect("doctor");
+        // With this build's programs on PATH, as Claude Code has them (claude::command).
+        let bin_dir = Path::new(CCMEMCTL).parent().expect("bin dir");
+        let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+        let out = env.ctl_cmd(&["doctor", "--json"]).env("PATH", path).current_dir(&root).output().expect("doctor");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("doctor: {}", text(&out.stdout)));
         v.as_array().and_then(|c| c.iter().find(|c| c["name"] == "agent hooks").cloned()).expect("hooks check")
     };

@@ -23,7 +23,7 @@ const LOG_ROTATE_BYTES: u64 = 8 << 20;
 pub fn start_and_connect(socket: &Path, timeout: Duration) -> Result<Conn, String> {
     let deadline = Instant::now() + timeout;
     let exe = find_daemon().ok_or_else(|| {
-        "cannot find ccmemd next to ccmemctl or on PATH; install both with `cargo install --locked --path .`"
+        "cannot find ccmemd next to ccmemctl or on PATH; install ccmem again (`npm i -g ccmem`, or `cargo install --locked --path .`)"
             .to_string()
     })?;
     let log = paths::daemon_log_file().ok();

@@ -128,7 +128,7 @@ fn mcp(out: &mut Vec<Check>) {
             "MCP server",
             "warn",
             "ccmem-mcp is not beside ccmemctl or on PATH: `ccmemctl mcp` cannot start",
-            "cargo install --locked --path . (installs ccmemd, ccmemctl and ccmem-mcp)",
+            "install ccmem again: `npm i -g ccmem`, or `cargo install --locked --path .` (both install ccmemd, ccmemctl and ccmem-mcp)",
         )),
     }
 }
@@ -138,12 +138,21 @@ fn daemon(socket: &Path, out: &mut Vec<Check>) -> Option<HelloReply> {
     let mut conn = match Conn::connect(socket) {
         Ok(c) => c,
         Err(e) => {
-            out.push(bad(
-                NAME,
-                "warn",
-                format!("not running at {} ({e})", socket.display()),
-                "nothing to do if you use auto-start (any ccmemctl command starts it); or `ccmemctl service install`",
-            ));
+            // Auto-start needs ccmemd beside ccmemctl or on PATH.
+            out.push(match crate::autostart::find_daemon() {
+                Some(_) => bad(
+                    NAME,
+                    "warn",
+                    format!("not running at {} ({e})", socket.display()),
+                    "nothing to do if you use auto-start (any ccmemctl command starts it); or `ccmemctl service install`",
+                ),
+                None => bad(
+                    NAME,
+                    "fail",
+                    format!("not running at {} ({e}), and ccmemd is neither beside ccmemctl nor on PATH", socket.display()),
+                    "install ccmem again: `npm i -g ccmem`, or `cargo install --locked --path .`",
+                ),
+            });
             return None;
         }
     };
@@ -269,12 +278,11 @@ fn hooks(out: &mut Vec<Check>) {
     let plugin = crate::install::plugin_enabled([Some(user.clone()), project.clone()].into_iter().flatten());
     let found = [Some(user.clone()), project].into_iter().flatten().find_map(|p| {
         let v = read(&p)?;
-        let hooks = v.get("hooks").filter(|h| h.to_string().contains("ccmemctl hook"))?;
-        let missing: Vec<&str> = crate::install::EVENTS
-            .iter()
-            .map(|(e, _)| *e)
-            .filter(|e| !hooks.get(*e).is_some_and(|h| h.to_string().contains("ccmemctl hook")))
-            .collect();
+        // Ours however the path is written: quoted (a space in it), or `ccmemctl.exe`.
+        let ours = |groups: &serde_json::Value| event_commands(groups).any(crate::install::is_ours);
+        let hooks = v.get("hooks").filter(|h| h.as_object().is_some_and(|o| o.values().any(ours)))?;
+        let missing: Vec<&str> =
+            crate::install::EVENTS.iter().map(|(e, _)| *e).filter(|e| !hooks.get(*e).is_some_and(ours)).collect();
         // The programs the hooks run: one that is gone (a `cargo clean`, a move) breaks
         // every hook silently, as the agent ignores a failing hook.
         let (mut gone, mut slow): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
@@ -348,11 +356,14 @@ fn hooks(out: &mut Vec<Check>) {
 
 /// Every hook command in a settings file's `hooks` object.
 fn commands(hooks: &serde_json::Value) -> impl Iterator<Item = &str> {
-    hooks
-        .as_object()
+    hooks.as_object().into_iter().flat_map(|o| o.values()).flat_map(event_commands)
+}
+
+/// Every hook command of one event's groups (`[{"matcher": …, "hooks": [{"command": …}]}]`).
+fn event_commands(groups: &serde_json::Value) -> impl Iterator<Item = &str> {
+    groups
+        .as_array()
         .into_iter()
-        .flat_map(|o| o.values())
-        .filter_map(serde_json::Value::as_array)
         .flatten()
         .filter_map(|g| g.get("hooks").and_then(serde_json::Value::as_array))
         .flatten()
@@ -377,8 +388,8 @@ fn plugin_hooks(settings: &Path, id: &str) -> Check {
                 "npm's shims on Windows always start node: `ccmemctl hooks install` writes the native ccmemctl's path \
                  (then `claude plugin disable ccmem`, or keep both: each event is counted once)"
             } else {
-                "run `ccmemctl --version` once (its first run puts the native programs in place of npm's stand-ins), \
-                 or `npm rebuild -g ccmem`"
+                "`npm rebuild -g ccmem` (its install script, which did not run, puts the native programs in place \
+                 of the node stand-ins; pnpm: `pnpm approve-builds -g`), or `ccmemctl hooks install`"
             },
         ),
         HookProgram::Missing => bad(

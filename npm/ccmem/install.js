@@ -5,10 +5,10 @@
 // PATH (ccmemctl) is then the native program itself, so an agent's hook costs what starting
 // ccmemctl costs, never node's start-up (about 100 ms, fifty times the hook).
 //
-// Where npm does not run install scripts (--ignore-scripts, a policy that blocks them), the
-// first run of a stand-in does the same (lib/run.js). On Windows npm's .cmd shims start
-// node whatever bin/ holds: `ccmemctl hooks install` writes the native program's own path
-// into the agent's settings instead.
+// Where install scripts do not run (--ignore-scripts, pnpm and bun unless ccmem is allowed)
+// the stand-ins work, through node; `npm rebuild -g ccmem` runs this later. On Windows npm's
+// .cmd shims start node whatever bin/ holds: `ccmemctl hooks install` writes the native
+// program's own path into the agent's settings instead.
 
 const { execFileSync } = require('child_process');
 const { binaryPath, linkNatives } = require('./lib/native');
@@ -35,4 +35,10 @@ function main() {
   }
 }
 
-main();
+try {
+  main();
+} catch (e) {
+  // The sentence alone, not a stack trace around it.
+  process.stderr.write(`${e.message}\n`);
+  process.exit(1);
+}

@@ -211,7 +211,7 @@ pub fn act(action: Action, stop_running: impl FnOnce() -> Result<(), String>) ->
     let said = match action {
         Action::Install => {
             let exe = this_daemon().ok_or(
-                "cannot find ccmemd next to ccmemctl or on PATH; install both with `cargo install --locked --path .`",
+                "cannot find ccmemd next to ccmemctl or on PATH; install ccmem again (`npm i -g ccmem`, or `cargo install --locked --path .`)",
             )?;
             backend::install(&home, &config, &exe, stop_running)?
         }

@@ -2,12 +2,15 @@
 // The JavaScript stand-in for a native program. install.js replaces the stand-ins in bin/
 // with the native programs on Linux and macOS, so this runs only where it could not: on
 // Windows (npm's .cmd shims start node whatever bin/ holds) and after an install that ran
-// no scripts (--ignore-scripts, or a policy that blocks them). It runs the native program
-// with the same arguments, standard streams and exit status; on Linux and macOS it first
-// does what install.js would have done, so that only this first run goes through node.
+// no scripts (--ignore-scripts, pnpm and bun unless the package is allowed). It runs the
+// native program with the same arguments, standard streams and exit status.
+//
+// It never replaces itself: launchers such as pnpm's run `node <this file>` whatever it
+// holds, and two first runs at once would race with the rename. `npm rebuild -g ccmem`
+// runs install.js, which does it once; `ccmemctl doctor` says when hooks start node.
 
 const { spawnSync } = require('child_process');
-const { binaryPath, linkNatives } = require('./native');
+const { binaryPath } = require('./native');
 
 module.exports = function run(program) {
   const args = process.argv.slice(2);
@@ -17,8 +20,6 @@ module.exports = function run(program) {
   } catch (e) {
     return fail(program, args, e.message);
   }
-  // Best effort and silent: a read-only install (a system prefix) keeps its stand-ins.
-  linkNatives();
   const r = spawnSync(exe, args, { stdio: 'inherit', windowsHide: true });
   if (r.error) return fail(program, args, `ccmem: cannot run ${exe}: ${r.error.message}`);
   if (r.signal) {
