@@ -14,14 +14,8 @@
 mod figures;
 
 use ccmem_daemon::{observe::ports::Scanner, observe::testout};
+use figures::{quantile as q, time_ms as ms};
 use std::process::{Child, Command, Stdio};
-use std::time::Instant;
-
-fn ms(f: impl FnOnce()) -> f64 {
-    let t = Instant::now();
-    f();
-    t.elapsed().as_secs_f64() * 1000.0
-}
 
 struct Kids(Vec<Child>);
 
@@ -71,50 +65,29 @@ fn main() -> std::process::ExitCode {
     }
     let fds = std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0);
     println!("{:<44} {:>9} {:>9}", "", "median ms", "p99 ms");
-    println!(
-        "{:<44} {:>9.3} {:>9.3}",
-        "port scan, cold (a new scanner)",
-        figures::quantile(&cold, 0.5),
-        figures::quantile(&cold, 0.99)
-    );
-    println!(
-        "{:<44} {:>9.3} {:>9.3}",
-        "port scan, warm (ccmemd's every 10 s)",
-        figures::quantile(&warm, 0.5),
-        figures::quantile(&warm, 0.99)
-    );
-    println!(
-        "{:<44} {:>9.3} {:>9.3}",
-        "baseline: netstat2 get_sockets_info + pids",
-        figures::quantile(&full, 0.5),
-        figures::quantile(&full, 0.99)
-    );
+    println!("{:<44} {:>9.3} {:>9.3}", "port scan, cold (a new scanner)", q(&cold, 0.5), q(&cold, 0.99));
+    println!("{:<44} {:>9.3} {:>9.3}", "port scan, warm (ccmemd's every 10 s)", q(&warm, 0.5), q(&warm, 0.99));
+    println!("{:<44} {:>9.3} {:>9.3}", "baseline: netstat2 get_sockets_info + pids", q(&full, 0.5), q(&full, 0.99));
     println!(
         "cold to baseline: {:.2}×; warm to cold: {:.2}×; servers found: {found}; our open fds after scans: {fds}",
-        figures::quantile(&cold, 0.5) / figures::quantile(&full, 0.5),
-        figures::quantile(&warm, 0.5) / figures::quantile(&cold, 0.5)
+        q(&cold, 0.5) / q(&full, 0.5),
+        q(&warm, 0.5) / q(&cold, 0.5)
     );
     figures::record(
         "port scan, cold, median",
-        figures::quantile(&cold, 0.5),
+        q(&cold, 0.5),
         "ms",
         "netstat2 get_sockets_info + pids, median",
-        figures::quantile(&full, 0.5),
+        q(&full, 0.5),
     );
     figures::record(
         "port scan, cold, p99",
-        figures::quantile(&cold, 0.99),
+        q(&cold, 0.99),
         "ms",
         "netstat2 get_sockets_info + pids, p99",
-        figures::quantile(&full, 0.99),
+        q(&full, 0.99),
     );
-    figures::record(
-        "port scan, warm, median",
-        figures::quantile(&warm, 0.5),
-        "ms",
-        "port scan, cold, median",
-        figures::quantile(&cold, 0.5),
-    );
+    figures::record("port scan, warm, median", q(&warm, 0.5), "ms", "port scan, cold, median", q(&cold, 0.5));
 
     let output = include_str!("../daemon/fixtures/testout/cargo-fail.txt").repeat(20);
     let (mut hinted, mut unhinted, mut lines) = (Vec::new(), Vec::new(), Vec::new());
@@ -133,30 +106,27 @@ fn main() -> std::process::ExitCode {
     println!(
         "test output parse ({} KB cargo output): with the runner named {:.3} ms, without {:.3} ms (medians); line scan {:.3} ms",
         output.len() / 1024,
-        figures::quantile(&hinted, 0.5),
-        figures::quantile(&unhinted, 0.5),
-        figures::quantile(&lines, 0.5)
+        q(&hinted, 0.5),
+        q(&unhinted, 0.5),
+        q(&lines, 0.5)
     );
     figures::record(
         "test output parse, runner named, median",
-        figures::quantile(&hinted, 0.5),
+        q(&hinted, 0.5),
         "ms",
         "line scan of the same text",
-        figures::quantile(&lines, 0.5),
+        q(&lines, 0.5),
     );
     figures::record(
         "test output parse, runner found, median",
-        figures::quantile(&unhinted, 0.5),
+        q(&unhinted, 0.5),
         "ms",
         "line scan of the same text",
-        figures::quantile(&lines, 0.5),
+        q(&lines, 0.5),
     );
     println!();
     // The target holds for the scan that costs most: the cold one.
-    figures::target(
-        &format!("port scan ≤ 10 ms, cold ({:.3} ms)", figures::quantile(&cold, 0.5)),
-        figures::quantile(&cold, 0.5) <= 10.0,
-    );
+    figures::target(&format!("port scan ≤ 10 ms, cold ({:.3} ms)", q(&cold, 0.5)), q(&cold, 0.5) <= 10.0);
     drop(listeners);
     figures::finish("environment", quick)
 }

@@ -16,6 +16,7 @@ mod common;
 mod figures;
 
 use common::*;
+use figures::quantile;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
@@ -242,11 +243,11 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn median(v: &[f64]) -> f64 {
-    figures::quantile(v, 0.5)
+    quantile(v, 0.5)
 }
 
 fn p99(v: &[f64]) -> f64 {
-    figures::quantile(v, 0.99)
+    quantile(v, 0.99)
 }
 
 fn row(what: &str, value: f64, base_name: &str, base: f64) {

@@ -13,6 +13,7 @@ mod common;
 mod figures;
 
 use common::*;
+use figures::quantile as q;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -87,12 +88,7 @@ fn main() -> std::process::ExitCode {
                 c.wait().unwrap();
             }));
         }
-        let (hm, hp, tm, tp) = (
-            figures::quantile(&h, 0.5),
-            figures::quantile(&h, 0.99),
-            figures::quantile(&t, 0.5),
-            figures::quantile(&t, 0.99),
-        );
+        let (hm, hp, tm, tp) = (q(&h, 0.5), q(&h, 0.99), q(&t, 0.5), q(&t, 0.99));
         println!("{name:<40} {hm:>9.3} {hp:>9.3}   {tm:>9.3} {tp:>9.3}   {:>6.2}×", hm / tm);
         figures::record(&format!("hook {name}, median"), hm, "ms", "/bin/true, median", tm);
         figures::record(&format!("hook {name}, p99"), hp, "ms", "/bin/true, p99", tp);
@@ -144,20 +140,20 @@ fn checkpoint_cost(env: &Env, root: &std::path::Path, n: usize) {
             }
         }));
     }
-    let (cm, bm) = (figures::quantile(&times, 0.5), figures::quantile(&base, 0.5));
+    let (cm, bm) = (q(&times, 0.5), q(&base, 0.5));
     println!(
         "checkpoint (manual, with report): median {cm:.3} ms, p99 {:.3} ms; state file {} KB, report {} KB; plain write+fsync of both {bm:.3} ms",
-        figures::quantile(&times, 0.99),
+        q(&times, 0.99),
         state.len() / 1024,
         report.len() / 1024
     );
     figures::record("checkpoint write, median", cm, "ms", "write+fsync of the same bytes", bm);
     figures::record(
         "checkpoint write, p99",
-        figures::quantile(&times, 0.99),
+        q(&times, 0.99),
         "ms",
         "write+fsync of the same bytes, p99",
-        figures::quantile(&base, 0.99),
+        q(&base, 0.99),
     );
     // What the checkpoint holds of the session: seed 004's extract against the whole
     // session the daemon keeps (compact JSON, as status sends it).

@@ -19,6 +19,7 @@ mod figures;
 use ccmem_proto::model::memory::frontmatter::{render, Layout};
 use ccmem_proto::model::memory::{derive_slug, Memory, MemoryType, Scope};
 use common::*;
+use figures::quantile as q;
 use serde_json::json;
 use std::path::Path;
 use std::process::Command;
@@ -195,21 +196,11 @@ fn main() -> std::process::ExitCode {
     println!("rebuild of every scope: {rebuild_ms:.0} ms ({})", per_scope.join(", "));
     println!();
     println!("{:<38} {:>9}   {:<29} {:>9}", "figure (ms)", "value", "baseline (same run)", "");
-    row(
-        "search p50 (socket, 10k memories)",
-        figures::quantile(&search, 0.5),
-        "ping p50",
-        figures::quantile(&ping, 0.5),
-    );
-    row("search p99", figures::quantile(&search, 0.99), "ping p99", figures::quantile(&ping, 0.99));
-    row("write p50 (4k memories in scope)", figures::quantile(&writes, 0.5), "ping p50", figures::quantile(&ping, 0.5));
-    row("write p99", figures::quantile(&writes, 0.99), "ping p99", figures::quantile(&ping, 0.99));
-    row(
-        "`ccmemctl memory search` p50",
-        figures::quantile(&ctl_times, 0.5),
-        "/bin/true p50",
-        figures::quantile(&true_times, 0.5),
-    );
+    row("search p50 (socket, 10k memories)", q(&search, 0.5), "ping p50", q(&ping, 0.5));
+    row("search p99", q(&search, 0.99), "ping p99", q(&ping, 0.99));
+    row("write p50 (4k memories in scope)", q(&writes, 0.5), "ping p50", q(&ping, 0.5));
+    row("write p99", q(&writes, 0.99), "ping p99", q(&ping, 0.99));
+    row("`ccmemctl memory search` p50", q(&ctl_times, 0.5), "/bin/true p50", q(&true_times, 0.5));
     println!();
     println!(
         "daemon RSS: {:.1} MiB idle, {:.1} MiB with 10,000 memories loaded, {:.1} MiB after the writes",
@@ -224,7 +215,7 @@ fn main() -> std::process::ExitCode {
     let mib = |k: u64| k as f64 / 1024.0;
     figures::record("daemon RSS, 10k memories loaded", mib(rss_loaded), "MiB", "idle daemon RSS (MiB)", mib(rss_idle));
     figures::record("daemon RSS after the writes", mib(rss_after), "MiB", "idle daemon RSS (MiB)", mib(rss_idle));
-    let p50 = figures::quantile(&search, 0.5);
+    let p50 = q(&search, 0.5);
     figures::target(&format!("search p50 ≤ 5 ms through the socket ({p50:.2} ms)"), p50 <= 5.0);
     figures::finish("memory", quick)
 }
