@@ -56,12 +56,13 @@ function parseArgs(argv) {
   return opts;
 }
 
+const cargoToml = fs.readFileSync(path.join(repo, 'Cargo.toml'), 'utf8');
+
 /** One `key = "value"` of a TOML table in Cargo.toml (enough for the root manifest's fields). */
 function cargoField(table, key) {
-  const text = fs.readFileSync(path.join(repo, 'Cargo.toml'), 'utf8');
-  const start = text.indexOf(`\n[${table}]\n`);
+  const start = cargoToml.indexOf(`\n[${table}]\n`);
   if (start < 0) return null;
-  const body = text.slice(start + table.length + 4).split(/\n\[/)[0];
+  const body = cargoToml.slice(start + table.length + 4).split(/\n\[/)[0];
   const m = body.match(new RegExp(`^${key}\\s*=\\s*"([^"]*)"`, 'm'));
   return m ? m[1] : null;
 }

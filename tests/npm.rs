@@ -53,11 +53,16 @@ fn run(env: &Env, prefix: &Path, program: &str, args: &[&str], dir: &Path) -> st
     cmd
 }
 
-fn hook_through(env: &Env, ctl: &Path, payload: Value) -> std::process::Output {
+/// `ctl hook` in the test's environment, its time limits raised as `hook` raises them.
+fn hook_cmd(env: &Env, ctl: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(ctl);
     env.apply(&mut cmd);
     cmd.arg("hook").env("CCMEM_HOOK_TIMEOUT_MS", "20000");
-    feed(env, cmd, payload.to_string().as_bytes())
+    cmd
+}
+
+fn hook_through(env: &Env, ctl: &Path, payload: Value) -> std::process::Output {
+    feed(env, hook_cmd(env, ctl), payload.to_string().as_bytes())
 }
 
 fn user_settings(env: &Env) -> Value {
@@ -78,6 +83,13 @@ fn hook_programs(env: &Env) -> Vec<PathBuf> {
         .collect();
     found.dedup();
     found
+}
+
+/// The user's settings: the ccmem plugin enabled, and no hooks of their own.
+fn enable_plugin_only(env: &Env) {
+    std::fs::create_dir_all(env.home.join(".claude")).expect("mkdir");
+    let settings = json!({"enabledPlugins": {"ccmem@ccmem": true}});
+    std::fs::write(env.home.join(".claude/settings.json"), settings.to_string()).expect("settings");
 }
 
 fn doctor_check(env: &Env, name: &str, path_dirs: &[&Path], dir: &Path) -> Value {
@@ -130,11 +142,7 @@ fn npm_puts_the_native_programs_on_path_and_they_work() {
     assert_eq!(check["status"], "ok", "{check}");
 
     // The plugin's hooks run `ccmemctl` by name: doctor finds npm's, native.
-    std::fs::write(
-        env.home.join(".claude/settings.json"),
-        json!({"enabledPlugins": {"ccmem@ccmem": true}}).to_string(),
-    )
-    .expect("settings");
+    enable_plugin_only(&env);
     let check = doctor_check(&env, "agent hooks", &[&prefix.join("bin")], &root);
     assert_eq!(check["status"], "ok", "{check}");
     assert!(check["detail"].as_str().is_some_and(|d| d.contains(&prefix.display().to_string())), "{check}");
@@ -156,12 +164,7 @@ fn without_install_scripts_the_stand_ins_work_until_a_rebuild() {
     let linked = prefix.join("bin/ccmemctl");
     assert!(!npm::is_native(&linked), "install.js ran despite --ignore-scripts");
 
-    std::fs::create_dir_all(env.home.join(".claude")).expect("mkdir");
-    std::fs::write(
-        env.home.join(".claude/settings.json"),
-        json!({"enabledPlugins": {"ccmem@ccmem": true}}).to_string(),
-    )
-    .expect("settings");
+    enable_plugin_only(&env);
     let check = doctor_check(&env, "agent hooks", &[&prefix.join("bin")], &root);
     assert_eq!(check["status"], "warn", "{check}");
     assert!(check["detail"].as_str().is_some_and(|d| d.contains("starts node")), "{check}");
@@ -171,10 +174,12 @@ fn without_install_scripts_the_stand_ins_work_until_a_rebuild() {
     // exits 0 and says nothing.
     let mut children: Vec<_> = (0..6)
         .map(|_| {
-            let mut cmd = std::process::Command::new(&linked);
-            env.apply(&mut cmd);
-            cmd.arg("hook").env("CCMEM_HOOK_TIMEOUT_MS", "20000");
-            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("hook")
+            hook_cmd(&env, &linked)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("hook")
         })
         .collect();
     for (i, child) in children.iter_mut().enumerate() {

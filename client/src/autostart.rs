@@ -133,13 +133,15 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         .or_else(|| std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(&name)).find(|p| is_executable(p)))
 }
 
+/// Whether `p` is a file this user could run (on Unix: an execute bit).
 #[cfg(unix)]
-fn is_executable(p: &Path) -> bool {
+pub(crate) fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
 }
 
+/// Whether `p` is a file this user could run.
 #[cfg(not(unix))]
-fn is_executable(p: &Path) -> bool {
+pub(crate) fn is_executable(p: &Path) -> bool {
     p.is_file()
 }

@@ -415,15 +415,7 @@ enum HookProgram {
 /// Finds `program` (a path, or a name looked up on PATH, as the agent's shell would) and
 /// says what it is.
 fn hook_program(program: &str) -> HookProgram {
-    let is_exe = |p: &Path| {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        }
-        #[cfg(not(unix))]
-        p.is_file()
-    };
+    let is_exe = crate::autostart::is_executable;
     let found = if program.contains('/') || program.contains('\\') {
         Some(std::path::PathBuf::from(program)).filter(|p| is_exe(p))
     } else {

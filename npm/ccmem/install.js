@@ -10,9 +10,44 @@
 // .cmd shims start node whatever bin/ holds: `ccmemctl hooks install` writes the native
 // program's own path into the agent's settings instead.
 
+const fs = require('fs');
+const path = require('path');
 const { execFileSync } = require('child_process');
-const { binaryPath, linkNatives } = require('./lib/native');
+const { binaryPath } = require('./lib/native');
 const { version } = require('./package.json');
+
+/** The programs each platform package carries. */
+const PROGRAMS = ['ccmemctl', 'ccmemd', 'ccmem-mcp'];
+
+/**
+ * Puts each native program in place of its JavaScript stand-in in ccmem's bin/ (a
+ * hard link, else a copy, renamed over the stand-in), so that the command npm linked onto
+ * PATH is the native program. Not on Windows, where npm's .cmd shims run node whatever
+ * bin/ holds. Returns one sentence per program it could not put in place.
+ */
+function linkNatives() {
+  if (process.platform === 'win32') return [];
+  const failures = [];
+  for (const program of PROGRAMS) {
+    const standIn = path.join(__dirname, 'bin', program);
+    const tmp = `${standIn}.${process.pid}.tmp`;
+    try {
+      const native = binaryPath(program);
+      fs.rmSync(tmp, { force: true });
+      try {
+        fs.linkSync(native, tmp);
+      } catch {
+        fs.copyFileSync(native, tmp);
+      }
+      fs.chmodSync(tmp, 0o755);
+      fs.renameSync(tmp, standIn);
+    } catch (e) {
+      fs.rmSync(tmp, { force: true });
+      failures.push(`could not put the native ${program} in place of ${standIn} (${e.message})`);
+    }
+  }
+  return failures;
+}
 
 function main() {
   // No programs for this machine (an unsupported platform, or --omit=optional) fails the
