@@ -1,6 +1,7 @@
-//! The coding agent's side: its hook events, its transcripts, the facts and goals it asks to
-//! keep, and the resume context it is given.
+//! The coding agents' side: each agent's adapter, the neutral hook events they make, the
+//! transcripts, the facts and goals agents ask to keep, and the resume context they are given.
 
+pub mod adapters;
 pub mod context;
 pub mod facts;
 pub mod hooks;

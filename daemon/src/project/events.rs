@@ -66,7 +66,7 @@ impl Project {
         }
         let now = chrono::Utc::now();
         let mut fx = hooks::apply(&mut self.s, &hook, now);
-        if let Some(e) = &fx.agent_edit {
+        for e in &fx.agent_edits {
             let at = Instant::now();
             if self.recent_edits.get(&e.rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT) {
                 session::annotate(&mut self.s, &e.rel, &e.summary, &e.tool, e.created);

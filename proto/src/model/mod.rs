@@ -1,6 +1,8 @@
 //! What ccmem keeps, as the seeds define it: sessions, their environment, facts and goals,
-//! knowledge memories, the session-memory report, and Claude Code's transcripts as read.
+//! knowledge memories, the session-memory report, Claude Code's transcripts as read, and the agents
+//! that made them.
 
+pub mod agent;
 pub mod environment;
 pub mod facts;
 pub mod memory;

@@ -1,23 +1,23 @@
-//! The agent's hook events: what each one means for the project's session.
+//! The agent's hook events: what each one means for the project's session, whichever agent
+//! sent it (its adapter, `crate::agent::adapters`, made the neutral [`Hook`]).
 //!
-//! Payloads are read leniently: unknown events and fields are accepted, and a field of an
-//! unexpected type is as good as absent. Text is redacted before it is kept
-//! (`crate::text::clean`), and tool outputs are never kept whole.
+//! Text is redacted before it is kept (`crate::text::clean`), and tool outputs are never kept
+//! whole.
 
 use crate::{observe::testout, session::rules as session};
 use ccmem_proto::model::environment::{SuiteStatus, TestFailure, TestSuite};
 use ccmem_proto::model::session::{
-    CheckpointReason, CheckpointType, Conversation, Session, SessionEvent, ShellCommand, Todo, TodoStatus,
+    CheckpointReason, CheckpointType, Conversation, Session, SessionEvent, ShellCommand, TodoStatus,
 };
 use chrono::{DateTime, Utc};
-use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-mod payload;
+mod event;
 mod todos;
 mod tools;
 
-pub use payload::{parse, Hook, Kind};
+pub use crate::agent::adapters::parse;
+pub use event::{FileEdit, Hook, Kind, TaskChange, Tool};
 use todos::*;
 use tools::*;
 
@@ -41,8 +41,8 @@ pub struct Effects {
     pub read_transcript: Option<String>,
     /// A subagent stopped: read its own transcript for the intents in it.
     pub read_agent_transcript: Option<String>,
-    /// A file the agent edited: for matching with the watcher's sighting.
-    pub agent_edit: Option<AgentEdit>,
+    /// Files the agent edited: for matching with the watcher's sightings.
+    pub agent_edits: Vec<AgentEdit>,
 }
 
 /// A file the agent says it edited.
@@ -70,6 +70,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
     }
     if !conv_id.is_empty() {
         let c = conversation(s, &conv_id, &t);
+        c.agent = h.agent;
         if let Some(seq) = h.import_seq {
             c.imported_events = c.imported_events.max(seq);
         }
@@ -132,19 +133,12 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 }
             }
         }
-        Kind::ToolUse { tool, input, response, failed } => {
+        Kind::ToolUse { tool, .. } => {
             if let Some(c) = find(s, &conv_id) {
                 c.hook_tool_calls += 1;
                 c.count_tool_calls();
             }
-            // A call that failed changed nothing (an Edit refused, a Write of an unread
-            // file); only a shell command's failure is news.
-            if !*failed || tool == "Bash" {
-                tool_use(s, &conv_id, tool, input, response, now, &mut fx);
-            }
-            if tool == "Bash" {
-                results(s, input, response, *failed, h.cwd.as_deref(), now);
-            }
+            tool_use(s, &conv_id, tool, h.cwd.as_deref(), now, &mut fx);
         }
         Kind::Stop { last_message, subagent, agent_transcript } => {
             if !subagent {
@@ -193,16 +187,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 c.notice_at = t.clone();
             }
         }
-        Kind::Task { event, payload } => {
-            // TaskCreated / TaskCompleted: `task_id`, `task_subject`, `task_description`
-            // (older payloads nest a `task` object).
-            let v = payload.get("task").filter(|t| t.is_object()).unwrap_or(payload);
-            let id = id_of(v.get("task_id").or_else(|| v.get("id")).or_else(|| v.get("taskId")));
-            let subject =
-                v.get("task_subject").and_then(Value::as_str).map(crate::text::clean).or_else(|| task_subject(v));
-            let status = if event.contains("Complet") { Some(TodoStatus::Completed) } else { None };
-            change_task(s, &conv_id, TaskChange { id, subject, status, active_form: None, delete: false });
-        }
+        Kind::Task(change) => change_task(s, &conv_id, change.clone()),
         Kind::Other(_) => {}
     }
     session::touch(s, now);

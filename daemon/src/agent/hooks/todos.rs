@@ -1,58 +1,7 @@
-//! The agent's task tools: TodoWrite's whole list, TaskCreate and TaskUpdate's changes.
+//! The agent's task list changed one task at a time (Claude Code's Task tools and events).
 
 use super::*;
-
-pub(super) fn status_of(s: &str) -> Option<TodoStatus> {
-    match s {
-        "pending" => Some(TodoStatus::Pending),
-        "in_progress" => Some(TodoStatus::InProgress),
-        "completed" => Some(TodoStatus::Completed),
-        _ => None,
-    }
-}
-
-pub(super) fn todo_of(v: &Value) -> Option<Todo> {
-    let content = crate::text::clean(v.get("content").and_then(Value::as_str)?);
-    if content.is_empty() {
-        return None;
-    }
-    Some(Todo {
-        id: None,
-        status: v.get("status").and_then(Value::as_str).and_then(status_of).unwrap_or_default(),
-        active_form: v
-            .get("activeForm")
-            .and_then(Value::as_str)
-            .map(crate::text::clean)
-            .unwrap_or_else(|| content.clone()),
-        content,
-    })
-}
-
-pub(super) fn task_subject(v: &Value) -> Option<String> {
-    ["subject", "title", "content", "description"]
-        .iter()
-        .find_map(|k| v.get(*k).and_then(Value::as_str))
-        .map(crate::text::clean)
-        .filter(|x| !x.is_empty())
-}
-
-/// One change to the agent's task list, from whichever source said it.
-pub(super) struct TaskChange {
-    pub(super) id: Option<String>,
-    pub(super) subject: Option<String>,
-    pub(super) status: Option<TodoStatus>,
-    pub(super) active_form: Option<String>,
-    pub(super) delete: bool,
-}
-
-/// Task ids arrive as strings (`"3"`) or numbers.
-pub(super) fn id_of(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) => Some(s.trim().trim_start_matches('#').to_string()).filter(|s| !s.is_empty()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
+use ccmem_proto::model::session::Todo;
 
 /// Applies a task change to the conversation's list (and the session's): by id when it has
 /// one, else by subject. An update for an id never seen creates it, named by its subject or

@@ -170,6 +170,9 @@ pub struct TimelineEntry {
 pub struct Conversation {
     /// The agent's conversation id, for `--resume`.
     pub id: String,
+    /// The agent it is held with (Claude Code unless said).
+    #[serde(skip_serializing_if = "crate::model::agent::Agent::is_default")]
+    pub agent: crate::model::agent::Agent,
     /// The agent's transcript file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transcript_path: Option<String>,

@@ -249,6 +249,14 @@ pub struct HookReply {
 /// the daemon takes each event of an import once however often it is sent.
 pub const IMPORT_SEQ: &str = "ccmem_import_seq";
 
+/// The field of a hook payload `ccmemctl hook --agent NAME` names the agent in (`codex`,
+/// …); a payload without it is Claude Code's.
+pub const AGENT_KEY: &str = "ccmem_agent";
+
+/// The field `ccmemctl hook --agent codex` adds to a shell command's PostToolUse: the exit
+/// status Codex wrote to its rollout file, which its payload lacks.
+pub const EXIT_CODE_KEY: &str = "ccmem_exit_code";
+
 /// The resume context's budget, in characters: what `context --budget` and the daemon's
 /// `context_budget` accept.
 pub const BUDGET_RANGE: std::ops::RangeInclusive<usize> = 200..=10_000;

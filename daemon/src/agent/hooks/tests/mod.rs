@@ -1,5 +1,7 @@
 use super::*;
-use serde_json::json;
+use ccmem_proto::model::session::Todo;
+use serde_json::{json, Value};
+use std::path::PathBuf;
 
 mod tasks;
 
@@ -27,7 +29,7 @@ fn replay(jsonl: &str) -> (Session, Vec<Effects>) {
             continue;
         }
         let fx = apply(&mut s, &h, now);
-        if let Some(e) = &fx.agent_edit {
+        for e in &fx.agent_edits {
             let edit = SessionEvent::FileEdited {
                 path: e.rel.clone(),
                 summary: Some(e.summary.clone()),
@@ -53,7 +55,7 @@ fn a_failed_edit_changed_nothing_and_a_long_prompt_is_named_by_its_first_line() 
         ),
         Utc::now(),
     );
-    assert_eq!(fx.agent_edit, None);
+    assert_eq!(fx.agent_edits, []);
     assert_eq!(s.agent_lines, Default::default());
     apply(
         &mut s,
@@ -258,20 +260,20 @@ fn prompts_todos_edits_and_stops_shape_the_session() {
         now,
     );
     assert_eq!(
-        fx.agent_edit,
-        Some(AgentEdit {
+        fx.agent_edits,
+        [AgentEdit {
             rel: "src/a.rs".into(),
             summary: "Edit: 1 → 2 lines".into(),
             tool: "Edit".into(),
             created: false
-        })
+        }]
     );
     let fx = apply(
         &mut s,
         &hook(json!({"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": "/etc/x"}})),
         now,
     );
-    assert_eq!(fx.agent_edit, None, "paths outside the project are not the project's");
+    assert_eq!(fx.agent_edits, [], "paths outside the project are not the project's");
 
     apply(
         &mut s,

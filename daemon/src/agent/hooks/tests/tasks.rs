@@ -134,7 +134,7 @@ fn tasks_are_kept_by_id_whichever_source_speaks() {
         ),
         now,
     );
-    assert!(fx.agent_edit.is_some_and(|e| e.created && e.rel == "new.rs"));
+    assert!(fx.agent_edits.iter().any(|e| e.created && e.rel == "new.rs"));
     assert_eq!(s.conversations[0].tool_calls, 9);
 }
 

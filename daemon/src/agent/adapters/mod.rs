@@ -1,0 +1,116 @@
+//! One adapter per agent: each turns that agent's hook payloads into the neutral
+//! [`Hook`](crate::agent::hooks::Hook) the session rules read, in the way watchexec keeps one
+//! module per concern. Nothing below this module asks which agent spoke.
+//!
+//! `ccmemctl hook --agent NAME` names the agent in the payload ([`AGENT_KEY`]); a payload
+//! without it is Claude Code's (its hooks and plugin were installed before agents were told
+//! apart). Payloads are read leniently: unknown events and fields are accepted, and a field
+//! of an unexpected type is as good as absent.
+
+use crate::agent::hooks::Hook;
+use ccmem_proto::model::agent::Agent;
+use serde_json::Value;
+
+mod claude;
+mod codex;
+
+pub use ccmem_proto::wire::api::AGENT_KEY;
+
+/// Longest conversation id taken (Claude Code's are 36-character UUIDs).
+pub(crate) const MAX_ID_BYTES: usize = 256;
+
+/// Reads a payload; None when it is not a hook payload at all.
+pub fn parse(v: &Value) -> Option<Hook> {
+    let agent = match v.get(AGENT_KEY).and_then(Value::as_str) {
+        None => Agent::Claude,
+        Some(name) => Agent::from_name(name).unwrap_or(Agent::Other),
+    };
+    let mut hook = match agent {
+        Agent::Codex => codex::parse(v)?,
+        // Gemini CLI, OpenCode and Pi speak through ccmem's own plugins in Claude Code's
+        // shape, and so does an agent this version does not know.
+        _ => claude::parse(v)?,
+    };
+    hook.agent = agent;
+    Some(hook)
+}
+
+pub(crate) fn text(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// A path field, within the size of a real path.
+pub(crate) fn path(v: &Value, key: &str) -> Option<std::path::PathBuf> {
+    text(v, key).filter(|p| p.len() <= crate::text::MAX_PATH_BYTES).map(std::path::PathBuf::from)
+}
+
+/// FNV-1a: a cheap fingerprint, to tell two texts apart.
+pub(crate) fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &c| (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A short keyword of the payload (a reason, a trigger), or "" when it is not one.
+pub(crate) fn word(v: &Value, key: &str) -> String {
+    text(v, key).filter(|w| w.len() <= 64 && is_id(w)).unwrap_or_default()
+}
+
+/// `~/x` is the user's `x`: Claude Code has sent transcript paths that way.
+pub(crate) fn home(path: &str) -> String {
+    match (path.strip_prefix("~/"), directories::BaseDirs::new()) {
+        (Some(rest), Some(dirs)) => dirs.home_dir().join(rest).to_string_lossy().into_owned(),
+        _ => path.to_string(),
+    }
+}
+
+/// A conversation id as agents make them (UUIDs, or words of letters, digits, `-`, `_`, `.`
+/// and `:`, starting with a letter or digit): it is printed in the context, the report and
+/// resume commands, so an id with line breaks, backticks or shell characters would be an
+/// injection, not an id.
+pub(crate) fn is_id(s: &str) -> bool {
+    // It starts with a letter or digit: `--dangerously-skip-permissions` is an option to
+    // `claude --resume "$(ccmemctl resume-id)"`, not an id.
+    s.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric)
+        && s.len() <= MAX_ID_BYTES
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// The delivery key of an event: its name and an id of the agent's, when that is an id.
+pub(crate) fn delivery(event: &str, id: Option<String>) -> Option<String> {
+    id.filter(|id| is_id(id)).map(|id| format!("{event}:{id}"))
+}
+
+/// A todo status as agents write it.
+pub(crate) fn status_of(s: &str) -> Option<ccmem_proto::model::session::TodoStatus> {
+    use ccmem_proto::model::session::TodoStatus;
+    match s {
+        "pending" | "todo" | "not_started" => Some(TodoStatus::Pending),
+        "in_progress" | "in-progress" | "active" => Some(TodoStatus::InProgress),
+        "completed" | "done" => Some(TodoStatus::Completed),
+        _ => None,
+    }
+}
+
+/// A todo from its text and status, the text redacted; None when it has no text.
+pub(crate) fn todo(content: &str, status: Option<&str>, active_form: Option<&str>) -> Option<ccmem_proto::model::session::Todo> {
+    let content = crate::text::clean(content);
+    if content.is_empty() {
+        return None;
+    }
+    Some(ccmem_proto::model::session::Todo {
+        id: None,
+        status: status.and_then(status_of).unwrap_or_default(),
+        active_form: active_form.map(crate::text::clean).filter(|a| !a.is_empty()).unwrap_or_else(|| content.clone()),
+        content,
+    })
+}
+
+/// Lines replaced between two texts, the lines they share at either end not counted.
+pub(crate) fn changed_lines(old: &str, new: &str) -> (u64, u64) {
+    let (o, n): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let head = o.iter().zip(&n).take_while(|(a, b)| a == b).count();
+    let tail = o[head..].iter().rev().zip(n[head..].iter().rev()).take_while(|(a, b)| a == b).count();
+    ((n.len() - head - tail) as u64, (o.len() - head - tail) as u64)
+}
+
+#[cfg(test)]
+mod tests;
