@@ -208,7 +208,7 @@ fn conversations_in_one_project_stay_apart() {
     // b's list is b's own; a's open work shows apart, under its conversation.
     let todos = ctx.split("## Todos").nth(1).and_then(|t| t.split("\n\n").next()).unwrap_or_default();
     assert!(todos.contains("- [~] docs todo") && !todos.contains("parser todo"), "{ctx}");
-    assert!(ctx.contains("- conversation a (") && ctx.contains("  - [~] parser todo"), "{ctx}");
+    assert!(ctx.contains("- Claude Code conversation a (") && ctx.contains("  - [~] parser todo"), "{ctx}");
     assert!(ctx.contains("to resume it: `claude --resume a`"), "the other conversation is the one to resume: {ctx}");
 }
 

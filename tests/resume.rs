@@ -114,7 +114,7 @@ fn an_imported_session_carries_todos_failures_commits_and_last_words() {
     let root = imported(&env, &work_session());
     let ctx = context(&env, &root);
     for want in [
-        "Previous conversation, to resume it: `claude --resume conv-1`",
+        "Previous conversation (Claude Code), to resume it: `claude --resume conv-1`",
         "Task (first prompt): Add OAuth login to the API; keep the old session cookies working",
         "Under way: Verifying tokens.",
         "## Todos (1 of 3 done",
@@ -200,7 +200,7 @@ fn the_previous_session_survives_a_reset_and_an_expiry() {
     let carried = |ctx: &str| {
         for want in [
             "Previous session session_",
-            "Previous conversation, to resume it: `claude --resume conv-1`",
+            "Previous conversation (Claude Code), to resume it: `claude --resume conv-1`",
             "- [~] #2 Verify tokens in the login handler",
             "TypeError: verify is not a function",
             "> Next: make the login handler await verify",
@@ -340,10 +340,10 @@ fn another_conversation_keeps_the_first_ones_open_work_in_view() {
     hook("conv-b", &tb, "Stop", json!({}));
     let ctx = context(&env, &root);
     for want in [
-        "Previous conversation, to resume it: `claude --resume conv-b`",
+        "Previous conversation (Claude Code), to resume it: `claude --resume conv-b`",
         "- [ ] #1 Write CHANGELOG.md",
         "## Other conversations this session",
-        "- conversation conv-a (",
+        "- Claude Code conversation conv-a (",
         "  - [~] Update README",
         "  > Lint is clean. Next I will update the README.",
     ] {

@@ -86,7 +86,11 @@ pub enum Command {
     },
     /// Handle one agent hook event: the JSON payload on stdin (for the agent's hook settings;
     /// always exits 0)
-    Hook,
+    Hook {
+        /// The agent sending it: claude (the default), codex, gemini, opencode, pi
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
     /// Replay a Claude Code transcript (~/.claude/projects/<dir>/<id>.jsonl) into the
     /// project's session, as its hooks would have delivered it
     Import {
@@ -241,7 +245,7 @@ pub enum FactsAction {
 /// `ccmemctl hooks …`
 #[derive(Debug, Subcommand)]
 pub enum HooksAction {
-    /// Add ccmem's hooks to settings.json (other hooks and keys are kept; a backup is made)
+    /// Add ccmem's hooks to the agent's settings (other hooks and keys are kept; a backup is made)
     Install(Target),
     /// Remove ccmem's hooks (and only those)
     Uninstall(Target),
@@ -250,10 +254,14 @@ pub enum HooksAction {
 /// Which settings file, and whether to write it.
 #[derive(Debug, clap::Args)]
 pub struct Target {
-    /// ~/.claude/settings.json (the default)
+    /// The agent: claude (the default: ~/.claude/settings.json), codex ($CODEX_HOME/hooks.json,
+    /// trusted in its config.toml), or all of them
+    #[arg(long, value_name = "NAME", default_value = "claude")]
+    pub agent: String,
+    /// The user's settings (the default)
     #[arg(long, conflicts_with = "project")]
     pub user: bool,
-    /// The project's .claude/settings.json
+    /// The project's .claude/settings.json (Claude Code only)
     #[arg(long)]
     pub project: bool,
     /// Show the result without writing it

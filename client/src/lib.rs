@@ -101,8 +101,8 @@ impl From<CallError> for Error {
 /// Entry point of the `ccmemctl` binary.
 pub fn main() -> ExitCode {
     // The agent's hook path: straight there, before any argument parsing.
-    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") && std::env::args_os().len() == 2 {
-        return hook::run(None, !autostart_disabled());
+    if let Some(agent) = hook_fast_path(std::env::args_os().skip(1).collect()) {
+        return hook::run(None, !autostart_disabled(), agent.as_deref());
     }
     // `ccmemctl completions bash | head -1`: a reader that stops early is a normal end, as
     // for any Unix tool (killed quietly by SIGPIPE, status 141), not a panic in `println!`.
@@ -110,6 +110,19 @@ pub fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let json = cli.json;
     exit_as("ccmemctl", run(cli), json)
+}
+
+/// `ccmemctl hook`, `ccmemctl hook --agent NAME` or `--agent=NAME`: the agent's hook,
+/// handled before clap is even set up (Some(agent), None for the default); anything else
+/// goes through the parser.
+fn hook_fast_path(args: Vec<std::ffi::OsString>) -> Option<Option<String>> {
+    let args: Vec<&str> = args.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
+    match args.as_slice() {
+        ["hook"] => Some(None),
+        ["hook", "--agent", name] => Some(Some(name.to_string())),
+        ["hook", flag] => flag.strip_prefix("--agent=").map(|n| Some(n.to_string())),
+        _ => None,
+    }
 }
 
 /// SIGPIPE's default action (end the process quietly) when `quietly`, else ignored (writes to

@@ -37,7 +37,7 @@ pub(crate) fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::History { path } => session::history(ctx, path),
         cli::Command::ResetSession { path } => session::reset_session(ctx, path),
         cli::Command::Checkpoint { path, reason, note } => session::checkpoint(ctx, path, reason, note),
-        cli::Command::Hook => session::hook(ctx),
+        cli::Command::Hook { agent } => session::hook(ctx, agent.as_deref()),
         cli::Command::Context { path, budget } => session::context(ctx, path, budget),
         cli::Command::ResumeId { path } => session::resume_id(ctx, path),
         cli::Command::Hooks { action } => crate::install::run(action, ctx.json).map_err(Error::Failed),

@@ -177,9 +177,9 @@ pub(super) fn checkpoint(
 }
 
 /// The agent's hook: reads the payload on stdin, answers quietly, always exits 0.
-pub(super) fn hook(ctx: &Ctx) -> Result<(), Error> {
+pub(super) fn hook(ctx: &Ctx, agent: Option<&str>) -> Result<(), Error> {
     crate::closed_stdout_ends_quietly(false);
-    hook::run(Some(&ctx.socket), ctx.autostart);
+    hook::run(Some(&ctx.socket), ctx.autostart, agent);
     Ok(())
 }
 

@@ -133,7 +133,18 @@ pub fn build(i: &Input, budget: usize) -> String {
         ));
     }
     if let Some(id) = i.resume_id.or(previous.and_then(|p| p.conversation.as_ref()).map(|c| c.id.as_str())) {
-        head.push(format!("Previous conversation, to resume it: `claude --resume {id}`."));
+        // Whichever agent held it: the next one may be another (a handoff).
+        let agent = s
+            .conversations
+            .iter()
+            .chain(previous.and_then(|p| p.conversation.as_ref()))
+            .find(|c| c.id == id)
+            .map(|c| c.agent)
+            .unwrap_or_default();
+        match agent.resume_command(id) {
+            Some(cmd) => head.push(format!("Previous conversation ({}), to resume it: `{cmd}`.", agent.display())),
+            None => head.push(format!("Previous conversation ({}): {id}.", agent.display())),
+        }
     }
     if let Some(c) = work.conversation {
         if !c.first_prompt.is_empty() {

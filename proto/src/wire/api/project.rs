@@ -78,6 +78,11 @@ pub struct ProjectSummary {
 pub struct ConversationEntry {
     /// The agent's id for it (`claude --resume ID`).
     pub id: String,
+    /// The agent it was held with.
+    pub agent: crate::model::agent::Agent,
+    /// The command that resumes it (`codex resume ID`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_command: Option<String>,
     /// ISO 8601.
     pub started_at: String,
     /// ISO 8601.
@@ -105,6 +110,8 @@ impl ConversationEntry {
             .rev()
             .map(|c| Self {
                 id: c.id.clone(),
+                agent: c.agent,
+                resume_command: c.agent.resume_command(&c.id),
                 started_at: c.started_at.clone(),
                 last_activity: c.last_activity.clone(),
                 first_prompt: crate::model::session::truncate_chars(c.first_prompt.lines().next().unwrap_or(""), 120),

@@ -15,6 +15,8 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
+mod codex;
+
 /// How long the hook may spend starting a daemon that is not running.
 const START_BUDGET: Duration = Duration::from_millis(300);
 /// How long SessionStart waits for its context.
@@ -51,9 +53,9 @@ const PAYLOAD_BUDGET: usize = 768 * 1024;
 const MAX_INPUT: u64 = 64 << 20;
 
 /// Runs the hook against `socket` (default: the usual resolution), starting the daemon if
-/// `autostart`; always exit code 0.
-pub fn run(socket: Option<&Path>, autostart: bool) -> std::process::ExitCode {
-    let result = std::panic::catch_unwind(|| forward(socket, autostart));
+/// `autostart`, for `agent` (`codex`, …; Claude Code when None); always exit code 0.
+pub fn run(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> std::process::ExitCode {
+    let result = std::panic::catch_unwind(|| forward(socket, autostart, agent));
     match result {
         Ok(Ok(())) => {}
         Ok(Err(why)) => log(&why),
@@ -62,13 +64,21 @@ pub fn run(socket: Option<&Path>, autostart: bool) -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-fn forward(socket: Option<&Path>, autostart: bool) -> Result<(), String> {
+fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Result<(), String> {
     let mut input = Vec::new();
     std::io::stdin().take(MAX_INPUT).read_to_end(&mut input).map_err(|e| format!("cannot read the payload: {e}"))?;
     let mut payload: Value = serde_json::from_slice(&input).map_err(|e| format!("the payload is not JSON: {e}"))?;
     let event =
         payload.get("hook_event_name").and_then(Value::as_str).ok_or("the payload has no hook_event_name")?.to_string();
     trim(&mut payload);
+    // The agent is named for the daemon's adapters; Claude Code's payloads go as they come.
+    let agent = agent.map(str::trim).filter(|a| !a.is_empty() && !a.eq_ignore_ascii_case("claude"));
+    if let (Some(map), Some(name)) = (payload.as_object_mut(), agent) {
+        map.insert(ccmem_proto::wire::api::AGENT_KEY.into(), Value::String(name.to_ascii_lowercase()));
+    }
+    if agent.is_some_and(|a| a.eq_ignore_ascii_case("codex")) {
+        codex::add_exit_code(&mut payload);
+    }
     // Claude Code tells its hooks where it was started in the environment only.
     if let (Some(map), Some(dir)) = (payload.as_object_mut(), std::env::var_os("CLAUDE_PROJECT_DIR")) {
         if let Some(dir) = dir.to_str().filter(|d| !d.is_empty()) {

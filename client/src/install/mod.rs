@@ -1,8 +1,12 @@
-//! `ccmemctl hooks install | uninstall`: ccmem's entries in Claude Code's settings.json,
+//! `ccmemctl hooks install | uninstall`: ccmem's entries in each agent's hook settings
+//! (Claude Code's settings.json, Codex's hooks.json and the trust it keeps in config.toml),
 //! merged without touching other hooks or keys, idempotently, with a backup, atomically.
+
+pub mod codex;
 
 use crate::cli::HooksAction;
 use ccmem_proto::files::atomic;
+use ccmem_proto::model::agent::Agent;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -24,13 +28,36 @@ pub const EVENTS: &[(&str, Option<&str>)] = &[
     ("Notification", None),
 ];
 
-/// Runs `hooks install` or `hooks uninstall`.
+/// Runs `hooks install` or `hooks uninstall` for the agents `--agent` names.
 pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
     let (target, installing) = match action {
         HooksAction::Install(t) => (t, true),
         HooksAction::Uninstall(t) => (t, false),
     };
-    let (project, dry_run) = (target.project, target.dry_run);
+    let agents = match target.agent.trim().to_ascii_lowercase().as_str() {
+        "all" => vec![Agent::Claude, Agent::Codex],
+        name => match Agent::from_name(name) {
+            Some(a @ (Agent::Claude | Agent::Codex)) => vec![a],
+            Some(a) => return Err(format!("{} is not supported by this version of ccmem yet", a.display())),
+            None => return Err(format!("unknown agent {name:?}: use claude, codex or all")),
+        },
+    };
+    if target.project && agents != [Agent::Claude] {
+        return Err("--project is for Claude Code's settings only (Codex runs a project's hooks only once the \
+                    project is trusted): install for the user"
+            .into());
+    }
+    for agent in agents {
+        match agent {
+            Agent::Codex => codex::run(installing, target.dry_run, json_out)?,
+            _ => claude(installing, target.project, target.dry_run, json_out)?,
+        }
+    }
+    Ok(())
+}
+
+/// Claude Code's settings.json (the user's, or the project's).
+fn claude(installing: bool, project: bool, dry_run: bool, json_out: bool) -> Result<(), String> {
     let (root, path) = settings_path(project)?;
     if let Some(root) = &root {
         // A cloned repository can make `.claude` or its settings a link to another
@@ -46,35 +73,15 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
     let mut after = before.clone();
     // A project's settings are shared with the team: the plain command, found on each one's
     // PATH, not this machine's absolute path (the plugin does the same).
-    let command = if project { "ccmemctl hook".to_string() } else { command()? };
-    let changed = if installing { install(&mut after, &command) } else { uninstall(&mut after) };
-    let text = format!("{}\n", serde_json::to_string_pretty(&after).map_err(|e| e.to_string())?);
-    if dry_run {
-        print!("{text}");
-        eprintln!("(dry run: {} would {})", path.display(), if changed { "change" } else { "stay as it is" });
+    let command = if project { "ccmemctl hook".to_string() } else { command(None)? };
+    let changed = if installing { install(&mut after, &command, EVENTS) } else { uninstall(&mut after) };
+    if !write_settings(&path, &after, changed, installing, dry_run)? {
         return Ok(());
     }
-    let backup = atomic::with_suffix(&path, ".ccmem-backup");
-    if changed && installing {
-        if path.exists() {
-            std::fs::copy(&path, &backup).map_err(|e| format!("cannot back up {}: {e}", path.display()))?;
-        }
+    if !installing && changed && project && !path.exists() {
+        // The `.claude` directory the install made, if nothing else is in it.
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
-        atomic::write(&path, text.as_bytes(), false).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    } else if changed {
-        // Uninstalled: what ccmem added goes, and nothing more. A file left holding nothing
-        // was ccmem's alone; the install's backup is the same settings now, and goes too.
-        let emptied = after.as_object().is_some_and(|o| o.is_empty());
-        let r = if emptied { std::fs::remove_file(&path) } else { atomic::write(&path, text.as_bytes(), false) };
-        r.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let _ = std::fs::remove_file(&backup);
-        if emptied && project {
-            // The `.claude` directory the install made, if nothing else is in it.
-            if let Some(dir) = path.parent() {
-                let _ = std::fs::remove_dir(dir);
-            }
+            let _ = std::fs::remove_dir(dir);
         }
     }
     if installing && !json_out {
@@ -88,6 +95,42 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
             );
         }
     }
+    report(&path, installing, changed, json_out);
+    Ok(())
+}
+
+/// Writes `after` to the settings file at `path` (JSON), if `changed`: atomically, after a
+/// backup when installing; a file an uninstall leaves holding nothing is removed, with the
+/// install's backup. With `dry_run` it is printed instead; returns false then.
+pub(crate) fn write_settings(path: &Path, after: &Value, changed: bool, installing: bool, dry_run: bool) -> Result<bool, String> {
+    let text = format!("{}\n", serde_json::to_string_pretty(after).map_err(|e| e.to_string())?);
+    if dry_run {
+        print!("{text}");
+        eprintln!("(dry run: {} would {})", path.display(), if changed { "change" } else { "stay as it is" });
+        return Ok(false);
+    }
+    let backup = atomic::with_suffix(path, ".ccmem-backup");
+    if changed && installing {
+        if path.exists() {
+            std::fs::copy(path, &backup).map_err(|e| format!("cannot back up {}: {e}", path.display()))?;
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        atomic::write(path, text.as_bytes(), false).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    } else if changed {
+        // Uninstalled: what ccmem added goes, and nothing more. A file left holding nothing
+        // was ccmem's alone; the install's backup is the same settings now, and goes too.
+        let emptied = after.as_object().is_some_and(|o| o.is_empty());
+        let r = if emptied { std::fs::remove_file(path) } else { atomic::write(path, text.as_bytes(), false) };
+        r.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let _ = std::fs::remove_file(&backup);
+    }
+    Ok(true)
+}
+
+/// Says what an install or uninstall did to `path`.
+pub(crate) fn report(path: &Path, installing: bool, changed: bool, json_out: bool) {
     let verb = match (installing, changed) {
         (true, true) => "installed ccmem's hooks in",
         (true, false) => "ccmem's hooks were already installed in",
@@ -99,7 +142,6 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
     } else {
         println!("{verb} {}", path.display());
     }
-    Ok(())
 }
 
 /// The first of these settings files that enables the ccmem plugin
@@ -139,10 +181,15 @@ fn read(path: &Path) -> Result<Value, String> {
     }
 }
 
-/// The hook command: this very executable, so that the agent finds it whatever its PATH.
-fn command() -> Result<String, String> {
+/// The hook command: this very executable, so that the agent finds it whatever its PATH,
+/// naming the agent when it is not Claude Code.
+pub(crate) fn command(agent: Option<Agent>) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find ccmemctl's own path: {e}"))?;
-    Ok(hook_command(&exe.to_string_lossy(), cfg!(windows)))
+    let cmd = hook_command(&exe.to_string_lossy(), cfg!(windows));
+    Ok(match agent {
+        Some(a) if !a.is_default() => format!("{cmd} --agent {}", a.name()),
+        _ => cmd,
+    })
 }
 
 /// The hook command line for `exe`, as the agent's shell reads it. On Unix that is `sh -c`:
@@ -163,14 +210,19 @@ pub fn hook_command(exe: &str, windows: bool) -> String {
     }
 }
 
-/// A hook command of ccmem's (this or any other install of it).
+/// A hook command of ccmem's (this or any other install of it, for any agent).
 pub fn is_ours(command: &str) -> bool {
     let c = command.trim();
+    let c = match c.rsplit_once(" --agent ") {
+        Some((head, agent)) if Agent::from_name(agent).is_some() => head,
+        _ => c,
+    };
     c.ends_with(" hook") && c.contains("ccmemctl")
 }
 
-/// Adds ccmem's entries; returns whether anything changed.
-pub fn install(settings: &mut Value, command: &str) -> bool {
+/// Adds ccmem's entries for `events` (each with its tool matcher, if any); returns whether
+/// anything changed.
+pub fn install(settings: &mut Value, command: &str, events: &[(&str, Option<&str>)]) -> bool {
     let Some(root) = settings.as_object_mut() else { return false };
     let hooks = root.entry("hooks").or_insert_with(|| json!({}));
     if !hooks.is_object() {
@@ -178,7 +230,7 @@ pub fn install(settings: &mut Value, command: &str) -> bool {
     }
     let hooks = hooks.as_object_mut().expect("made an object above");
     let mut changed = false;
-    for (event, matcher) in EVENTS {
+    for (event, matcher) in events {
         let groups = hooks.entry(*event).or_insert_with(|| json!([]));
         if !groups.is_array() {
             *groups = json!([]);
@@ -249,9 +301,9 @@ mod tests {
             "permissions": {"allow": ["Bash(ls)"]}
         });
         let original = s.clone();
-        assert!(install(&mut s, "/usr/bin/ccmemctl hook"));
+        assert!(install(&mut s, "/usr/bin/ccmemctl hook", EVENTS));
         let once = s.clone();
-        assert!(!install(&mut s, "/usr/bin/ccmemctl hook"), "twice changes nothing");
+        assert!(!install(&mut s, "/usr/bin/ccmemctl hook", EVENTS), "twice changes nothing");
         assert_eq!(s, once);
         assert_eq!(s["model"], "opus");
         assert_eq!(s["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "lint.sh");
@@ -263,14 +315,14 @@ mod tests {
             assert!(s["hooks"][e].to_string().contains("ccmemctl hook"), "{e}");
         }
         // A moved binary: the command is updated in place, not duplicated.
-        assert!(install(&mut s, "/opt/ccmemctl hook"));
+        assert!(install(&mut s, "/opt/ccmemctl hook", EVENTS));
         assert_eq!(s.to_string().matches("ccmemctl hook").count(), EVENTS.len());
         assert!(uninstall(&mut s));
         assert_eq!(s, original, "uninstall leaves exactly what was there");
         assert!(!uninstall(&mut s));
         // Into nothing and out again: nothing left, not `{"hooks": {}}`.
         let mut empty = json!({});
-        install(&mut empty, "ccmemctl hook");
+        install(&mut empty, "ccmemctl hook", EVENTS);
         assert!(uninstall(&mut empty));
         assert_eq!(empty, json!({}));
         // A `"hooks": {}` of the user's own stays.
@@ -281,11 +333,11 @@ mod tests {
 
     #[test]
     fn the_plugin_hooks_match_the_installer() {
-        let plugin: Value = serde_json::from_str(include_str!("../plugin/hooks/hooks.json")).unwrap();
+        let plugin: Value = serde_json::from_str(include_str!("../../plugin/hooks/hooks.json")).unwrap();
         let mut installed = json!({});
-        install(&mut installed, "ccmemctl hook");
+        install(&mut installed, "ccmemctl hook", EVENTS);
         assert_eq!(plugin, installed);
-        let manifest: Value = serde_json::from_str(include_str!("../plugin/.claude-plugin/plugin.json")).unwrap();
+        let manifest: Value = serde_json::from_str(include_str!("../../plugin/.claude-plugin/plugin.json")).unwrap();
         assert_eq!(manifest["name"], "ccmem");
         assert_eq!(manifest["version"], ccmem_proto::VERSION);
     }
@@ -306,7 +358,7 @@ mod tests {
     #[test]
     fn key_order_is_kept() {
         let mut s: Value = serde_json::from_str(r#"{"z": 1, "a": 2, "m": {"y": 1, "b": 2}}"#).unwrap();
-        install(&mut s, "ccmemctl hook");
+        install(&mut s, "ccmemctl hook", EVENTS);
         let keys: Vec<&String> = s.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["z", "a", "m", "hooks"]);
     }

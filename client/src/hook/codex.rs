@@ -1,0 +1,92 @@
+//! What Codex's payloads lack and its rollout file has: a shell command's exit status.
+//!
+//! Codex 0.169 sends a `Bash` PostToolUse with the command's output alone. Before it runs
+//! the hook it has written the command's `item_completed` event (with `exit_code`) to the
+//! rollout its `transcript_path` names; the end of that file is read for it (a few hundred
+//! KiB at most, so the hook's cost stays that of starting a process).
+
+use ccmem_proto::wire::api::EXIT_CODE_KEY;
+use serde_json::Value;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// How much of the rollout's end is read.
+const TAIL: u64 = 512 * 1024;
+
+/// Adds the exit status of a shell command's PostToolUse, when the rollout has it.
+pub fn add_exit_code(payload: &mut Value) {
+    let is_shell = payload.get("hook_event_name").and_then(Value::as_str) == Some("PostToolUse")
+        && payload.get("tool_name").and_then(Value::as_str) == Some("Bash");
+    if !is_shell || payload.get(EXIT_CODE_KEY).is_some() {
+        return;
+    }
+    let (Some(call), Some(rollout)) = (
+        payload.get("tool_use_id").and_then(Value::as_str),
+        payload.get("transcript_path").and_then(Value::as_str),
+    ) else {
+        return;
+    };
+    if let Some(code) = exit_code(Path::new(rollout), call) {
+        payload[EXIT_CODE_KEY] = Value::from(code);
+    }
+}
+
+/// The exit status of tool call `call` in the end of `rollout`.
+fn exit_code(rollout: &Path, call: &str) -> Option<i64> {
+    let (mut f, meta) = ccmem_proto::files::untrusted::open(rollout).ok()?;
+    f.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL))).ok()?;
+    let mut tail = Vec::new();
+    f.take(TAIL).read_to_end(&mut tail).ok()?;
+    let text = String::from_utf8_lossy(&tail);
+    // Newest first; only lines naming the call are parsed.
+    text.lines().rev().filter(|l| l.contains(call)).find_map(|l| {
+        let v: Value = serde_json::from_str(l).ok()?;
+        let p = v.get("payload")?;
+        match p.get("type").and_then(Value::as_str)? {
+            // `{"type":"item_completed","item":{"type":"CommandExecution","id":…,"exit_code":3}}`
+            "item_completed" | "exec_command_end" => {
+                let item = p.get("item").unwrap_or(p);
+                let id = item.get("id").or_else(|| item.get("call_id")).and_then(Value::as_str)?;
+                (id == call).then(|| item.get("exit_code").and_then(Value::as_i64)).flatten()
+            }
+            // What the model was told: `Process exited with code 3`.
+            "function_call_output" if p.get("call_id").and_then(Value::as_str) == Some(call) => {
+                let out = p.get("output").and_then(Value::as_str)?;
+                out.lines().take(8).find_map(|l| l.trim().strip_prefix("Process exited with code ")?.trim().parse().ok())
+            }
+            _ => None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exit_status_comes_from_the_rollout_codex_wrote() {
+        // Lines of a real Codex 0.169.0 rollout (tests/fixtures/codex/rollout-tail.jsonl).
+        let dir = tempfile::tempdir().unwrap();
+        let rollout = dir.path().join("rollout.jsonl");
+        std::fs::write(&rollout, include_str!("../../../tests/fixtures/codex/rollout-tail.jsonl")).unwrap();
+        let mut p = serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "call_2_0",
+            "transcript_path": rollout, "tool_response": ""});
+        add_exit_code(&mut p);
+        assert_eq!(p[EXIT_CODE_KEY], 3);
+        // Another call, a missing file, a FIFO: nothing added, nothing waited for.
+        for (call, path) in [("call_9_9", rollout.clone()), ("call_2_0", dir.path().join("gone.jsonl"))] {
+            let mut p = serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": call, "transcript_path": path});
+            add_exit_code(&mut p);
+            assert!(p.get(EXIT_CODE_KEY).is_none(), "{p}");
+        }
+        #[cfg(unix)]
+        {
+            let fifo = dir.path().join("fifo");
+            let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            let mut p = serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "call_2_0", "transcript_path": fifo});
+            add_exit_code(&mut p);
+            assert!(p.get(EXIT_CODE_KEY).is_none());
+        }
+    }
+}
