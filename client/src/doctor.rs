@@ -67,6 +67,7 @@ pub fn checks(socket: &Path) -> Vec<Check> {
     permissions(socket, &mut out);
     service(&mut out);
     hooks(&mut out);
+    codex_hooks(&mut out);
     #[cfg(target_os = "linux")]
     inotify(peer.as_ref().map(|p| p.pid), &mut out);
     let _ = &peer;
@@ -355,6 +356,33 @@ fn hooks(out: &mut Vec<Check>) {
 }
 
 /// Every hook command in a settings file's `hooks` object.
+/// Codex's hooks: in place and trusted (Codex skips an untrusted hook without a word), when
+/// Codex is on PATH or its hooks are installed.
+fn codex_hooks(out: &mut Vec<Check>) {
+    const NAME: &str = "codex hooks";
+    let on_path = !matches!(hook_program("codex"), HookProgram::Missing);
+    match crate::install::codex::status() {
+        Err(e) => out.push(bad(NAME, "warn", e, "fix the file, then `ccmemctl hooks install --agent codex`")),
+        Ok((false, _)) if on_path => out.push(bad(
+            NAME,
+            "warn",
+            "Codex is installed but ccmem's hooks are not: its sessions are not remembered",
+            "`ccmemctl hooks install --agent codex`",
+        )),
+        Ok((false, _)) => {}
+        Ok((true, untrusted)) if !untrusted.is_empty() => out.push(bad(
+            NAME,
+            "fail",
+            format!(
+                "{} of ccmem's Codex hooks are not trusted (changed since, or never trusted): Codex skips them silently",
+                untrusted.len()
+            ),
+            "`ccmemctl hooks install --agent codex` (it trusts them as Codex's /hooks does)",
+        )),
+        Ok((true, _)) => out.push(ok(NAME, "installed and trusted")),
+    }
+}
+
 fn commands(hooks: &serde_json::Value) -> impl Iterator<Item = &str> {
     hooks.as_object().into_iter().flat_map(|o| o.values()).flat_map(event_commands)
 }

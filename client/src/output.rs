@@ -352,7 +352,14 @@ fn conversations(s: &mut String, list: &[ccmem_proto::wire::api::ConversationEnt
             notes.push("← resume-id".into());
         }
         let prompt = if c.first_prompt.is_empty() { String::new() } else { format!(" · {}", c.first_prompt) };
-        let _ = writeln!(s, "    {} conversation {}  {} · {}{prompt}", c.agent.display(), c.id, c.started_at, notes.join(", "));
+        let _ = writeln!(
+            s,
+            "    {} conversation {}  {} · {}{prompt}",
+            c.agent.display(),
+            c.id,
+            c.started_at,
+            notes.join(", ")
+        );
     }
 }
 

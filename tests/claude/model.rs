@@ -1,6 +1,7 @@
-//! A scripted stand-in for the Anthropic Messages API on 127.0.0.1, so that the real Claude
-//! Code CLI runs offline: it answers the CLI's streaming `POST /v1/messages` with the next
-//! turn of a script (text, tool calls) and keeps every request body for the test to read.
+//! A scripted stand-in for the model APIs on 127.0.0.1, so that the real agent CLIs run
+//! offline: it answers Claude Code's streaming `POST /v1/messages` (Anthropic Messages) and
+//! Codex's `POST /v1/responses` (OpenAI Responses) with the next turn of a script (text,
+//! tool calls) and keeps every request body for the test to read.
 //!
 //! Which turn comes next is worked out from the request itself: the number of
 //! `tool_result` blocks the CLI sends back since the script was set says how many of the
@@ -167,7 +168,8 @@ fn handle(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     if path.starts_with("/v1/messages/count_tokens") {
         return respond_json(&mut out, &json!({"input_tokens": 100}));
     }
-    if !path.starts_with("/v1/messages") {
+    let responses = path.starts_with("/v1/responses");
+    if !path.starts_with("/v1/messages") && !responses {
         return out.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
     }
     let turn = {
@@ -175,7 +177,11 @@ fn handle(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         s.requests.push(body.clone());
         next_turn(&mut s, &body)
     };
-    stream(&mut out, &body, &turn)
+    if responses {
+        stream_responses(&mut out, &turn)
+    } else {
+        stream(&mut out, &body, &turn)
+    }
 }
 
 /// The turn that answers `body`: side requests (no tools: titles, summaries) get a word of
@@ -205,6 +211,13 @@ fn next_turn(s: &mut State, body: &Value) -> Turn {
 }
 
 fn tool_results(body: &Value) -> usize {
+    // Responses: the calls' outputs are items of the input.
+    if let Some(items) = body["input"].as_array() {
+        return items
+            .iter()
+            .filter(|i| matches!(i["type"].as_str(), Some("function_call_output" | "custom_tool_call_output")))
+            .count();
+    }
     let Some(messages) = body["messages"].as_array() else { return 0 };
     messages
         .iter()
@@ -222,6 +235,39 @@ fn respond_json(out: &mut TcpStream, v: &Value) -> std::io::Result<()> {
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     )
+}
+
+/// The turn as the Responses API streams it: an output item per block (`apply_patch` is
+/// Codex's freeform tool: a custom tool call with the patch as its input; others are
+/// function calls with JSON arguments).
+fn stream_responses(out: &mut TcpStream, turn: &Turn) -> std::io::Result<()> {
+    static IDS: AtomicUsize = AtomicUsize::new(0);
+    let n = IDS.fetch_add(1, Ordering::SeqCst);
+    let mut events = vec![json!({"type": "response.created", "response": {"id": format!("resp_{n}")}})];
+    for (i, block) in turn.iter().enumerate() {
+        let item = match block {
+            Block::Text(t) => json!({"type": "message", "role": "assistant", "id": format!("msg_{n}_{i}"),
+                "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+            Block::Tool(name, input) if name == "apply_patch" => json!({"type": "custom_tool_call",
+                "id": format!("ctc_{n}_{i}"), "call_id": format!("call_{n}_{i}"), "name": name,
+                "input": input.as_str().unwrap_or_default()}),
+            Block::Tool(name, input) => json!({"type": "function_call", "id": format!("fc_{n}_{i}"),
+                "call_id": format!("call_{n}_{i}"), "name": name, "arguments": input.to_string()}),
+        };
+        events.push(json!({"type": "response.output_item.added", "output_index": i, "item": item}));
+        events.push(json!({"type": "response.output_item.done", "output_index": i, "item": item}));
+    }
+    events.push(json!({"type": "response.completed", "response": {"id": format!("resp_{n}"), "usage": {
+        "input_tokens": 50, "output_tokens": 10, "total_tokens": 60,
+        "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}}));
+    let mut text = String::from(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+    );
+    for e in events {
+        text.push_str(&format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")));
+    }
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
 /// The turn as the Messages API streams it (server-sent events).

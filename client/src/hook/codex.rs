@@ -20,10 +20,9 @@ pub fn add_exit_code(payload: &mut Value) {
     if !is_shell || payload.get(EXIT_CODE_KEY).is_some() {
         return;
     }
-    let (Some(call), Some(rollout)) = (
-        payload.get("tool_use_id").and_then(Value::as_str),
-        payload.get("transcript_path").and_then(Value::as_str),
-    ) else {
+    let (Some(call), Some(rollout)) =
+        (payload.get("tool_use_id").and_then(Value::as_str), payload.get("transcript_path").and_then(Value::as_str))
+    else {
         return;
     };
     if let Some(code) = exit_code(Path::new(rollout), call) {
@@ -52,7 +51,9 @@ fn exit_code(rollout: &Path, call: &str) -> Option<i64> {
             // What the model was told: `Process exited with code 3`.
             "function_call_output" if p.get("call_id").and_then(Value::as_str) == Some(call) => {
                 let out = p.get("output").and_then(Value::as_str)?;
-                out.lines().take(8).find_map(|l| l.trim().strip_prefix("Process exited with code ")?.trim().parse().ok())
+                out.lines()
+                    .take(8)
+                    .find_map(|l| l.trim().strip_prefix("Process exited with code ")?.trim().parse().ok())
             }
             _ => None,
         }

@@ -40,7 +40,11 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     let command = command(Some(Agent::Codex))?;
     // What was trusted before an uninstall is found by where ccmem's hooks are now.
     let ours_before = handlers(&hooks_path, &before);
-    let changed = if installing { install(&mut after, &command, EVENTS) && end_within_limit(&mut after) } else { uninstall(&mut after) };
+    let changed = if installing {
+        install(&mut after, &command, EVENTS) && end_within_limit(&mut after)
+    } else {
+        uninstall(&mut after)
+    };
     let config = read_config(&config_path)?;
     let mut new_config = config.clone();
     let trust_changed = if installing {
@@ -60,7 +64,8 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     if trust_changed {
         if installing && config_path.exists() {
             let backup = atomic::with_suffix(&config_path, ".ccmem-backup");
-            std::fs::copy(&config_path, &backup).map_err(|e| format!("cannot back up {}: {e}", config_path.display()))?;
+            std::fs::copy(&config_path, &backup)
+                .map_err(|e| format!("cannot back up {}: {e}", config_path.display()))?;
         }
         atomic::write(&config_path, new_config.to_string().as_bytes(), false)
             .map_err(|e| format!("cannot write {}: {e}", config_path.display()))?;

@@ -102,7 +102,13 @@ fn claude(installing: bool, project: bool, dry_run: bool, json_out: bool) -> Res
 /// Writes `after` to the settings file at `path` (JSON), if `changed`: atomically, after a
 /// backup when installing; a file an uninstall leaves holding nothing is removed, with the
 /// install's backup. With `dry_run` it is printed instead; returns false then.
-pub(crate) fn write_settings(path: &Path, after: &Value, changed: bool, installing: bool, dry_run: bool) -> Result<bool, String> {
+pub(crate) fn write_settings(
+    path: &Path,
+    after: &Value,
+    changed: bool,
+    installing: bool,
+    dry_run: bool,
+) -> Result<bool, String> {
     let text = format!("{}\n", serde_json::to_string_pretty(after).map_err(|e| e.to_string())?);
     if dry_run {
         print!("{text}");

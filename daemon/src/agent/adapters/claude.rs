@@ -18,7 +18,9 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
             let failed = name == "PostToolUseFailure";
             let response = match failed {
                 false => v.get("tool_response").cloned().unwrap_or(Value::Null),
-                true => serde_json::json!({"error": text(v, "error").unwrap_or_default(), "interrupted": v.get("is_interrupt")}),
+                true => {
+                    serde_json::json!({"error": text(v, "error").unwrap_or_default(), "interrupted": v.get("is_interrupt")})
+                }
             };
             let tool = tool(&tool_name, input, &response, failed);
             Kind::ToolUse { name: tool_name, tool }

@@ -34,7 +34,9 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
             };
             Kind::ToolUse { name: tool_name, tool }
         }
-        "Stop" => Kind::Stop { last_message: text(v, "last_assistant_message"), subagent: false, agent_transcript: None },
+        "Stop" => {
+            Kind::Stop { last_message: text(v, "last_assistant_message"), subagent: false, agent_transcript: None }
+        }
         "SubagentStop" => Kind::Stop { last_message: None, subagent: true, agent_transcript: None },
         "PreCompact" => Kind::PreCompact { trigger: word(v, "trigger"), instructions: String::new() },
         "SessionEnd" => Kind::SessionEnd { reason: word(v, "reason") },

@@ -91,7 +91,11 @@ pub(crate) fn status_of(s: &str) -> Option<ccmem_proto::model::session::TodoStat
 }
 
 /// A todo from its text and status, the text redacted; None when it has no text.
-pub(crate) fn todo(content: &str, status: Option<&str>, active_form: Option<&str>) -> Option<ccmem_proto::model::session::Todo> {
+pub(crate) fn todo(
+    content: &str,
+    status: Option<&str>,
+    active_form: Option<&str>,
+) -> Option<ccmem_proto::model::session::Todo> {
     let content = crate::text::clean(content);
     if content.is_empty() {
         return None;

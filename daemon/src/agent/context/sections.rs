@@ -103,7 +103,12 @@ pub(super) fn other_conversations(s: &Session, work: Option<&Conversation>, now:
     for c in others.into_iter().take(3) {
         let ended = if c.ended { ", ended" } else { "" };
         let asked = c.prompts.last().map(|p| format!(": {}", truncate_chars(&one_line(p), 120))).unwrap_or_default();
-        out.push(format!("- {} conversation {} ({}{ended}){asked}", c.agent.display(), c.id, ago(&c.last_activity, now)));
+        out.push(format!(
+            "- {} conversation {} ({}{ended}){asked}",
+            c.agent.display(),
+            c.id,
+            ago(&c.last_activity, now)
+        ));
         for t in c.todos.iter().filter(|t| t.status != TodoStatus::Completed).take(5) {
             let mark = if t.status == TodoStatus::InProgress { "[~]" } else { "[ ]" };
             out.push(format!("  - {mark} {}", one_line(&t.content)));

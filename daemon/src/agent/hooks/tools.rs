@@ -21,7 +21,12 @@ pub(super) fn tool_use(
                 }
                 s.agent_lines.added += f.added;
                 s.agent_lines.deleted += f.removed;
-                fx.agent_edits.push(AgentEdit { rel, summary: f.summary.clone(), tool: f.tool.clone(), created: f.created });
+                fx.agent_edits.push(AgentEdit {
+                    rel,
+                    summary: f.summary.clone(),
+                    tool: f.tool.clone(),
+                    created: f.created,
+                });
             }
             if s.git_start.is_none() {
                 // Outside git, the agent's own patches are all there is to count.
@@ -32,6 +37,15 @@ pub(super) fn tool_use(
         Tool::Plan(todos) => {
             if let Some(c) = find(s, conv) {
                 c.todos = todos.clone();
+            }
+            // A plan carried on from another conversation (another agent's, a handoff) is one
+            // plan: the same items in the others' lists take their new status.
+            for c in s.conversations.iter_mut().filter(|c| c.id != conv) {
+                for t in &mut c.todos {
+                    if let Some(new) = todos.iter().find(|n| n.content == t.content) {
+                        t.status = new.status;
+                    }
+                }
             }
             let _ = session::apply_quietly(s, SessionEvent::Todos { todos: todos.clone() }, now);
         }
