@@ -9,12 +9,12 @@
 
 pub mod model;
 
-use crate::common::{text, Env, CCMEMCTL};
+use crate::common::{agents, text, Env};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The version these tests were written against (README: "Tested with Claude Code …").
 pub const VERSION: &str = "2.1.330";
@@ -37,30 +37,7 @@ pub fn cli() -> &'static Path {
 /// install scripts does not matter.
 fn install(version: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("claude-code").join(version);
-    if let Some(bin) = native_binary(&dir) {
-        return bin;
-    }
-    // Installed beside, then renamed: two test runs at once never see half an install.
-    let partial = dir.with_extension(format!("partial-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&partial);
-    std::fs::create_dir_all(&partial).expect("mkdir for the Claude Code install");
-    let out = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
-        .arg(&partial)
-        .arg(format!("@anthropic-ai/claude-code@{version}"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run npm to install Claude Code {version}: {e}"));
-    assert!(
-        out.status.success(),
-        "npm could not install @anthropic-ai/claude-code@{version} (the npm registry must be reachable, \
-         or set CCMEM_CLAUDE_BIN to a claude binary):\n{}",
-        text(&out.stderr)
-    );
-    if std::fs::rename(&partial, &dir).is_err() {
-        let _ = std::fs::remove_dir_all(&partial); // another run got there first
-    }
-    native_binary(&dir).unwrap_or_else(|| panic!("no Claude Code binary for this platform in {}", dir.display()))
+    agents::install_from_npm(&dir, &format!("@anthropic-ai/claude-code@{version}"), "CCMEM_CLAUDE_BIN", native_binary)
 }
 
 /// The platform package's `claude` that answers `--version`.
@@ -73,13 +50,7 @@ fn native_binary(dir: &Path) -> Option<PathBuf> {
         .map(|e| e.path().join("claude"))
         .collect();
     candidates.push(scope.join("claude-code/bin/claude.exe"));
-    candidates.into_iter().find(|b| {
-        Command::new(b)
-            .arg("--version")
-            .stdin(Stdio::null())
-            .output()
-            .is_ok_and(|o| o.status.success() && text(&o.stdout).contains("Claude Code"))
-    })
+    candidates.into_iter().find(|b| agents::answers_version(b, "Claude Code"))
 }
 
 /// One `claude` invocation's outcome.
@@ -120,11 +91,7 @@ pub fn command(env: &Env, model: &model::ModelServer, project: &Path, extra: &[(
     let mut cmd = Command::new(cli());
     cmd.env_clear();
     env.apply(&mut cmd);
-    let bin_dir = Path::new(CCMEMCTL).parent().expect("target dir");
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut dirs = vec![bin_dir.to_path_buf()];
-    dirs.extend(std::env::split_paths(&path));
-    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"))
+    cmd.env("PATH", agents::path_with_ccmemctl())
         .env("ANTHROPIC_BASE_URL", model.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-test-offline")
         .env("DISABLE_TELEMETRY", "1")
@@ -164,19 +131,7 @@ pub fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", cli().display()));
-    let pid = child.id();
-    let started = Instant::now();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let output = match rx.recv_timeout(RUN_LIMIT) {
-        Ok(o) => o.expect("wait for claude"),
-        Err(_) => {
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("claude ran for more than {RUN_LIMIT:?} ({:?})", started.elapsed());
-        }
-    };
+    let output = agents::wait_within(child, RUN_LIMIT, "claude");
     env.note_daemon();
     let lines = text(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     Run { output, lines }

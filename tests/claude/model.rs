@@ -260,14 +260,7 @@ fn stream_responses(out: &mut TcpStream, turn: &Turn) -> std::io::Result<()> {
     events.push(json!({"type": "response.completed", "response": {"id": format!("resp_{n}"), "usage": {
         "input_tokens": 50, "output_tokens": 10, "total_tokens": 60,
         "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}}));
-    let mut text = String::from(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
-    );
-    for e in events {
-        text.push_str(&format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")));
-    }
-    out.write_all(text.as_bytes())?;
-    out.flush()
+    server_sent(out, &events)
 }
 
 /// The turn as the Messages API streams it (server-sent events).
@@ -301,6 +294,11 @@ fn stream(out: &mut TcpStream, body: &Value, turn: &Turn) -> std::io::Result<()>
     }
     events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 10}}));
     events.push(json!({"type": "message_stop"}));
+    server_sent(out, &events)
+}
+
+/// Writes `events` as a server-sent event stream, each named by its `type`.
+fn server_sent(out: &mut TcpStream, events: &[Value]) -> std::io::Result<()> {
     let mut text = String::from(
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
     );

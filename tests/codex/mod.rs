@@ -7,12 +7,12 @@
 #![allow(dead_code)]
 
 use crate::claude::model::ModelServer;
-use crate::common::{text, Env, CCMEMCTL};
+use crate::common::{agents, text, Env};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The version these tests were written against (README: "Tested with Codex …").
 pub const VERSION: &str = "0.169.0";
@@ -33,29 +33,7 @@ pub fn cli() -> &'static Path {
 /// then the platform package's native binary in it (no node on the way).
 fn install(version: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codex").join(version);
-    if let Some(bin) = native_binary(&dir) {
-        return bin;
-    }
-    let partial = dir.with_extension(format!("partial-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&partial);
-    std::fs::create_dir_all(&partial).expect("mkdir for the Codex install");
-    let out = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
-        .arg(&partial)
-        .arg(format!("@openai/codex@{version}"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run npm to install Codex {version}: {e}"));
-    assert!(
-        out.status.success(),
-        "npm could not install @openai/codex@{version} (the npm registry must be reachable, or set \
-         CCMEM_CODEX_BIN to a codex binary):\n{}",
-        text(&out.stderr)
-    );
-    if std::fs::rename(&partial, &dir).is_err() {
-        let _ = std::fs::remove_dir_all(&partial); // another run got there first
-    }
-    native_binary(&dir).unwrap_or_else(|| panic!("no Codex binary for this platform in {}", dir.display()))
+    agents::install_from_npm(&dir, &format!("@openai/codex@{version}"), "CCMEM_CODEX_BIN", native_binary)
 }
 
 /// `node_modules/@openai/codex-<platform>/vendor/<target>/bin/codex` that answers `--version`.
@@ -75,13 +53,7 @@ fn native_binary(dir: &Path) -> Option<PathBuf> {
             }
         })
     });
-    let found = bins.into_iter().find(|b| {
-        Command::new(b)
-            .arg("--version")
-            .stdin(Stdio::null())
-            .output()
-            .is_ok_and(|o| o.status.success() && text(&o.stdout).contains("codex"))
-    });
+    let found = bins.into_iter().find(|b| agents::answers_version(b, "codex"));
     found
 }
 
@@ -129,11 +101,7 @@ pub fn run(env: &Env, project: &Path, prompt: &str) -> Run {
     let mut cmd = Command::new(cli());
     cmd.env_clear();
     env.apply(&mut cmd);
-    let bin_dir = Path::new(CCMEMCTL).parent().expect("target dir");
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut dirs = vec![bin_dir.to_path_buf()];
-    dirs.extend(std::env::split_paths(&path));
-    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"))
+    cmd.env("PATH", agents::path_with_ccmemctl())
         .env("CODEX_HOME", env.home.join(".codex"))
         .env("CCMEM_FAKE_OPENAI_KEY", "sk-test-offline")
         .env("LANG", "C.UTF-8")
@@ -145,19 +113,7 @@ pub fn run(env: &Env, project: &Path, prompt: &str) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", cli().display()));
-    let pid = child.id();
-    let started = Instant::now();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let output = match rx.recv_timeout(RUN_LIMIT) {
-        Ok(o) => o.expect("wait for codex"),
-        Err(_) => {
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("codex ran for more than {RUN_LIMIT:?} ({:?})", started.elapsed());
-        }
-    };
+    let output = agents::wait_within(child, RUN_LIMIT, "codex");
     env.note_daemon();
     Run { output }
 }
