@@ -12,8 +12,14 @@ use std::path::{Path, PathBuf};
 
 /// Task files larger than this are not read.
 const MAX_BYTES: u64 = 4 << 20;
+/// Tasks read at most: the rest of a longer list is left out, and the session says so. A
+/// list a person keeps is far shorter; a repository's 4 MiB of items must not cost the
+/// project's task seconds at every checkpoint.
+pub const MAX_TASKS: usize = 10_000;
 /// The start of the session's warning about a task list that cannot be read.
 const NOT_READ: &str = "task list not read: ";
+/// The start of the session's warning about a task list read only in part.
+const CUT: &str = "task list cut short: ";
 /// Root checklists looked for, in order, when there is no spec-kit task list.
 const ROOT_LISTS: &[&str] = &["tasks.md", "TODO.md", "todo.md", "PLAN.md", "plan.md", "TASKS.md"];
 
@@ -45,6 +51,8 @@ pub struct TaskList {
     pub tasks: Vec<Task>,
     /// The file's modification time.
     pub modified: Option<chrono::DateTime<chrono::Utc>>,
+    /// Tasks past [`MAX_TASKS`], not read.
+    pub left_out: usize,
 }
 
 /// Whether a changed file (relative path) may be the project's task list.
@@ -76,10 +84,39 @@ pub fn find(root: &Path) -> Result<Option<TaskList>, String> {
         Err(e) => return Err(format!("{rel}: {e}")),
     };
     let modified = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
-    let mut list = parse(&text);
+    let mut list = parse_once(&file, &text);
     list.file = rel;
     list.modified = modified.map(chrono::DateTime::from);
     Ok(Some(list))
+}
+
+/// Lists parsed lately, by file, with a hash of the text they were parsed from: a list is
+/// read at every checkpoint and status, and most of the time it has not changed. Keyed by
+/// content, not by modification time, so that a list rewritten within one clock tick is
+/// never served stale.
+type Parsed = std::collections::HashMap<PathBuf, (u64, TaskList)>;
+static PARSED: std::sync::Mutex<Option<Parsed>> = std::sync::Mutex::new(None);
+/// Files remembered at most (one per active project, in practice).
+const PARSED_FILES: usize = 64;
+
+/// [`parse`], or the list already parsed from this very text.
+fn parse_once(file: &Path, text: &str) -> TaskList {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    let hash = h.finish();
+    let lock = || PARSED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, list)) = lock().as_ref().and_then(|m| m.get(file)).filter(|(h, _)| *h == hash) {
+        return list.clone();
+    }
+    let list = parse(text);
+    let mut memo = lock();
+    let memo = memo.get_or_insert_with(Parsed::new);
+    if memo.len() >= PARSED_FILES {
+        memo.clear();
+    }
+    memo.insert(file.to_path_buf(), (hash, list.clone()));
+    list
 }
 
 /// The most recently modified `specs/*/tasks.md`.
@@ -120,6 +157,10 @@ pub fn parse(text: &str) -> TaskList {
     let mut phase = String::new();
     let mut heading: Option<(usize, String)> = None;
     let mut items: Vec<Item> = Vec::new();
+    // How many items on the stack are tasks: whether an item is under a task is asked at
+    // every checkbox, and a deeply nested list must not make that a walk of the stack.
+    let mut open_tasks = 0usize;
+    let mut phases_seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         match event {
             Event::Start(Tag::Heading { level, .. }) => heading = Some((level as usize, String::new())),
@@ -138,10 +179,12 @@ pub fn parse(text: &str) -> TaskList {
                 }
             }
             Event::TaskListMarker(checked) => {
-                let under_a_task = items.iter().rev().skip(1).any(|i| i.task);
-                if let Some(top) = items.last_mut().filter(|_| !under_a_task) {
+                let top_is_task = items.last().is_some_and(|i| i.task);
+                let under_a_task = open_tasks > usize::from(top_is_task);
+                if let Some(top) = items.last_mut().filter(|i| !under_a_task && !i.task) {
                     top.task = true;
                     top.done = checked;
+                    open_tasks += 1;
                 }
             }
             Event::Text(t) => push_text(&mut heading, &mut items, &t),
@@ -149,12 +192,17 @@ pub fn parse(text: &str) -> TaskList {
             Event::SoftBreak | Event::HardBreak => push_text(&mut heading, &mut items, " "),
             Event::End(TagEnd::Item) => {
                 let Some(item) = items.pop() else { continue };
-                let under_a_task = items.iter().any(|i| i.task);
+                open_tasks -= usize::from(item.task);
+                let under_a_task = open_tasks > 0;
                 let checkmark = item.text.trim_start().starts_with('✅');
                 if under_a_task || !(item.task || checkmark) {
                     continue;
                 }
-                add_task(&mut list, &phase, item);
+                if list.tasks.len() >= MAX_TASKS {
+                    list.left_out += 1;
+                    continue;
+                }
+                add_task(&mut list, &mut phases_seen, &phase, item);
             }
             _ => {}
         }
@@ -183,7 +231,7 @@ fn push_text(heading: &mut Option<(usize, String)>, items: &mut [Item], t: &str)
     }
 }
 
-fn add_task(list: &mut TaskList, phase: &str, item: Item) {
+fn add_task(list: &mut TaskList, phases_seen: &mut std::collections::HashSet<String>, phase: &str, item: Item) {
     let (id, title) = split_id(item.text.trim());
     let done = item.done || title.contains('✅');
     // Task lists are the user's text like any other: filtered before they are kept.
@@ -192,7 +240,7 @@ fn add_task(list: &mut TaskList, phase: &str, item: Item) {
         return;
     }
     let phase_name = if phase.is_empty() { "Tasks".to_string() } else { phase.to_string() };
-    if !list.phases.contains(&phase_name) {
+    if phases_seen.insert(phase_name.clone()) {
         list.phases.push(phase_name.clone());
     }
     list.tasks.push(Task { paths: paths_in(&title), id, title, phase: phase_name, done, line: item.line });
@@ -297,18 +345,19 @@ impl TaskList {
 
     /// Seed 000's TaskStatus: per phase, the current task and at most 5 next ones.
     pub fn status(&self) -> TaskStatus {
+        // One pass over the tasks, however many phases there are.
+        let mut counts: std::collections::HashMap<&str, (u64, u64)> = std::collections::HashMap::new();
+        for t in &self.tasks {
+            let c = counts.entry(t.phase.as_str()).or_default();
+            c.0 += u64::from(t.done);
+            c.1 += 1;
+        }
         let phases = self
             .phases
             .iter()
             .map(|name| {
-                let of: Vec<&Task> = self.tasks.iter().filter(|t| &t.phase == name).collect();
-                let done = of.iter().filter(|t| t.done).count() as u64;
-                PhaseStatus {
-                    name: name.clone(),
-                    completed: done,
-                    total: of.len() as u64,
-                    percentage: percent(done, of.len() as u64),
-                }
+                let (done, total) = counts.get(name.as_str()).copied().unwrap_or_default();
+                PhaseStatus { name: name.clone(), completed: done, total, percentage: percent(done, total) }
             })
             .collect();
         let mut open = self.tasks.iter().filter(|t| !t.done).map(|t| TaskReference {
@@ -325,7 +374,7 @@ impl TaskList {
 /// plan and phase (the current task's phase and its progress). Returns the list read, for
 /// the report built from the same state.
 pub fn refresh(s: &mut Session) -> Option<TaskList> {
-    s.warnings.retain(|w| !w.starts_with(NOT_READ));
+    s.warnings.retain(|w| !w.starts_with(NOT_READ) && !w.starts_with(CUT));
     let list = match find(&s.project_root) {
         Ok(Some(list)) => list,
         found => {
@@ -338,6 +387,12 @@ pub fn refresh(s: &mut Session) -> Option<TaskList> {
             return None;
         }
     };
+    if list.left_out > 0 {
+        s.warnings.push(format!(
+            "{CUT}{} has more than {MAX_TASKS} tasks: the first {MAX_TASKS} are read, {} left out",
+            list.file, list.left_out
+        ));
+    }
     let (done, total) = list.counts();
     s.plan = Some(Plan {
         file: list.file.rsplit('/').next().unwrap_or(&list.file).to_string(),

@@ -191,3 +191,60 @@ fn a_list_too_large_to_read_is_said_and_its_old_figures_go() {
     refresh(&mut s);
     assert_eq!(s.plan, None, "a list removed leaves no plan behind");
 }
+
+#[test]
+fn a_hostile_list_of_a_hundred_thousand_items_is_read_up_to_the_cap_and_says_so() {
+    // 4 MiB of items with a phase every 50 lines (an attacker's TODO.md): every phase and
+    // item used to be compared with every other one, a minute of CPU at each checkpoint.
+    let mut text = String::new();
+    let mut i = 0usize;
+    while text.len() < (4 << 20) - 200 {
+        if i % 50 == 0 {
+            text.push_str(&format!("## Phase {i}: P{i}\n"));
+        } else {
+            text.push_str(&format!("- [ ] T{i:06} task {i}\n"));
+        }
+        i += 1;
+    }
+    let items = i - i.div_ceil(50);
+    let l = parse(&text);
+    assert_eq!(l.tasks.len(), MAX_TASKS);
+    assert_eq!(l.left_out, items - MAX_TASKS);
+    let st = l.status();
+    assert_eq!(st.phases.iter().map(|p| p.total).sum::<u64>(), MAX_TASKS as u64);
+    assert_eq!(st.phases[0].total, 49);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::write(root.join("TODO.md"), &text).unwrap();
+    let now = chrono::Utc::now();
+    let mut s =
+        crate::session::rules::start(root.clone(), "x".into(), crate::session::rules::new_id(now, None), now, None);
+    assert!(refresh(&mut s).is_some());
+    assert_eq!(s.plan.as_ref().map(|p| p.total_tasks), Some(MAX_TASKS as u64));
+    assert_eq!(
+        s.warnings,
+        [format!("task list cut short: TODO.md has more than {MAX_TASKS} tasks: the first {MAX_TASKS} are read, {} left out", items - MAX_TASKS)]
+    );
+}
+
+#[test]
+fn a_deeply_nested_list_keeps_only_its_outer_task() {
+    let deep: String = (0..2000).map(|d| format!("{}- [ ] level {d}\n", "  ".repeat(d))).collect();
+    let l = parse(&deep);
+    assert_eq!(l.tasks.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(), ["level 0"]);
+}
+
+#[test]
+fn a_list_rewritten_at_once_with_the_same_size_is_read_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let file = root.join("TODO.md");
+    std::fs::write(&file, "- [ ] T001 one\n").unwrap();
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    assert!(!find(&root).unwrap().unwrap().tasks[0].done);
+    // Same length, same modification time: only the text tells them apart.
+    std::fs::write(&file, "- [x] T001 one\n").unwrap();
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
+    assert!(find(&root).unwrap().unwrap().tasks[0].done, "served from the memo of the old text");
+}
