@@ -212,8 +212,20 @@ fn strings(v: &toml::Value) -> Result<Vec<String>, String> {
     }
 }
 
+/// `watch.ignore` patterns taken at most, and the longest one: each is compiled into the
+/// watcher's matcher, and a repository's 25,000 patterns took the project's watcher minutes
+/// to build.
+pub const MAX_IGNORE_PATTERNS: usize = 1_000;
+const MAX_IGNORE_PATTERN_BYTES: usize = 1_024;
+
 fn globs(v: &toml::Value) -> Result<Vec<String>, String> {
     let g = strings(v)?;
+    if g.len() > MAX_IGNORE_PATTERNS {
+        return Err(format!("{} patterns: at most {MAX_IGNORE_PATTERNS} are taken", g.len()));
+    }
+    if let Some(p) = g.iter().find(|p| p.len() > MAX_IGNORE_PATTERN_BYTES) {
+        return Err(format!("a pattern of {} bytes: at most {MAX_IGNORE_PATTERN_BYTES}", p.len()));
+    }
     let mut b = ignore::gitignore::GitignoreBuilder::new("/");
     for p in &g {
         b.add_line(None, p).map_err(|e| format!("{p:?} is not a gitignore pattern: {e}"))?;

@@ -83,6 +83,15 @@ fn projects_override_their_keys_only() {
     }
     std::fs::write(dir.path().join(PROJECT_FILE), "session_ttl = \"366d\"").unwrap();
     assert_eq!(project(dir.path()).unwrap().session_ttl, Some(Duration::from_secs(366 * 86_400)));
+    // Nor make the watcher compile minutes of patterns.
+    let many: Vec<String> = (0..=MAX_IGNORE_PATTERNS).map(|i| format!("\"**/d{i}/**/*.x{i}\"")).collect();
+    std::fs::write(dir.path().join(PROJECT_FILE), format!("[watch]\nignore = [{}]\n", many.join(", "))).unwrap();
+    let e = project(dir.path()).unwrap_err();
+    assert!(e.contains("1001 patterns: at most 1000 are taken") && e.contains("watch.ignore"), "{e}");
+    std::fs::write(dir.path().join(PROJECT_FILE), format!("[watch]\nignore = [\"{}\"]\n", "a".repeat(2000))).unwrap();
+    assert!(project(dir.path()).unwrap_err().contains("a pattern of 2000 bytes"));
+    std::fs::write(dir.path().join(PROJECT_FILE), format!("[watch]\nignore = [{}]\n", many[..1000].join(", "))).unwrap();
+    assert_eq!(project(dir.path()).unwrap().watch_ignore.len(), 1000);
 }
 
 #[test]
