@@ -9,6 +9,10 @@
 //! A claim file rather than a lock held open: an open descriptor would keep a project on a
 //! removable disk from being unmounted (or remounted read-only) for as long as its session
 //! lives, which is a day.
+//!
+//! A claim also names the directory it was made for (its path and identity): a copy of the
+//! project (`cp -a`), the project moved elsewhere, or a claim committed to the repository and
+//! cloned, is not claimed by the daemon the file names, which keeps no session there.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -39,7 +43,7 @@ pub struct Claim {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        if holder(&self.path).is_some_and(|(pid, socket)| pid == std::process::id() && socket == self.socket) {
+        if read(&self.path).is_some_and(|c| c.pid == std::process::id() && c.socket == self.socket) {
             let _ = std::fs::remove_file(&self.path);
         }
     }
@@ -56,16 +60,46 @@ enum Holder {
 }
 
 fn holder_of(root: &Path, socket: &Path) -> Holder {
-    match holder(&root.join(LOCK_FILE)) {
-        Some((_, other)) if other == socket => Holder::This,
-        Some((pid, other)) if answers(&other) => Holder::Other(elsewhere(root, pid, &other)),
+    match read(&root.join(LOCK_FILE)) {
+        Some(c) if !c.is_for(root) => Holder::Nobody { stale: true },
+        Some(c) if c.socket == socket => Holder::This,
+        Some(c) if answers(&c.socket) => Holder::Other(elsewhere(root, c.pid, &c.socket)),
         claim => Holder::Nobody { stale: claim.is_some() },
     }
 }
 
-/// What a claim of this daemon says.
-fn claim_text(socket: &Path) -> String {
-    format!("{} {}\n", std::process::id(), socket.display())
+/// What a claim file says.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct ClaimFile {
+    pid: u32,
+    socket: PathBuf,
+    /// The directory claimed, and its identity ([`ccmem_proto::files::dir_id`]); absent in the
+    /// claims of earlier versions (`PID SOCKET`).
+    #[serde(default)]
+    root: Option<PathBuf>,
+    #[serde(default)]
+    id: Option<(u64, u64)>,
+}
+
+impl ClaimFile {
+    /// Whether the claim was made for the directory at `root`, not for the one it was copied
+    /// or moved from.
+    fn is_for(&self, root: &Path) -> bool {
+        let same_path = self.root.as_deref().is_none_or(|r| r == root);
+        let same_dir = self.id.is_none() || self.id == ccmem_proto::files::dir_id(root);
+        same_path && same_dir
+    }
+}
+
+/// What a claim of this daemon on `root` says.
+fn claim_text(root: &Path, socket: &Path) -> String {
+    let claim = ClaimFile {
+        pid: std::process::id(),
+        socket: socket.to_path_buf(),
+        root: Some(root.to_path_buf()),
+        id: ccmem_proto::files::dir_id(root),
+    };
+    format!("{}\n", serde_json::to_string(&claim).unwrap_or_default())
 }
 
 /// Claims the project at `root` for this daemon, serving on `socket`.
@@ -82,7 +116,7 @@ pub fn take(root: &Path, socket: &Path) -> Taken {
     }
     // Twice at most: the second after a stale claim was removed.
     for _ in 0..2 {
-        match create_new(&path, &claim_text(socket)) {
+        match create_new(&path, &claim_text(root, socket)) {
             Ok(()) => return Taken::Mine(Claim { path, socket: socket.to_path_buf() }),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder_of(root, socket) {
                 Holder::Other(why) => return Taken::Elsewhere(why),
@@ -115,11 +149,11 @@ pub fn recheck(root: &Path, socket: &Path) -> Result<(), String> {
             if !own_dir {
                 return Ok(());
             }
-            match create_new(&path, &claim_text(socket)) {
+            match create_new(&path, &claim_text(root, socket)) {
                 Ok(()) => Ok(()),
                 // Made by another at this very moment: whoever it names keeps the project.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder(&path) {
-                    Some((pid, other)) if other != socket => Err(elsewhere(root, pid, &other)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match read(&path) {
+                    Some(c) if c.socket != socket && c.is_for(root) => Err(elsewhere(root, c.pid, &c.socket)),
                     _ => Ok(()),
                 },
                 Err(_) => Ok(()), // no claim can be made here: kept as before claims
@@ -154,12 +188,15 @@ fn create_new(path: &Path, text: &str) -> io::Result<()> {
     f.write_all(text.as_bytes())
 }
 
-/// The pid and socket a claim names, `PID SOCKET` (a small regular file only: a
-/// repository's link or FIFO there is not read).
-fn holder(path: &Path) -> Option<(u32, PathBuf)> {
+/// The claim at `path`: JSON, or `PID SOCKET` as earlier versions wrote it (a small regular
+/// file only: a repository's link or FIFO there is not read).
+fn read(path: &Path) -> Option<ClaimFile> {
     let text = ccmem_proto::files::untrusted::read_string(path, 4096).ok()?;
+    if let Ok(claim) = serde_json::from_str(&text) {
+        return Some(claim);
+    }
     let (pid, socket) = text.trim_end_matches('\n').split_once(' ')?;
-    Some((pid.parse().ok()?, PathBuf::from(socket)))
+    Some(ClaimFile { pid: pid.parse().ok()?, socket: PathBuf::from(socket), root: None, id: None })
 }
 
 /// Whether a daemon answers on `socket` (a Unix socket, or a named pipe on Windows).
@@ -204,6 +241,46 @@ mod tests {
             std::os::unix::fs::symlink(&victim, root.join(LOCK_FILE)).unwrap();
             let _ = take(&root, &mine);
             assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        }
+    }
+
+    #[test]
+    #[cfg_attr(not(unix), ignore = "Unix: the other daemon is a Unix socket listener")]
+    fn a_claim_copied_moved_or_committed_with_the_project_claims_nothing() {
+        #[cfg(unix)]
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let other = tmp.path().join("other.sock");
+            let _listener = std::os::unix::net::UnixListener::bind(&other).unwrap();
+            let project = |name: &str| {
+                let root = std::fs::canonicalize(tmp.path()).unwrap().join(name);
+                std::fs::create_dir_all(root.join(".claude")).unwrap();
+                root
+            };
+            // The other daemon keeps `kept`: its claim stands there.
+            let kept = project("kept");
+            let Taken::Mine(theirs) = take(&kept, &other) else { panic!("claim") };
+            let mine = tmp.path().join("mine.sock");
+            assert!(matches!(take(&kept, &mine), Taken::Elsewhere(_)));
+            // A copy (`cp -a`): the same claim text in another directory.
+            let copy = project("copy");
+            std::fs::copy(kept.join(LOCK_FILE), copy.join(LOCK_FILE)).unwrap();
+            assert_eq!(held_elsewhere(&copy, &mine), None, "a copy is not the kept project");
+            let Taken::Mine(_copy) = take(&copy, &mine) else { panic!("a copy's claim is taken over") };
+            // Moved elsewhere (the same directory under another path).
+            let moved = kept.with_file_name("moved");
+            std::mem::forget(theirs); // its file moves with the directory
+            std::fs::rename(&kept, &moved).unwrap();
+            assert_eq!(held_elsewhere(&moved, &mine), None, "a claim made for another path");
+            // Committed and cloned: a claim naming a directory that is not this one.
+            let clone = project("clone");
+            let foreign = ClaimFile { pid: 7, socket: other.clone(), root: Some(clone.clone()), id: Some((1, 2)) };
+            std::fs::write(clone.join(LOCK_FILE), serde_json::to_string(&foreign).unwrap()).unwrap();
+            assert_eq!(held_elsewhere(&clone, &mine), None, "another directory's identity");
+            // The claim itself says what it was made for.
+            let text = std::fs::read_to_string(copy.join(LOCK_FILE)).unwrap();
+            let c: ClaimFile = serde_json::from_str(&text).unwrap();
+            assert!(c.is_for(&copy) && c.socket == mine && c.pid == std::process::id(), "{text}");
         }
     }
 }
