@@ -480,3 +480,30 @@ fn a_project_deleted_or_moved_away_ends_its_session_archived_and_is_not_made_aga
     let out = env.ctl(&["unwatch", deleted.join("src").to_str().unwrap()]);
     assert_ok(&out, "unwatch of a deleted project");
 }
+
+#[test]
+fn a_project_deleted_and_made_again_at_once_ends_its_session_even_with_its_inode_reused() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = std::fs::canonicalize(repo(&env, "remade")).unwrap();
+    watch_ready(&env, &root);
+    std::fs::write(root.join("work.txt"), "x").unwrap();
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    let old_session = env.project_status(&root)["session"]["session_id"].as_str().unwrap().to_string();
+    // `rm -rf p && mkdir p`: the file system may hand the new directory the old inode
+    // number, so only the watcher's word tells the two apart.
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::create_dir(&root).unwrap();
+    git(&root, &["init", "-q"]);
+    assert!(
+        wait_until(Duration::from_secs(10), || d.log().contains("session ended and archived")),
+        "the old session outlives its directory: {}",
+        d.log()
+    );
+    std::fs::write(root.join("after.txt"), "y").unwrap();
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    let written = std::fs::read_to_string(root.join(".claude/.project-state.json")).unwrap_or_default();
+    assert!(!written.contains(&old_session) && !written.contains("work.txt"), "the old session in the new directory: {written}");
+    let st = env.project_status(&root);
+    assert_ne!(st["session"]["session_id"], json!(old_session), "{st:#}");
+}

@@ -31,9 +31,9 @@ impl Project {
         let (mut copy, ctx, mut exclude_done, version) =
             (self.s.clone(), self.ctx.clone(), self.exclude_done, self.version);
         let mut comments = self.comments.take().unwrap_or_default();
-        let root_id = self.root_id;
+        let (root_id, deleted) = (self.root_id, self.root_deleted);
         self.spawn_job(move || {
-            let out = match may_write(&copy.project_root, root_id, &ctx.socket) {
+            let out = match may_write(&copy.project_root, root_id, deleted, &ctx.socket) {
                 Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments),
                 Err(why) => checkpoint::Outcome { written: None, errors: vec![why] },
             };
@@ -150,9 +150,9 @@ impl Project {
         let ctx = self.ctx.clone();
         let mut exclude_done = self.exclude_done;
         let mut comments = self.comments.take().unwrap_or_default();
-        let root_id = self.root_id;
+        let (root_id, deleted) = (self.root_id, self.root_deleted);
         let job = tokio::task::spawn_blocking(move || {
-            let out = match may_write(&copy.project_root, root_id, &ctx.socket) {
+            let out = match may_write(&copy.project_root, root_id, deleted, &ctx.socket) {
                 Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments),
                 Err(why) => checkpoint::Outcome { written: None, errors: vec![why] },
             };
@@ -226,8 +226,13 @@ impl Project {
 /// Whether a checkpoint may be written into `root`: it is still the directory the session
 /// began in (one made again where the project was, after it was moved away, is another's),
 /// and no other daemon has claimed the project since (see `lock`).
-fn may_write(root: &std::path::Path, root_id: Option<(u64, u64)>, socket: &std::path::Path) -> Result<(), String> {
-    if root_id.is_some() && !ccmem_proto::files::is_same_dir(root, root_id) {
+fn may_write(
+    root: &std::path::Path,
+    root_id: Option<(u64, u64)>,
+    deleted: bool,
+    socket: &std::path::Path,
+) -> Result<(), String> {
+    if deleted || (root_id.is_some() && !ccmem_proto::files::is_same_dir(root, root_id)) {
         return Err(format!(
             "{} is no longer this project's directory (moved away or made again): nothing written",
             root.display()

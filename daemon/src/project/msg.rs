@@ -37,8 +37,9 @@ pub enum Msg {
     FsChanges(Vec<(String, watch::Change)>),
     /// `.git/HEAD`, the index or a ref changed.
     GitChanged,
-    /// The project's directory was deleted or moved away (from its watcher).
-    RootGone,
+    /// The project's directory was deleted or moved away (from its watcher); `deleted`: seen
+    /// deleted, so a directory at its path now is another.
+    RootGone { deleted: bool },
     /// The dev servers listening from this project now (from the port scanner).
     Servers(Vec<ccmem_proto::model::environment::ServerInfo>),
     /// An agent hook event; `reply` is None for notifications.
@@ -69,7 +70,7 @@ impl From<watch::Event> for Msg {
         match e {
             watch::Event::Changes(c) => Msg::FsChanges(c),
             watch::Event::GitChanged => Msg::GitChanged,
-            watch::Event::RootGone => Msg::RootGone,
+            watch::Event::RootGone { deleted } => Msg::RootGone { deleted },
         }
     }
 }

@@ -78,6 +78,8 @@ pub struct Project {
     /// The root directory's identity (device, inode) when the session started: a directory
     /// made again at the same path after the project was moved away is not this project.
     pub(super) root_id: Option<(u64, u64)>,
+    /// The watcher saw the project's directory deleted: nothing is written at its path again.
+    pub(super) root_deleted: bool,
     /// Facts and goals (seed 002), kept beyond sessions.
     pub(super) memory: Facts,
     /// Who last counted a change to each file, and when: the agent's hook and the watcher
@@ -173,6 +175,7 @@ impl Project {
             watcher: None,
             changed_since,
             root_id: None,
+            root_deleted: false,
             memory: Facts::default(),
             recent_edits: Default::default(),
             deliveries: Default::default(),
@@ -392,7 +395,10 @@ impl Project {
                 });
             }
             Msg::Unwatch { reply } => return Flow::End(EndReason::Unwatched, Some(reply)),
-            Msg::RootGone => {
+            Msg::RootGone { deleted } => {
+                // Deleted and made again at once, a directory can get its inode number back:
+                // the watcher's word is what tells it from the session's own.
+                self.root_deleted |= deleted;
                 if !self.root_exists().await {
                     return Flow::End(EndReason::Vanished, None);
                 }
@@ -481,6 +487,9 @@ impl Project {
     /// Whether the project's directory is still there, and still the one the session began
     /// in (not another made at the same path after it was moved away).
     async fn root_exists(&self) -> bool {
+        if self.root_deleted {
+            return false;
+        }
         let (root, known) = (self.s.project_root.clone(), self.root_id);
         tokio::task::spawn_blocking(move || ccmem_proto::files::is_same_dir(&root, known)).await.unwrap_or(true)
     }

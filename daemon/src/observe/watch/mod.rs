@@ -225,7 +225,9 @@ pub enum Event {
     /// The repository's state may have changed (HEAD, the index, refs).
     GitChanged,
     /// The project's directory is gone (deleted, or moved away): the watcher has stopped.
-    RootGone,
+    /// `deleted`: the directory itself was seen deleted, so whatever is at its path now is
+    /// another, whatever its identity says.
+    RootGone { deleted: bool },
 }
 
 /// Starts watching `root`. What changes goes to `mailbox` as [`Event`]s (converted into the

@@ -70,6 +70,9 @@ pub(super) enum Note {
     Git,
     /// A synchronization cookie appeared (or went): its number.
     Cookie(u64),
+    /// The project's directory itself was deleted. A directory made again at its path may
+    /// even get its inode number back, so this is the only sure sign.
+    RootRemoved,
 }
 
 /// How long a sync waits for its cookie's notification before counting what it has: a
@@ -166,6 +169,9 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                     {
                         return
                     }
+                    Ok(ev) if matches!(ev.kind, EventKind::Remove(_)) && ev.paths.iter().any(|p| *p == root) => {
+                        Note::RootRemoved
+                    }
                     Ok(ev) if ev.paths.iter().all(|p| p.starts_with(&git_dir)) => Note::Git,
                     // A recursive watch (macOS) also hears the trees never watched elsewhere
                     // (an `npm install`): dropped here, before they can fill the queue.
@@ -222,6 +228,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
         let mut rescan = false;
         let mut git_pending: Option<Instant> = None;
         let mut syncs = Syncs::default();
+        let mut root_removed = false;
         // Cookies go where a notification is sure to come from: `.git` when it is watched
         // (git ignores files it does not know there), else the project's root.
         let cookie_dir = if tree.as_ref().is_some_and(|t| t.watched.iter().any(|d| d.starts_with("\0git:"))) {
@@ -248,6 +255,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                         match note {
                             Note::Rescan => rescan = true,
                             Note::Cookie(n) => syncs.seen = syncs.seen.max(n),
+                            Note::RootRemoved => root_removed = true,
                             Note::Git => { git_pending.get_or_insert_with(|| Instant::now() + Duration::from_millis(300)); }
                             Note::Paths(paths) => {
                                 last_event = Instant::now();
@@ -273,6 +281,11 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                     let Some(changes) = self.blocking(&mut tree, |t| t.poll()).await else { break };
                     if !self.deliver(changes).await { break }
                 }
+            }
+            if root_removed {
+                tracing::info!(project = %self.root.display(), "the project's directory was deleted; watching stops");
+                let _ = self.mailbox.send(Event::RootGone { deleted: true }.into()).await;
+                break;
             }
             if inbox.overflowed.swap(false, Relaxed) {
                 rescan = true;
@@ -370,7 +383,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
             return false;
         }
         tracing::info!(project = %self.root.display(), "the project's directory is gone; watching stops");
-        let _ = self.mailbox.send(Event::RootGone.into()).await;
+        let _ = self.mailbox.send(Event::RootGone { deleted: false }.into()).await;
         true
     }
 
