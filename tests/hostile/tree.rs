@@ -211,6 +211,32 @@ fn the_exclude_entries_come_before_the_first_state_file() {
 }
 
 #[test]
+fn a_memory_directory_that_came_with_the_repository_gets_no_derived_file_git_would_stage() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "cloned");
+    // Committed memories, without ccmem's `.gitignore` beside them.
+    std::fs::create_dir_all(root.join(".claude/memory")).unwrap();
+    std::fs::write(
+        root.join(".claude/memory/setup.md"),
+        "---\ntype: hub\ntitle: Setup\ntags: [setup]\n---\nRun make.\n",
+    )
+    .unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "memories"]);
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    let out = env
+        .ctl_cmd(&["memory", "write", "--type", "learning", "--title", "Cache", "--tag", "ci", "--content", "x", "--scope", "project"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert_ok(&out, "memory write");
+    assert!(root.join(".claude/memory/index.json").exists(), "the index is written");
+    let status = git(&root, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!status.contains("index.json") && !status.contains(".embedding-cache"), "{status}");
+}
+
+#[test]
 fn temp_files_left_by_a_crash_in_the_memory_directory_are_swept() {
     let env = Env::new();
     let root = repo(&env, "app");

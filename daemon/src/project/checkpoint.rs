@@ -19,6 +19,11 @@ const EXCLUDES: &[&str] = &[
     ".claude/.project-state.json.*",
     ".claude/session-memory.md",
     super::lock::LOCK_FILE,
+    // The memories' derived files, also where `.claude/memory/` came with the repository
+    // without ccmem's own `.gitignore` (a cloned or hand-made directory).
+    ".claude/memory/index.json",
+    ".claude/memory/.embedding-cache/",
+    ".claude/memory/local/",
 ];
 
 /// What a checkpoint achieved.
