@@ -219,7 +219,7 @@ fn a_memory_directory_that_came_with_the_repository_gets_no_derived_file_git_wou
     std::fs::create_dir_all(root.join(".claude/memory")).unwrap();
     std::fs::write(
         root.join(".claude/memory/setup.md"),
-        "---\ntype: hub\ntitle: Setup\ntags: [setup]\n---\nRun make.\n",
+        "---\ntype: hub\ntitle: Setup\ntags: [setup]\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\nRun make.\n",
     )
     .unwrap();
     git(&root, &["add", "."]);
@@ -234,6 +234,7 @@ fn a_memory_directory_that_came_with_the_repository_gets_no_derived_file_git_wou
     assert!(root.join(".claude/memory/index.json").exists(), "the index is written");
     let status = git(&root, &["status", "--porcelain", "--untracked-files=all"]);
     assert!(!status.contains("index.json") && !status.contains(".embedding-cache"), "{status}");
+    assert!(!root.join(".claude/memory/.gitignore").exists(), "the repository's directory is left as it came");
 }
 
 #[test]
