@@ -7,11 +7,7 @@
 
 use ccmem_proto::wire::api::EXIT_CODE_KEY;
 use serde_json::Value;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
-
-/// How much of the rollout's end is read.
-const TAIL: u64 = 512 * 1024;
 
 /// Adds the exit status of a shell command's PostToolUse, when the rollout has it.
 pub fn add_exit_code(payload: &mut Value) {
@@ -32,11 +28,7 @@ pub fn add_exit_code(payload: &mut Value) {
 
 /// The exit status of tool call `call` in the end of `rollout`.
 fn exit_code(rollout: &Path, call: &str) -> Option<i64> {
-    let (mut f, meta) = ccmem_proto::files::untrusted::open(rollout).ok()?;
-    f.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL))).ok()?;
-    let mut tail = Vec::new();
-    f.take(TAIL).read_to_end(&mut tail).ok()?;
-    let text = String::from_utf8_lossy(&tail);
+    let text = super::tail(rollout)?;
     // Newest first; only lines naming the call are parsed.
     text.lines().rev().filter(|l| l.contains(call)).find_map(|l| {
         let v: Value = serde_json::from_str(l).ok()?;

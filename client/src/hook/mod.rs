@@ -16,6 +16,21 @@ use std::path::Path;
 use std::time::Duration;
 
 mod codex;
+mod gemini;
+
+/// How much of the end of an agent's own record of the conversation a hook reads.
+const TAIL: u64 = 512 * 1024;
+
+/// The last [`TAIL`] bytes of `path`, as text (a regular file only, opened without blocking:
+/// a payload can name anything).
+fn tail(path: &Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let (mut f, meta) = ccmem_proto::files::untrusted::open(path).ok()?;
+    f.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL))).ok()?;
+    let mut bytes = Vec::new();
+    f.take(TAIL).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
 
 /// How long the hook may spend starting a daemon that is not running.
 const START_BUDGET: Duration = Duration::from_millis(300);
@@ -78,6 +93,9 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
     }
     if agent.is_some_and(|a| a.eq_ignore_ascii_case("codex")) {
         codex::add_exit_code(&mut payload);
+    }
+    if agent.is_some_and(|a| a.eq_ignore_ascii_case("gemini")) {
+        gemini::take_last_words_from_the_chat(&mut payload);
     }
     // Claude Code tells its hooks where it was started in the environment only.
     if let (Some(map), Some(dir)) = (payload.as_object_mut(), std::env::var_os("CLAUDE_PROJECT_DIR")) {

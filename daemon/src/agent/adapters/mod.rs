@@ -13,6 +13,7 @@ use serde_json::Value;
 
 mod claude;
 mod codex;
+mod gemini;
 
 pub use ccmem_proto::wire::api::AGENT_KEY;
 
@@ -27,8 +28,8 @@ pub fn parse(v: &Value) -> Option<Hook> {
     };
     let mut hook = match agent {
         Agent::Codex => codex::parse(v)?,
-        // Gemini CLI, OpenCode and Pi speak through ccmem's own plugins in Claude Code's
-        // shape, and so does an agent this version does not know.
+        Agent::Gemini => gemini::parse(v)?,
+        // An agent this version does not know is read in Claude Code's shape.
         _ => claude::parse(v)?,
     };
     hook.agent = agent;

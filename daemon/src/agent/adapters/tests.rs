@@ -4,10 +4,15 @@ use serde_json::json;
 
 /// A payload Codex sent, as `ccmemctl hook --agent codex` passes it on.
 fn fixture(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/codex").join(name);
+    fixture_of("codex", name)
+}
+
+/// A payload `agent` sent, as `ccmemctl hook --agent <agent>` passes it on.
+fn fixture_of(agent: &str, name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(agent).join(name);
     let mut v: Value =
         serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap();
-    v[AGENT_KEY] = json!("codex");
+    v[AGENT_KEY] = json!(agent);
     v
 }
 
@@ -77,4 +82,68 @@ fn apply_patch_texts_name_every_file_they_touch() {
     assert_eq!(codex::exit_in_text("Chunk ID: 1\nWall time: 0 s\nProcess exited with code 2\nOutput:\n"), Some(2));
     assert_eq!(codex::exit_in_text("Exit code: 1\nWall time: 0 seconds\n"), Some(1));
     assert_eq!(codex::exit_in_text("all fine"), None);
+}
+
+#[test]
+fn gemini_payloads_become_neutral_events() {
+    use ccmem_proto::model::session::TodoStatus;
+    // Captured from Gemini CLI 0.61.0 (see tests/fixtures/gemini/SOURCES.md).
+    let g = |name: &str| parse(&fixture_of("gemini", name)).unwrap();
+    let start = g("session-start.json");
+    assert_eq!((start.agent, &start.kind), (Agent::Gemini, &Kind::SessionStart { source: "startup".into() }));
+    assert_eq!(start.conversation.as_deref(), Some("a3fe6717-73c5-452c-a3fc-6d508860325e"));
+    assert_eq!(g("session-start-resume.json").kind, Kind::SessionStart { source: "resume".into() });
+    // The context a SessionStart hook gave is in front of the prompt: it is not the user's.
+    assert_eq!(g("before-agent.json").kind, Kind::Prompt { text: "Create hello.txt and run tests".into() });
+
+    let Kind::ToolUse { tool: Tool::Plan(todos), .. } = g("after-tool-write-todos.json").kind else { panic!() };
+    let shown: Vec<(&str, TodoStatus)> = todos.iter().map(|t| (t.content.as_str(), t.status)).collect();
+    assert_eq!(
+        shown,
+        [
+            ("Create hello.txt", TodoStatus::InProgress),
+            ("Run the test suite", TodoStatus::Pending),
+            ("Fix hello.txt after failing test", TodoStatus::Pending)
+        ]
+    );
+    let Kind::ToolUse { tool: Tool::Edits(files), .. } = g("after-tool-write-file.json").kind else { panic!() };
+    assert_eq!(
+        (files[0].path.as_str(), files[0].created, files[0].added),
+        ("/tmp/agent-research/gemini/repo/hello.txt", true, 1)
+    );
+    let Kind::ToolUse { tool: Tool::Edits(files), .. } = g("after-tool-replace.json").kind else { panic!() };
+    assert_eq!((files[0].created, files[0].added, files[0].removed), (false, 1, 1));
+    let Kind::ToolUse { tool: Tool::Shell { command, output, exit, failed, interrupted }, .. } =
+        g("after-tool-shell-failed.json").kind
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (command.as_str(), output.as_str(), exit, failed, interrupted),
+        ("sh -c 'echo FAIL test_x; exit 1'", "FAIL test_x", Some(1), true, false)
+    );
+    let Kind::Stop { last_message: Some(words), .. } = g("after-agent.json").kind else { panic!() };
+    assert!(words.starts_with("All done: created hello.txt"), "{words}");
+    assert_eq!(g("session-end.json").kind, Kind::SessionEnd { reason: "exit".into() });
+    // Fired before every model call, compressing or not: activity, not a compaction.
+    assert_eq!(g("pre-compress-manual.json").kind, Kind::Other("PreCompress".into()));
+}
+
+#[test]
+fn gemini_shell_reports_are_read_from_their_end() {
+    use gemini::{shell_report, ShellReport};
+    let ok = shell_report("<untrusted_context>\nOutput: all good\nProcess Group PGID: 12\n</untrusted_context>");
+    assert_eq!(ok, ShellReport { exit: Some(0), signal: false, unfinished: false });
+    // An output that prints a line like the report's is not the report.
+    let tricky = shell_report("Output: Exit Code: 9\nmore\nExit Code: 2\nProcess Group PGID: 3");
+    assert_eq!(tricky.exit, Some(2));
+    let lying = shell_report("Output: x\nExit Code: 7\nstill output\nProcess Group PGID: 3");
+    assert_eq!(lying.exit, Some(0), "the output's own line is not the code");
+    assert!(shell_report("Output: (empty)\nSignal: 15\nProcess Group PGID: 4").signal);
+    assert!(shell_report("Command was cancelled by user before it could complete.").unfinished);
+    assert!(shell_report("Command moved to background (PID: 9). Output hidden.").unfinished);
+    assert_eq!(shell_report("something else").exit, None);
+    assert_eq!(gemini::without_hook_context("<hook_context>a &lt;b&gt;</hook_context>\n\nfix it"), "fix it");
+    assert_eq!(gemini::without_hook_context("plain"), "plain");
+    assert_eq!(gemini::without_hook_context("<hook_context>unclosed"), "");
 }
