@@ -255,7 +255,8 @@ pub enum HooksAction {
 #[derive(Debug, clap::Args)]
 pub struct Target {
     /// The agent: claude (the default: ~/.claude/settings.json), codex ($CODEX_HOME/hooks.json,
-    /// trusted in its config.toml), or all of them
+    /// trusted in its config.toml), gemini (~/.gemini/settings.json, or under $GEMINI_CLI_HOME),
+    /// or all of them
     #[arg(long, value_name = "NAME", default_value = "claude")]
     pub agent: String,
     /// The user's settings (the default)

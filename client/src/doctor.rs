@@ -68,6 +68,7 @@ pub fn checks(socket: &Path) -> Vec<Check> {
     service(&mut out);
     hooks(&mut out);
     codex_hooks(&mut out);
+    gemini_hooks(&mut out);
     #[cfg(target_os = "linux")]
     inotify(peer.as_ref().map(|p| p.pid), &mut out);
     let _ = &peer;
@@ -380,6 +381,25 @@ fn codex_hooks(out: &mut Vec<Check>) {
             "`ccmemctl hooks install --agent codex` (it trusts them as Codex's /hooks does)",
         )),
         Ok((true, _)) => out.push(ok(NAME, "installed and trusted")),
+    }
+}
+
+/// Gemini CLI's hooks: in place and not switched off in its settings, when Gemini CLI is on
+/// PATH or its hooks are installed. They run only in folders the user trusts in Gemini CLI.
+fn gemini_hooks(out: &mut Vec<Check>) {
+    const NAME: &str = "gemini hooks";
+    let on_path = !matches!(hook_program("gemini"), HookProgram::Missing);
+    match crate::install::gemini::status() {
+        Err(e) => out.push(bad(NAME, "warn", e, "fix the file, then `ccmemctl hooks install --agent gemini`")),
+        Ok((false, _)) if on_path => out.push(bad(
+            NAME,
+            "warn",
+            "Gemini CLI is installed but ccmem's hooks are not (all of them): its sessions are not remembered",
+            "`ccmemctl hooks install --agent gemini`",
+        )),
+        Ok((false, _)) => {}
+        Ok((true, Some(off))) => out.push(bad(NAME, "fail", off, "remove that setting, or `ccmemctl hooks uninstall --agent gemini`")),
+        Ok((true, None)) => out.push(ok(NAME, "installed (Gemini CLI runs them in the folders you trust)")),
     }
 }
 

@@ -3,6 +3,7 @@
 //! merged without touching other hooks or keys, idempotently, with a backup, atomically.
 
 pub mod codex;
+pub mod gemini;
 
 use crate::cli::HooksAction;
 use ccmem_proto::files::atomic;
@@ -35,25 +36,52 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
         HooksAction::Uninstall(t) => (t, false),
     };
     let agents = match target.agent.trim().to_ascii_lowercase().as_str() {
-        "all" => vec![Agent::Claude, Agent::Codex],
+        // Claude Code, and each other agent this machine has (its program on PATH, or its
+        // settings directory): `all` does not litter a home with agents' folders.
+        "all" => SUPPORTED.iter().copied().filter(|a| *a == Agent::Claude || present(*a)).collect(),
         name => match Agent::from_name(name) {
-            Some(a @ (Agent::Claude | Agent::Codex)) => vec![a],
+            Some(a) if SUPPORTED.contains(&a) => vec![a],
             Some(a) => return Err(format!("{} is not supported by this version of ccmem yet", a.display())),
-            None => return Err(format!("unknown agent {name:?}: use claude, codex or all")),
+            None => return Err(format!("unknown agent {name:?}: use {}, or all", names(SUPPORTED))),
         },
     };
     if target.project && agents != [Agent::Claude] {
-        return Err("--project is for Claude Code's settings only (Codex runs a project's hooks only once the \
-                    project is trusted): install for the user"
+        return Err("--project is for Claude Code's settings only (Codex and Gemini CLI run a project's hooks only \
+                    once the project is trusted): install for the user"
             .into());
     }
     for agent in agents {
         match agent {
             Agent::Codex => codex::run(installing, target.dry_run, json_out)?,
+            Agent::Gemini => gemini::run(installing, target.dry_run, json_out)?,
             _ => claude(installing, target.project, target.dry_run, json_out)?,
         }
     }
     Ok(())
+}
+
+/// The agents `hooks install` knows, in the order `--agent all` installs them.
+pub const SUPPORTED: &[Agent] = &[Agent::Claude, Agent::Codex, Agent::Gemini];
+
+/// Whether this machine has `agent`: its program on PATH, or its settings directory.
+fn present(agent: Agent) -> bool {
+    let home = match agent {
+        Agent::Codex => codex::home().ok(),
+        Agent::Gemini => gemini::settings_path().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
+        _ => None,
+    };
+    let on_path = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|d| {
+            let exe = d.join(agent.name());
+            exe.is_file() || (cfg!(windows) && (exe.with_extension("exe").is_file() || exe.with_extension("cmd").is_file()))
+        })
+    });
+    on_path || home.is_some_and(|h| h.is_dir())
+}
+
+/// `claude, codex, gemini`.
+fn names(agents: &[Agent]) -> String {
+    agents.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// Claude Code's settings.json (the user's, or the project's).
@@ -229,6 +257,13 @@ pub fn is_ours(command: &str) -> bool {
 /// Adds ccmem's entries for `events` (each with its tool matcher, if any); returns whether
 /// anything changed.
 pub fn install(settings: &mut Value, command: &str, events: &[(&str, Option<&str>)]) -> bool {
+    install_hook(settings, &json!({"type": "command", "command": command, "timeout": 5}), events)
+}
+
+/// [`install`] with the whole hook entry given (agents differ in its other keys: Gemini CLI's
+/// timeout is in milliseconds, and it names its hooks).
+pub fn install_hook(settings: &mut Value, hook: &Value, events: &[(&str, Option<&str>)]) -> bool {
+    let command = hook.get("command").and_then(Value::as_str).unwrap_or_default();
     let Some(root) = settings.as_object_mut() else { return false };
     let hooks = root.entry("hooks").or_insert_with(|| json!({}));
     if !hooks.is_object() {
@@ -259,7 +294,7 @@ pub fn install(settings: &mut Value, command: &str, events: &[(&str, Option<&str
             if let Some(m) = matcher {
                 group.insert("matcher".into(), json!(m));
             }
-            group.insert("hooks".into(), json!([{"type": "command", "command": command, "timeout": 5}]));
+            group.insert("hooks".into(), json!([hook]));
             groups.push(Value::Object(group));
             changed = true;
         }
