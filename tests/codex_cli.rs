@@ -6,27 +6,17 @@
 //! because `ccmemctl hooks install --agent codex` trusted them (no bypass flag).
 #![cfg(unix)]
 
+mod calc;
 mod claude;
 mod codex;
 mod common;
+mod gemini;
 
+use calc::*;
 use claude::model::{say, tool, ModelServer, Turn};
 use common::*;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-
-const CALC: &str =
-    "export function add(a, b) {\n  return a + b;\n}\n\nexport function divide(a, b) {\n  return a / b;\n}\n";
-const CALC_TEST: &str = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add, divide } from './calc.mjs';\n\ntest('add', () => {\n  assert.equal(add(2, 3), 5);\n});\n\ntest('divide rounds to whole numbers', () => {\n  assert.equal(divide(7, 2), 3);\n});\n";
-const STEPS: [&str; 3] = ["Add the calculator module", "Write tests for the calculator", "Fix rounding in divide"];
-
-fn scratch_project(env: &Env) -> PathBuf {
-    let root = repo(env, "calc");
-    std::fs::write(root.join("package.json"), "{\"name\": \"calc\", \"type\": \"module\"}\n").expect("package.json");
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-q", "-m", "package.json"]);
-    root
-}
+use std::path::Path;
 
 /// Codex's plan, each step with its status.
 fn plan(statuses: [&str; 3]) -> claude::model::Block {
@@ -42,20 +32,6 @@ fn add_file(path: &str, content: &str) -> claude::model::Block {
 
 fn sh(cmd: &str) -> claude::model::Block {
     tool("exec_command", json!({"cmd": cmd}))
-}
-
-/// The first request of the latest run (after `before` requests) that offers tools.
-fn first_request(model: &ModelServer, before: usize) -> String {
-    let requests = model.requests();
-    let req = requests[before..]
-        .iter()
-        .find(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty()))
-        .unwrap_or_else(|| panic!("no model request after {before}"));
-    if req.get("input").is_some() {
-        codex::request_text(req)
-    } else {
-        claude::request_text(req)
-    }
 }
 
 fn install_codex_hooks(env: &Env, model: &ModelServer) {

@@ -503,7 +503,10 @@ fn a_project_deleted_and_made_again_at_once_ends_its_session_even_with_its_inode
     std::fs::write(root.join("after.txt"), "y").unwrap();
     assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
     let written = std::fs::read_to_string(root.join(".claude/.project-state.json")).unwrap_or_default();
-    assert!(!written.contains(&old_session) && !written.contains("work.txt"), "the old session in the new directory: {written}");
+    assert!(
+        !written.contains(&old_session) && !written.contains("work.txt"),
+        "the old session in the new directory: {written}"
+    );
     let st = env.project_status(&root);
     assert_ne!(st["session"]["session_id"], json!(old_session), "{st:#}");
 }

@@ -398,7 +398,9 @@ fn gemini_hooks(out: &mut Vec<Check>) {
             "`ccmemctl hooks install --agent gemini`",
         )),
         Ok((false, _)) => {}
-        Ok((true, Some(off))) => out.push(bad(NAME, "fail", off, "remove that setting, or `ccmemctl hooks uninstall --agent gemini`")),
+        Ok((true, Some(off))) => {
+            out.push(bad(NAME, "fail", off, "remove that setting, or `ccmemctl hooks uninstall --agent gemini`"))
+        }
         Ok((true, None)) => out.push(ok(NAME, "installed (Gemini CLI runs them in the folders you trust)")),
     }
 }

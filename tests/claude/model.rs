@@ -1,12 +1,15 @@
 //! A scripted stand-in for the model APIs on 127.0.0.1, so that the real agent CLIs run
-//! offline: it answers Claude Code's streaming `POST /v1/messages` (Anthropic Messages) and
-//! Codex's `POST /v1/responses` (OpenAI Responses) with the next turn of a script (text,
-//! tool calls) and keeps every request body for the test to read.
+//! offline: it answers Claude Code's streaming `POST /v1/messages` (Anthropic Messages),
+//! Codex's `POST /v1/responses` (OpenAI Responses), Gemini CLI's
+//! `POST /v1beta/models/M:streamGenerateContent` (Gemini API) and OpenCode's and Pi's
+//! `POST /v1/chat/completions` (OpenAI Chat Completions) with the next turn of a script
+//! (text, tool calls) and keeps every request body for the test to read.
 //!
-//! Which turn comes next is worked out from the request itself: the number of
-//! `tool_result` blocks the CLI sends back since the script was set says how many of the
-//! script's tool calls have run. A resumed conversation carries its old results too, hence
-//! the count at the script's first request is its zero.
+//! Which turn comes next is worked out from the request itself: the number of tool results
+//! (`tool_result` blocks, `function_call_output` items, `functionResponse` parts, `tool`
+//! messages) the CLI sends back since the script was set says how many of the script's tool
+//! calls have run. A resumed conversation carries its old results too, hence the count at
+//! the script's first request is its zero.
 //!
 //! Bounded: loopback only, at most [`MAX_CONNECTIONS`] at a time, requests of at most
 //! [`MAX_BODY`], a read timeout per connection; the listener thread ends when the server is
@@ -168,19 +171,38 @@ fn handle(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     if path.starts_with("/v1/messages/count_tokens") {
         return respond_json(&mut out, &json!({"input_tokens": 100}));
     }
-    let responses = path.starts_with("/v1/responses");
-    if !path.starts_with("/v1/messages") && !responses {
-        return out.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    if path.contains(":countTokens") {
+        return respond_json(&mut out, &json!({"totalTokens": 100}));
     }
+    enum Api {
+        Messages,
+        Responses,
+        Gemini { stream: bool },
+        Chat { stream: bool },
+    }
+    let api = if path.starts_with("/v1/responses") {
+        Api::Responses
+    } else if path.starts_with("/v1/messages") {
+        Api::Messages
+    } else if path.starts_with("/v1beta/models/") && path.contains(":streamGenerateContent") {
+        Api::Gemini { stream: true }
+    } else if path.starts_with("/v1beta/models/") && path.contains(":generateContent") {
+        Api::Gemini { stream: false }
+    } else if path.trim_end_matches('/').ends_with("/chat/completions") {
+        Api::Chat { stream: body["stream"] == true }
+    } else {
+        return out.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    };
     let turn = {
         let mut s = state.lock().expect("state");
         s.requests.push(body.clone());
         next_turn(&mut s, &body)
     };
-    if responses {
-        stream_responses(&mut out, &turn)
-    } else {
-        stream(&mut out, &body, &turn)
+    match api {
+        Api::Responses => stream_responses(&mut out, &turn),
+        Api::Messages => stream(&mut out, &body, &turn),
+        Api::Gemini { stream } => gemini(&mut out, &turn, stream),
+        Api::Chat { stream } => chat(&mut out, &turn, stream),
     }
 }
 
@@ -211,6 +233,15 @@ fn next_turn(s: &mut State, body: &Value) -> Turn {
 }
 
 fn tool_results(body: &Value) -> usize {
+    // Gemini: the calls' results are functionResponse parts of the contents.
+    if let Some(contents) = body["contents"].as_array() {
+        return contents
+            .iter()
+            .filter_map(|c| c["parts"].as_array())
+            .flatten()
+            .filter(|p| p.get("functionResponse").is_some())
+            .count();
+    }
     // Responses: the calls' outputs are items of the input.
     if let Some(items) = body["input"].as_array() {
         return items
@@ -219,13 +250,15 @@ fn tool_results(body: &Value) -> usize {
             .count();
     }
     let Some(messages) = body["messages"].as_array() else { return 0 };
-    messages
+    // Messages: tool_result blocks of the user's turns; Chat Completions: `tool` messages.
+    let blocks = messages
         .iter()
         .filter(|m| m["role"] == "user")
         .filter_map(|m| m["content"].as_array())
         .flatten()
         .filter(|b| b["type"] == "tool_result")
-        .count()
+        .count();
+    blocks + messages.iter().filter(|m| m["role"] == "tool").count()
 }
 
 fn respond_json(out: &mut TcpStream, v: &Value) -> std::io::Result<()> {
@@ -295,6 +328,109 @@ fn stream(out: &mut TcpStream, body: &Value, turn: &Turn) -> std::io::Result<()>
     events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 10}}));
     events.push(json!({"type": "message_stop"}));
     server_sent(out, &events)
+}
+
+/// The turn as the Gemini API gives it: a candidate whose parts are text and function
+/// calls; streamed (server-sent events, one chunk per part, a long text in two chunks as a
+/// real model streams it) or whole.
+fn gemini(out: &mut TcpStream, turn: &Turn, stream: bool) -> std::io::Result<()> {
+    let usage = json!({"promptTokenCount": 1200, "candidatesTokenCount": 20, "totalTokenCount": 1220});
+    let mut parts: Vec<Value> = Vec::new();
+    for block in turn {
+        match block {
+            Block::Text(t) if stream && t.len() > 24 => {
+                let mid = (0..=t.len() / 2).rev().find(|i| t.is_char_boundary(*i)).unwrap_or(0);
+                parts.push(json!({"text": &t[..mid]}));
+                parts.push(json!({"text": &t[mid..]}));
+            }
+            Block::Text(t) => parts.push(json!({"text": t})),
+            Block::Tool(name, input) => parts.push(json!({"functionCall": {"name": name, "args": input}})),
+        }
+    }
+    let candidate = |parts: Vec<Value>, last: bool| {
+        let mut c = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+        if last {
+            c["finishReason"] = json!("STOP");
+        }
+        json!({"candidates": [c], "usageMetadata": usage})
+    };
+    if !stream {
+        return respond_json(out, &candidate(parts, true));
+    }
+    let n = parts.len();
+    let mut text = String::from(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+    );
+    for (i, p) in parts.into_iter().enumerate() {
+        text.push_str(&format!("data: {}\r\n\r\n", candidate(vec![p], i + 1 == n)));
+    }
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// The turn as OpenAI's Chat Completions gives it: content and tool calls; streamed (chunks
+/// of deltas, then `[DONE]`) or whole.
+fn chat(out: &mut TcpStream, turn: &Turn, stream: bool) -> std::io::Result<()> {
+    static IDS: AtomicUsize = AtomicUsize::new(0);
+    let n = IDS.fetch_add(1, Ordering::SeqCst);
+    let content: String = turn
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text(t) => Some(t.as_str()),
+            Block::Tool(..) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let calls: Vec<Value> = turn
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| match b {
+            Block::Tool(name, input) => Some(json!({"id": format!("call_{n}_{i}"), "type": "function",
+                "function": {"name": name, "arguments": input.to_string()}})),
+            Block::Text(_) => None,
+        })
+        .collect();
+    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    let usage = json!({"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020});
+    if !stream {
+        let mut message =
+            json!({"role": "assistant", "content": if content.is_empty() { Value::Null } else { json!(content) }});
+        if !calls.is_empty() {
+            message["tool_calls"] = json!(calls);
+        }
+        return respond_json(
+            out,
+            &json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion", "created": 0,
+            "model": "fake", "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}),
+        );
+    }
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut chunks = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    if !content.is_empty() {
+        chunks.push(chunk(json!({"content": content}), None));
+    }
+    for (i, c) in calls.iter().enumerate() {
+        chunks.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
+            "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}]}),
+            None,
+        ));
+    }
+    chunks.push(chunk(json!({}), Some(finish)));
+    chunks.push(json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 0,
+        "model": "fake", "choices": [], "usage": usage}));
+    let mut text = String::from(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+    );
+    for c in chunks {
+        text.push_str(&format!("data: {c}\n\n"));
+    }
+    text.push_str("data: [DONE]\n\n");
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
 /// Writes `events` as a server-sent event stream, each named by its `type`.

@@ -226,7 +226,20 @@ fn a_memory_directory_that_came_with_the_repository_gets_no_derived_file_git_wou
     git(&root, &["commit", "-qm", "memories"]);
     send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
     let out = env
-        .ctl_cmd(&["memory", "write", "--type", "learning", "--title", "Cache", "--tag", "ci", "--content", "x", "--scope", "project"])
+        .ctl_cmd(&[
+            "memory",
+            "write",
+            "--type",
+            "learning",
+            "--title",
+            "Cache",
+            "--tag",
+            "ci",
+            "--content",
+            "x",
+            "--scope",
+            "project",
+        ])
         .current_dir(&root)
         .output()
         .unwrap();

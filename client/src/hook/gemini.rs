@@ -43,9 +43,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let chat = dir.path().join("session.jsonl");
         std::fs::write(&chat, include_str!("../../../tests/fixtures/gemini/chat-tail.jsonl")).unwrap();
-        let mut p: Value = serde_json::from_str(include_str!("../../../tests/fixtures/gemini/after-agent.json")).unwrap();
+        let mut p: Value =
+            serde_json::from_str(include_str!("../../../tests/fixtures/gemini/after-agent.json")).unwrap();
         p["transcript_path"] = Value::String(chat.to_string_lossy().into_owned());
-        assert!(p["prompt_response"].as_str().unwrap().ends_with("fixed the file. ran tests (test_x failed), and fixed the file."));
+        assert!(p["prompt_response"]
+            .as_str()
+            .unwrap()
+            .ends_with("fixed the file. ran tests (test_x failed), and fixed the file."));
         take_last_words_from_the_chat(&mut p);
         assert_eq!(p["prompt_response"], "All done: created hello.txt, ran tests (test_x failed), and fixed the file.");
         // A chat whose newest message is the user's (the answer not yet written): kept.

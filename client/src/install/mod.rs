@@ -73,7 +73,8 @@ fn present(agent: Agent) -> bool {
     let on_path = std::env::var_os("PATH").is_some_and(|path| {
         std::env::split_paths(&path).any(|d| {
             let exe = d.join(agent.name());
-            exe.is_file() || (cfg!(windows) && (exe.with_extension("exe").is_file() || exe.with_extension("cmd").is_file()))
+            exe.is_file()
+                || (cfg!(windows) && (exe.with_extension("exe").is_file() || exe.with_extension("cmd").is_file()))
         })
     });
     on_path || home.is_some_and(|h| h.is_dir())

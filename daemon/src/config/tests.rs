@@ -90,7 +90,8 @@ fn projects_override_their_keys_only() {
     assert!(e.contains("1001 patterns: at most 1000 are taken") && e.contains("watch.ignore"), "{e}");
     std::fs::write(dir.path().join(PROJECT_FILE), format!("[watch]\nignore = [\"{}\"]\n", "a".repeat(2000))).unwrap();
     assert!(project(dir.path()).unwrap_err().contains("a pattern of 2000 bytes"));
-    std::fs::write(dir.path().join(PROJECT_FILE), format!("[watch]\nignore = [{}]\n", many[..1000].join(", "))).unwrap();
+    std::fs::write(dir.path().join(PROJECT_FILE), format!("[watch]\nignore = [{}]\n", many[..1000].join(", ")))
+        .unwrap();
     assert_eq!(project(dir.path()).unwrap().watch_ignore.len(), 1000);
 }
 

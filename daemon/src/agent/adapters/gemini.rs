@@ -19,7 +19,9 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
             let source = word(v, "source");
             Kind::SessionStart { source: if source.is_empty() { "startup".into() } else { source } }
         }
-        "BeforeAgent" => Kind::Prompt { text: without_hook_context(&text(v, "prompt").unwrap_or_default()).to_string() },
+        "BeforeAgent" => {
+            Kind::Prompt { text: without_hook_context(&text(v, "prompt").unwrap_or_default()).to_string() }
+        }
         "AfterTool" => {
             let tool_name = text(v, "tool_name").unwrap_or_default();
             let input = v.get("tool_input").unwrap_or(&Value::Null);
@@ -55,7 +57,11 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         delivery: match name.as_str() {
             "BeforeAgent" | "AfterAgent" | "AfterTool" => {
                 let id = text(v, "timestamp").map(|t| {
-                    let what = format!("{}{}", v.get("tool_name").unwrap_or(&Value::Null), v.get("tool_input").unwrap_or(&Value::Null));
+                    let what = format!(
+                        "{}{}",
+                        v.get("tool_name").unwrap_or(&Value::Null),
+                        v.get("tool_input").unwrap_or(&Value::Null)
+                    );
                     format!("{t}-{:x}", fnv(what.as_bytes()))
                 });
                 super::delivery(&name, id)

@@ -224,7 +224,10 @@ fn a_hostile_list_of_a_hundred_thousand_items_is_read_up_to_the_cap_and_says_so(
     assert_eq!(s.plan.as_ref().map(|p| p.total_tasks), Some(MAX_TASKS as u64));
     assert_eq!(
         s.warnings,
-        [format!("task list cut short: TODO.md has more than {MAX_TASKS} tasks: the first {MAX_TASKS} are read, {} left out", items - MAX_TASKS)]
+        [format!(
+            "task list cut short: TODO.md has more than {MAX_TASKS} tasks: the first {MAX_TASKS} are read, {} left out",
+            items - MAX_TASKS
+        )]
     );
 }
 
