@@ -169,9 +169,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                     {
                         return
                     }
-                    Ok(ev) if matches!(ev.kind, EventKind::Remove(_)) && ev.paths.iter().any(|p| *p == root) => {
-                        Note::RootRemoved
-                    }
+                    Ok(ev) if matches!(ev.kind, EventKind::Remove(_)) && ev.paths.contains(&root) => Note::RootRemoved,
                     Ok(ev) if ev.paths.iter().all(|p| p.starts_with(&git_dir)) => Note::Git,
                     // A recursive watch (macOS) also hears the trees never watched elsewhere
                     // (an `npm install`): dropped here, before they can fill the queue.
