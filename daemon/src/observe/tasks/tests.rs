@@ -199,7 +199,7 @@ fn a_hostile_list_of_a_hundred_thousand_items_is_read_up_to_the_cap_and_says_so(
     let mut text = String::new();
     let mut i = 0usize;
     while text.len() < (4 << 20) - 200 {
-        if i % 50 == 0 {
+        if i.is_multiple_of(50) {
             text.push_str(&format!("## Phase {i}: P{i}\n"));
         } else {
             text.push_str(&format!("- [ ] T{i:06} task {i}\n"));
