@@ -167,35 +167,45 @@ fn take_line(d: &mut Digest, out: &mut Delta, line: &[u8]) {
     }
 }
 
+/// Takes one of the agent's messages into the digest: its findings, and its words as the
+/// conversation's last. For a transcript's messages, and for the last message an agent's
+/// hook gives when the daemon reads no transcript of that agent's.
+pub fn take_message(d: &mut Digest, text: &str, at: &str) {
+    let clean = crate::text::clean_lines(&without_tags(text), 200_000);
+    if clean.trim().is_empty() {
+        return; // nothing but intents
+    }
+    for f in findings(&clean) {
+        push_finding(d, f);
+    }
+    d.last_words = tail(&clean, LAST_WORDS);
+    d.last_words_at = at.to_string();
+    d.messages_since_summary = d.messages_since_summary.saturating_add(1);
+}
+
+/// Takes a compaction's summary into the digest: its pending work, current work and next
+/// step, and its findings.
+pub fn take_summary(d: &mut Digest, text: &str, at: &str) {
+    let clean = crate::text::clean_lines(text, 200_000);
+    let parts = transcript::summary_parts(&clean);
+    d.pending = truncate_chars(&parts.pending, SUMMARY_PART);
+    d.current_work = truncate_chars(&parts.current, SUMMARY_PART);
+    d.next_step = truncate_chars(&parts.next, SUMMARY_PART);
+    d.compactions += 1;
+    d.summary_at = at.to_string();
+    d.messages_since_summary = 0;
+    for f in findings(&without_sections(&clean, &["all user messages", "files and code sections"])) {
+        push_finding(d, f);
+    }
+}
+
 fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
     match e {
         Entry::AssistantText { text } => {
-            let clean = crate::text::clean_lines(&without_tags(&text), 200_000);
-            if clean.trim().is_empty() {
-                out.keep_text(text); // nothing but intents
-                return;
-            }
-            for f in findings(&clean) {
-                push_finding(d, f);
-            }
-            d.last_words = tail(&clean, LAST_WORDS);
-            d.last_words_at = at.to_string();
-            d.messages_since_summary = d.messages_since_summary.saturating_add(1);
+            take_message(d, &text, at);
             out.keep_text(text);
         }
-        Entry::CompactSummary { text } => {
-            let clean = crate::text::clean_lines(&text, 200_000);
-            let parts = transcript::summary_parts(&clean);
-            d.pending = truncate_chars(&parts.pending, SUMMARY_PART);
-            d.current_work = truncate_chars(&parts.current, SUMMARY_PART);
-            d.next_step = truncate_chars(&parts.next, SUMMARY_PART);
-            d.compactions += 1;
-            d.summary_at = at.to_string();
-            d.messages_since_summary = 0;
-            for f in findings(&without_sections(&clean, &["all user messages", "files and code sections"])) {
-                push_finding(d, f);
-            }
-        }
+        Entry::CompactSummary { text } => take_summary(d, &text, at),
         Entry::Prompt { text } => {
             if out.first_prompt.is_none() {
                 out.first_prompt = Some(crate::text::clean(&transcript::readable_prompt(&text)));

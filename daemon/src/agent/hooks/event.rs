@@ -45,6 +45,9 @@ pub enum Kind {
     /// The conversation is about to be compacted: `manual` or `auto`, with the user's
     /// instructions for it.
     PreCompact { trigger: String, instructions: String },
+    /// The conversation was compacted, with the summary that now stands for what came
+    /// before (empty when the agent does not say it).
+    Compacted { summary: String },
     /// The agent told the user something (it needs a permission, it waits for input).
     Notification { message: String },
     /// The conversation ended, and why (clear, logout, prompt_input_exit, other).

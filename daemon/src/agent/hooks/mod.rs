@@ -147,11 +147,19 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             // The payload's own copy of the agent's last message: the transcript may not be
             // readable yet (or at all); its read later says the same or newer.
             if !*subagent {
-                if let (Some(words), Some(c)) =
-                    (last_message.as_deref().and_then(crate::agent::transcript::last_words), find(s, &conv_id))
-                {
-                    c.digest.last_words = words;
-                    c.digest.last_words_at = crate::clock::iso(now);
+                match (h.transcript.is_some(), last_message.as_deref(), find(s, &conv_id)) {
+                    (true, Some(message), Some(c)) => {
+                        if let Some(words) = crate::agent::transcript::last_words(message) {
+                            c.digest.last_words = words;
+                            c.digest.last_words_at = t.clone();
+                        }
+                    }
+                    // No transcript of this agent's is read: its last message is all there is
+                    // of what it said, findings included.
+                    (false, Some(message), Some(c)) => {
+                        crate::agent::transcript::take_message(&mut c.digest, message, &t)
+                    }
+                    _ => {}
                 }
             }
             fx.intents_in = last_message.clone();
@@ -170,6 +178,15 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                 c.compact_trigger = trigger.clone();
                 c.compact_instructions =
                     ccmem_proto::model::session::truncate_chars(&crate::text::clean(instructions), 500);
+            }
+            fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
+        }
+        Kind::Compacted { summary } => {
+            if let Some(c) = find(s, &conv_id) {
+                c.compacted = true;
+                if !summary.trim().is_empty() {
+                    crate::agent::transcript::take_summary(&mut c.digest, summary, &t);
+                }
             }
             fx.checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }

@@ -385,3 +385,26 @@ fn conversations_stay_apart() {
     assert_eq!(resumable(&s, std::time::Duration::from_secs(3600), later, Some("b")).unwrap().id, "a");
     assert!(resumable(&s, std::time::Duration::from_secs(1), later + chrono::Duration::seconds(10), None).is_none());
 }
+
+#[test]
+fn an_agent_whose_transcript_is_not_read_leaves_its_findings_in_its_last_message_and_its_summary() {
+    let mut s = session();
+    let now = Utc::now();
+    let stop = json!({"hook_event_name": "Stop", "session_id": "x1", "cwd": "/w/app", "agent": "codex",
+        "last_assistant_message": "We decided to round down in divide() because the tests expect whole numbers.\n\nNext: run the suite."});
+    apply(&mut s, &hook(stop), now);
+    let d = &s.conversations[0].digest;
+    assert!(d.findings.iter().any(|f| f.contains("round down in divide()")), "{:?}", d.findings);
+    assert!(d.last_words.contains("Next: run the suite."), "{}", d.last_words);
+    // A compaction whose agent gives the summary in plain text (Pi's `## Next Steps`).
+    let h = Hook {
+        kind: Kind::Compacted {
+            summary: "## Goal\nA calculator.\n\n## Next Steps\n1. Fix rounding in divide\n".into(),
+        },
+        ..hook(json!({"hook_event_name": "Stop", "session_id": "x1", "cwd": "/w/app", "agent": "codex"}))
+    };
+    apply(&mut s, &h, now);
+    let c = &s.conversations[0];
+    assert!(c.compacted && c.digest.compactions == 1, "{c:?}");
+    assert!(c.digest.next_step.contains("Fix rounding in divide"), "{:?}", c.digest);
+}
