@@ -256,7 +256,8 @@ pub enum HooksAction {
 pub struct Target {
     /// The agent: claude (the default: ~/.claude/settings.json), codex ($CODEX_HOME/hooks.json,
     /// trusted in its config.toml), gemini (~/.gemini/settings.json, or under $GEMINI_CLI_HOME),
-    /// or all of them
+    /// opencode (a plugin in ~/.config/opencode/plugin/), pi (an extension in
+    /// ~/.pi/agent/extensions/), or all of them (Claude Code and each other agent found)
     #[arg(long, value_name = "NAME", default_value = "claude")]
     pub agent: String,
     /// The user's settings (the default)

@@ -69,6 +69,8 @@ pub fn checks(socket: &Path) -> Vec<Check> {
     hooks(&mut out);
     codex_hooks(&mut out);
     gemini_hooks(&mut out);
+    agent_plugin(&mut out, &crate::install::plugin_file::OPENCODE, "opencode", "opencode plugin");
+    agent_plugin(&mut out, &crate::install::plugin_file::PI, "pi", "pi extension");
     #[cfg(target_os = "linux")]
     inotify(peer.as_ref().map(|p| p.pid), &mut out);
     let _ = &peer;
@@ -402,6 +404,36 @@ fn gemini_hooks(out: &mut Vec<Check>) {
             out.push(bad(NAME, "fail", off, "remove that setting, or `ccmemctl hooks uninstall --agent gemini`"))
         }
         Ok((true, None)) => out.push(ok(NAME, "installed (Gemini CLI runs them in the folders you trust)")),
+    }
+}
+
+/// OpenCode's plugin or Pi's extension: in place and running this `ccmemctl`, when the agent
+/// is on PATH or the file is there.
+fn agent_plugin(
+    out: &mut Vec<Check>,
+    file: &crate::install::plugin_file::PluginFile,
+    program: &str,
+    name: &'static str,
+) {
+    let fix = format!("`ccmemctl hooks install --agent {program}`");
+    let on_path = !matches!(hook_program(program), HookProgram::Missing);
+    let this = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    match file.status(&this) {
+        Err(e) => out.push(bad(name, "warn", e, "move it away, then ".to_string() + &fix)),
+        Ok(None) if on_path => out.push(bad(
+            name,
+            "warn",
+            format!("{} is installed but ccmem's plugin is not: its sessions are not remembered", file.agent.display()),
+            fix,
+        )),
+        Ok(None) => {}
+        Ok(Some(false)) => out.push(bad(
+            name,
+            "warn",
+            "installed by another ccmemctl or another version: it may run a program that is gone",
+            format!("{fix} (it writes it again for this one)"),
+        )),
+        Ok(Some(true)) => out.push(ok(name, "installed")),
     }
 }
 

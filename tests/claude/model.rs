@@ -162,6 +162,10 @@ fn handle(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         .and_then(|(_, v)| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
     let mut out = conn;
+    // OpenCode lists the provider's models once.
+    if method == "GET" && path.trim_end_matches('/').ends_with("/v1/models") {
+        return respond_json(&mut out, &json!({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}));
+    }
     if method != "POST" || length > MAX_BODY {
         return out.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
     }

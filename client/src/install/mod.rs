@@ -4,6 +4,7 @@
 
 pub mod codex;
 pub mod gemini;
+pub mod plugin_file;
 
 use crate::cli::HooksAction;
 use ccmem_proto::files::atomic;
@@ -47,13 +48,16 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
     };
     if target.project && agents != [Agent::Claude] {
         return Err("--project is for Claude Code's settings only (Codex and Gemini CLI run a project's hooks only \
-                    once the project is trusted): install for the user"
+                    once the project is trusted; OpenCode's and Pi's plugins are installed for the user): install \
+                    for the user"
             .into());
     }
     for agent in agents {
         match agent {
             Agent::Codex => codex::run(installing, target.dry_run, json_out)?,
             Agent::Gemini => gemini::run(installing, target.dry_run, json_out)?,
+            Agent::Opencode => plugin_file::OPENCODE.run(installing, target.dry_run, json_out)?,
+            Agent::Pi => plugin_file::PI.run(installing, target.dry_run, json_out)?,
             _ => claude(installing, target.project, target.dry_run, json_out)?,
         }
     }
@@ -61,13 +65,16 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
 }
 
 /// The agents `hooks install` knows, in the order `--agent all` installs them.
-pub const SUPPORTED: &[Agent] = &[Agent::Claude, Agent::Codex, Agent::Gemini];
+pub const SUPPORTED: &[Agent] = &[Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi];
 
 /// Whether this machine has `agent`: its program on PATH, or its settings directory.
 fn present(agent: Agent) -> bool {
     let home = match agent {
         Agent::Codex => codex::home().ok(),
         Agent::Gemini => gemini::settings_path().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
+        // The plugin folder's parent: `~/.config/opencode`, `~/.pi/agent`.
+        Agent::Opencode => plugin_file::OPENCODE.path().ok().and_then(|p| p.parent()?.parent().map(Path::to_path_buf)),
+        Agent::Pi => plugin_file::PI.path().ok().and_then(|p| p.parent()?.parent().map(Path::to_path_buf)),
         _ => None,
     };
     let on_path = std::env::var_os("PATH").is_some_and(|path| {

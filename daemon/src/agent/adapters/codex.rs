@@ -29,7 +29,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
             let tool = match tool_name.as_str() {
                 "Bash" | "shell" | "exec_command" | "local_shell" => shell(input, output, exit),
                 "apply_patch" => patch(input, &output, cwd.as_deref()),
-                "update_plan" => plan(input),
+                "update_plan" => todo_list(input.get("plan"), "step"),
                 _ => Tool::Other,
             };
             Kind::ToolUse { name: tool_name, tool }
@@ -99,18 +99,6 @@ fn shell(input: &Value, output: String, exit: Option<i64>) -> Tool {
     };
     let exit = exit.or_else(|| exit_in_text(&output));
     Tool::Shell { command, output, exit, failed: exit.is_some_and(|c| c != 0), interrupted: false }
-}
-
-fn plan(input: &Value) -> Tool {
-    let steps = input.get("plan").and_then(Value::as_array);
-    Tool::Plan(
-        steps
-            .into_iter()
-            .flatten()
-            .take(crate::session::rules::caps::TODOS)
-            .filter_map(|s| todo(s.get("step").and_then(Value::as_str)?, s.get("status").and_then(Value::as_str), None))
-            .collect(),
-    )
 }
 
 /// The files an `apply_patch` changed, with the lines it added and removed. A patch that did

@@ -31,7 +31,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
                 _ if failed_call => Tool::Other,
                 "run_shell_command" => shell(input, response),
                 "write_file" | "replace" | "edit" => edit(&tool_name, input, response, cwd.as_deref()),
-                "write_todos" => todos(input),
+                "write_todos" => todo_list(input.get("todos"), "description"),
                 _ => Tool::Other,
             };
             Kind::ToolUse { name: tool_name, tool }
@@ -155,7 +155,7 @@ fn shell(input: &Value, response: &Value) -> Tool {
     };
     let command = match input.get("dir_path").and_then(Value::as_str).filter(|d| !d.is_empty()) {
         // Run in a directory of the project's: as `cd DIR && …` reads to the session rules.
-        Some(dir) => format!("cd {} && {command}", sh_quote(dir)),
+        Some(dir) => format!("cd {} && {command}", super::sh_quote(dir)),
         None => command.to_string(),
     };
     Tool::Shell {
@@ -191,34 +191,4 @@ fn edit(tool: &str, input: &Value, response: &Value, cwd: Option<&Path>) -> Tool
         format!("{tool}: +{added} −{removed}")
     };
     Tool::Edits(vec![FileEdit { path, summary, tool: tool.into(), created, deleted: false, added, removed }])
-}
-
-/// `write_todos`: the whole list, each item with its status. A cancelled item is no longer
-/// part of the work; a blocked one still is.
-fn todos(input: &Value) -> Tool {
-    let items = input.get("todos").and_then(Value::as_array);
-    Tool::Plan(
-        items
-            .into_iter()
-            .flatten()
-            .filter(|t| t.get("status").and_then(Value::as_str) != Some("cancelled"))
-            .take(crate::session::rules::caps::TODOS)
-            .filter_map(|t| {
-                let status = match t.get("status").and_then(Value::as_str) {
-                    Some("blocked") => Some("pending"),
-                    s => s,
-                };
-                todo(t.get("description").and_then(Value::as_str)?, status, None)
-            })
-            .collect(),
-    )
-}
-
-/// A word as `sh` reads it back: bare when it holds nothing special, else single-quoted.
-fn sh_quote(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || "/._-+:@%,=".contains(c)) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }

@@ -14,6 +14,8 @@ use serde_json::Value;
 mod claude;
 mod codex;
 mod gemini;
+mod opencode;
+mod pi;
 
 pub use ccmem_proto::wire::api::AGENT_KEY;
 
@@ -29,6 +31,8 @@ pub fn parse(v: &Value) -> Option<Hook> {
     let mut hook = match agent {
         Agent::Codex => codex::parse(v)?,
         Agent::Gemini => gemini::parse(v)?,
+        Agent::Opencode => opencode::parse(v)?,
+        Agent::Pi => pi::parse(v)?,
         // An agent this version does not know is read in Claude Code's shape.
         _ => claude::parse(v)?,
     };
@@ -107,6 +111,36 @@ pub(crate) fn todo(
         active_form: active_form.map(crate::text::clean).filter(|a| !a.is_empty()).unwrap_or_else(|| content.clone()),
         content,
     })
+}
+
+/// A whole todo list or plan as an agent's tool gives it: each item's text under `text_key`
+/// and its `status`. A cancelled item is no longer part of the work; a blocked one still is.
+pub(crate) fn todo_list(items: Option<&Value>, text_key: &str) -> crate::agent::hooks::Tool {
+    crate::agent::hooks::Tool::Plan(
+        items
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|t| t.get("status").and_then(Value::as_str) != Some("cancelled"))
+            .take(crate::session::rules::caps::TODOS)
+            .filter_map(|t| {
+                let status = match t.get("status").and_then(Value::as_str) {
+                    Some("blocked") => Some("pending"),
+                    s => s,
+                };
+                todo(t.get(text_key).and_then(Value::as_str)?, status, None)
+            })
+            .collect(),
+    )
+}
+
+/// A word as `sh` reads it back: bare when it holds nothing special, else single-quoted.
+pub(crate) fn sh_quote(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || "/._-+:@%,=".contains(c)) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// Lines replaced between two texts, the lines they share at either end not counted.
