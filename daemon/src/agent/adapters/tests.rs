@@ -147,3 +147,75 @@ fn gemini_shell_reports_are_read_from_their_end() {
     assert_eq!(gemini::without_hook_context("plain"), "plain");
     assert_eq!(gemini::without_hook_context("<hook_context>unclosed"), "");
 }
+
+/// Every payload of a captured stream, read by `agent`'s adapter.
+fn stream_of(agent: &str, file: &str) -> Vec<Hook> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(agent).join(file);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v[AGENT_KEY] = json!(agent);
+            parse(&v).unwrap_or_else(|| panic!("not read: {l}"))
+        })
+        .collect()
+}
+
+#[test]
+fn opencode_plugin_events_become_neutral_events() {
+    use ccmem_proto::model::session::TodoStatus;
+    // Captured from OpenCode 1.18.33 with ccmem's plugin (tests/fixtures/opencode/SOURCES.md).
+    let hooks = stream_of("opencode", "plugin-events.jsonl");
+    assert!(hooks
+        .iter()
+        .all(|h| h.agent == Agent::Opencode && h.conversation.as_deref() == Some("ses_de4e59097ffeX40ZdV3aXS4SHK")));
+    assert_eq!(hooks[0].kind, Kind::SessionStart { source: "startup".into() });
+    assert_eq!(hooks[1].kind, Kind::Prompt { text: "MAIN: please do the scripted task".into() }, "without the quotes");
+    let Kind::ToolUse { tool: Tool::Plan(todos), .. } = &hooks[2].kind else { panic!("{:?}", hooks[2]) };
+    assert_eq!(
+        todos.iter().map(|t| t.status).collect::<Vec<_>>(),
+        [TodoStatus::Completed, TodoStatus::InProgress, TodoStatus::Pending]
+    );
+    let Kind::ToolUse { tool: Tool::Edits(f), .. } = &hooks[3].kind else { panic!() };
+    assert_eq!((f[0].path.as_str(), f[0].created, f[0].added), ("/tmp/cap/repo/hello.txt", true, 2));
+    let Kind::ToolUse { tool: Tool::Shell { exit, failed, output, .. }, .. } = &hooks[4].kind else { panic!() };
+    assert_eq!((*exit, *failed, output.as_str()), (Some(1), true, "FAIL test_x\n"));
+    let Kind::ToolUse { tool: Tool::Edits(f), .. } = &hooks[5].kind else { panic!() };
+    assert_eq!((f[0].created, f[0].added, f[0].removed), (false, 1, 1));
+    assert!(matches!(&hooks[6].kind, Kind::Stop { last_message: Some(m), .. } if m.starts_with("All done")));
+    assert_eq!(hooks[7].kind, Kind::SessionEnd { reason: "exit".into() });
+    assert_eq!(hooks[8].kind, Kind::SessionStart { source: "resume".into() });
+    // A tool that threw changed nothing.
+    assert!(matches!(&hooks[10].kind, Kind::ToolUse { tool: Tool::Other, name } if name == "edit"));
+    let Kind::ToolUse { tool: Tool::Shell { exit, failed, .. }, .. } = &hooks[11].kind else { panic!() };
+    assert_eq!((*exit, *failed), (Some(0), false));
+    assert_ne!(hooks[4].delivery, hooks[11].delivery);
+}
+
+#[test]
+fn pi_extension_events_become_neutral_events() {
+    // Captured from Pi 0.73.1 with ccmem's extension (tests/fixtures/pi/SOURCES.md).
+    let hooks = stream_of("pi", "extension-events.jsonl");
+    assert!(hooks.iter().all(|h| h.agent == Agent::Pi));
+    assert_eq!(hooks[0].kind, Kind::SessionStart { source: "startup".into() });
+    assert_eq!(hooks[1].kind, Kind::Prompt { text: "MAIN: please do the scripted task".into() });
+    let Kind::ToolUse { tool: Tool::Edits(f), .. } = &hooks[2].kind else { panic!() };
+    assert_eq!((f[0].path.as_str(), f[0].added), ("/tmp/capi/repo/hello.txt", 2));
+    let Kind::ToolUse { tool: Tool::Shell { exit, failed, command, .. }, .. } = &hooks[3].kind else { panic!() };
+    assert_eq!((command.as_str(), *exit, *failed), ("sh -c 'echo FAIL test_x; exit 1'", Some(1), true));
+    let Kind::ToolUse { tool: Tool::Edits(f), .. } = &hooks[4].kind else { panic!() };
+    assert_eq!((f[0].added, f[0].removed), (1, 1));
+    assert!(matches!(&hooks[5].kind, Kind::Stop { last_message: Some(m), .. } if m.starts_with("All done")));
+    assert_eq!(hooks[6].kind, Kind::SessionEnd { reason: "quit".into() });
+    assert_eq!(hooks[7].kind, Kind::SessionStart { source: "resume".into() });
+    let Kind::ToolUse { tool: Tool::Shell { exit, failed, .. }, .. } = &hooks[9].kind else { panic!() };
+    assert_eq!((*exit, *failed), (Some(0), false));
+    assert!(matches!(&hooks[15].kind, Kind::PreCompact { .. }));
+    assert!(matches!(&hooks[17].kind, Kind::Compacted { summary } if summary.starts_with("SUMMARY #8")));
+    assert_eq!(hooks[18].kind, Kind::SessionStart { source: "compact".into() });
+    // Pi's own ends of a command.
+    assert_eq!(pi::shell_end("x\nCommand timed out after 5 seconds", true), (None, true));
+    assert_eq!(pi::shell_end("out\n\n\nCommand exited with code 2\n", true), (Some(2), false));
+    assert_eq!(pi::shell_end("fine\n", false), (Some(0), false));
+}
