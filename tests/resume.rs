@@ -360,7 +360,7 @@ fn import_refuses_what_is_not_a_transcript() {
     let p = env.path().join("package.json");
     std::fs::write(&p, "{\"name\": \"x\", \"version\": \"1.0.0\"}\n").unwrap();
     for (file, says) in [
-        (p.to_str().unwrap().to_string(), "is not a Claude Code transcript"),
+        (p.to_str().unwrap().to_string(), "is not a conversation ccmem can import"),
         (env.path().to_str().unwrap().to_string(), "is not a regular file"),
         (env.path().join("nope.jsonl").to_str().unwrap().to_string(), "No such file"),
     ] {

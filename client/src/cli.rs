@@ -91,10 +91,13 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },
-    /// Replay a Claude Code transcript (~/.claude/projects/<dir>/<id>.jsonl) into the
-    /// project's session, as its hooks would have delivered it
+    /// Replay an agent's recorded conversation into the project's session, as its hooks
+    /// would have delivered it: a Claude Code transcript (~/.claude/projects/<dir>/<id>.jsonl),
+    /// a Codex rollout (~/.codex/sessions/…/rollout-*.jsonl), a Gemini CLI chat
+    /// (~/.gemini/tmp/<project>/chats/session-*.jsonl), a Pi or Oh My Pi session
+    /// (~/.pi/agent/sessions/…/*.jsonl), or an OpenCode export (`opencode export ID > f.json`)
     Import {
-        /// The transcript
+        /// The file (its format is recognised)
         transcript: PathBuf,
         /// The project it belongs to [default: the current directory]
         #[arg(long, value_name = "PATH")]

@@ -44,6 +44,16 @@ pub fn command_after(sep: &str, command: &str) -> String {
 }
 
 /// `1 file`, `3 files`: a count with its noun in the right number.
+/// A word as `sh` reads it back: bare when it holds nothing special, else single-quoted
+/// (for the `cd DIR && …` that tells a command's working directory).
+pub fn sh_quote(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || "/._-+:@%,=".contains(c)) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })

@@ -39,7 +39,7 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
     let transcript =
         std::path::absolute(&transcript).map_err(|e| Error::Failed(format!("{}: {e}", transcript.display())))?;
     let project = project_path(project)?;
-    let id = import::check(&transcript).map_err(Error::Failed)?;
+    let (_, id) = import::check(&transcript).map_err(Error::Failed)?;
     // Twice would count every edit twice: a conversation already there is refused, unless
     // an import of it was cut short (its events are numbered: it resumes after the last).
     let params = api::StatusParams { path: Some(project.clone()) };
@@ -98,9 +98,10 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
     show(ctx, &summary, || {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         format!(
-            "imported {} into {}: conversation {}, {} ({}, {}, {}){}{}",
+            "imported {} into {}: {} conversation {}, {} ({}, {}, {}){}{}",
             summary.transcript.display(),
             summary.project.display(),
+            summary.agent.display(),
             summary.conversation_id,
             n(summary.events, "event", "events"),
             n(summary.prompts, "prompt", "prompts"),

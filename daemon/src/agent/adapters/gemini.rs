@@ -155,7 +155,7 @@ fn shell(input: &Value, response: &Value) -> Tool {
     };
     let command = match input.get("dir_path").and_then(Value::as_str).filter(|d| !d.is_empty()) {
         // Run in a directory of the project's: as `cd DIR && …` reads to the session rules.
-        Some(dir) => format!("cd {} && {command}", super::sh_quote(dir)),
+        Some(dir) => format!("cd {} && {command}", ccmem_proto::sh_quote(dir)),
         None => command.to_string(),
     };
     Tool::Shell {

@@ -134,15 +134,6 @@ pub(crate) fn todo_list(items: Option<&Value>, text_key: &str) -> crate::agent::
     )
 }
 
-/// A word as `sh` reads it back: bare when it holds nothing special, else single-quoted.
-pub(crate) fn sh_quote(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || "/._-+:@%,=".contains(c)) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 /// Lines replaced between two texts, the lines they share at either end not counted.
 pub(crate) fn changed_lines(old: &str, new: &str) -> (u64, u64) {
     let (o, n): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());

@@ -77,7 +77,7 @@ fn shell(input: &Value, response: &Value) -> Tool {
         .unwrap_or_default()
         .to_string();
     let command = match input.get("workdir").and_then(Value::as_str).filter(|d| !d.is_empty()) {
-        Some(dir) => format!("cd {} && {command}", super::sh_quote(dir)),
+        Some(dir) => format!("cd {} && {command}", ccmem_proto::sh_quote(dir)),
         None => command.to_string(),
     };
     // A command stopped by its time limit reports no code.

@@ -1,0 +1,89 @@
+use super::*;
+use serde_json::json;
+
+/// The payloads `lines` of a file in `format` give.
+pub(super) fn replayed(format: Format, file: &str, lines: &[Value]) -> Vec<Value> {
+    let mut e = Emit::new(format, Path::new(file), Path::new("/w/app"));
+    let mut r = reader_for(format, Path::new(file));
+    let mut out = Vec::new();
+    for l in lines {
+        r.record(l, &mut e);
+        out.extend(e.take());
+    }
+    r.finish(&mut e);
+    out.extend(e.take());
+    out
+}
+
+mod claude_code {
+    use super::*;
+
+    fn records(lines: &[Value]) -> Vec<Value> {
+        replayed(Format::Claude, "/t/c1.jsonl", lines)
+    }
+
+    #[test]
+    fn a_transcript_replays_as_the_hooks_would_have_sent_it() {
+        let out = records(&[
+            json!({"type": "user", "sessionId": "abc", "cwd": "/Users/me/app", "message": {"content": "Add login"}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "/Users/me/app/src/login.ts", "content": "x"}},
+                {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "npm test"}}]}}),
+            json!({"type": "user", "toolUseResult": {"type": "create", "filePath": "/Users/me/app/src/login.ts"}, "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "File created"}]}}),
+            json!({"type": "user", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "t2", "is_error": true, "content": "Exit code 1\nFAIL"}]}}),
+            json!({"type": "user", "isSidechain": true, "message": {"content": "subagent prompt"}}),
+            json!({"type": "user", "isCompactSummary": true, "message": {"content": "Summary…"}}),
+            json!({"type": "user", "message": {"content": "continue"}}),
+        ]);
+        let events: Vec<&str> = out.iter().map(|p| p["hook_event_name"].as_str().unwrap()).collect();
+        assert_eq!(
+            events,
+            [
+                "SessionStart",
+                "UserPromptSubmit",
+                "PostToolUse",
+                "PostToolUseFailure",
+                "PreCompact",
+                "SessionStart",
+                "Stop",
+                "UserPromptSubmit",
+                "Stop"
+            ]
+        );
+        assert!(out
+            .iter()
+            .all(|p| p["session_id"] == "abc" && p["cwd"] == "/w/app" && p["transcript_path"] == "/t/c1.jsonl"));
+        assert_eq!(out[2]["tool_input"]["file_path"], "/w/app/src/login.ts", "paths are the project's");
+        assert_eq!(out[2]["tool_response"]["type"], "create");
+        assert_eq!(out[3]["error"], "Exit code 1\nFAIL");
+        assert_eq!(out[5]["source"], "compact");
+    }
+
+    #[test]
+    fn other_files_are_refused_clearly() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("x.json");
+        std::fs::write(&p, "{\"name\": \"package\"}\nnot json\n").unwrap();
+        let e = check(&p).unwrap_err();
+        assert!(e.contains("is not a conversation ccmem can import"), "{e}");
+        assert!(check(tmp.path()).unwrap_err().contains("not a regular file"));
+        // A byte-order mark and a line of invalid UTF-8 do not stop it.
+        let t = tmp.path().join("t.jsonl");
+        let mut bytes = "\u{feff}".as_bytes().to_vec();
+        bytes.extend_from_slice(br#"{"type": "user", "sessionId": "s1", "message": {"content": "hi"}}"#);
+        bytes.extend_from_slice(b"\nbad \xff\xfe\n");
+        bytes.extend_from_slice(br#"{"type": "user", "sessionId": "s1", "message": {"content": "again"}}"#);
+        std::fs::write(&t, bytes).unwrap();
+        assert_eq!(check(&t).unwrap(), (Format::Claude, Some("s1".into())));
+        let mut sent = Vec::new();
+        let summary = replay(&t, Path::new("/w"), |p| {
+            sent.push(p.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((summary.prompts, summary.bad_lines), (2, 1));
+        assert!(check(&tmp.path().join("missing")).is_err());
+    }
+}
