@@ -20,6 +20,11 @@
 //! context a new session gets from the ended one. SessionStart latency with the imported
 //! session is measured beside `/bin/true`. Without the transcripts the bench says so and
 //! stops.
+//!
+//! Then the other agents' real sessions (`../shared/agent-transcripts/`, or
+//! `CCMEM_FIDELITY_AGENT_TRANSCRIPTS`: Codex rollouts, Pi and Oh My Pi sessions), imported
+//! the same way, their ground truth read by this bench's own rules for each format: task,
+//! todos (the plan) with their status, files, failures, next steps; reported apart.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -102,6 +107,7 @@ fn main() -> std::process::ExitCode {
         score.print("    ");
         after_reset.add(&score);
     }
+    let others = other_agents(&env);
     println!();
     println!("all transcripts (live session):");
     live.print("  ");
@@ -127,6 +133,20 @@ fn main() -> std::process::ExitCode {
         after_reset.total() as f64,
     );
     figures::record("resume context size, max", max as f64, "chars", "budget", 6000.0);
+    if others.total() > 0 {
+        println!("other agents' sessions (live session):");
+        others.print("  ");
+        for (cat, (c, t)) in &others.by {
+            figures::record(&format!("fidelity, other agents: {cat}"), pct(*c, *t), "%", "items", *t as f64);
+        }
+        figures::record(
+            "fidelity, other agents: overall",
+            pct(others.carried(), others.total()),
+            "%",
+            "items",
+            others.total() as f64,
+        );
+    }
     figures::record("SessionStart hook, median", s50, "ms", "/bin/true", b50);
     let at = |cat: &str| live.by.get(cat).map(|(c, t)| pct(*c, *t)).unwrap_or(100.0);
     figures::target("todo items with correct status ≥ 90%", at("todos") >= 90.0);
@@ -138,6 +158,55 @@ fn main() -> std::process::ExitCode {
     figures::target("context ≤ 6,000 chars", max <= 6000);
     figures::target("SessionStart median ≤ 5 ms", s50 <= 5.0);
     figures::finish("fidelity", false)
+}
+
+/// The other agents' real sessions, each imported into a fresh project and scored on its
+/// context; their totals.
+fn other_agents(env: &Env) -> Totals {
+    let dir = std::env::var_os("CCMEM_FIDELITY_AGENT_TRANSCRIPTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/agent-transcripts"));
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&dir).map(|rd| rd.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    files.retain(|p| p.to_string_lossy().ends_with(".jsonl") || p.to_string_lossy().ends_with(".jsonl.gz"));
+    files.sort();
+    let mut totals = Totals::default();
+    if files.is_empty() {
+        println!("fidelity: no other agents' sessions in {} (set CCMEM_FIDELITY_AGENT_TRANSCRIPTS)", dir.display());
+        return totals;
+    }
+    println!();
+    println!("other agents' sessions from {}", dir.display());
+    for (n, file) in files.iter().enumerate() {
+        let name =
+            file.file_name().map(|f| f.to_string_lossy().trim_end_matches(".gz").to_string()).unwrap_or_default();
+        let bytes = read_maybe_gz(file);
+        let recorded = String::from_utf8_lossy(&bytes);
+        let head: Vec<&str> = recorded.lines().take(5).collect();
+        let truth = if head.iter().any(|l| l.contains("\"type\":\"session_meta\"")) {
+            Truth::extract_codex(&recorded)
+        } else if head.iter().any(|l| l.contains("\"type\":\"session\"")) {
+            Truth::extract_pi(&recorded)
+        } else {
+            println!("{name}: not a format this bench reads; skipped");
+            continue;
+        };
+        let plain = env.path().join(&name);
+        std::fs::write(&plain, &bytes).expect("write session");
+        let root = repo(env, &format!("agent{n}"));
+        let out =
+            env.ctl(&["import", plain.to_str().unwrap_or_default(), "--project", root.to_str().unwrap_or_default()]);
+        assert_ok(&out, "ccmemctl import");
+        let ctx = text(&env.ctl(&["context", root.to_str().unwrap_or_default()]).stdout);
+        let score = truth.score(&ctx);
+        println!("{name}: context {} chars", ctx.chars().count());
+        score.print("  ");
+        if std::env::var_os("CCMEM_FIDELITY_SHOW").is_some() {
+            println!("{ctx}\n");
+        }
+        totals.add(&score);
+    }
+    totals
 }
 
 fn pct(c: usize, t: usize) -> f64 {

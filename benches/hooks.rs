@@ -68,7 +68,10 @@ fn main() -> std::process::ExitCode {
         ("UserPromptSubmit", ev("UserPromptSubmit", json!({"prompt": "add rate limiting to the login endpoint"}))),
         ("Stop", ev("Stop", json!({"stop_hook_active": false, "last_assistant_message": "Done."}))),
         ("SessionStart (full context)", ev("SessionStart", json!({"source": "resume"}))),
-        ("codex PostToolUse (Bash, exit from rollout)", agent("codex", "post-tool-use-bash-failed.json", Some("rollout-tail.jsonl"))),
+        (
+            "codex PostToolUse (Bash, exit from rollout)",
+            agent("codex", "post-tool-use-bash-failed.json", Some("rollout-tail.jsonl")),
+        ),
         ("codex Stop", agent("codex", "stop.json", None)),
         ("gemini AfterTool (run_shell_command)", agent("gemini", "after-tool-shell-failed.json", None)),
         ("gemini AfterTool (write_todos)", agent("gemini", "after-tool-write-todos.json", None)),
@@ -131,7 +134,10 @@ fn main() -> std::process::ExitCode {
         let of: Vec<&(&str, f64, f64)> =
             results.iter().filter(|r| r.0.starts_with(agent) && !r.0.contains("SessionStart")).collect();
         let worst = of.iter().map(|r| r.1 / r.2).fold(0.0, f64::max);
-        figures::target(&format!("{agent}'s tool and stop events, median ≤ 3× /bin/true (at most {worst:.2}×)"), worst <= 3.0);
+        figures::target(
+            &format!("{agent}'s tool and stop events, median ≤ 3× /bin/true (at most {worst:.2}×)"),
+            worst <= 3.0,
+        );
     }
     let ss = results.iter().filter(|r| r.0.contains("SessionStart")).map(|r| r.1).fold(0.0, f64::max);
     figures::target(&format!("SessionStart with a full context ≤ 5 ms, any agent ({ss:.2} ms)"), ss <= 5.0);

@@ -23,7 +23,7 @@ impl Truth {
         let mut calls: HashMap<String, (String, Value)> = HashMap::new();
         // Todos by position (TodoWrite) or by id (TaskCreate/TaskUpdate).
         let mut todos: Vec<(Option<String>, String, String)> = Vec::new();
-        let mut failing: Vec<(String, String, Vec<String>)> = Vec::new();
+        let mut failing: Vec<Failing> = Vec::new();
         let mut last_text = String::new();
         let mut summary_next = Vec::new();
         let mut first: Option<String> = None;
@@ -74,16 +74,7 @@ impl Truth {
                         match name.as_str() {
                             "Edit" | "Write" | "MultiEdit" | "NotebookEdit" if !err => {
                                 let p = input["file_path"].as_str().or(input["notebook_path"].as_str()).unwrap_or("");
-                                if let Some(rel) =
-                                    cwd.as_deref().and_then(|c| p.strip_prefix(c)).map(|r| r.trim_start_matches('/'))
-                                {
-                                    if !rel.is_empty()
-                                        && !t.files.iter().any(|f| f == rel)
-                                        && !rel.starts_with(".claude/")
-                                    {
-                                        t.files.push(rel.to_string());
-                                    }
-                                }
+                                t.file(p, cwd.as_deref());
                             }
                             "TaskCreate" if !err => {
                                 let id = v["toolUseResult"]["task"]["id"].as_str().map(str::to_string);
@@ -108,35 +99,7 @@ impl Truth {
                                     }
                                 }
                             }
-                            "Bash" => {
-                                let cmd = input["command"].as_str().unwrap_or("");
-                                let kind = kind_of(cmd);
-                                if kind.is_empty() {
-                                    continue;
-                                }
-                                let checked =
-                                    matches!(kind.as_str(), "tests" | "build" | "lint" | "typecheck" | "checks");
-                                if err || checked && shows_failure(&out) {
-                                    let errors: Vec<String> = out
-                                        .lines()
-                                        .map(str::trim)
-                                        .filter(|l| l.len() >= 12 && is_error_line(l))
-                                        .map(str::to_string)
-                                        .collect();
-                                    failing.retain(|f| f.0 != kind);
-                                    failing.push((kind, cmd.to_string(), errors));
-                                } else {
-                                    // Each part of a line that succeeded succeeded.
-                                    let kinds: Vec<String> = cmd.split("&&").map(kind_of).chain([kind]).collect();
-                                    failing.retain(|f| {
-                                        !kinds.iter().any(|k| {
-                                            *k == f.0
-                                                || k == "checks"
-                                                    && matches!(f.0.as_str(), "lint" | "build" | "typecheck")
-                                        })
-                                    });
-                                }
-                            }
+                            "Bash" => shell(&mut failing, input["command"].as_str().unwrap_or(""), err, &out),
                             _ => {}
                         }
                     }
@@ -177,13 +140,217 @@ impl Truth {
                 _ => {}
             }
         }
-        t.prompts = first.into_iter().chain(latest).collect();
-        t.prompts.dedup();
-        t.todos = todos.into_iter().filter(|x| !x.1.is_empty()).map(|x| (x.1, x.2)).collect();
-        t.failures = failing.into_iter().map(|f| (f.1, f.2)).collect();
-        t.next_steps = summary_next;
-        t.next_steps.push(stated_next(&last_text));
-        t.next_steps.retain(|s| words(s).len() >= 3);
+        let todos: Vec<(String, String)> = todos.into_iter().map(|x| (x.1, x.2)).collect();
+        t.finish(first, latest, todos, failing, summary_next, &last_text);
+        t.expect(expected);
+        t
+    }
+
+    /// The same, from a Codex rollout: prompts (`user_message`), the plan (`update_plan`),
+    /// the files its patches add or change, shell commands with the exit status their output
+    /// states, the last message (`task_complete`, `agent_message`).
+    pub(crate) fn extract_codex(rollout: &str) -> Self {
+        let mut t = Truth::default();
+        let (mut cwd, mut first, mut latest) = (None::<String>, None, None);
+        let mut calls: HashMap<String, (String, Value)> = HashMap::new();
+        let (mut todos, mut failing, mut last_text) = (Vec::new(), Vec::new(), String::new());
+        for line in rollout.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            let p = &v["payload"];
+            match (v["type"].as_str(), p["type"].as_str()) {
+                (Some("session_meta"), _) => {
+                    cwd = cwd.or(p["cwd"].as_str().map(str::to_string));
+                }
+                (Some("event_msg"), Some("user_message")) => {
+                    let m = p["message"].as_str().unwrap_or("").trim().to_string();
+                    if !m.is_empty() {
+                        first.get_or_insert_with(|| m.clone());
+                        latest = Some(m);
+                    }
+                }
+                (Some("event_msg"), Some("agent_message")) => last_text = p["message"].as_str().unwrap_or("").into(),
+                (Some("event_msg"), Some("task_complete")) => {
+                    if let Some(m) = p["last_agent_message"].as_str().filter(|m| !m.trim().is_empty()) {
+                        last_text = m.to_string();
+                    }
+                }
+                (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
+                    let input = match &p["arguments"] {
+                        Value::String(a) => serde_json::from_str(a).unwrap_or(Value::Null),
+                        _ => p["input"].clone(),
+                    };
+                    let name = p["name"].as_str().unwrap_or("").to_string();
+                    if name == "update_plan" {
+                        todos = input["plan"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|x| {
+                                (
+                                    x["step"].as_str().unwrap_or("").into(),
+                                    x["status"].as_str().unwrap_or("pending").into(),
+                                )
+                            })
+                            .collect();
+                    }
+                    calls.insert(p["call_id"].as_str().unwrap_or("").into(), (name, input));
+                }
+                (Some("response_item"), Some("function_call_output" | "custom_tool_call_output")) => {
+                    let Some((name, input)) = calls.remove(p["call_id"].as_str().unwrap_or("")) else { continue };
+                    let out = as_text(&p["output"]);
+                    let code = out.lines().take(12).find_map(|l| {
+                        let l = l.trim();
+                        l.strip_prefix("Process exited with code ")
+                            .or(l.strip_prefix("Exit code: "))?
+                            .trim()
+                            .parse::<i64>()
+                            .ok()
+                    });
+                    match name.as_str() {
+                        "exec_command" | "shell" => {
+                            let cmd = input["cmd"].as_str().or(input["command"].as_str()).unwrap_or("");
+                            shell(&mut failing, cmd, code.is_some_and(|c| c != 0), &out);
+                        }
+                        "apply_patch" if code.unwrap_or(0) == 0 => {
+                            let text = input.as_str().or(input["input"].as_str()).unwrap_or("");
+                            for l in text.lines() {
+                                let path = l
+                                    .strip_prefix("*** Add File: ")
+                                    .or(l.strip_prefix("*** Update File: "))
+                                    .or(l.strip_prefix("*** Move to: "));
+                                if let Some(path) = path {
+                                    t.file(path.trim(), cwd.as_deref());
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        t.finish(first, latest, todos, failing, Vec::new(), &last_text);
+        t
+    }
+
+    /// The same, from a Pi or Oh My Pi session: prompts, the todo list of Oh My Pi's `todo`
+    /// tool (`init`, `done`), the files `write` and `edit` change, bash commands with their
+    /// exit status (`Command exited with code N`), the last assistant text.
+    pub(crate) fn extract_pi(session: &str) -> Self {
+        let mut t = Truth::default();
+        let (mut cwd, mut first, mut latest) = (None::<String>, None, None);
+        let mut calls: HashMap<String, (String, Value)> = HashMap::new();
+        let (mut todos, mut failing, mut last_text): (Vec<(String, String)>, _, _) =
+            (Vec::new(), Vec::new(), String::new());
+        for line in session.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            if v["type"] == "session" {
+                cwd = cwd.or(v["cwd"].as_str().map(str::to_string));
+                continue;
+            }
+            let m = &v["message"];
+            match (v["type"].as_str(), m["role"].as_str()) {
+                (Some("message"), Some("user")) => {
+                    let p = as_text(&m["content"]).trim().to_string();
+                    if !p.is_empty() {
+                        first.get_or_insert_with(|| p.clone());
+                        latest = Some(p);
+                    }
+                }
+                (Some("message"), Some("assistant")) => {
+                    for b in m["content"].as_array().into_iter().flatten() {
+                        match b["type"].as_str() {
+                            Some("toolCall") => {
+                                let input = b["arguments"].clone();
+                                if b["name"] == "todo" {
+                                    match input["op"].as_str() {
+                                        Some("init") => {
+                                            todos = input["list"]
+                                                .as_array()
+                                                .into_iter()
+                                                .flatten()
+                                                .flat_map(|ph| ph["items"].as_array().cloned().unwrap_or_default())
+                                                .filter_map(|i| {
+                                                    i.as_str().map(|s| (s.to_string(), "pending".to_string()))
+                                                })
+                                                .collect();
+                                        }
+                                        Some("done") => {
+                                            let task = input["task"].as_str().unwrap_or("");
+                                            if let Some(x) = todos.iter_mut().find(|x| x.0 == task) {
+                                                x.1 = "completed".into();
+                                            }
+                                        }
+                                        _ => {}
+                                    }
+                                }
+                                calls.insert(
+                                    b["id"].as_str().unwrap_or("").into(),
+                                    (b["name"].as_str().unwrap_or("").into(), input),
+                                );
+                            }
+                            Some("text") if !b["text"].as_str().unwrap_or("").trim().is_empty() => {
+                                last_text = b["text"].as_str().unwrap_or("").to_string();
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                (Some("message"), Some("toolResult")) => {
+                    let Some((name, input)) = calls.remove(m["toolCallId"].as_str().unwrap_or("")) else { continue };
+                    let out = as_text(&m["content"]);
+                    let err = m["isError"] == true;
+                    match name.as_str() {
+                        "bash" => shell(&mut failing, input["command"].as_str().unwrap_or(""), err, &out),
+                        "write" | "edit" if !err => t.file(input["path"].as_str().unwrap_or(""), cwd.as_deref()),
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        t.finish(first, latest, todos, failing, Vec::new(), &last_text);
+        t
+    }
+
+    /// What every extraction ends with: the first and latest prompts, the last todo list, the
+    /// failures left, the next steps stated (at compactions, and in the last message).
+    fn finish(
+        &mut self,
+        first: Option<String>,
+        latest: Option<String>,
+        todos: Vec<(String, String)>,
+        failing: Vec<Failing>,
+        mut next: Vec<String>,
+        last_text: &str,
+    ) {
+        self.prompts = first.into_iter().chain(latest).collect();
+        self.prompts.dedup();
+        self.todos = todos.into_iter().filter(|x| !x.0.is_empty()).collect();
+        self.failures = failing.into_iter().map(|f| (f.1, f.2)).collect();
+        next.push(stated_next(last_text));
+        next.retain(|s| words(s).len() >= 3);
+        self.next_steps = next;
+    }
+
+    /// A file the agent wrote, relative to the working directory (absolute paths outside it
+    /// are not the project's).
+    fn file(&mut self, path: &str, cwd: Option<&str>) {
+        let rel = if path.starts_with('/') {
+            match cwd.and_then(|c| path.strip_prefix(c)) {
+                Some(r) => r.trim_start_matches('/'),
+                None => return,
+            }
+        } else {
+            path.trim_start_matches("./")
+        };
+        if !rel.is_empty() && !self.files.iter().any(|f| f == rel) && !rel.starts_with(".claude/") {
+            self.files.push(rel.to_string());
+        }
+    }
+
+    /// The hand-written expectations of a transcript (its decisions).
+    fn expect(&mut self, expected: &Value) {
         for item in expected.as_array().into_iter().flatten() {
             let kws: Vec<String> = item["keywords"]
                 .as_array()
@@ -192,9 +359,8 @@ impl Truth {
                 .filter_map(|k| k.as_str())
                 .map(str::to_lowercase)
                 .collect();
-            t.decisions.push((item["what"].as_str().unwrap_or("").to_string(), kws));
+            self.decisions.push((item["what"].as_str().unwrap_or("").to_string(), kws));
         }
-        t
     }
 
     pub(crate) fn score(&self, ctx: &str) -> Score {
@@ -236,6 +402,31 @@ impl Truth {
             put("decisions", what, lines.iter().any(|l| kws.iter().all(|k| l.contains(k.as_str()))));
         }
         Score { items }
+    }
+}
+
+/// A failing kind of work: (kind, command, its error lines).
+type Failing = (String, String, Vec<String>);
+
+/// A shell command's outcome: a failing test, build, lint or check run is kept until a run
+/// of its kind succeeds.
+fn shell(failing: &mut Vec<Failing>, cmd: &str, err: bool, out: &str) {
+    let kind = kind_of(cmd);
+    if kind.is_empty() {
+        return;
+    }
+    let checked = matches!(kind.as_str(), "tests" | "build" | "lint" | "typecheck" | "checks");
+    if err || checked && shows_failure(out) {
+        let errors: Vec<String> =
+            out.lines().map(str::trim).filter(|l| l.len() >= 12 && is_error_line(l)).map(str::to_string).collect();
+        failing.retain(|f| f.0 != kind);
+        failing.push((kind, cmd.to_string(), errors));
+    } else {
+        // Each part of a line that succeeded succeeded.
+        let kinds: Vec<String> = cmd.split("&&").map(kind_of).chain([kind]).collect();
+        failing.retain(|f| {
+            !kinds.iter().any(|k| *k == f.0 || k == "checks" && matches!(f.0.as_str(), "lint" | "build" | "typecheck"))
+        });
     }
 }
 
