@@ -298,3 +298,8 @@ fn outside_quotes(line: &str) -> String {
         }
     }
 }
+
+#[test]
+fn the_repositorys_block_has_one_title_everywhere() {
+    assert_eq!(repository::TITLE, format!("## {}", ccmem_proto::quote::FROM_THE_REPOSITORY));
+}
