@@ -105,7 +105,10 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
     // The task list changes: the watcher sees it and the report follows, with no checkpoint asked.
     std::fs::write(app.join("specs/001-login/tasks.md"), TASKS.replace("- [ ] T003", "- [x] T003")).unwrap();
     let md = wait_report(&app, |t| t.contains("3/6 tasks complete (50.0%)"));
-    assert!(md.contains("Restore \".env.local\" or reopen \"T003\""), "a done task's file that is gone is a blocker:\n{md}");
+    assert!(
+        md.contains("Restore \".env.local\" or reopen \"T003\""),
+        "a done task's file that is gone is a blocker:\n{md}"
+    );
     let status = env.project_status(&app);
     assert_eq!(status["session"]["task_status"]["currentTask"]["id"], "T004");
     assert_eq!(status["session"]["plan"]["completed_tasks"], 3);
