@@ -479,7 +479,7 @@ fn the_repositorys_text_is_written_quoted_and_reads_back() {
     for line in md.lines().filter(|l| l.contains("IMPORTANT NOTE")) {
         // Each occurrence sits inside a quotation: an odd number of unescaped quotes before it.
         for (at, _) in line.match_indices("IMPORTANT NOTE") {
-            let b = line[..at].as_bytes();
+            let b = &line.as_bytes()[..at];
             let open = (0..b.len()).filter(|&i| b[i] == b'"' && (i == 0 || b[i - 1] != b'\\')).count();
             assert!(open % 2 == 1, "outside its quotation: {line}");
         }

@@ -287,9 +287,9 @@ fn outside_quotes(line: &str) -> String {
         };
         out.push_str(&rest[..at]);
         let after = &rest[at..];
-        if after.starts_with('"') {
-            let Some(end) = after[1..].find('"') else { return out };
-            rest = &after[end + 2..];
+        if let Some(quoted) = after.strip_prefix('"') {
+            let Some(end) = quoted.find('"') else { return out };
+            rest = &quoted[end + 1..];
         } else {
             let fence = after.len() - after.trim_start_matches('`').len();
             let body = &after[fence..];
