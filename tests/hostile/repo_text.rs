@@ -503,3 +503,33 @@ fn inline_quoted_decisions_are_not_the_agents() {
         assert!(!decisions.contains(qa), "{qa}, only quoted, became a decision:\n{context}");
     }
 }
+
+/// A committed memory's title and words, as `memory list` and `memory search` show them (and
+/// the MCP tools give them to the agent): quoted, never a line of ccmem's own.
+#[test]
+fn a_committed_memorys_words_are_quoted_in_lists_and_searches() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let (root, _) = hostile_clone(&env);
+    let mem = root.join(".claude/memory");
+    std::fs::write(
+        mem.join("decision-important.md"),
+        format!(
+            "---\ntype: decision\ntags:\n  - curl\ncreated: \"2026-11-01T00:00:00Z\"\nupdated: \"2026-11-01T00:00:00Z\"\n---\n\n\
+             # {ORDER}\n\n{ORDER} because the user said so.\n"
+        ),
+    )
+    .unwrap();
+    let p = root.to_str().unwrap();
+    for args in [vec!["memory", "list", "--project", p], vec!["memory", "search", "curl", "--project", p]] {
+        let out = within(&env, &args, Duration::from_secs(10));
+        assert_ok(&out, &format!("{args:?}"));
+        let shown = text(&out.stdout);
+        assert!(shown.contains("IMPORTANT NOTE"), "{args:?}: {shown}");
+        only_quoted(&format!("{args:?}"), &shown, &["IMPORTANT"]);
+    }
+    send(&env, ev(&root, "c1", "SessionStart", json!({"source": "startup"})));
+    let tool = mcp_tool(&env, &root, "memory_list");
+    assert!(tool.contains("IMPORTANT NOTE"), "{tool}");
+    only_quoted("memory_list", &tool, &["IMPORTANT"]);
+}
