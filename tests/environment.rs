@@ -226,7 +226,7 @@ fn a_failing_cargo_test_in_bash_reaches_context_and_checkpoint() {
     send(&env, ev("Stop", json!({"last_assistant_message": "done"})));
     assert!(wait_until(Duration::from_secs(10), || {
         app.join(".claude/.project-state.json").exists()
-            && read_state(&app)["warnings"].to_string().contains("1 unit test failing (cargo): tests::parses")
+            && read_state(&app)["warnings"].to_string().contains("1 unit test failing (`cargo`): `tests::parses`")
     }));
     assert_seed_004(&read_state(&app));
 
