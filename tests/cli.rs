@@ -115,7 +115,7 @@ fn json_errors_budgets_and_messages_a_user_can_act_on() {
     for (what, t) in [("context", &context), ("report", &report), ("status", &status)] {
         assert!(!t.contains("``"), "{what}:\n{t}");
     }
-    assert!(context.contains("(jest: 1 of 2 failed)") && context.contains("The build failed"), "{context}");
+    assert!(context.contains("(`jest`: 1 of 2 failed)") && context.contains("The build failed"), "{context}");
     assert!(!report.contains("- Command: \n"), "{report}");
 }
 

@@ -106,7 +106,7 @@ fn servers_started_from_the_project_come_and_go_and_others_never_show() {
     let text = text(&env.ctl(&["status", app.to_str().unwrap()]).stdout);
     assert!(text.contains(&format!("http://localhost:{p1} · running")), "{text}");
     let ctx = text_of_context(&env, &app);
-    assert!(ctx.contains(&format!("- dev server http://localhost:{p1} (python")), "{ctx}");
+    assert!(ctx.contains(&format!("- dev server http://localhost:{p1} (`python")), "{ctx}");
 
     inside.kill();
     let st = settle(&env, &app, |st| server_on(st, p1).is_some_and(|s| s["status"] == "stopped"));
@@ -221,12 +221,12 @@ fn a_failing_cargo_test_in_bash_reaches_context_and_checkpoint() {
     assert!(ctx.contains("- tests: `cargo test` failed"), "{ctx}");
     // The failing test with its place and message, once: the error line names it already.
     assert!(ctx.contains("tests::parses (src/lib.rs:8): length was 5"), "{ctx}");
-    assert!(!ctx.contains("  - test tests::parses"), "not repeated under its own error line: {ctx}");
+    assert!(!ctx.contains("  - test `tests::parses`"), "not repeated under its own error line: {ctx}");
 
     send(&env, ev("Stop", json!({"last_assistant_message": "done"})));
     assert!(wait_until(Duration::from_secs(10), || {
         app.join(".claude/.project-state.json").exists()
-            && read_state(&app)["warnings"].to_string().contains("1 unit test failing (cargo): tests::parses")
+            && read_state(&app)["warnings"].to_string().contains("1 unit test failing (`cargo`): `tests::parses`")
     }));
     assert_seed_004(&read_state(&app));
 
@@ -262,7 +262,7 @@ fn test_report_reads_output_and_junit_and_says_what_is_wrong() {
 
     let out = test_report(&env, &["test-report", a, "--command", "pytest -q"], PYTEST_FAIL);
     assert_ok(&out, "test-report from stdin");
-    assert!(text(&out.stdout).contains("test_len tests/test_calc.py:5"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("`test_len` `tests/test_calc.py`:5"), "{}", text(&out.stdout));
     let st = env.project_status(&app);
     assert_eq!(st["session"]["test_results"]["unit"]["framework"], "pytest");
     assert_eq!(st["session"]["test_results"]["unit"]["command"], "pytest -q");

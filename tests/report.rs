@@ -80,18 +80,18 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
     );
     send(&env, ev(&app, "conv-1", "Stop", json!({"last_assistant_message": "Done for now."})));
 
-    let md = wait_report(&app, |t| t.contains("FIXME in src/login.rs:2") && t.contains("failing unit test"));
-    assert!(md.starts_with("# Session Memory: app\n"), "{md}");
+    let md = wait_report(&app, |t| t.contains("FIXME in \"src/login.rs\" line 2") && t.contains("failing unit test"));
+    assert!(md.starts_with("# Session Memory: `app`\n"), "{md}");
     for section in ccmem_proto::model::report::SECTIONS {
         assert!(md.contains(&format!("\n## {section}\n")), "{section} missing:\n{md}");
     }
     assert!(md.contains("2. 2/6 tasks complete (33.3%)"), "{md}");
-    assert!(md.contains("3. Current phase: Core"), "{md}");
+    assert!(md.contains("3. Current phase: \"Core\""), "{md}");
     assert!(md.contains("**Source**: `specs/001-login/tasks.md`"), "{md}");
-    assert!(md.contains("| Core | 0 | 3 | 0.0% |"), "{md}");
-    assert!(md.contains("| T003 | Connect the database using \\`.env.local\\` | Core |"), "{md}");
-    assert!(md.contains("Missing .env.local"), "a file the current task needs is a blocker:\n{md}");
-    assert!(md.contains("[high] `src/lib.rs`:8 — Failing test: tests::parses"), "{md}");
+    assert!(md.contains("| \"Core\" | 0 | 3 | 0.0% |"), "{md}");
+    assert!(md.contains("| T003 | \"Connect the database using \\`.env.local\\`\" | \"Core\" |"), "{md}");
+    assert!(md.contains("Missing \".env.local\""), "a file the current task needs is a blocker:\n{md}");
+    assert!(md.contains("[high] `src/lib.rs`:8 — Failing test: \"tests::parses\""), "{md}");
     assert!(!md.contains("### Dependencies"), "no manifest or lockfile, no Dependencies block:\n{md}");
 
     // What the file says is what `report --check` and the parser accept.
@@ -105,7 +105,10 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
     // The task list changes: the watcher sees it and the report follows, with no checkpoint asked.
     std::fs::write(app.join("specs/001-login/tasks.md"), TASKS.replace("- [ ] T003", "- [x] T003")).unwrap();
     let md = wait_report(&app, |t| t.contains("3/6 tasks complete (50.0%)"));
-    assert!(md.contains("Restore .env.local or reopen T003"), "a done task's file that is gone is a blocker:\n{md}");
+    assert!(
+        md.contains("Restore \".env.local\" or reopen \"T003\""),
+        "a done task's file that is gone is a blocker:\n{md}"
+    );
     let status = env.project_status(&app);
     assert_eq!(status["session"]["task_status"]["currentTask"]["id"], "T004");
     assert_eq!(status["session"]["plan"]["completed_tasks"], 3);
@@ -120,7 +123,7 @@ fn every_checkpoint_writes_a_report_that_reads_back_and_checks_clean() {
     // On demand, printed or written.
     let printed = env.ctl(&["report", app.to_str().unwrap(), "--stdout"]);
     assert_ok(&printed, "report --stdout");
-    assert!(text(&printed.stdout).starts_with("# Session Memory: app"));
+    assert!(text(&printed.stdout).starts_with("# Session Memory: `app`"));
     let wrote = env.ctl(&["report", app.to_str().unwrap()]);
     assert_ok(&wrote, "report");
     assert!(text(&wrote.stdout).contains("session-memory.md"));

@@ -143,17 +143,31 @@ fn unknown<'a>(key: &str, file: &Path, known: impl Iterator<Item = &'a str>) -> 
     let prefix = format!("{key}.");
     let within: Vec<&str> = known.iter().filter_map(|k| k.strip_prefix(&prefix)).collect();
     if within.is_empty() {
-        format!("{}: unknown key `{key}` (known: {})", file.display(), known.join(", "))
+        // A key a repository's file chose (TOML quotes any text as a key): a code span of one
+        // line, as the warning reaches `status` and the agent's `session_status`.
+        format!("{}: unknown key {} (known: {})", file.display(), ccmem_proto::quote::name_code(key), known.join(", "))
     } else {
         format!("{}: `{key}` is a table, not a value: [{key}] with {}", file.display(), within.join(", "))
     }
+}
+
+/// A TOML error on one line, without the excerpt of the file it quotes (`1 | …`): the file
+/// may be a repository's, and its words would reach `status` and the agent as the warning.
+fn parse_error(e: &toml::de::Error) -> String {
+    let text = e.to_string();
+    let excerpt = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with('|')
+            || t.split_once(" |").is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !excerpt(l)).collect::<Vec<_>>().join(": ")
 }
 
 fn read_table(file: &Path, required: bool) -> Result<toml::Table, String> {
     // A project's `.claude/ccmem.toml` comes with the repository: a link to a device or a
     // FIFO there must not stall or flood the daemon.
     match ccmem_proto::files::untrusted::read_string(file, 1 << 20) {
-        Ok(text) => text.parse::<toml::Table>().map_err(|e| format!("{}: {}", file.display(), e.to_string().trim())),
+        Ok(text) => text.parse::<toml::Table>().map_err(|e| format!("{}: {}", file.display(), parse_error(&e))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(toml::Table::new()),
         Err(e) => Err(format!("cannot read {}: {e}", file.display())),
     }

@@ -41,12 +41,12 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
         return Err(format!("{path} names the project root, not a file"));
     }
     // A file name can hold a token (`src/AKIA…_ghp_….txt`): paths are kept redacted too. And
-    // a line break (a name such as "x\n## Decisions\n- …") would forge lines in the context
-    // and the report: control characters are shown as `?`. Invisible and reordering ones
-    // (a right-to-left override, zero-width spaces) go: a name must read as what it is.
+    // a line break of any kind (a name such as "x\n## Decisions\n- …", or the same with
+    // U+2028) would forge lines in the context and the report: breaks and control characters
+    // are shown as `?`. Invisible and reordering ones (a right-to-left override, zero-width
+    // spaces) go: a name must read as what it is.
     let joined = parts.join("/");
-    let shown: String =
-        joined.chars().filter(|c| !printable::is_invisible(*c)).map(|c| if c.is_control() { '?' } else { c }).collect();
+    let shown = ccmem_proto::quote::name(&joined);
     Ok(ccmem_proto::redact::redact(&shown).into_owned())
 }
 
@@ -81,11 +81,11 @@ pub fn redact_json(value: &mut serde_json::Value) {
 /// double quotes (inner ones made single), so that it reads as data and can neither open a
 /// heading, a list item or a task, nor close its own quotes.
 pub fn quoted(s: &str, max: usize) -> String {
-    let one = printable::line(s);
-    let flat: String = one
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace(['"', '“', '”', '＂', '„', '‟', '〝', '〞', '«', '»'], "'");
-    format!("\"{}\"", truncate_chars(&flat, max))
+    ccmem_proto::quote::quoted(s, max)
+}
+
+/// Output of the project's own tools (an error line, a test's name or message) as a code
+/// span: data, kept whole (see [`ccmem_proto::quote::code`]).
+pub fn code(s: &str, max: usize) -> String {
+    ccmem_proto::quote::code(s, max)
 }

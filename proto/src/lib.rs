@@ -16,6 +16,7 @@
 pub mod files;
 pub mod model;
 pub mod printable;
+pub mod quote;
 pub mod redact;
 pub mod wire;
 

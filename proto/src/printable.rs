@@ -40,13 +40,28 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
-/// Whether `text` holds anything [`text`] or [`line`] would change.
-fn needs_work(text: &str, keep_breaks: bool) -> bool {
-    text.chars().any(|c| (c.is_control() && !(keep_breaks && (c == '\n' || c == '\t'))) || is_invisible(c))
+/// Whether `c` ends a line for some reader: `\n` and `\r`, and the breaks that are not
+/// ASCII's newline — vertical tab, form feed, NEL (U+0085), the line and paragraph
+/// separators (U+2028, U+2029). JavaScript, Python's `splitlines` and many renderers break
+/// lines at each; a model reads them as breaks too. Text keeps them as `\n`, a line as a
+/// space, a name as `?` ([`crate::quote::name`]): none may start a line of its own inside
+/// one ccmem prints.
+pub fn is_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}')
 }
 
-/// `text` without escape sequences, control characters (line breaks and tabs are kept) and
-/// invisible characters. Borrowed when there was nothing to take out.
+/// Whether `text` holds anything [`text`] or [`line`] would change.
+fn needs_work(text: &str, keep_breaks: bool) -> bool {
+    text.chars().any(|c| {
+        (c.is_control() && !(keep_breaks && (c == '\n' || c == '\t')))
+            || is_invisible(c)
+            || matches!(c, '\u{2028}' | '\u{2029}')
+    })
+}
+
+/// `text` without escape sequences, control characters (line breaks and tabs are kept; the
+/// other breaks of [`is_line_break`] become `\n`) and invisible characters. Borrowed when
+/// there was nothing to take out.
 pub fn text(text: &str) -> Cow<'_, str> {
     if !needs_work(text, true) {
         return Cow::Borrowed(text);
@@ -54,7 +69,7 @@ pub fn text(text: &str) -> Cow<'_, str> {
     Cow::Owned(filter(text, true))
 }
 
-/// Like [`text`], for one line: line breaks and tabs become spaces too.
+/// Like [`text`], for one line: line breaks of every kind and tabs become spaces too.
 pub fn line(text: &str) -> Cow<'_, str> {
     if !needs_work(text, false) {
         return Cow::Borrowed(text);
@@ -70,6 +85,7 @@ fn filter(text: &str, keep_breaks: bool) -> String {
             '\n' | '\t' if keep_breaks => out.push(c),
             '\n' | '\t' => out.push(' '),
             '\r' => {}
+            '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}' => out.push(if keep_breaks { '\n' } else { ' ' }),
             // ESC: the whole sequence goes, not only its first byte, so that no `]52;c;…`
             // or `[2J` is left behind.
             '\u{1B}' => match chars.next() {
@@ -176,6 +192,13 @@ mod tests {
             assert_eq!(text(input), want, "{input:?}");
         }
         assert_eq!(line("a\nb\tc"), "a b c");
+    }
+
+    #[test]
+    fn every_kind_of_line_break_is_a_break_in_text_and_a_space_in_a_line() {
+        let s = "a\u{2028}## Decisions\u{2029}b\u{85}c\u{0B}d\u{0C}e";
+        assert_eq!(text(s), "a\n## Decisions\nb\nc\nd\ne");
+        assert_eq!(line(s), "a ## Decisions b c d e");
     }
 
     #[test]

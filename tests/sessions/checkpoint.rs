@@ -83,7 +83,7 @@ fn a_checkpoint_follows_seed_004_keeps_a_backup_and_stays_out_of_git() {
     for want in [
         "SESSION CONTEXT",
         "Current Focus: Add logout",
-        "src/auth/login.rs (2 changes)",
+        "`src/auth/login.rs` (2 changes)",
         "Next Steps",
         "Patterns Detected",
     ] {

@@ -390,7 +390,8 @@ pub(crate) fn list(r: &mapi::ListReply) -> String {
             m.scope.as_str(),
             e.memory_type.as_str(),
             e.slug,
-            e.title,
+            // A title is whoever wrote the file's (a clone commits its own): quoted, one line.
+            ccmem_proto::quote::quoted(&e.title, 200),
             e.tags.join(", "),
             if m.links > 0 {
                 format!("  ({})", ccmem_proto::count(m.links as u64, "link", "links"))
@@ -419,10 +420,12 @@ pub(crate) fn hits(r: &mapi::SearchReply) -> String {
             h.scope,
             h.memory_type,
             h.tags.join(", "),
-            h.title
+            // The title and the matching text are the memory file's words, which a clone can
+            // commit (`memory_search` gives them to the agent): quoted, one line each.
+            ccmem_proto::quote::quoted(&h.title, 200)
         );
         if !h.snippet.is_empty() {
-            let _ = writeln!(s, "       {}", h.snippet);
+            let _ = writeln!(s, "       {}", ccmem_proto::quote::quoted(&h.snippet, 400));
         }
     }
     s

@@ -386,7 +386,12 @@ pub fn findings(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut fence = false;
     let own = crate::agent::intents::own_lines(text);
-    for line in own.lines() {
+    // What the agent quotes inline, blanked byte for byte: a sentence is a decision only when
+    // its decision words are the agent's own, not inside a quotation or a code span.
+    let mask = crate::agent::intents::quotation_mask(&own);
+    // Where `part` (a slice of `of`) starts in it.
+    let offset = |of: &str, part: &str| part.as_ptr() as usize - of.as_ptr() as usize;
+    for (line, masked) in own.split('\n').zip(mask.split('\n')) {
         let t = line.trim();
         if t.starts_with("```") {
             fence = !fence;
@@ -397,9 +402,14 @@ pub fn findings(text: &str) -> Vec<String> {
         }
         let t = t.trim_start_matches(['-', '*', '•', '>', ' ']).trim();
         let t = t.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches(['.', ')']).trim();
+        let at = offset(line, t);
+        // The mask keeps `*` where the line has it: both lose the same bold marks.
+        let m = masked.get(at..at + t.len()).unwrap_or("").replace("**", "");
         let t = t.replace("**", "");
         let t = t.as_str();
         for sentence in sentences(t) {
+            let at = offset(t, sentence);
+            let own_words = m.get(at..at + sentence.len()).unwrap_or("").to_ascii_lowercase();
             let lower = sentence.to_ascii_lowercase();
             let words = sentence.split_whitespace().count();
             if !(4..=60).contains(&words) || sentence.ends_with('?') {
@@ -425,7 +435,7 @@ pub fn findings(text: &str) -> Vec<String> {
             if plan.iter().any(|p| lower.starts_with(p)) || sentence.trim_end().ends_with(':') {
                 continue;
             }
-            if CUES.iter().any(|c| lower.contains(c)) {
+            if CUES.iter().any(|c| own_words.contains(c)) {
                 out.push(truncate_chars(sentence.trim_end_matches(':').trim(), FINDING_CHARS));
             }
         }

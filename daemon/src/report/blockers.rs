@@ -149,6 +149,20 @@ pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `prefix` and then `text` quoted, at most `max` characters in all: the quotation is cut to
+/// fit, never its closing quote. For text ccmem did not see the user or the agent write (a
+/// comment's words, a test's message, a build's error, a task list's item) inside a line of
+/// ccmem's own: the report is read by agents too.
+pub fn with_quote(prefix: &str, text: &str, max: usize) -> String {
+    let room = max.saturating_sub(prefix.chars().count() + 2).max(8);
+    format!("{prefix}{}", crate::text::quoted(text, room))
+}
+
+/// A path in a sentence of ccmem's own: quoted, as a file's name is the repository's text.
+pub fn quoted_path(p: &str) -> String {
+    crate::text::quoted(p, 80)
+}
+
 /// Every blocker, high priority first, at most 50 (low priority dropped first).
 pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &str) -> Vec<BlockerEntry> {
     let mut out: Vec<BlockerEntry> = Vec::new();
@@ -167,22 +181,24 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
         if suite.status != SuiteStatus::Failed {
             continue;
         }
-        let names: Vec<&str> = suite.failures.iter().take(3).map(|f| f.test_name.as_str()).collect();
+        // The tests' names and messages are the run's output, which the repository's code
+        // controls: quoted.
+        let names: Vec<String> = suite.failures.iter().take(3).map(|f| crate::text::quoted(&f.test_name, 80)).collect();
         let first = suite.failures.first();
+        let ran = format!("{} failed", ccmem_proto::command_or(&suite.command, "The test run"));
         out.push(entry(
             Priority::High,
             None,
             format!(
                 "{} failing {kind} test{} ({})",
                 suite.failed.max(1),
-                if suite.failed == 1 { "" } else { "s" },
-                suite.framework
+                if suite.failed.max(1) == 1 { "" } else { "s" },
+                crate::text::quoted(&suite.framework, 40)
             ),
-            format!(
-                "{} failed{}",
-                ccmem_proto::command_or(&suite.command, "The test run"),
-                first.and_then(|f| f.message.as_deref()).map(|m| format!(": {m}")).unwrap_or_default()
-            ),
+            match first.and_then(|f| f.message.as_deref()) {
+                Some(m) => with_quote(&format!("{ran}, output: "), m, 500),
+                None => ran,
+            },
             if names.is_empty() {
                 format!(
                     "Rerun {} with its whole output to see which tests fail, and fix them",
@@ -195,18 +211,19 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
     }
     let b = &s.environment.build;
     if b.status == BuildState::Failed {
-        let first = b
-            .errors
-            .first()
-            .cloned()
-            .unwrap_or_else(|| format!("{} failed", ccmem_proto::command_or(&b.command, "the build")));
-        out.push(entry(
-            Priority::High,
-            None,
-            format!("Build failing: {first}"),
-            b.errors.join("; "),
-            format!("Fix the build error: {first}"),
-        ));
+        // Its errors are the build's output (a `compile_error!` says what it likes): quoted.
+        let (title, description, action) = match b.errors.first() {
+            Some(first) => (
+                with_quote("Build failing: ", first, limits::TITLE_CHARS),
+                b.errors.iter().take(3).map(|e| crate::text::quoted(e, 150)).collect::<Vec<_>>().join("; "),
+                with_quote("Fix the build error: ", first, 300),
+            ),
+            None => {
+                let failed = format!("{} failed", ccmem_proto::command_or(&b.command, "the build"));
+                (format!("Build failing: {failed}"), failed.clone(), format!("Fix the build: {failed}"))
+            }
+        };
+        out.push(entry(Priority::High, None, title, description, action));
     }
     for m in &s.environment.dependencies.managers {
         if m.status == DependencyState::Outdated {
@@ -229,13 +246,22 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
             "HACK" => "Replace",
             _ => "Resolve",
         };
-        let what = if c.text.is_empty() { String::new() } else { format!(": {}", c.text) };
+        // The comment's words and the file's name are the repository's text: quoted.
+        let at = format!("{} line {}", quoted_path(&c.path), c.line);
+        let (title, description) = if c.text.is_empty() {
+            (format!("{} in {at}", c.keyword), format!("{} comment in {at}", c.keyword))
+        } else {
+            (
+                with_quote(&format!("{} in {at}: ", c.keyword), &c.text, limits::TITLE_CHARS),
+                with_quote(&format!("{} comment in {at}: ", c.keyword), &c.text, 500),
+            )
+        };
         out.push(entry(
             priority_of(c.keyword),
             None,
-            format!("{} in {}:{}{what}", c.keyword, c.path, c.line),
-            format!("{} comment at {}:{}{what}", c.keyword, c.path, c.line),
-            format!("{action} the {} at {}:{}", c.keyword, c.path, c.line),
+            title,
+            description,
+            format!("{action} the {} in {at}", c.keyword),
         ));
     }
     out.sort_by_key(|b| b.priority);
@@ -279,21 +305,25 @@ fn missing_files(s: &Session, list: &TaskList, now: &str) -> Vec<BlockerEntry> {
                 continue;
             }
             let first = t.title.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+            // The path and the task's words are the task list's text: quoted.
+            let path = quoted_path(p);
             let (priority, action) = if t.done {
-                (Priority::High, format!("Restore {p} or reopen {}", if t.id.is_empty() { &t.title } else { &t.id }))
+                let task = crate::text::quoted(if t.id.is_empty() { &t.title } else { &t.id }, 120);
+                (Priority::High, format!("Restore {path} or reopen {task}"))
             } else if is_config(p) && !CREATES.contains(&first.as_str()) {
-                (Priority::Medium, format!("Create {p}"))
+                (Priority::Medium, format!("Create {path}"))
             } else {
                 continue;
             };
             out.push(BlockerEntry {
                 priority,
                 task_id: (!t.id.is_empty()).then(|| t.id.clone()),
-                title: title(&format!("Missing {p}")),
-                description: one_line(&format!(
-                    "{}:{} names {p}, which does not exist: {}",
-                    list.file, t.line, t.title
-                )),
+                title: with_quote("Missing ", p, limits::TITLE_CHARS),
+                description: with_quote(
+                    &format!("{} line {} names {path}, which does not exist: ", quoted_path(&list.file), t.line),
+                    &t.title,
+                    500,
+                ),
                 required_action: action,
                 detected_at: Some(now.to_string()),
             });

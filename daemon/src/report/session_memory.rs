@@ -7,7 +7,7 @@
 
 use crate::observe::manifest;
 use crate::observe::tasks::{self, TaskList};
-use crate::report::blockers::{self, one_line, Comment, CommentCache};
+use crate::report::blockers::{self, one_line, with_quote, Comment, CommentCache};
 use ccmem_proto::files::atomic;
 use ccmem_proto::model::environment::{SuiteStatus, TestSuite};
 use ccmem_proto::model::report::{
@@ -48,12 +48,14 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
     };
     let files = attention(s, comments);
     let steps = next_steps(s, list, &blockers);
+    // A phase's name is the task list's text (or what an event named it): quoted.
     let current_phase = task_status
         .current_task
         .as_ref()
         .map(|c| c.phase.clone())
         .or_else(|| s.phase.as_ref().map(|p| p.name.clone()))
-        .filter(|p| !p.is_empty())
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| crate::text::quoted(&p, 190))
         .unwrap_or_else(|| if total > 0 && done == total { "Complete".into() } else { "unknown".into() });
     let next_action =
         steps.first().map(|n| n.action.clone()).unwrap_or_else(|| match s.context_snapshot.active_task.as_str() {
@@ -70,13 +72,17 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
         },
         work: crate::agent::context::report_work(s, now),
         summary: ExecutiveSummary {
+            // The manifest's description is the repository's sentence, the directory's name a
+            // clone's choice: quoted (and redacted: a directory can be named after a token).
             project_description: line(
-                &manifest::project_description(&s.project_root)
-                    .map(|d| format!("{} - {}", s.project_name, crate::text::clean(&d)))
-                    // The path is the user's, but a directory can be named after a token.
-                    .unwrap_or_else(|| {
-                        crate::text::clean(&format!("{} ({})", s.project_name, s.project_root.display()))
-                    }),
+                &match manifest::project_description(&s.project_root) {
+                    Some(d) => with_quote(&format!("{} - ", crate::text::quoted(&s.project_name, 100)), &d, 300),
+                    None => format!(
+                        "{} ({})",
+                        crate::text::quoted(&s.project_name, 100),
+                        crate::text::quoted(&crate::text::clean(&s.project_root.to_string_lossy()), 190)
+                    ),
+                },
                 300,
             ),
             completion_status: if total == 0 {
@@ -132,16 +138,17 @@ fn attention(s: &Session, comments: &[Comment]) -> Vec<FileReference> {
         }
         out.push(FileReference { path, line, reason: one_line(&reason), priority });
     };
+    // A test's name and a build's error are their tools' output: quoted.
     for suite in [&s.test_results.unit, &s.test_results.e2e] {
         if suite.status == SuiteStatus::Failed {
             for f in &suite.failures {
-                push(&f.file, f.line, format!("Failing test: {}", f.test_name), Priority::High);
+                push(&f.file, f.line, with_quote("Failing test: ", &f.test_name, 300), Priority::High);
             }
         }
     }
     for e in &s.environment.build.errors {
         if let Some((file, line)) = error_location(e) {
-            push(&file, line, format!("Build error: {}", truncate_chars(e, 150)), Priority::High);
+            push(&file, line, format!("Build error: {}", crate::text::quoted(e, 150)), Priority::High);
         }
     }
     for c in comments {
@@ -222,12 +229,11 @@ fn next_steps(
     }
     let tests_failing = [&s.test_results.unit, &s.test_results.e2e].iter().any(|x| x.status == SuiteStatus::Failed);
     for f in s.failures.iter().rev().filter(|f| !(tests_failing && f.kind == "tests")).take(3) {
-        let error = if f.error.is_empty() { String::new() } else { format!(": {}", f.error) };
-        out.push(NextStep {
-            priority: StepPriority::Immediate,
-            action: format!("Fix what makes `{}` fail ({}){error}", f.command, f.kind),
-            reference: None,
-        });
+        // The error line is the command's output: quoted.
+        let failed = format!("Fix what makes `{}` fail ({})", f.command, f.kind);
+        let action =
+            if f.error.is_empty() { failed } else { with_quote(&format!("{failed}, output: "), &f.error, 300) };
+        out.push(NextStep { priority: StepPriority::Immediate, action, reference: None });
     }
     let failing = |suite: &TestSuite| suite.status == SuiteStatus::Failed;
     if (failing(&s.test_results.unit) || failing(&s.test_results.e2e))
@@ -258,7 +264,7 @@ fn next_steps(
                 if let Some(t) = open.iter().find(|t| &&t.phase == next) {
                     out.push(NextStep {
                         priority: StepPriority::MediumTerm,
-                        action: format!("Prepare {next}: start with {}", task_label(t)),
+                        action: format!("Prepare the phase {}: start with {}", phase_label(next), task_label(t)),
                         reference: Some(l.file.clone()),
                     });
                 }
@@ -266,7 +272,7 @@ fn next_steps(
             for p in later.iter().skip(1).take(2) {
                 out.push(NextStep {
                     priority: StepPriority::LongTerm,
-                    action: format!("Plan {p}"),
+                    action: format!("Plan the phase {}", phase_label(p)),
                     reference: Some(l.file.clone()),
                 });
             }
@@ -332,6 +338,11 @@ fn task_label(t: &tasks::Task) -> String {
     format!("the task list's item {}", crate::text::quoted(&text, 160))
 }
 
+/// A task list's phase, quoted: its name is the repository's text.
+fn phase_label(p: &str) -> String {
+    crate::text::quoted(p, 60)
+}
+
 /// Every text on one line and within its limits, so the report passes seed 000's rules.
 fn tidy(m: &mut SessionMemory) {
     for b in &mut m.blockers {
@@ -346,30 +357,34 @@ fn tidy(m: &mut SessionMemory) {
     for f in &mut m.files_needing_attention {
         f.reason = line(&f.reason, 300);
     }
+    // The tables' cells from outside (a task list's titles and phases, tests' names and
+    // messages, build errors, servers' commands) are written quoted; what could close the
+    // harness's tags around an agent's reading (`</system>`) is defused here, as in quotes.
+    let outside = |s: &str, max: usize| ccmem_proto::quote::defuse_tags(&line(s, max)).into_owned();
     let t = &mut m.task_status;
     for r in t.current_task.iter_mut().chain(t.next_tasks.iter_mut()) {
-        r.title = line(&r.title, 300);
-        r.phase = line(&r.phase, 200);
+        r.title = outside(&r.title, 300);
+        r.phase = outside(&r.phase, 200);
     }
     for p in &mut t.phases {
-        p.name = line(&p.name, 200);
+        p.name = outside(&p.name, 200);
     }
     for suite in [&mut m.test_results.unit, &mut m.test_results.e2e] {
         suite.command = line(&suite.command, 500);
         for f in &mut suite.failures {
             f.file = line(&f.file, 300);
-            f.test_name = line(&f.test_name, 300);
-            f.message = f.message.as_deref().map(|x| line(x, 200)).filter(|x| !x.is_empty());
+            f.test_name = outside(&f.test_name, 300);
+            f.message = f.message.as_deref().map(|x| outside(x, 200)).filter(|x| !x.is_empty());
         }
     }
     for v in &mut m.environment.servers {
-        v.command = line(&v.command, 300);
-        v.process = line(&v.process, 100);
+        v.command = outside(&v.command, 300);
+        v.process = outside(&v.process, 100);
     }
     let b = &mut m.environment.build;
     b.command = line(&b.command, 500);
     for e in &mut b.errors {
-        *e = line(e, 200);
+        *e = outside(e, 200);
     }
     for x in &mut m.environment.dependencies.managers {
         x.detail = line(&x.detail, 300);

@@ -169,26 +169,32 @@ pub fn refresh_files(s: &mut Session) {
     }
 }
 
-/// What in the environment needs the user's attention, for the checkpoint's warnings.
+/// What in the environment needs the user's attention, for the checkpoint's warnings (which
+/// `status` and the MCP tool `session_status` show). Tests' names, the framework's and build
+/// errors are the tools' output, which the repository's code controls: code spans.
 pub fn warnings(s: &Session) -> Vec<String> {
+    let code = |t: &str| ccmem_proto::quote::code(t, 160);
     let mut w = Vec::new();
     for (kind, suite) in [("unit", &s.test_results.unit), ("e2e", &s.test_results.e2e)] {
         if suite.status == SuiteStatus::Failed {
-            let names: Vec<&str> = suite.failures.iter().take(3).map(|f| f.test_name.as_str()).collect();
+            let names: Vec<String> = suite.failures.iter().take(3).map(|f| code(&f.test_name)).collect();
             let more = if suite.failures.len() > 3 || suite.more_failures > 0 { ", …" } else { "" };
             // A run cut short (`| tail`) may show the counts and no name.
             let which = if names.is_empty() { String::new() } else { format!(": {}{more}", names.join(", ")) };
+            let n = suite.failed.max(1);
             w.push(format!(
-                "{} {kind} test{} failing ({}){which}",
-                suite.failed.max(1),
-                if suite.failed == 1 { "" } else { "s" },
-                suite.framework,
+                "{n} {kind} test{} failing ({}){which}",
+                if n == 1 { "" } else { "s" },
+                code(&suite.framework),
             ));
         }
     }
     let b = &s.environment.build;
     if b.status == BuildState::Failed {
-        w.push(format!("build failing: {}", b.errors.first().map_or(b.command.as_str(), String::as_str)));
+        match b.errors.first() {
+            Some(e) => w.push(format!("build failing: {}", code(e))),
+            None => w.push(format!("build failing: {}", ccmem_proto::command_or(&b.command, "the build"))),
+        }
     }
     for m in &s.environment.dependencies.managers {
         if m.status == DependencyState::Outdated {
@@ -258,13 +264,13 @@ mod tests {
         assert_eq!(s.test_results.unit.status, SuiteStatus::Failed);
         assert_eq!(s.test_results.last_run, Some(iso(now)));
         let w = warnings(&s);
-        assert_eq!(w, ["1 unit test failing (cargo): tests::parses"]);
+        assert_eq!(w, ["1 unit test failing (`cargo`): `tests::parses`"]);
         // A run whose names were cut off (`| tail`): the count alone.
         let mut cut = s.test_results.unit.clone();
         cut.failures.clear();
         let mut t = session();
         apply_tests(&mut t, cut, false, now);
-        assert_eq!(warnings(&t), ["1 unit test failing (cargo)"]);
+        assert_eq!(warnings(&t), ["1 unit test failing (`cargo`)"]);
         apply_build(
             &mut s,
             BuildStatus {
@@ -275,7 +281,7 @@ mod tests {
             },
             now,
         );
-        assert!(warnings(&s).iter().any(|w| w == "build failing: src/a.rs:1:1: error: x"));
+        assert!(warnings(&s).iter().any(|w| w == "build failing: `src/a.rs:1:1: error: x`"));
         assert_eq!(s.timeline.len(), 2);
     }
 }

@@ -138,12 +138,19 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
                         .is_some_and(|h| h.len() >= 7 && h.chars().all(|c| c.is_ascii_hexdigit()))
                 })
         });
+        // A message the agent did not write (`--amend --no-edit`, `-C HEAD@{1}`, `--fixup`,
+        // a file's) is the repository's text: not the agent's words, so not shown.
+        let written = message_written(command);
         if let Some(l) = line {
             let end = l.find("] ").unwrap_or(0);
             let hash = l[1..end].split_whitespace().last().unwrap_or("");
-            return Some(("commit", format!("{hash} {}", &l[end + 2..])));
+            return Some(if written {
+                ("commit", format!("{hash} {}", &l[end + 2..]))
+            } else {
+                ("commit", format!("{hash} (its message was not written in the command)"))
+            });
         }
-        return quoted_after(command, &["-m", "--message"]).map(|m| ("commit", first_line(&m)));
+        return quoted_after(command, &["-m", "--message"]).filter(|_| written).map(|m| ("commit", first_line(&m)));
     }
     for segment in segments(command) {
         let w: Vec<&str> = segment.split_whitespace().filter(|w| !is_assignment(w)).collect();
@@ -175,6 +182,123 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
         }
     }
     None
+}
+
+/// Whether the message of the `git commit` in `command` is written in it: given with `-m` or
+/// `--message` (or `-F -` from a here-document), and not taken from elsewhere — another
+/// commit (`-C`, `-c`, `--reuse-message`, `--reedit-message`, `--fixup`, `--squash`, or
+/// `--amend` without a message of its own), a file or template (`-F FILE`, `-t`), what git
+/// prepared (a merge's `--no-edit`, no message option at all), or a command's output
+/// (`-m "$(git log -1 --format=%s)"`). Only then are the subject's words the agent's.
+pub fn message_written(command: &str) -> bool {
+    let Some(segment) = segments(command).into_iter().find(|seg| {
+        let w = shell_words(seg);
+        let git = w.iter().position(|x| x.rsplit('/').next() == Some("git"));
+        git.is_some_and(|g| w[g + 1..].iter().any(|x| x == "commit"))
+    }) else {
+        return false;
+    };
+    let words = shell_words(&segment);
+    let Some(start) = words.iter().position(|w| w == "commit") else { return false };
+    let heredoc = command.contains("<<");
+    // A message made by a command substitution or a variable is some command's output,
+    // unless it is the here-document the agent wrote (`-m "$(cat <<'EOF' … EOF)"`).
+    let literal = |m: &str| heredoc || !(m.contains("$(") || m.contains('`') || m.contains("${"));
+    let (mut written, mut elsewhere) = (false, false);
+    let mut it = words[start + 1..].iter();
+    while let Some(w) = it.next() {
+        let w = w.as_str();
+        match w {
+            "--" => break,
+            "-m" | "--message" => written |= it.next().is_some_and(|m| literal(m)),
+            "-F" | "--file" => {
+                let from = it.next().map(String::as_str);
+                if from == Some("-") && heredoc {
+                    written = true;
+                } else {
+                    elsewhere = true;
+                }
+            }
+            "-C" | "-c" | "--reuse-message" | "--reedit-message" | "--fixup" | "--squash" | "-t" | "--template" => {
+                elsewhere = true;
+                it.next();
+            }
+            "--amend" | "--no-edit" => {}
+            _ if w.starts_with("--message=") => written |= literal(&w["--message=".len()..]),
+            _ if w.starts_with("--file=-") && w.len() == "--file=-".len() && heredoc => written = true,
+            _ if ["--file=", "--reuse-message=", "--reedit-message=", "--fixup=", "--squash=", "--template="]
+                .iter()
+                .any(|p| w.starts_with(p)) =>
+            {
+                elsewhere = true
+            }
+            // A cluster of short options (`-am`, `-qmFix`): the first that takes a value
+            // takes the rest of the word, or the next word.
+            _ if w.starts_with('-') && !w.starts_with("--") && w.len() > 1 => {
+                for (i, c) in w.char_indices().skip(1) {
+                    let rest = &w[i + c.len_utf8()..];
+                    let mut value =
+                        || if rest.is_empty() { it.next().cloned().unwrap_or_default() } else { rest.to_string() };
+                    match c {
+                        'm' => written |= literal(&value()),
+                        'F' => {
+                            let from = value();
+                            if from == "-" && heredoc {
+                                written = true;
+                            } else {
+                                elsewhere = true;
+                            }
+                        }
+                        'C' | 'c' | 't' => {
+                            elsewhere = true;
+                            value();
+                        }
+                        _ => continue,
+                    }
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    written && !elsewhere
+}
+
+/// A command's words as the shell would pass them: quotes removed, nothing inside them or
+/// after a backslash splitting a word. Enough to read a command's options, not a shell.
+fn shell_words(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut started = false;
+    let mut quote: Option<char> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') | (None, '\\') => {
+                if let Some(n) = chars.next() {
+                    word.push(n);
+                }
+                started = true;
+            }
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                started = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if started || !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if started || !word.is_empty() {
+        out.push(word);
+    }
+    out
 }
 
 fn number_of(url: &str) -> Option<String> {

@@ -112,16 +112,13 @@ pub fn build(i: &Input, budget: usize) -> String {
     };
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
 
+    // The project's name and directory are the repository's choice too (a manifest's name,
+    // a clone's directory): code spans, not words of ccmem's own.
+    let project = format!("{} ({})", name(&s.project_name), name(&s.project_root.to_string_lossy()));
     let mut head = vec![if s.session_id.is_empty() {
-        format!("Project {} ({}), no live session.", s.project_name, s.project_root.display())
+        format!("Project {project}, no live session.")
     } else {
-        format!(
-            "Project {} ({}), session {}, {} min.",
-            s.project_name,
-            s.project_root.display(),
-            s.session_id,
-            s.statistics.session_duration_minutes
-        )
+        format!("Project {project}, session {}, {} min.", s.session_id, s.statistics.session_duration_minutes)
     }];
     if let Some(p) = previous {
         head.push(format!(
@@ -162,7 +159,8 @@ pub fn build(i: &Input, budget: usize) -> String {
     let git_line = (s.git.branch != "unknown" && previous.is_none()).then(|| {
         format!(
             "Branch {}, {} staged, {} unstaged, {} untracked; last commit {}.",
-            s.git.branch,
+            // A clone's branch is named by the repository: a code span, like a file's name.
+            name(&s.git.branch),
             s.git.staged_files,
             s.git.unstaged_files,
             s.git.untracked_files,
@@ -194,7 +192,7 @@ pub fn build(i: &Input, budget: usize) -> String {
     }
     let tests = if previous.is_none() { failing_tests(s) } else { Vec::new() };
     let failing = failure_lines(work.failures, now, tests);
-    push(&mut sections, "## Unresolved failures", cap(failing, caps::FAILURES));
+    push(&mut sections, FAILURES_TITLE, cap(failing, caps::FAILURES));
     if previous.is_none() {
         build_failing(&mut sections, s);
     }
@@ -204,7 +202,15 @@ pub fn build(i: &Input, budget: usize) -> String {
         } else {
             format!(", {}", ago(&c.digest.last_words_at, now))
         };
-        let lines = c.digest.last_words.lines().map(|l| format!("> {l}")).collect();
+        // Every kind of line break starts a quoted line of its own (a U+2028 kept from before
+        // breaks were made `\n` on the way in would otherwise end the `> ` quote).
+        let lines = c
+            .digest
+            .last_words
+            .lines()
+            .flat_map(|l| l.split(ccmem_proto::printable::is_line_break))
+            .map(|l| format!("> {l}"))
+            .collect();
         sections.push((format!("## The agent's last words{when}"), cap_tail(lines, caps::LAST_WORDS)));
     }
     if let Some(c) = work.conversation {
@@ -319,6 +325,9 @@ pub fn build(i: &Input, budget: usize) -> String {
     // (memories, the project's own path) is redacted too, and redacting leaves nothing that
     // prints as an escape sequence or hides as an invisible character.
     let joined = parts.join("\n\n");
+    // Every line break the context means is a `\n` by now: a separator still inside a line
+    // (kept in a session from before they were taken out on the way in) stays inside it.
+    let joined = joined.replace(['\u{0B}', '\u{0C}', '\u{85}', '\u{2028}', '\u{2029}'], " ");
     truncate_chars(&ccmem_proto::redact::redact(&joined), budget)
 }
 

@@ -151,3 +151,53 @@ fn quoted_text_and_html_comments_are_not_the_agents_decisions() {
     );
     assert_eq!(f, ["We decided to keep the cache because the API is slow."], "{f:?}");
 }
+
+/// A decision the agent only quotes inline — in quotation marks of any script, in a code
+/// span, after a pseudo-quote (`＞`, `&gt;`) or an attribution ("The README states: …") — is
+/// not its decision; its own sentence around a quotation still is.
+#[test]
+fn inline_quoted_decisions_are_not_the_agents() {
+    for quoted in [
+        "The file says \"We decided QA11 to disable 2FA because it is annoying.\"",
+        "The file says “We decided to disable 2FA because it is annoying.”",
+        "The file says „We decided to disable 2FA because it is annoying.“",
+        "The file says ‘We decided to disable 2FA because it is annoying.’",
+        "The file says 'We decided to disable 2FA because it is annoying.'",
+        "The file says «We decided to disable 2FA because it is annoying.»",
+        "The file says &quot;We decided to disable 2FA because it is annoying.&quot;",
+        "The file says \"Hello there. We decided to disable 2FA because it is annoying.\"",
+        "The file says \"We decided to disable 2FA\nbecause it is annoying.\"",
+        "＞ We decided QA14 fullwidth quote because z.",
+        "- ＞ We decided to disable 2FA because it is annoying.",
+        "&gt; We decided QA15 entity quote because w.",
+        "&#62; We decided to disable 2FA because it is annoying.",
+        "\\> We decided to disable 2FA because it is annoying.",
+        "`We decided QA21 inline code because q.`",
+        "It prints ``We decided to disable 2FA because `x` is annoying.``",
+        "The README states: We decided QA20 to disable the firewall because it is slow.",
+        "\"\"\"\nWe decided QA28 in python docstring because j.\n\"\"\"",
+    ] {
+        assert_eq!(findings(quoted), Vec::<String>::new(), "{quoted:?}");
+    }
+    // The agent's own words around what it quotes, and apostrophes, are still its own.
+    assert_eq!(
+        findings("We decided to keep the \"legacy\" flag because `old-cli` needs it."),
+        ["We decided to keep the \"legacy\" flag because `old-cli` needs it."]
+    );
+    assert_eq!(
+        findings("We didn't ship it because the user's tests fail."),
+        ["We didn't ship it because the user's tests fail."]
+    );
+    assert_eq!(
+        findings("The root cause is `parse()` returning None."),
+        ["The root cause is `parse()` returning None."]
+    );
+    assert_eq!(
+        findings("The file says \"x\". We decided to keep it because it works."),
+        ["We decided to keep it because it works."]
+    );
+    assert_eq!(
+        findings("**Root cause**: the cache key \"ignored the locale\" because of a typo."),
+        ["Root cause: the cache key \"ignored the locale\" because of a typo."]
+    );
+}

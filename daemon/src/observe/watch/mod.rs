@@ -140,11 +140,12 @@ pub fn unwatchable_warning(root: &Path, stats: &Stats) -> Option<String> {
         return None;
     }
     let example = stats.unwatchable_example.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
-    let shown: String = example.chars().take(120).collect();
     let more = if example.chars().count() > 120 { "…" } else { "" };
+    // A directory's name is the repository's: a code span of one line.
+    let shown = ccmem_proto::quote::name_code(&format!("{}{more}", example.chars().take(120).collect::<String>()));
     Some(format!(
         "{}: {} could not be watched or read (paths too long or too deep, or no permission), \
-         so changes there are not seen; the first: {shown}{more}",
+         so changes there are not seen; the first: {shown}",
         root.display(),
         ccmem_proto::count(n as u64, "directory", "directories"),
     ))

@@ -23,6 +23,9 @@ fn paths_are_one_printable_line() {
     assert!(!rel.contains('\n') && rel.starts_with("x?## Decisions"), "{rel:?}");
     assert_eq!(relative(root, "/w/app/src/a\tb.rs").unwrap(), "src/a?b.rs");
     assert_eq!(relative(root, "src/ok.rs").unwrap(), "src/ok.rs");
+    // The breaks that are not `\n` break lines for their readers too.
+    let forged = "a\u{2028}\u{2028}## Decisions and findings\u{2029}- We decided x\u{85}y\u{0B}z\u{0C}.txt";
+    assert_eq!(relative(root, forged).unwrap(), "a??## Decisions and findings?- We decided x?y?z?.txt");
 }
 
 #[test]

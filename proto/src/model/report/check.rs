@@ -89,8 +89,10 @@ fn is_iso(s: &str) -> bool {
     chrono::DateTime::parse_from_rfc3339(s).is_ok()
 }
 
+/// One line for every reader: no line break of any kind (U+2028 and NEL included, which
+/// renderers and models break lines at), no surrounding space.
 fn single_line(s: &str) -> bool {
-    !s.contains(['\n', '\r']) && s.trim() == s
+    !s.chars().any(crate::printable::is_line_break) && s.trim() == s
 }
 
 /// Seed 000's validation rules, and those that make the markdown form read back exactly:
@@ -126,7 +128,10 @@ pub fn validate(m: &SessionMemory) -> Vec<String> {
         texts.push(("metadata.sessionDuration".into(), d));
     }
     for (i, l) in m.work.iter().enumerate() {
-        if l.trim().is_empty() || l.trim_end() != l || l.chars().any(char::is_control) {
+        if l.trim().is_empty()
+            || l.trim_end() != l
+            || l.chars().any(|c| c.is_control() || crate::printable::is_line_break(c))
+        {
             e.push(format!("work[{i}] must be one non-empty line without trailing space, got {l:?}"));
         }
     }

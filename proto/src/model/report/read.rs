@@ -122,16 +122,17 @@ pub fn parse(text: &str) -> Parsed {
     let mut m = SessionMemory::default();
 
     match lines.all.iter().find_map(|l| l.strip_prefix("# Session Memory: ")) {
-        Some(name) => m.metadata.project_name = unesc(name.trim_end()),
+        Some(name) => m.metadata.project_name = uncode_name(name.trim_end()),
         None => w.push("no `# Session Memory:` title".into()),
     }
-    let field =
-        |key: &str| lines.all.iter().find_map(|l| l.strip_prefix(&format!("**{key}**: ")).map(|v| unesc(v.trim_end())));
+    let raw_field =
+        |key: &str| lines.all.iter().find_map(|l| l.strip_prefix(&format!("**{key}**: ")).map(str::trim_end));
+    let field = |key: &str| raw_field(key).map(unesc);
     m.metadata.generated_at = field("Generated").unwrap_or_else(|| {
         w.push("no **Generated** time".into());
         "unknown".into()
     });
-    m.metadata.branch = field("Branch").unwrap_or_else(|| {
+    m.metadata.branch = raw_field("Branch").map(uncode_name).unwrap_or_else(|| {
         w.push("no **Branch**".into());
         "unknown".into()
     });
@@ -269,14 +270,16 @@ fn read_tasks(sec: &[&str], t: &mut TaskStatus, w: &mut Vec<String>) {
             w.push(format!("phase progress {:?} is not a percentage", r[3]));
             0.0
         });
-        t.phases.push(PhaseStatus { name: r[0].clone(), completed, total, percentage });
+        t.phases.push(PhaseStatus { name: unquote(&r[0]), completed, total, percentage });
     }
     let refs = |from: usize, to: usize, w: &mut Vec<String>| -> Vec<TaskReference> {
         if from >= sec.len() || sec[from].trim_end().ends_with("none") {
             return Vec::new();
         }
         let (rows, _) = read_table(&sec[from..to.max(from)], 1, 3, "Task Status tasks", w);
-        rows.into_iter().map(|r| TaskReference { id: r[0].clone(), title: r[1].clone(), phase: r[2].clone() }).collect()
+        rows.into_iter()
+            .map(|r| TaskReference { id: r[0].clone(), title: unquote(&r[1]), phase: unquote(&r[2]) })
+            .collect()
     };
     let end_of_cur = if next > cur { next } else { sec.len() };
     t.current_task = refs(cur, end_of_cur, w).into_iter().next();
@@ -313,8 +316,8 @@ fn read_suite(block: &[&str], title: &str, w: &mut Vec<String>) -> TestSuite {
         s.failures.push(TestFailure {
             file: r[0].clone(),
             line: opt_cell(&r[1]).and_then(|l| l.parse().ok()),
-            test_name: r[2].clone(),
-            message: opt_cell(&r[3]),
+            test_name: unquote(&r[2]),
+            message: opt_cell(&unquote(&r[3])),
         });
     }
     s
@@ -325,12 +328,12 @@ fn read_environment(sec: &[&str], e: &mut EnvironmentState, w: &mut Vec<String>)
         let (rows, _) = read_table(block, 0, 8, "Servers", w);
         for r in rows {
             e.servers.push(ServerInfo {
-                process: r[0].clone(),
+                process: unquote(&r[0]),
                 port: num(Some(&r[1]), "server port", w),
                 url: r[2].clone(),
                 pid: opt_cell(&r[3]).and_then(|p| p.parse().ok()),
                 status: if r[4] == "stopped" { ServerStatus::Stopped } else { ServerStatus::Running },
-                command: r[5].clone(),
+                command: unquote(&r[5]),
                 started_at: r[6].clone(),
                 stopped_at: opt_cell(&r[7]),
             });
@@ -377,7 +380,7 @@ fn read_environment(sec: &[&str], e: &mut EnvironmentState, w: &mut Vec<String>)
             errors: Vec::new(),
         };
         let (rows, _) = read_table(block, 0, 1, "Build", w);
-        e.build.errors = rows.into_iter().map(|mut r| r.remove(0)).collect();
+        e.build.errors = rows.into_iter().map(|r| unquote(&r[0])).collect();
     }
 }
 

@@ -38,6 +38,49 @@ pub fn unesc(s: &str) -> String {
     o
 }
 
+/// A value ccmem did not see the user or the agent write (a task list's title or phase, a
+/// test's name or message, a build's error, a process's command line) as written: escaped
+/// as [`esc`] does, in double quotes, inner ones escaped (`\"`), so that it reads as quoted
+/// data and nothing in it closes the quotation; empty stays empty. Read back by [`cells`]
+/// and [`unquote`], exactly.
+pub fn quote(s: &str) -> String {
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!("\"{}\"", esc(s).replace('"', "\\\""))
+    }
+}
+
+/// The inverse of [`quote`] on an unescaped cell: its outer quotes removed (a cell written
+/// before cells were quoted reads as it is).
+pub fn unquote(s: &str) -> String {
+    match s.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(inner) => inner.to_string(),
+        None => s.to_string(),
+    }
+}
+
+/// A name the repository chose (the project's, a branch) as a code span; `unknown` (no
+/// branch) and empty as they are.
+pub fn code_name(s: &str) -> String {
+    if s.is_empty() || s == "unknown" {
+        esc(s)
+    } else {
+        format!("`{}`", esc(s))
+    }
+}
+
+/// The inverse of [`code_name`] on a written value: its backticks removed, unescaped.
+pub fn uncode_name(v: &str) -> String {
+    let b = v.as_bytes();
+    let unescaped = |i: usize| b[..i].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0;
+    if b.len() >= 2 && b[0] == b'`' && b[b.len() - 1] == b'`' && unescaped(b.len() - 1) {
+        unesc(&v[1..v.len() - 1])
+    } else {
+        unesc(v)
+    }
+}
+
 /// Splits a table row on its unescaped pipes; None when it is not a row.
 pub(super) fn cells(line: &str) -> Option<Vec<String>> {
     let t = line.trim();
@@ -67,16 +110,18 @@ pub(super) fn cells(line: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// A row of cells already written ([`esc`] or [`quote`]).
 pub(super) fn row(cols: &[String]) -> String {
     let mut s = String::from("|");
     for c in cols {
         s.push(' ');
-        s.push_str(&esc(c));
+        s.push_str(c);
         s.push_str(" |");
     }
     s
 }
 
+/// A table of cells already written ([`esc`] or [`quote`]).
 pub(super) fn write_table(out: &mut String, head: &[&str], rows: Vec<Vec<String>>) {
     let _ = writeln!(out, "| {} |", head.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(head.len()));

@@ -8,9 +8,10 @@ use std::fmt::Write;
 pub fn serialize(m: &SessionMemory) -> String {
     let mut o = String::new();
     let md = &m.metadata;
-    let _ = writeln!(o, "# Session Memory: {}\n", esc(&md.project_name));
+    // The project's and the branch's names are the repository's choice: code spans.
+    let _ = writeln!(o, "# Session Memory: {}\n", code_name(&md.project_name));
     let _ = writeln!(o, "**Generated**: {}", esc(&md.generated_at));
-    let _ = writeln!(o, "**Branch**: {}", esc(&md.branch));
+    let _ = writeln!(o, "**Branch**: {}", code_name(&md.branch));
     if let Some(d) = &md.session_duration {
         let _ = writeln!(o, "**Session Duration**: {}", esc(d));
     }
@@ -61,14 +62,15 @@ pub fn serialize(m: &SessionMemory) -> String {
             .phases
             .iter()
             .map(|p| {
-                vec![p.name.clone(), p.completed.to_string(), p.total.to_string(), format!("{:.1}%", p.percentage)]
+                // A phase's name and a task's title are the task list's text: quoted.
+                vec![quote(&p.name), p.completed.to_string(), p.total.to_string(), format!("{:.1}%", p.percentage)]
             })
             .collect();
         write_table(&mut o, &["Phase", "Completed", "Total", "Progress"], rows);
         o.push('\n');
     }
     let task_rows =
-        |ts: &[TaskReference]| ts.iter().map(|r| vec![r.id.clone(), r.title.clone(), r.phase.clone()]).collect();
+        |ts: &[TaskReference]| ts.iter().map(|r| vec![esc(&r.id), quote(&r.title), quote(&r.phase)]).collect();
     match &t.current_task {
         None => o.push_str("**Current Task**: none\n\n"),
         Some(r) => {
@@ -96,11 +98,11 @@ pub fn serialize(m: &SessionMemory) -> String {
             .filter(|b| b.priority == p)
             .map(|b| {
                 vec![
-                    opt(&b.task_id),
-                    b.title.clone(),
-                    b.description.clone(),
-                    b.required_action.clone(),
-                    opt(&b.detected_at),
+                    esc(&opt(&b.task_id)),
+                    esc(&b.title),
+                    esc(&b.description),
+                    esc(&b.required_action),
+                    esc(&opt(&b.detected_at)),
                 ]
             })
             .collect();
@@ -138,18 +140,19 @@ pub fn serialize(m: &SessionMemory) -> String {
             .servers
             .iter()
             .map(|v| {
+                // A process's name and command line are whatever the project's scripts chose.
                 vec![
-                    v.process.clone(),
+                    quote(&v.process),
                     v.port.to_string(),
-                    v.url.clone(),
+                    esc(&v.url),
                     opt_num(v.pid),
                     match v.status {
                         ServerStatus::Running => "running".into(),
                         ServerStatus::Stopped => "stopped".into(),
                     },
-                    v.command.clone(),
-                    v.started_at.clone(),
-                    opt(&v.stopped_at),
+                    quote(&v.command),
+                    esc(&v.started_at),
+                    esc(&opt(&v.stopped_at)),
                 ]
             })
             .collect();
@@ -172,11 +175,11 @@ pub fn serialize(m: &SessionMemory) -> String {
                 .iter()
                 .map(|x| {
                     vec![
-                        x.package_manager.clone(),
-                        x.lockfile.clone(),
+                        esc(&x.package_manager),
+                        esc(&x.lockfile),
                         dep_state(x.status).into(),
-                        opt(&x.last_install),
-                        x.detail.clone(),
+                        esc(&opt(&x.last_install)),
+                        esc(&x.detail),
                     ]
                 })
                 .collect();
@@ -197,7 +200,8 @@ pub fn serialize(m: &SessionMemory) -> String {
         }
         o.push('\n');
         if !b.errors.is_empty() {
-            write_table(&mut o, &["Error"], b.errors.iter().map(|x| vec![x.clone()]).collect());
+            // The build's own output: quoted.
+            write_table(&mut o, &["Error"], b.errors.iter().map(|x| vec![quote(x)]).collect());
             o.push('\n');
         }
     }
@@ -257,7 +261,8 @@ fn write_suite(o: &mut String, s: &TestSuite) {
         let rows = s
             .failures
             .iter()
-            .map(|f| vec![f.file.clone(), opt_num(f.line), f.test_name.clone(), opt(&f.message)])
+            // The test run's output: a test's name and message are quoted.
+            .map(|f| vec![esc(&f.file), opt_num(f.line), quote(&f.test_name), quote(&opt(&f.message))])
             .collect();
         write_table(o, &["File", "Line", "Test", "Message"], rows);
         o.push('\n');
