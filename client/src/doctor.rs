@@ -71,6 +71,7 @@ pub fn checks(socket: &Path) -> Vec<Check> {
     gemini_hooks(&mut out);
     agent_plugin(&mut out, &crate::install::plugin_file::OPENCODE, "opencode", "opencode plugin");
     agent_plugin(&mut out, &crate::install::plugin_file::PI, "pi", "pi extension");
+    copilot_hooks(&mut out);
     #[cfg(target_os = "linux")]
     inotify(peer.as_ref().map(|p| p.pid), &mut out);
     let _ = &peer;
@@ -404,6 +405,26 @@ fn gemini_hooks(out: &mut Vec<Check>) {
             out.push(bad(NAME, "fail", off, "remove that setting, or `ccmemctl hooks uninstall --agent gemini`"))
         }
         Ok((true, None)) => out.push(ok(NAME, "installed (Gemini CLI runs them in the folders you trust)")),
+    }
+}
+
+/// Copilot CLI's hooks file: in place and running this `ccmemctl`, when Copilot CLI is on
+/// PATH or the file is there.
+fn copilot_hooks(out: &mut Vec<Check>) {
+    const NAME: &str = "copilot hooks";
+    let fix = "`ccmemctl hooks install --agent copilot`";
+    let on_path = !matches!(hook_program("copilot"), HookProgram::Missing);
+    match crate::install::copilot::status() {
+        Err(e) => out.push(bad(NAME, "warn", e, format!("fix or move the file, then {fix}"))),
+        Ok(None) if on_path => out.push(bad(
+            NAME,
+            "warn",
+            "GitHub Copilot CLI is installed but ccmem's hooks are not: its sessions are not remembered",
+            fix,
+        )),
+        Ok(None) => {}
+        Ok(Some(false)) => out.push(bad(NAME, "warn", "written by another ccmemctl or another version", fix)),
+        Ok(Some(true)) => out.push(ok(NAME, "installed")),
     }
 }
 

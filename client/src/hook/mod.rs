@@ -16,6 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 mod codex;
+mod copilot;
 mod gemini;
 
 /// How much of the end of an agent's own record of the conversation a hook reads.
@@ -86,6 +87,13 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
     let event =
         payload.get("hook_event_name").and_then(Value::as_str).ok_or("the payload has no hook_event_name")?.to_string();
     trim(&mut payload);
+    // GitHub Copilot CLI runs a project's Claude Code hooks too (`.claude/settings.json`),
+    // with payloads of its own: it says so in the hook's environment.
+    let copilot = std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1");
+    let agent = match agent {
+        None | Some("") if copilot => Some("copilot"),
+        a => a,
+    };
     // The agent is named for the daemon's adapters; Claude Code's payloads go as they come.
     let agent = agent.map(str::trim).filter(|a| !a.is_empty() && !a.eq_ignore_ascii_case("claude"));
     if let (Some(map), Some(name)) = (payload.as_object_mut(), agent) {
@@ -96,6 +104,10 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
     }
     if agent.is_some_and(|a| a.eq_ignore_ascii_case("gemini")) {
         gemini::take_last_words_from_the_chat(&mut payload);
+    }
+    let copilot = agent.is_some_and(|a| a.eq_ignore_ascii_case("copilot"));
+    if copilot {
+        copilot::take_last_words_from_the_events(&mut payload);
     }
     // Claude Code tells its hooks where it was started in the environment only.
     if let (Some(map), Some(dir)) = (payload.as_object_mut(), std::env::var_os("CLAUDE_PROJECT_DIR")) {
@@ -111,9 +123,13 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
     let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| format!("{event}: {e:?}"))?;
     {
         if !reply.additional_context.is_empty() {
-            let out = serde_json::json!({
+            let mut out = serde_json::json!({
                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": reply.additional_context}
             });
+            // Copilot CLI reads the context from the top level only.
+            if copilot {
+                out["additionalContext"] = serde_json::Value::String(reply.additional_context);
+            }
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{out}");
             let _ = stdout.flush();

@@ -3,6 +3,7 @@
 //! merged without touching other hooks or keys, idempotently, with a backup, atomically.
 
 pub mod codex;
+pub mod copilot;
 pub mod gemini;
 pub mod plugin_file;
 
@@ -58,6 +59,7 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
             Agent::Gemini => gemini::run(installing, target.dry_run, json_out)?,
             Agent::Opencode => plugin_file::OPENCODE.run(installing, target.dry_run, json_out)?,
             Agent::Pi => plugin_file::PI.run(installing, target.dry_run, json_out)?,
+            Agent::Copilot => copilot::run(installing, target.dry_run, json_out)?,
             _ => claude(installing, target.project, target.dry_run, json_out)?,
         }
     }
@@ -65,7 +67,8 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
 }
 
 /// The agents `hooks install` knows, in the order `--agent all` installs them.
-pub const SUPPORTED: &[Agent] = &[Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi];
+pub const SUPPORTED: &[Agent] =
+    &[Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi, Agent::Copilot];
 
 /// Whether this machine has `agent`: its program on PATH, or its settings directory.
 fn present(agent: Agent) -> bool {
@@ -75,6 +78,7 @@ fn present(agent: Agent) -> bool {
         // The plugin folder's parent: `~/.config/opencode`, `~/.pi/agent`.
         Agent::Opencode => plugin_file::OPENCODE.path().ok().and_then(|p| p.parent()?.parent().map(Path::to_path_buf)),
         Agent::Pi => plugin_file::PI.path().ok().and_then(|p| p.parent()?.parent().map(Path::to_path_buf)),
+        Agent::Copilot => copilot::home().ok(),
         _ => None,
     };
     let on_path = std::env::var_os("PATH").is_some_and(|path| {

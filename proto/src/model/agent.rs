@@ -19,6 +19,8 @@ pub enum Agent {
     Opencode,
     /// Pi (and Oh My Pi, its fork).
     Pi,
+    /// GitHub Copilot CLI.
+    Copilot,
     /// One a newer ccmem knows: its conversations are kept, with no resume command.
     #[serde(other)]
     Other,
@@ -26,7 +28,8 @@ pub enum Agent {
 
 impl Agent {
     /// Every agent a user can name (`--agent NAME`).
-    pub const ALL: [Agent; 5] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi];
+    pub const ALL: [Agent; 6] =
+        [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi, Agent::Copilot];
 
     /// The name on the command line and in files: `claude`, `codex`, …
     pub fn name(self) -> &'static str {
@@ -36,6 +39,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
             Agent::Pi => "pi",
+            Agent::Copilot => "copilot",
             Agent::Other => "other",
         }
     }
@@ -48,6 +52,7 @@ impl Agent {
             Agent::Gemini => "Gemini CLI",
             Agent::Opencode => "OpenCode",
             Agent::Pi => "Pi",
+            Agent::Copilot => "GitHub Copilot CLI",
             Agent::Other => "another agent",
         }
     }
@@ -66,6 +71,7 @@ impl Agent {
             Agent::Gemini => Some(format!("gemini --resume {id}")),
             Agent::Opencode => Some(format!("opencode --session {id}")),
             Agent::Pi => Some(format!("pi --session {id}")),
+            Agent::Copilot => Some(format!("copilot --resume={id}")),
             Agent::Other => None,
         }
     }

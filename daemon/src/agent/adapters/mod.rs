@@ -13,6 +13,7 @@ use serde_json::Value;
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod opencode;
 mod pi;
@@ -33,6 +34,7 @@ pub fn parse(v: &Value) -> Option<Hook> {
         Agent::Gemini => gemini::parse(v)?,
         Agent::Opencode => opencode::parse(v)?,
         Agent::Pi => pi::parse(v)?,
+        Agent::Copilot => copilot::parse(v)?,
         // An agent this version does not know is read in Claude Code's shape.
         _ => claude::parse(v)?,
     };

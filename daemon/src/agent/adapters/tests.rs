@@ -219,3 +219,28 @@ fn pi_extension_events_become_neutral_events() {
     assert_eq!(pi::shell_end("out\n\n\nCommand exited with code 2\n", true), (Some(2), false));
     assert_eq!(pi::shell_end("fine\n", false), (Some(0), false));
 }
+
+#[test]
+fn copilot_payloads_become_neutral_events() {
+    // Captured from GitHub Copilot CLI 1.0.102 (tests/fixtures/copilot/SOURCES.md).
+    let c = |name: &str| parse(&fixture_of("copilot", name)).unwrap();
+    let start = c("session-start.json");
+    assert_eq!((start.agent, &start.kind), (Agent::Copilot, &Kind::SessionStart { source: "startup".into() }));
+    assert_eq!(c("user-prompt-submit.json").agent, Agent::Copilot);
+    let Kind::ToolUse { tool: Tool::Shell { command, output, exit, failed, .. }, .. } = c("post-tool-use.json").kind
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (command.as_str(), output.as_str(), exit, failed),
+        ("echo hello-from-fake > fake.txt && cat fake.txt", "hello-from-fake", Some(0), false)
+    );
+    assert!(matches!(c("post-tool-use-failure.json").kind, Kind::ToolUse { tool: Tool::Other, .. }));
+    assert!(matches!(c("stop.json").kind, Kind::Stop { subagent: false, .. }));
+    assert!(matches!(c("stop-inside-subagent.json").kind, Kind::Stop { subagent: true, .. }));
+    assert!(matches!(c("pre-compact.json").kind, Kind::PreCompact { ref trigger, .. } if trigger == "manual"));
+    assert_eq!(c("session-end.json").kind, Kind::SessionEnd { reason: "complete".into() });
+    // A command's code at the end of its result, and one that did not end.
+    assert_eq!(copilot::shell_result("FAIL x\n<shellId: 3 completed with exit code 3>"), ("FAIL x".into(), Some(3)));
+    assert_eq!(copilot::shell_result("still running…").1, None);
+}
