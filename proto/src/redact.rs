@@ -86,6 +86,8 @@ struct Rule {
     min_len: usize,
     /// The check sees all of a match: the search goes on after it.
     consumes: bool,
+    /// A token right after a letter or a digit (group `pre`) must look generated.
+    glued: bool,
 }
 
 /// The rules' keywords (any case): a rule none of whose words occurs is not run. One
@@ -206,6 +208,7 @@ impl Redactor {
                 whole: false,
                 min_len: spec.min_len,
                 consumes: spec.consumes,
+                glued: spec.glued,
             });
         }
         for (kind, pat) in extra {
@@ -218,6 +221,7 @@ impl Redactor {
                 whole: true,
                 min_len: 0,
                 consumes: false,
+                glued: false,
             });
         }
         Ok(Self {
@@ -294,7 +298,10 @@ impl Redactor {
             let Some(m) = c.get(0) else { break };
             budget = budget.saturating_sub(m.end() - pos);
             // A match that starts inside a mask reads its kind as a name (`[REDACTED:secret]: x`).
-            if inside_mask(&masks, m.start()) {
+            // (A token rule's match takes the character before the token too: the token
+            // itself is what starts.)
+            let start = c.name("pre").or_else(|| c.name("edge")).map_or(m.start(), |g| g.end());
+            if inside_mask(&masks, start) {
                 pos = next_char(text, m.start());
                 continue;
             }
@@ -304,6 +311,11 @@ impl Redactor {
                     let s = if r.whole { m } else { secret(&c).unwrap_or(m) };
                     hits.push(Hit { range: s.range(), kind: None });
                 }
+            }
+            // `foosk_live_…` is a key only if it looks like one; `task_live_notifications`
+            // is a name.
+            if r.glued && c.name("pre").is_some() {
+                hits.retain(|h| text.get(h.range.clone()).is_some_and(values::strongly_random));
             }
             let mut resume = None;
             for h in hits.drain(..) {

@@ -363,6 +363,32 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("https://ac49726e45dac31b3629fb0f26f89264:x-oauth-basic@github.com/o/r.git", "url-password", "ac49726e45dac31b"),
     // A character no one sees does not hide a token.
     ("ghp_\u{200B}0123456789abcdefghijABCDEFGHIJ012345", "github-token", "abcdefghijABCDEFGHIJ"),
+    // Found by the independent tester: a token right after a letter or a digit (gitleaks'
+    // GitHub, GitLab and Slack rules have no leading boundary): JSON- and URL-escaped text,
+    // a scheme without its space, a word run into it.
+    (r#"{"text":"notes\nghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2"}"#, "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("%22ghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2%22", "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("\\u0022ghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2\\u0022", "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("1ghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2", "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("Authorization: Bearerghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2", "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("idAKIAQWERTYUIOPASDFGJ", "aws-access-key", "QWERTYUIOPASDFGJ"),
+    ("foosk_live_51HqLyjBtM0aB3dE5fG7hJ9kL1mN3pQGLU2x", "stripe-key", "51HqLyjBtM0aB3dE5"),
+    ("x1glpat-Lg8Xw8Vu7Ts6Rq5Po4Nz", "gitlab-token", "Lg8Xw8Vu7Ts6Rq5Po4Nz"),
+    ("keyxoxb-123456789012-1234567890123-aB3dE5fG7hJ9kL1mN3pQ5rS7", "slack-token", "aB3dE5fG7hJ9kL1mN3pQ5rS7"),
+    (r#"{"env":"KEY\nsk-proj-aB3dE5fG7hJ9kL1mN3pQ5rS7tU9"}"#, "openai-key", "aB3dE5fG7hJ9kL1mN3pQ"),
+    (
+        r#""Authorization\": \"Bearer\neyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"#,
+        "jwt",
+        "dozjgNryP4J3jVmNHl0w5N",
+    ),
+    // Two tokens run together: the second goes with the first.
+    (
+        "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA6",
+        "github-token",
+        "pQ5rS7tU9vW1xY3zA6",
+    ),
+    // Key ids of digits only (gitleaks' `[A-Z2-7]` misses those; trufflehog takes them).
+    ("AKIA0189018901890189", "aws-access-key", "0189018901890189"),
 ];
 
 /// Text that must come out unchanged.
@@ -582,4 +608,11 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "FAIL tests/test_token.py::test_refresh - AssertionError: assert 'abc' == 'def'",
     "Tests: 2 failed, 40 passed, 42 total",
     "a zero\u{200B}width space and no secret",
+    // Names that run into a token's prefix: glued to a word, a token must look generated.
+    "the task_live_notifications queue drains hourly",
+    "mask_test_partitionsV2 passed",
+    "disk_test_partitions2 passed",
+    "AKIAXXXXXXXXXXXXXXXX is the placeholder in the docs",
+    "AKIAAAAAAAAAAAAAAAAA",
+    "the fetchghp_releases job",
 ];

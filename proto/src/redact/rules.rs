@@ -23,11 +23,37 @@ pub(super) struct Spec {
     pub min_len: usize,
     /// The check looks at all of a match: the search goes on after it, found or not.
     pub consumes: bool,
+    /// The token may follow a letter or a digit (group `pre` holds it), as after a JSON
+    /// escape (`\nghp_…`, `\u0022ghp_…`), a URL escape (`%22ghp_…`) or a scheme written
+    /// without its space (`Bearerghp_…`); such a match counts only when the token looks
+    /// generated (see `values::strongly_random`), so that `task_live_notifications` is no
+    /// Stripe key.
+    pub glued: bool,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
-    Spec { kind, pattern: pattern.into(), keywords: keywords.to_vec(), check, min_len: 0, consumes: false }
+    Spec {
+        kind,
+        pattern: pattern.into(),
+        keywords: keywords.to_vec(),
+        check,
+        min_len: 0,
+        consumes: false,
+        glued: false,
+    }
 }
+
+/// Where a token with a prefix of its own may start, written `(?G)` in a rule: anywhere, as
+/// in gitleaks' rules for GitHub, GitLab or Slack tokens, which have no leading boundary
+/// (and makes the rule `glued`; `(?A)` is the same without that). The character before it is
+/// part of the match, so that a match can never start at the token itself and skip what is
+/// glued to it: `pre` when it is a letter or a digit, `edge` otherwise.
+const GLUED: &str = r"(?:\A|(?P<edge>[^A-Za-z0-9])|(?P<pre>[A-Za-z0-9]))";
+
+/// Where a token whose prefix is short or common (`sk-`, `SK`, `pat`, `dapi`) may start,
+/// written `(?E)`: at a word boundary, after `_` (file names join words with it) or after a
+/// JSON escape (`\n`, `\r`, `\t`: a token at the start of a line of JSON-escaped text).
+const EDGE: &str = r"(?:\b|_|\\[nrt])";
 
 /// Words one of which a name that names a credential holds (`DB_PASS`, `apiKey`,
 /// `--auth-token`, `SESSION_ID`), and the services whose keys are credentials.
@@ -57,7 +83,7 @@ pub(super) fn built_in() -> Vec<Spec> {
     let commands = commands::COMMANDS.iter().map(|c| regex::escape(c)).collect::<Vec<_>>().join("|");
     // A value after `=` or `:`: double-quoted, single-quoted, JSON-escaped, or bare.
     let value = r#"(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|\\"(?P<s3>(?:[^"\\\n]|\\[^"\n])*)\\"|(?P<s4>[^\s'"`,;<>|&(){}\[\]]+(?:&[^\s'"`,;<>|&(){}\[\]]+)*)(?P<call>\()?)"#;
-    vec![
+    let rules = vec![
         // Private keys: PEM (a key cut short goes to the end), base64-encoded PEM (a
         // kubeconfig's `client-key-data`, a Secret's `tls.key`), PuTTY, age.
         spec(
@@ -68,7 +94,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "private-key",
-            r"(?:\b|_)(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2})",
+            r"(?G)(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2})",
             &["ls0tls1crudjti"],
             Some(base64_pem),
         ),
@@ -83,9 +109,9 @@ pub(super) fn built_in() -> Vec<Spec> {
         // (`src/AKIA…_ghp_….txt`, `notes_sk-ant-….md`), where `\b` sees one word.
         spec(
             "aws-access-key",
-            r"(?:\b|_)(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?:\b|_)",
+            r"(?A)(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?:\b|_)",
             &["a3t", "akia", "asia", "abia", "acca"],
-            Some(high_entropy),
+            Some(aws_key),
         ),
         spec(
             "aws-secret-key",
@@ -97,13 +123,13 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "github-token",
-            r"(?:\b|_)(?P<s>gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})(?:\b|_)",
+            r"(?G)(?P<s>gh[pousr]_[A-Za-z0-9]{30,255}(?:_[A-Za-z0-9]{20,255})*|github_pat_[A-Za-z0-9_]{22,255})(?:\b|_)",
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
             None,
         ),
         spec(
             "gitlab-token",
-            r"(?:\b|_)(?P<s>gl(?:pat|dt|ptt|rt|rtr|cbt|soat|ffct|imt|agent|oas|ft|wt)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{9}\b)?|GR1348941[A-Za-z0-9_-]{20,})|_gitlab_session=(?P<s2>[0-9a-z]{32})",
+            r"(?G)(?P<s>gl(?:pat|dt|ptt|rt|rtr|cbt|soat|ffct|imt|agent|oas|ft|wt)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{9}\b)?|GR1348941[A-Za-z0-9_-]{20,})|_gitlab_session=(?P<s2>[0-9a-z]{32})",
             &[
                 "glpat-",
                 "gldt-",
@@ -124,13 +150,13 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "atlassian-token",
-            r"(?:\b|_)(?P<s>(?:ATATT3|ATCTT3|ATBB)[A-Za-z0-9_=-]{24,})",
+            r"(?G)(?P<s>(?:ATATT3|ATCTT3)[A-Za-z0-9_=-]{24,})|(?E)(?P<s2>ATBB[A-Za-z0-9_=-]{24,})",
             &["atatt3", "atctt3", "atbb"],
             None,
         ),
         spec(
             "slack-token",
-            r"(?:\b|_)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
+            r"(?G)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
             &["xoxa-", "xoxb-", "xoxe", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"],
             Some(with_digit),
         ),
@@ -157,7 +183,7 @@ pub(super) fn built_in() -> Vec<Spec> {
             min_len: 59,
             ..spec(
                 "discord-token",
-                r"(?:\b|_)(?P<s>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})\b",
+                r"(?E)(?P<s>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})\b",
                 &[],
                 Some(high_entropy),
             )
@@ -165,46 +191,41 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec("telegram-bot-token", r"(?:\b|_|bot)(?P<s>\d{5,16}:AA[A-Za-z0-9_-]{33})\b", &[":aa"], None),
         spec(
             "stripe-key",
-            r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247})\b|(?:\b|_)(?P<s2>whsec_[A-Za-z0-9+/=]{24,})",
+            r"(?G)(?:(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247})\b|(?P<s2>whsec_[A-Za-z0-9+/=]{24,}))",
             &["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"],
             None,
         ),
-        spec("anthropic-key", r"(?:\b|_)(?P<s>sk-ant-[A-Za-z0-9_-]{20,})", &["sk-ant-"], None),
+        spec("anthropic-key", r"(?G)(?P<s>sk-ant-[A-Za-z0-9_-]{20,})", &["sk-ant-"], None),
         spec(
             "openai-key",
-            r"(?:\b|_)(?P<s>sk-(?:proj-|svcacct-|admin-|None-|or-v1-)?[A-Za-z0-9_-]{20,})",
+            r"(?E)(?P<s>sk-(?:proj-|svcacct-|admin-|None-|or-v1-)?[A-Za-z0-9_-]{20,})",
             &["sk-"],
             Some(openai),
         ),
-        spec("npm-token", r"(?:\b|_)(?P<s>npm_[A-Za-z0-9]{36})(?:\b|_)", &["npm_"], None),
-        spec("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", &["pypi-ageichlwas5vcmc"], None),
-        spec("rubygems-token", r"(?:\b|_)(?P<s>rubygems_[a-f0-9]{48})\b", &["rubygems_"], None),
-        spec("clojars-token", r"(?i)(?:\b|_)(?P<s>CLOJARS_[a-z0-9]{60})\b", &["clojars_"], None),
-        spec("nuget-key", r"\b(?P<s>oy2[a-z0-9]{43})\b", &["oy2"], None),
-        spec("dockerhub-token", r"(?:\b|_)(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,})", &["dckr_"], None),
-        spec("google-api-key", r"(?:\b|_)(?P<s>AIza[0-9A-Za-z_-]{35})\b", &["aiza"], None),
+        spec("npm-token", r"(?G)(?P<s>npm_[A-Za-z0-9]{36})(?:\b|_)", &["npm_"], None),
+        spec("pypi-token", r"(?G)(?P<s>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})", &["pypi-ageichlwas5vcmc"], None),
+        spec("rubygems-token", r"(?G)(?P<s>rubygems_[a-f0-9]{48})\b", &["rubygems_"], None),
+        spec("clojars-token", r"(?i)(?G)(?P<s>CLOJARS_[a-z0-9]{60})\b", &["clojars_"], None),
+        spec("nuget-key", r"(?E)(?P<s>oy2[a-z0-9]{43})\b", &["oy2"], None),
+        spec("dockerhub-token", r"(?G)(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,})", &["dckr_"], None),
+        spec("google-api-key", r"(?G)(?P<s>AIza[0-9A-Za-z_-]{35})\b", &["aiza"], None),
         spec(
             "google-oauth",
-            r"(?:\b|_)(?P<s>ya29\.[A-Za-z0-9_-]{20,}|GOCSPX-[A-Za-z0-9_-]{28}|1//0[A-Za-z0-9_-]{40,})",
+            r"(?G)(?P<s>ya29\.[A-Za-z0-9_-]{20,}|GOCSPX-[A-Za-z0-9_-]{28}|1//0[A-Za-z0-9_-]{40,})",
             &["ya29.", "gocspx-", "1//0"],
             None,
         ),
-        spec("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", &["eyj"], None),
+        spec("jwt", r"(?G)(?P<s>eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})", &["eyj"], None),
         spec(
             "vault-token",
             // Legacy `s.` tokens only near the word "vault": `s.` and 24 letters is code too.
-            r"(?:\b|_)(?P<s>hv[sr]\.[A-Za-z0-9_-]{24,}|hvb\.[A-Za-z0-9_.-]{50,})|(?i:vault)[^\n]{0,40}?\b(?P<s2>s\.[A-Za-z0-9]{24})\b",
+            r"(?G)(?P<s>hv[sr]\.[A-Za-z0-9_-]{24,}|hvb\.[A-Za-z0-9_.-]{50,})|(?i:vault)[^\n]{0,40}?\b(?P<s2>s\.[A-Za-z0-9]{24})\b",
             &["hvs.", "hvr.", "hvb.", "vault"],
             Some(vault),
         ),
-        spec(
-            "huggingface-token",
-            r"(?:\b|_)(?P<s>(?:hf_|api_org_)[A-Za-z0-9]{34})(?:\b|_)",
-            &["hf_", "api_org_"],
-            None,
-        ),
-        spec("sendgrid-key", r"(?:\b|_)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})", &["sg."], None),
-        spec("twilio-key", r"(?:\b|_)(?P<s>SK[0-9a-fA-F]{32})\b", &["sk"], None),
+        spec("huggingface-token", r"(?G)(?P<s>(?:hf_|api_org_)[A-Za-z0-9]{34})(?:\b|_)", &["hf_", "api_org_"], None),
+        spec("sendgrid-key", r"(?G)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})", &["sg."], None),
+        spec("twilio-key", r"(?E)(?P<s>SK[0-9a-fA-F]{32})\b", &["sk"], None),
         spec("twilio-sid", r"(?i:twilio)[^\n]{0,80}?\b(?P<s>AC[0-9a-f]{32})\b", &["twilio"], None),
         spec(
             "mailgun-key",
@@ -215,120 +236,115 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec("mailchimp-key", r"\b(?P<s>[0-9a-f]{32}-us\d{1,2})\b", &["-us"], None),
         spec(
             "shopify-token",
-            r"(?:\b|_)(?P<s>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b",
+            r"(?G)(?P<s>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b",
             &["shpat_", "shpss_", "shpca_", "shppa_"],
             None,
         ),
-        spec(
-            "digitalocean-token",
-            r"(?:\b|_)(?P<s>do[opr]_v1_[a-f0-9]{64})\b",
-            &["dop_v1_", "doo_v1_", "dor_v1_"],
-            None,
-        ),
+        spec("digitalocean-token", r"(?G)(?P<s>do[opr]_v1_[a-f0-9]{64})\b", &["dop_v1_", "doo_v1_", "dor_v1_"], None),
         spec(
             "doppler-token",
-            r"(?:\b|_)(?P<s>dp\.(?:ct|pt|st(?:\.[a-z0-9_-]{2,35})?|sa|scim|audit)\.[A-Za-z0-9]{40,44})\b",
+            r"(?G)(?P<s>dp\.(?:ct|pt|st(?:\.[a-z0-9_-]{2,35})?|sa|scim|audit)\.[A-Za-z0-9]{40,44})\b",
             &["dp.ct.", "dp.pt.", "dp.st", "dp.sa.", "dp.scim.", "dp.audit."],
             None,
         ),
-        spec("databricks-token", r"(?:\b|_)(?P<s>dapi[a-f0-9]{32}(?:-\d)?)\b", &["dapi"], None),
+        spec("databricks-token", r"(?E)(?P<s>dapi[a-f0-9]{32}(?:-\d)?)\b", &["dapi"], None),
         spec(
             "grafana-token",
-            r"(?:\b|_)(?P<s>glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})",
+            r"(?G)(?P<s>glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})",
             &["glc_", "glsa_", "eyjrijoi"],
             None,
         ),
-        spec("linear-key", r"(?:\b|_)(?P<s>lin_(?:api|oauth)_[A-Za-z0-9]{40})\b", &["lin_api_", "lin_oauth_"], None),
-        spec("postman-key", r"(?:\b|_)(?P<s>PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34})\b", &["pmak-"], None),
-        spec("planetscale-token", r"(?:\b|_)(?P<s>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64})", &["pscale_"], None),
-        spec("pulumi-token", r"(?:\b|_)(?P<s>pul-[a-f0-9]{40})\b", &["pul-"], None),
+        spec("linear-key", r"(?G)(?P<s>lin_(?:api|oauth)_[A-Za-z0-9]{40})\b", &["lin_api_", "lin_oauth_"], None),
+        spec("postman-key", r"(?G)(?P<s>PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34})\b", &["pmak-"], None),
+        spec("planetscale-token", r"(?G)(?P<s>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64})", &["pscale_"], None),
+        spec("pulumi-token", r"(?E)(?P<s>pul-[a-f0-9]{40})\b", &["pul-"], None),
         spec(
             "sentry-token",
-            r"(?:\b|_)(?P<s>sntrys_[A-Za-z0-9+/=_]{40,}|sntryu_[a-f0-9]{64})",
+            r"(?G)(?P<s>sntrys_[A-Za-z0-9+/=_]{40,}|sntryu_[a-f0-9]{64})",
             &["sntrys_", "sntryu_"],
             None,
         ),
         spec(
             "square-token",
-            r"(?:\b|_)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})",
+            r"(?G)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60})|(?E)(?P<s2>EAAA[A-Za-z0-9_+=-]{60,})",
             &["sq0atp-", "sq0csp-", "eaaa"],
             None,
         ),
-        spec("newrelic-key", r"(?:\b|_)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32})\b", &["nrak-", "nrii-"], None),
+        spec("newrelic-key", r"(?G)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32})\b", &["nrak-", "nrii-"], None),
         spec(
             "heroku-key",
-            r#"(?:\b|_)(?P<s>HRKU-AA[0-9a-zA-Z_-]{58})|(?i:heroku)[A-Za-z0-9_.-]{0,40}[ \t'"]{0,3}(?:=|:|=>|[ \t])[ \t'"=]{0,5}(?P<s2>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
+            r#"(?G)(?P<s>HRKU-AA[0-9a-zA-Z_-]{58})|(?i:heroku)[A-Za-z0-9_.-]{0,40}[ \t'"]{0,3}(?:=|:|=>|[ \t])[ \t'"=]{0,5}(?P<s2>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
             &["hrku-", "heroku"],
             None,
         ),
         spec(
             "flyio-token",
-            r"(?:\b|_)(?P<s>fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})",
+            r"(?G)(?P<s>fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})",
             &["fo1_", "fm1a_", "fm1r_", "fm2_"],
             None,
         ),
-        spec("netlify-token", r"(?:\b|_)(?P<s>nfp_[A-Za-z0-9_]{36})", &["nfp_"], None),
+        spec("netlify-token", r"(?G)(?P<s>nfp_[A-Za-z0-9_]{36})", &["nfp_"], None),
         spec(
             "supabase-key",
-            r"(?:\b|_)(?P<s>sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})",
+            r"(?G)(?P<s>sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})",
             &["sbp_", "sb_secret_"],
             None,
         ),
         spec(
             "figma-token",
-            r"(?:\b|_)(?P<s>fig(?:d|[uo][rh]?)_[A-Za-z0-9_-]{40})",
+            r"(?G)(?P<s>fig(?:d|[uo][rh]?)_[A-Za-z0-9_-]{40})",
             &["figd_", "figu_", "figo_", "figur_", "figuh_", "figor_", "figoh_"],
             None,
         ),
-        spec("airtable-token", r"\b(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b", &["pat"], None),
+        spec("airtable-token", r"(?E)(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b", &["pat"], None),
         spec(
             "cloudflare-token",
-            r"(?:\b|_)(?P<s>cf(?:ut|at|k)_[A-Za-z0-9]{40}[a-f0-9]{8})\b|\b(?P<s2>v1\.0-[a-f0-9]{24}-[a-f0-9]{146})\b",
+            r"(?G)(?P<s>cf(?:ut|at|k)_[A-Za-z0-9]{40}[a-f0-9]{8})\b|(?E)(?P<s2>v1\.0-[a-f0-9]{24}-[a-f0-9]{146})\b",
             &["cfut_", "cfat_", "cfk_", "v1.0-"],
             None,
         ),
-        spec("alibaba-key", r"(?:\b|_)(?P<s>LTAI[A-Za-z0-9]{12,20})\b", &["ltai"], Some(random)),
-        spec("tencent-key", r"(?:\b|_)(?P<s>AKID[A-Za-z0-9]{32})\b", &["akid"], Some(random)),
-        spec("adafruit-key", r"(?:\b|_)(?P<s>aio_[A-Za-z0-9]{28})\b", &["aio_"], Some(random)),
-        spec("terraform-token", r"\b(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})\b", &["atlasv1"], None),
-        spec("groq-key", r"(?:\b|_)(?P<s>gsk_[A-Za-z0-9]{52})\b", &["gsk_"], None),
-        spec("xai-key", r"(?:\b|_)(?P<s>xai-[A-Za-z0-9_]{80})\b", &["xai-"], None),
-        spec("replicate-token", r"(?:\b|_)(?P<s>r8_[A-Za-z0-9_-]{37})\b", &["r8_"], Some(random)),
-        spec("perplexity-key", r"(?:\b|_)(?P<s>pplx-[A-Za-z0-9]{48})\b", &["pplx-"], None),
-        spec("langsmith-key", r"(?:\b|_)(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b", &["lsv2_"], None),
-        spec("pinecone-key", r"(?:\b|_)(?P<s>pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63})\b", &["pcsk_"], None),
+        spec("alibaba-key", r"(?E)(?P<s>LTAI[A-Za-z0-9]{12,20})\b", &["ltai"], Some(random)),
+        spec("tencent-key", r"(?E)(?P<s>AKID[A-Za-z0-9]{32})\b", &["akid"], Some(random)),
+        spec("adafruit-key", r"(?E)(?P<s>aio_[A-Za-z0-9]{28})\b", &["aio_"], Some(random)),
+        spec("terraform-token", r"(?E)(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})\b", &["atlasv1"], None),
+        spec("groq-key", r"(?G)(?P<s>gsk_[A-Za-z0-9]{52})\b", &["gsk_"], None),
+        spec("xai-key", r"(?G)(?P<s>xai-[A-Za-z0-9_]{80})\b", &["xai-"], None),
+        spec("replicate-token", r"(?E)(?P<s>r8_[A-Za-z0-9_-]{37})\b", &["r8_"], Some(random)),
+        spec("perplexity-key", r"(?G)(?P<s>pplx-[A-Za-z0-9]{48})\b", &["pplx-"], None),
+        spec("langsmith-key", r"(?G)(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b", &["lsv2_"], None),
+        spec("pinecone-key", r"(?G)(?P<s>pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63})\b", &["pcsk_"], None),
         spec(
             "1password-token",
-            r"(?:\b|_)(?P<s>ops_eyJ[A-Za-z0-9+/]{250,}={0,3})|\b(?P<s2>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
+            r"(?G)(?P<s>ops_eyJ[A-Za-z0-9+/]{250,}={0,3})|(?E)(?P<s2>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
             &["ops_eyj", "a3-"],
             None,
         ),
-        spec("artifactory-token", r"\b(?P<s>AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", &["akcp", "cmvmd"], None),
-        spec("dynatrace-token", r"\b(?P<s>dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})\b", &["dt0c01."], None),
-        spec("easypost-token", r"\b(?P<s>EZ[AT]K[A-Za-z0-9]{54})\b", &["ezak", "eztk"], None),
-        spec("sendinblue-key", r"(?:\b|_)(?P<s>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})\b", &["xkeysib-"], None),
+        spec("artifactory-token", r"(?E)(?P<s>AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", &["akcp", "cmvmd"], None),
+        spec("dynatrace-token", r"(?G)(?P<s>dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})\b", &["dt0c01."], None),
+        spec("easypost-token", r"(?E)(?P<s>EZ[AT]K[A-Za-z0-9]{54})\b", &["ezak", "eztk"], None),
+        spec("sendinblue-key", r"(?G)(?P<s>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})\b", &["xkeysib-"], None),
         spec(
             "notion-token",
-            r"(?:\b|_)(?P<s>ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
+            r"(?G)(?P<s>ntn_[0-9]{11}[A-Za-z0-9]{35})\b|(?E)(?P<s2>secret_[A-Za-z0-9]{43})\b",
             &["ntn_", "secret_"],
             Some(random),
         ),
         spec(
             "sourcegraph-token",
-            r"(?:\b|_)(?P<s>sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40})\b",
+            r"(?G)(?P<s>sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40})\b",
             &["sgp_"],
             None,
         ),
-        spec("sonar-token", r"(?:\b|_)(?P<s>sq[upa]_[a-f0-9]{40})\b", &["squ_", "sqp_", "sqa_"], None),
-        spec("buildkite-token", r"(?:\b|_)(?P<s>bkua_[a-z0-9]{40})\b", &["bkua_"], None),
-        spec("circleci-token", r"(?:\b|_)(?P<s>CCIPAT_[A-Za-z0-9]{22}_[a-fA-F0-9]{40})\b", &["ccipat_"], None),
-        spec("tailscale-key", r"\b(?P<s>tskey-[a-z]+-[A-Za-z0-9_]{6,}-[A-Za-z0-9_]{6,})\b", &["tskey-"], None),
-        spec("mapbox-token", r"\b(?P<s>sk\.eyJ[A-Za-z0-9_.-]{60,})", &["sk.eyj"], None),
-        spec("prefect-key", r"(?:\b|_)(?P<s>pnu_[A-Za-z0-9]{36})\b", &["pnu_"], None),
-        spec("shippo-token", r"(?:\b|_)(?P<s>shippo_(?:live|test)_[a-fA-F0-9]{40})\b", &["shippo_"], None),
-        spec("duffel-token", r"(?:\b|_)(?P<s>duffel_(?:test|live)_[A-Za-z0-9_=-]{43})", &["duffel_"], None),
-        spec("openshift-token", r"\b(?P<s>sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|\z)", &["sha256~"], None),
-        spec("facebook-token", r"\b(?P<s>EAA[MC][A-Za-z0-9]{100,})\b", &["eaam", "eaac"], None),
+        spec("sonar-token", r"(?G)(?P<s>sq[upa]_[a-f0-9]{40})\b", &["squ_", "sqp_", "sqa_"], None),
+        spec("buildkite-token", r"(?G)(?P<s>bkua_[a-z0-9]{40})\b", &["bkua_"], None),
+        spec("circleci-token", r"(?G)(?P<s>CCIPAT_[A-Za-z0-9]{22}_[a-fA-F0-9]{40})\b", &["ccipat_"], None),
+        spec("tailscale-key", r"(?G)(?P<s>tskey-[a-z]+-[A-Za-z0-9_]{6,}-[A-Za-z0-9_]{6,})\b", &["tskey-"], None),
+        spec("mapbox-token", r"(?G)(?P<s>sk\.eyJ[A-Za-z0-9_.-]{60,})", &["sk.eyj"], None),
+        spec("prefect-key", r"(?G)(?P<s>pnu_[A-Za-z0-9]{36})\b", &["pnu_"], None),
+        spec("shippo-token", r"(?G)(?P<s>shippo_(?:live|test)_[a-fA-F0-9]{40})\b", &["shippo_"], None),
+        spec("duffel-token", r"(?G)(?P<s>duffel_(?:test|live)_[A-Za-z0-9_=-]{43})", &["duffel_"], None),
+        spec("openshift-token", r"(?E)(?P<s>sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|\z)", &["sha256~"], None),
+        spec("facebook-token", r"(?E)(?P<s>EAA[MC][A-Za-z0-9]{100,})\b", &["eaam", "eaac"], None),
         spec(
             "azure-key",
             r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*(?P<s>[A-Za-z0-9+/=%]{16,})",
@@ -462,7 +478,19 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["key", "token", "secret", "cred"],
             Some(random),
         ),
-    ]
+    ];
+    rules
+        .into_iter()
+        .map(|mut r| {
+            if r.pattern.contains("(?G)") {
+                r.pattern = r.pattern.replace("(?G)", GLUED);
+                r.glued = true;
+            }
+            r.pattern = r.pattern.replace("(?A)", GLUED);
+            r.pattern = r.pattern.replace("(?E)", EDGE);
+            r
+        })
+        .collect()
 }
 
 // Checks: each adds the secrets of a match to `hits` (none: the match is left as it is).
@@ -485,6 +513,24 @@ fn plain_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 fn random(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if let Some(s) = secret(c) {
         if looks_random(s.as_str()) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// An AWS key id: its 16 characters after the prefix are not one or two repeated
+/// (`AKIAAAAAAAAAAAAAAAAA`, `AKIAXXXXXXXXXXXXXXXX` are placeholders), but they may all be
+/// digits (`AKIA0189018901890189`): gitleaks' entropy of 3 bits would let those through.
+fn aws_key(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let body = s.as_str().get(4..).unwrap_or("");
+        let mut seen: Vec<char> = Vec::new();
+        for ch in body.chars() {
+            if !seen.contains(&ch) {
+                seen.push(ch);
+            }
+        }
+        if seen.len() >= 4 {
             hit(s, hits);
         }
     }

@@ -248,7 +248,7 @@ fn timing() {
     let f = filter();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut code = String::new();
-    for dir in ["daemon/src", "proto/src", "cli/src"] {
+    for dir in ["daemon/src", "proto/src", "client/src"] {
         let mut stack = vec![root.join(dir)];
         while let Some(d) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&d) else { continue };
@@ -256,7 +256,11 @@ fn timing() {
                 let p = e.path();
                 if p.is_dir() {
                     stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "rs") && !p.to_string_lossy().contains("redact") {
+                } else if p.extension().is_some_and(|x| x == "rs")
+                    // The filter's own sources (and corpus) are not ordinary code; the
+                    // checkout's own path may hold the word, so only the part below it counts.
+                    && !p.strip_prefix(&root).unwrap_or(&p).to_string_lossy().contains("redact")
+                {
                     code.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
                 }
             }

@@ -530,6 +530,18 @@ pub(super) fn looks_random(v: &str) -> bool {
     n >= 20 && upper * 5 >= n && lower * 5 >= n && entropy(v) >= 3.5
 }
 
+/// A token glued to the word before it (`foosk_live_…`, `Bearerghp_…`): two or more
+/// capitals, small letters and digits each, at 3 bits a character or more, as generated
+/// tokens have; names have not, in one case (`task_live_notifications`) or camel-cased with
+/// a version (`mask_test_partitionsV2`).
+pub(super) fn strongly_random(v: &str) -> bool {
+    let count = |f: fn(&u8) -> bool| v.bytes().filter(f).count();
+    count(u8::is_ascii_digit) >= 2
+        && count(u8::is_ascii_uppercase) >= 2
+        && count(u8::is_ascii_lowercase) >= 2
+        && entropy(v) >= 3.0
+}
+
 /// Code rather than a value: an identifier, a member path or a call, without digits
 /// (`string`, `process.env.X`, `lexer.next()`, `getpass()`).
 pub(super) fn is_code(v: &str) -> bool {
