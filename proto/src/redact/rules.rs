@@ -310,7 +310,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec("groq-key", r"(?G)(?P<s>gsk_[A-Za-z0-9]{52})\b", &["gsk_"], None),
         spec("xai-key", r"(?G)(?P<s>xai-[A-Za-z0-9_]{80})\b", &["xai-"], None),
         spec("replicate-token", r"(?E)(?P<s>r8_[A-Za-z0-9_-]{37})\b", &["r8_"], Some(random)),
-        spec("perplexity-key", r"(?G)(?P<s>pplx-[A-Za-z0-9]{48})\b", &["pplx-"], None),
+        spec("perplexity-key", r"(?G)(?P<s>pplx-[A-Za-z0-9]{40,64})\b", &["pplx-"], Some(random)),
         spec("langsmith-key", r"(?G)(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b", &["lsv2_"], None),
         spec("pinecone-key", r"(?G)(?P<s>pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63})\b", &["pcsk_"], None),
         spec(
@@ -375,9 +375,27 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "authorization",
-            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?:basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+)?(?P<s>[^\s'"\\\[\](){},;]{6,})"#,
+            // A mask where the credential stands is looked past: `Bearer [REDACTED:x] abc123`
+            // holds a credential still.
+            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?P<scheme>basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+)?(?:\[REDACTED:[A-Za-z0-9_.-]*\][ \t]+)?(?P<s>[^\s'"\\\[\](){},;]{6,})"#,
             &["authorization"],
             Some(authorization),
+        ),
+        // Digest authentication: `response="…"` is the hash of the password and the nonce,
+        // as good as the password against that server.
+        spec(
+            "authorization",
+            r#"(?i)\bdigest\s[^\n]{0,500}?\bresponse\s*=\s*\\?"?(?P<s>[A-Za-z0-9+/=]{16,})"#,
+            &["digest"],
+            None,
+        ),
+        // `Cookie: a=1; session=…`, `Set-Cookie: auth=…; Path=/`: a session's cookie is its
+        // credential.
+        spec(
+            "secret",
+            r#"(?i)\b(?P<set>set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?(?P<v>[^\r\n"'\\]+)"#,
+            &["cookie"],
+            Some(cookie),
         ),
         spec("bearer-token", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})", &["bearer"], Some(bearer)),
         // Short options and positions of well-known commands (`curl -u`, `docker login -p`, …).
@@ -455,6 +473,31 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["echo", "printf"],
             Some(plain_secret),
         ),
+        // The same as a here-string: `gh auth login --with-token <<< TOKEN`,
+        // `wrangler secret put X <<< VALUE`, `docker login --password-stdin <<< PASS`.
+        spec(
+            "password",
+            r#"(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\benv[ \t]+add\b|\blogin\b)[^\n|;&]*?<<<[ \t]*(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))"#,
+            &["<<<"],
+            Some(plain_secret),
+        ),
+        // A YAML block scalar after a credential's key (`secret: |`, `password: >-`): its
+        // lines, indented under the key, are the value.
+        spec(
+            "secret",
+            format!(
+                r#"(?m)^(?P<ind>[ \t]*)(?:-[ \t]+)?(?P<k>[A-Za-z0-9_.-]*(?i:{cred})[A-Za-z0-9_.-]*)["']?[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*(?:#[^\n]*)?\r?\n(?P<s>(?:[ \t]*\r?\n)*[ \t]+[^\n]*(?:\r?\n[ \t]*(?:[^ \t\r\n][^\n]*)?)*)"#
+            ),
+            CRED_WORDS,
+            Some(block_scalar),
+        ),
+        // A wallet's recovery phrase (BIP-39: 12 to 24 words) after a name that says so.
+        spec(
+            "secret",
+            r#"(?i)\b[A-Za-z0-9_.-]*(?:mnemonic|seed[_ -]?phrase|seed[_ -]?words|recovery[_ -]?phrase|secret[_ -]?phrase|wallet[_ -]?phrase|backup[_ -]?phrase)[A-Za-z0-9_.-]*\\?["']?(?:\s+is)?\s*(?:[:=]|=>)?\s*\\?["'`]?(?P<s>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b"#,
+            &["mnemonic", "phrase", "seed"],
+            None,
+        ),
         // GitHub Actions' `::add-mask::VALUE` says VALUE is a secret.
         spec("secret", r#"::add-mask::(?P<s>[^\s'"]+)"#, &["::add-mask::"], Some(plain_secret)),
         spec(
@@ -464,19 +507,22 @@ pub(super) fn built_in() -> Vec<Spec> {
             Some(plain_secret),
         ),
         // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
-        // with a digit: "password reset" is not one).
+        // with a digit: "password reset" is not one). A password's mask stands for its name:
+        // what follows `[REDACTED:password]` is read as what follows "password".
         spec(
             "password",
-            r#"(?i)\b(?:password|passwd|passphrase)(?:\s+(?:for|of)\s+(?:the\s+)?[A-Za-z0-9_.@-]+)?\s+(?:is\s+|was\s+|of\s+)?(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase)|\[REDACTED:password\])(?:\s+(?:for|of)\s+(?:the\s+)?[A-Za-z0-9_.@-]+)?\s+(?:is\s+|was\s+|of\s+)?(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
             &["password", "passwd", "passphrase"],
             Some(plain_secret),
         ),
-        // "my API key is …", "access token: …", "client secret …": a value that looks random.
+        // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
+        // value that looks random (a short one must mix capitals, small letters and digits).
+        // A secret's mask stands for its name.
         spec(
             "secret",
-            r#"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{12,})"#,
+            r#"(?i)(?:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)|\[REDACTED:secret\])(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{8,})"#,
             &["key", "token", "secret", "cred"],
-            Some(random),
+            Some(prose_secret),
         ),
     ];
     rules
@@ -504,6 +550,24 @@ fn hit(m: regex::Match<'_>, hits: &mut Vec<Hit>) {
 fn plain_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if let Some(s) = secret(c) {
         if !is_reference(s.as_str()) && !is_placeholder(s.as_str(), "password") {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A value named in prose: one that looks random, or a short one (8 to 11 characters) of
+/// letters and digits that mixes capitals, small letters and two digits or more
+/// (`Tk12345678d`; "token rotation", "token v2" are not).
+fn prose_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let v = s.as_str();
+        let count = |f: fn(&u8) -> bool| v.bytes().filter(f).count();
+        let short = v.len() < 12
+            && v.bytes().all(|b| b.is_ascii_alphanumeric())
+            && count(u8::is_ascii_digit) >= 2
+            && count(u8::is_ascii_uppercase) >= 1
+            && count(u8::is_ascii_lowercase) >= 1;
+        if looks_random(v) || short {
             hit(s, hits);
         }
     }
@@ -621,6 +685,10 @@ fn url(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 fn authorization(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let Some(s) = secret(c) else { return };
     let v = s.as_str();
+    // `Digest username="u", …`: its parameters are named; `response=` is the digest rule's.
+    if c.name("scheme").is_some_and(|m| m.as_str().eq_ignore_ascii_case("digest")) {
+        return;
+    }
     const SCHEMES: &[&str] = &[
         "basic",
         "bearer",
@@ -743,6 +811,76 @@ fn pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     }
     if values::is_secret(names(k.as_str()), k.as_str(), value, Site::Pair { quoted }) {
         hits.push(Hit { range: v.start()..v.start() + end, kind: None });
+    }
+}
+
+/// The cookies of a `Cookie` header (of a `Set-Cookie` one, the first pair: the rest are
+/// its attributes) whose names say they hold a session or a credential (`session`, `sid`,
+/// `PHPSESSID`, `auth`, `remember_token`), with a value of 8 characters or more that is not
+/// a word; analytics and settings (`_ga`, `theme=dark`) are kept.
+fn cookie(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(v) = c.name("v") else { return };
+    let set = c.name("set").is_some();
+    let mut at = v.start();
+    for (i, part) in v.as_str().split(';').enumerate() {
+        let start = at;
+        at += part.len() + 1;
+        if set && i > 0 {
+            break;
+        }
+        let Some(eq) = part.find('=') else { continue };
+        let name = part[..eq].trim();
+        let raw = &part[eq + 1..];
+        let value = raw.trim();
+        if name.is_empty() || names(name) == Names::Nothing {
+            continue;
+        }
+        if value.chars().count() < 8
+            || is_reference(value)
+            || is_placeholder(value, name)
+            || values::is_plain_word(value)
+        {
+            continue;
+        }
+        let from = start + eq + 1 + (raw.len() - raw.trim_start().len());
+        hits.push(Hit { range: from..from + value.len(), kind: None });
+    }
+}
+
+/// A YAML block scalar's lines, those indented deeper than its key, when the key names a
+/// credential.
+fn block_scalar(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(k), Some(body)) = (c.name("k"), c.name("s")) else { return };
+    let what = names(k.as_str());
+    if what == Names::Nothing {
+        return;
+    }
+    let indent = c.name("ind").map_or(0, |m| m.as_str().len());
+    // The value runs from its first character to the end of its last line deeper than the key.
+    let (mut first, mut last) = (None, None);
+    let mut at = body.start();
+    for line in body.as_str().split('\n') {
+        let start = at;
+        at += line.len() + 1;
+        let text = line.trim_end_matches('\r');
+        let content = text.trim_start();
+        if content.is_empty() {
+            continue;
+        }
+        if text.len() - content.len() <= indent {
+            break;
+        }
+        first.get_or_insert(start + text.len() - content.len());
+        last = Some(start + text.len());
+    }
+    let (Some(from), Some(to)) = (first, last) else { return };
+    let Some(value) = body.as_str().get(from - body.start()..to - body.start()) else { return };
+    let secret = match what {
+        Names::Maybe => looks_random(value.trim()),
+        _ => !is_reference(value) && !is_placeholder(value, k.as_str()),
+    };
+    if secret {
+        hits.push(Hit { range: from..to, kind: None });
     }
 }
 

@@ -363,14 +363,19 @@ pub(super) fn names(name: &str) -> Names {
             None => Names::Maybe,
             Some(p) if KEY_QUALIFIERS.contains(&p) && !NOT_KEY_QUALIFIERS.contains(&p) => Names::Token,
             Some(p) if NOT_KEY_QUALIFIERS.contains(&p) => match p {
-                // `ssh_key`, `gpg-key`, `signing_key`: often a path or a key id, but can be the key.
-                "ssh" | "gpg" | "pgp" | "signing" => Names::Maybe,
+                // A signing key signs (a webhook's, a JWT's): a secret, unless it is a key id
+                // (see `is_secret`) or a path.
+                "signing" => Names::Token,
+                // `ssh_key`, `gpg-key`: often a path or a key id, but can be the key.
+                "ssh" | "gpg" | "pgp" => Names::Maybe,
                 _ => Names::Nothing,
             },
             Some(_) => Names::Maybe,
         },
         "auth" | "oauth" | "basicauth" | "httpauth" => Names::Maybe,
-        "session" | "sessid" | "sessionid" | "jsessionid" | "phpsessid" | "sid" | "cookie" | "cookies" => Names::Maybe,
+        "session" | "sess" | "sessid" | "sessionid" | "jsessionid" | "phpsessid" | "sid" | "cookie" | "cookies" => {
+            Names::Maybe
+        }
         "id" if matches!(prev, Some("session" | "sess")) => Names::Maybe,
         // Vault AppRole's `secret_id` (a `client_id` is public).
         "id" if prev == Some("secret") => Names::Token,
@@ -613,6 +618,11 @@ pub(super) fn is_secret(what: Names, name: &str, value: &str, site: Site) -> boo
     if v.starts_with(['=', '>', ':']) {
         return false;
     }
+    // `signing_key: 3AA5C34371567BD2`: a GPG key's id or fingerprint names a key.
+    let hex_id = matches!(v.len(), 8 | 16 | 40) && v.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex_id && words(name).iter().any(|w| matches!(w.as_str(), "signing" | "gpg" | "pgp")) {
+        return false;
+    }
     let lower = v.to_ascii_lowercase();
     let password = what == Names::Password;
     let (quoted, option) = match site {
@@ -733,6 +743,8 @@ mod tests {
             ("NEXTAUTH_SECRET", Token),
             ("KEY", Maybe),
             ("STRIPE_KEY", Maybe),
+            ("signing_key", Token),
+            ("_gh_sess", Maybe),
             ("auth", Maybe),
             ("session_id", Maybe),
             ("TWILIO_ACCOUNT_SID", Maybe),
