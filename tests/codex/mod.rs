@@ -53,8 +53,7 @@ fn native_binary(dir: &Path) -> Option<PathBuf> {
             }
         })
     });
-    let found = bins.into_iter().find(|b| agents::answers_version(b, "codex"));
-    found
+    bins.into_iter().find(|b| agents::answers_version(b, "codex"))
 }
 
 /// Writes the test HOME's `~/.codex/config.toml`: the fake model as the provider (Responses
