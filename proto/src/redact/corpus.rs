@@ -406,6 +406,8 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("pulumi config set --secret dbPassword PulumiCfgPw11", "secret", "PulumiCfgPw11"),
     ("secret: |\n  MultiLineSecret13", "secret", "MultiLineSecret13"),
     ("db:\n  password: >-\n    BlockPwLine1\n    BlockPwLine2\n  user: app", "secret", "BlockPwLine2"),
+    ("I decided secret: |\n  MultiLineSecret13 because y.", "secret", "MultiLineSecret13"),
+    ("users:\n  - password: |\n      ListItemPw14\n    name: bob", "secret", "ListItemPw14"),
     (
         "Authorization: Digest username=\"u\", realm=\"r\", nonce=\"n1\", response=\"6629fae49393a05397450978507c4ef1\"",
         "authorization",
@@ -421,6 +423,11 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
         "wallet:\n  seed_phrase: abandon ability able about above absent absorb abstract absurd abuse access accident",
         "secret",
         "absorb abstract",
+    ),
+    (
+        "printf '%s' 'PrintfSec77' | kubectl create secret generic x --from-file=pw=/dev/stdin",
+        "password",
+        "PrintfSec77",
     ),
     // What follows a mask is read too: a password's mask stands for its name, and a mask
     // where a header's credential stands hides nothing after it.
@@ -665,6 +672,7 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "npm run dev -- -p 3000",
     "redis-cli AUTH",
     "grep token <<< \"$OUTPUT\"",
+    "echo \"hello\" | cat /dev/stdin",
     "docker login -u bob --password-stdin <<< \"$CR_PAT\"",
     "pulumi config set dbHost localhost",
     "the seed phrase is stored in the vault",

@@ -469,7 +469,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // A secret piped into a command that reads one: `echo PASS | docker login --password-stdin`.
         spec(
             "password",
-            r#"(?:^|[\s;&|(])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))[ \t]*\|[^|\n;&]*?(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\benv[ \t]+add\b)"#,
+            r#"(?:^|[\s;&|(])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))[ \t]*\|[^|\n;&]*?(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\bcreate[ \t]+secret\b|\benv[ \t]+add\b)"#,
             &["echo", "printf"],
             Some(plain_secret),
         ),
@@ -477,16 +477,17 @@ pub(super) fn built_in() -> Vec<Spec> {
         // `wrangler secret put X <<< VALUE`, `docker login --password-stdin <<< PASS`.
         spec(
             "password",
-            r#"(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\benv[ \t]+add\b|\blogin\b)[^\n|;&]*?<<<[ \t]*(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))"#,
+            r#"(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\bcreate[ \t]+secret\b|\benv[ \t]+add\b|\blogin\b)[^\n|;&]*?<<<[ \t]*(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))"#,
             &["<<<"],
             Some(plain_secret),
         ),
         // A YAML block scalar after a credential's key (`secret: |`, `password: >-`): its
-        // lines, indented under the key, are the value.
+        // lines, indented deeper than the key's line, are the value (the key may follow
+        // other text on its line: `- password: |`, a sentence quoting one).
         spec(
             "secret",
             format!(
-                r#"(?m)^(?P<ind>[ \t]*)(?:-[ \t]+)?(?P<k>[A-Za-z0-9_.-]*(?i:{cred})[A-Za-z0-9_.-]*)["']?[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*(?:#[^\n]*)?\r?\n(?P<s>(?:[ \t]*\r?\n)*[ \t]+[^\n]*(?:\r?\n[ \t]*(?:[^ \t\r\n][^\n]*)?)*)"#
+                r#"(?m)^(?P<ind>[ \t]*)(?:[^\n]*?[^A-Za-z0-9_.\n-])?(?P<k>[A-Za-z0-9_.-]*(?i:{cred})[A-Za-z0-9_.-]*)["']?[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*(?:#[^\n]*)?\r?\n(?P<s>(?:[ \t]*\r?\n)*[ \t]+[^\n]*(?:\r?\n[ \t]*(?:[^ \t\r\n][^\n]*)?)*)"#
             ),
             CRED_WORDS,
             Some(block_scalar),
