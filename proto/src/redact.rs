@@ -98,7 +98,7 @@ struct Rule {
     min_len: usize,
     /// The check sees all of a match: the search goes on after it.
     consumes: bool,
-    /// A token right after a letter or a digit (group `pre`) must look generated.
+    /// A token right after a letter or a digit must look generated.
     glued: bool,
 }
 
@@ -419,10 +419,7 @@ impl Redactor {
             let Some(m) = c.get(0) else { break };
             budget = budget.saturating_sub(m.end() - pos);
             // A match that starts inside a mask reads its kind as a name (`[REDACTED:secret]: x`).
-            // (A token rule's match takes the character before the token too: the token
-            // itself is what starts.)
-            let start = c.name("pre").or_else(|| c.name("edge")).map_or(m.start(), |g| g.end());
-            if inside_mask(&masks, start) {
+            if inside_mask(&masks, m.start()) {
                 pos = next_char(text, m.start());
                 continue;
             }
@@ -435,7 +432,7 @@ impl Redactor {
             }
             // `foosk_live_…` is a key only if it looks like one; `task_live_notifications`
             // is a name.
-            if r.glued && c.name("pre").is_some() {
+            if r.glued && text[..m.start()].chars().next_back().is_some_and(|ch| ch.is_ascii_alphanumeric()) {
                 hits.retain(|h| text.get(h.range.clone()).is_some_and(values::strongly_random));
             }
             let mut resume = None;

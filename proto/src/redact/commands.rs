@@ -88,8 +88,6 @@ pub(super) const COMMANDS: &[&str] = &[
     "rabbitmqctl",
     "mc",
     "vercel",
-    "security",
-    "npm",
     "pulumi",
 ];
 
@@ -535,18 +533,6 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             // `vercel deploy -t TOKEN` (`--token` is every command line's option rule's).
             for v in values(ws, &["-t"], Form::Any) {
                 take(ws, v, "secret", hits);
-            }
-        }
-        // macOS's keychain: `security add-generic-password -a me -s svc -w PASS` (`-w` last,
-        // without a value, asks for it).
-        "security" if ws.first().is_some_and(|w| w.text.starts_with("add-") && w.text.ends_with("-password")) => {
-            for v in values(ws, &["-w"], Form::Separate) {
-                take(ws, v, pw, hits);
-            }
-        }
-        "npm" if has(ws, "adduser") || has(ws, "add-user") || has(ws, "login") => {
-            for v in values(ws, &["-p", "--password"], Form::Any) {
-                take(ws, v, pw, hits);
             }
         }
         "pulumi" => {

@@ -23,11 +23,10 @@ pub(super) struct Spec {
     pub min_len: usize,
     /// The check looks at all of a match: the search goes on after it, found or not.
     pub consumes: bool,
-    /// The token may follow a letter or a digit (group `pre` holds it), as after a JSON
-    /// escape (`\nghp_…`, `\u0022ghp_…`), a URL escape (`%22ghp_…`) or a scheme written
-    /// without its space (`Bearerghp_…`); such a match counts only when the token looks
-    /// generated (see `values::strongly_random`), so that `task_live_notifications` is no
-    /// Stripe key.
+    /// The token may follow a letter or a digit, as after a JSON escape (`\nghp_…`,
+    /// `\u0022ghp_…`), a URL escape (`%22ghp_…`) or a scheme written without its space
+    /// (`Bearerghp_…`); such a match counts only when the token looks generated (see
+    /// `values::strongly_random`), so that `task_live_notifications` is no Stripe key.
     pub glued: bool,
 }
 
@@ -45,10 +44,9 @@ fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str
 
 /// Where a token with a prefix of its own may start, written `(?G)` in a rule: anywhere, as
 /// in gitleaks' rules for GitHub, GitLab or Slack tokens, which have no leading boundary
-/// (and makes the rule `glued`; `(?A)` is the same without that). The character before it is
-/// part of the match, so that a match can never start at the token itself and skip what is
-/// glued to it: `pre` when it is a letter or a digit, `edge` otherwise.
-const GLUED: &str = r"(?:\A|(?P<edge>[^A-Za-z0-9])|(?P<pre>[A-Za-z0-9]))";
+/// (and makes the rule `glued`: see [`Spec::glued`]; `(?A)` is the same without that). No
+/// pattern at all, so that the search still starts at the token's literal prefix.
+const GLUED: &str = "";
 
 /// Where a token whose prefix is short or common (`sk-`, `SK`, `pat`, `dapi`) may start,
 /// written `(?E)`: at a word boundary, after `_` (file names join words with it) or after a
@@ -410,6 +408,16 @@ pub(super) fn built_in() -> Vec<Spec> {
                 Some(commands::check),
             )
         },
+        // Commands too common to give the rule above for every mention (`npm run`, "security
+        // review"), for the one use that takes a password: macOS's keychain (`security
+        // add-generic-password -a me -s svc -w PASS`; `-w` last, without a value, asks for
+        // it) and `npm adduser -p PASS` / `npm login --password PASS`.
+        spec(
+            "password",
+            r#"(?:\bsecurity[ \t]+add-(?:generic|internet)-password\b[^\n|;&]*?[ \t]-w|\bnpm[ \t]+(?:adduser|add-user|login)\b[^\n|;&]*?[ \t](?:-p|--password))(?:=|[ \t]+)(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>-][^\s'"|;&<>]*))"#,
+            &["add-generic-password", "add-internet-password", "adduser", "add-user", "npm login"],
+            Some(plain_secret),
+        ),
         // Options that name a credential, on any command line: `--token VALUE`,
         // `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`.
         spec(
