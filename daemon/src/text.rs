@@ -227,3 +227,88 @@ impl Rendered {
         self.end.push(at);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn fragment() -> impl Strategy<Value = String> {
+        const BITS: &[&str] = &[
+            "**",
+            "*",
+            "_",
+            "`",
+            "```\n",
+            "<!-- -->",
+            "<b>",
+            "</b>",
+            "<password>",
+            "</password>",
+            "<private>",
+            "</private>",
+            "\\_",
+            "\\",
+            "&#73;",
+            "&amp;",
+            "&#x200B;",
+            "[",
+            "](http://x)",
+            "\n",
+            "\n\n",
+            "> ",
+            "- ",
+            "| a | b |\n|---|---|\n",
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "ghp_0123456789abcdef",
+            "ghijABCDEFGHIJ012345",
+            "AKIAIOSFODNN7EXAMPLE",
+            "the password is ",
+            "hunter2hunter2",
+            "API key is ",
+            "Zx9Qa7Lm3Kp2Wd8R",
+            "[REDACTED:secret]",
+            "é✓",
+        ];
+        prop_oneof![
+            4 => prop::sample::select(BITS).prop_map(str::to_string),
+            2 => "[ -~]{0,10}",
+            1 => "[^\\x00-\\x1f]{0,6}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Whatever the markdown, what comes out is redacted text: nothing left to find,
+        /// redacting it again changes nothing.
+        #[test]
+        fn redacted_markdown_holds_nothing_to_find(parts in prop::collection::vec(fragment(), 1..12)) {
+            let text = parts.concat();
+            let out = redact_markdown(&text);
+            prop_assert!(!ccmem_proto::redact::finds(&out), "{:?} → {:?}", text, out);
+            prop_assert_eq!(ccmem_proto::redact::redact(&out), out.clone());
+        }
+    }
+
+    #[test]
+    fn markup_cannot_hide_a_secret_from_the_rendered_text() {
+        for (text, gone) in [
+            ("token ghp_0123456789abcdef<!-- -->ghijABCDEFGHIJ012345 ok", "ghijABCDEFGHIJ012345"),
+            ("token ghp\\_0123456789abcdefghijABCDEFGHIJ012345 ok", "ghijABCDEFGHIJ012345"),
+            ("AKIA&#73;OSFODNN7EXAMPLE", "OSFODNN7EXAMPLE"),
+            ("the API key is **Zx9Qa7Lm3Kp2Wd8R**", "Zx9Qa7Lm3Kp2Wd8R"),
+            ("creds <password>hunter2hunter2</password>", "hunter2hunter2"),
+            ("a &lt;private&gt;hidden&lt;/private&gt; b", "hidden"),
+        ] {
+            let out = redact_markdown(text);
+            assert!(!out.contains(gone), "{text:?} → {out:?}");
+        }
+        // What is around stays markdown.
+        assert_eq!(redact_markdown("the API key is **Zx9Qa7Lm3Kp2Wd8R**"), "the API key is **[REDACTED:secret]**");
+        assert_eq!(
+            redact_markdown("keep **bold**, `code` and [links](https://x.example)"),
+            "keep **bold**, `code` and [links](https://x.example)"
+        );
+    }
+}

@@ -263,6 +263,23 @@ proptest! {
         prop_assert_eq!(r(&once), once.clone(), "text: {:?}", text);
         prop_assert!(!filter().finds(&once), "finds() in {:?}", once);
     }
+
+    /// Where the filter says it changes a text is where it does: applied, the spans give
+    /// what `redact` gives (the daemon masks a rendered message's secrets by them).
+    #[test]
+    fn spans_give_what_redact_gives(parts in prop::collection::vec(fragment(), 1..8)) {
+        let text = crate::printable::text(&parts.concat()).into_owned();
+        let mut out = String::new();
+        let mut last = 0;
+        for s in filter().spans(&text) {
+            prop_assert!(s.range.start >= last && s.range.end <= text.len(), "{:?} in {:?}", s, text);
+            out.push_str(&text[last..s.range.start]);
+            out.push_str(&s.replacement);
+            last = s.range.end;
+        }
+        out.push_str(&text[last..]);
+        prop_assert_eq!(out, r(&text), "text: {:?}", text);
+    }
 }
 
 /// Long lines of near-matches take linear time: a match that held no secret is looked into
