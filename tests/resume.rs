@@ -107,6 +107,66 @@ fn secrets_in_the_transcript_reach_neither_the_context_nor_the_files() {
     }
 }
 
+/// Found by the independent tester: secrets that markdown or HTML hid from the filter in the
+/// agent's messages (an element's value, a bold one, an escaped underscore, an entity, a
+/// comment splitting a token) were kept as facts, goals, findings and last words, in
+/// memory.json and tracker.json; read as markdown, they were whole again.
+#[test]
+fn secrets_in_markup_in_the_agents_messages_reach_no_file() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    // (the secret as written, the part that must not be kept in any form)
+    let cases = [
+        ("creds <password>XmlPwCc34</password>", "XmlPwCc34"),
+        ("the password is <b>HtmlBoldPw11</b> ok", "HtmlBoldPw11"),
+        ("the API key is **StrongKeyXx15abc**", "StrongKeyXx15abc"),
+        ("token ghp\\_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA6", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA6"),
+        ("key AKIA&#73;OSFODNN7EXAMPLH", "OSFODNN7EXAMPLH"),
+        ("token ghp_aB3dE5fG7hJ9kL1m<!-- -->N3pQ5rS7tU9vW1xY3zA7", "N3pQ5rS7tU9vW1xY3zA7"),
+        ("the token is [LinkTokWw16abc](http://x)", "LinkTokWw16abc"),
+    ];
+    let t = env.path().join("markup.jsonl");
+    let records: Vec<Value> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (s, _))| {
+            say(&format!("The root cause was {s} because we decided. [REMEMBER: F{i} {s}] [GOAL: G{i} {s}]"))
+        })
+        .collect();
+    write_transcript(&t, &records);
+    let payload = |name: &str, extra: Value| {
+        let mut p = ev(&root, "conv-1", name, extra);
+        p["transcript_path"] = json!(t);
+        p
+    };
+    send(&env, payload("SessionStart", json!({"source": "startup"})));
+    let last: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (s, _))| format!("I decided on {s} instead of the old one. [REMEMBER: M{i} {s}]"))
+        .collect();
+    send(&env, payload("Stop", json!({"stop_hook_active": false, "last_assistant_message": last.join("\n\n")})));
+    let ctx = context(&env, &root);
+    let facts = text(&env.ctl(&["facts", "--project", root.to_str().unwrap()]).stdout);
+    assert!(facts.contains("F0 creds [REDACTED:secret]") && facts.contains("M2 the API key is [REDACTED:"), "{facts}");
+    assert!(ctx.contains("## Decisions and findings"), "{ctx}");
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    let mut files = walk(&env.state);
+    files.extend(walk(&root.join(".claude")));
+    let stored: Vec<(PathBuf, String)> =
+        files.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap_or_default())).collect();
+    assert!(stored.iter().any(|(p, _)| p.ends_with("memory.json")), "the facts are on disk");
+    for (_, secret) in cases {
+        for (what, text) in [("context", &ctx), ("facts", &facts)] {
+            assert!(!text.contains(secret), "{secret} in the {what}:\n{text}");
+        }
+        for (path, text) in &stored {
+            assert!(!text.contains(secret), "{secret} in {}:\n{text}", path.display());
+        }
+    }
+}
+
 #[test]
 fn an_imported_session_carries_todos_failures_commits_and_last_words() {
     let env = Env::new();

@@ -5,6 +5,12 @@
 //! projects/<name>-<hash>/sessions/<session_id>.json  ended sessions, the newest N kept
 //! ```
 //!
+//! `<name>` is the project directory's name, redacted (a directory named after a token
+//! must not name the state dir after it), `<hash>` the hash of its whole path. The live
+//! tracker keeps the project's path as it is: it is how the session is found and watched
+//! again when the daemon starts. Archived sessions, which are only read back for history,
+//! keep it redacted.
+//!
 //! Every write is atomic. A file that cannot be read back is moved aside as
 //! `<file>.corrupt-<timestamp>` and reported, never silently dropped.
 
@@ -41,19 +47,26 @@ impl Store {
         Self { root: state_dir, keep_sessions: keep_sessions.max(1) }
     }
 
-    /// The directory for one project: readable name plus a stable hash of the full path.
+    /// The directory for one project: its redacted, readable name plus a stable hash of the
+    /// full path (which keeps two projects apart whatever their names redact to).
     pub fn project_dir(&self, project_root: &Path) -> PathBuf {
-        let name: String = project_root
-            .file_name()
-            .map(|n| {
-                n.to_string_lossy()
-                    .chars()
-                    .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-                    .take(40)
-                    .collect()
-            })
-            .unwrap_or_else(|| "root".into());
-        self.root.join("projects").join(format!("{name}-{:016x}", fnv1a(project_root.as_os_str().as_encoded_bytes())))
+        let projects = self.root.join("projects");
+        let hash = fnv1a(project_root.as_os_str().as_encoded_bytes());
+        let name = project_root.file_name().map(|n| n.to_string_lossy());
+        let shown = name.as_deref().map(ccmem_proto::redact::redact);
+        let dir = projects.join(format!("{}-{hash:016x}", dir_name(shown.as_deref())));
+        // Only a name that holds a secret changes: its directory, named before names were
+        // redacted, is moved to the new name the first time it is looked for.
+        if shown.as_deref() != name.as_deref() {
+            let before = projects.join(format!("{}-{hash:016x}", dir_name(name.as_deref())));
+            if !dir.exists() && before.exists() {
+                if let Err(e) = fs::rename(&before, &dir) {
+                    tracing::warn!(error = %e, "cannot rename a project's state dir to its redacted name; using the old one");
+                    return before;
+                }
+            }
+        }
+        dir
     }
 
     /// Saves the live session.
@@ -72,11 +85,21 @@ impl Store {
         }
     }
 
-    /// Archives an ended session and prunes the oldest beyond the limit.
+    /// Archives an ended session and prunes the oldest beyond the limit. The archive is
+    /// only read back for history: the project's path is kept redacted in it.
     pub fn archive(&self, ended: &ArchivedSession) -> io::Result<()> {
         let dir = self.project_dir(&ended.session.project_root).join(SESSIONS);
         ccmem_proto::wire::paths::create_private_dirs(&dir)?;
-        atomic::write(&dir.join(format!("{}.json", ended.session.session_id)), &to_json(ended)?, false)?;
+        let root = ended.session.project_root.to_string_lossy();
+        let bytes = match ccmem_proto::redact::redact(&root) {
+            std::borrow::Cow::Borrowed(_) => to_json(ended)?,
+            std::borrow::Cow::Owned(shown) => {
+                let mut copy = ended.clone();
+                copy.session.project_root = PathBuf::from(shown);
+                to_json(&copy)?
+            }
+        };
+        atomic::write(&dir.join(format!("{}.json", ended.session.session_id)), &bytes, false)?;
         let mut ids = self.archived_ids(&ended.session.project_root);
         while ids.len() > self.keep_sessions {
             let oldest = ids.remove(0);
@@ -236,6 +259,19 @@ fn to_json<T: serde::Serialize>(v: &T) -> io::Result<Vec<u8>> {
     Ok(b)
 }
 
+/// A project directory's name as a state dir's name part: letters, digits, `-` and `_`
+/// (others become `_`), 40 characters at most.
+fn dir_name(name: Option<&str>) -> String {
+    match name {
+        Some(n) => n
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .take(40)
+            .collect(),
+        None => "root".into(),
+    }
+}
+
 /// FNV-1a, 64 bits: stable across Rust releases, unlike `DefaultHasher`.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
@@ -263,6 +299,39 @@ mod tests {
         assert_eq!(store.last_session_id(root).as_deref(), Some("session_2026-01-05_00-00-00"));
         assert!(store.project_dir(root).file_name().unwrap().to_str().unwrap().starts_with("my_project-"));
         assert_ne!(store.project_dir(root), store.project_dir(Path::new("/other/my project")));
+    }
+
+    /// Found by the independent tester: a project directory named after a token named its
+    /// state dir after it too.
+    #[test]
+    fn a_secret_in_the_projects_name_is_not_in_its_state_dirs_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(tmp.path().into(), 3);
+        let root = Path::new("/tmp/proj_ghp_Pj7mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zD7");
+        let name = store.project_dir(root).file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("proj__REDACTED_github-token_-") && !name.contains("Pj7mE5"), "{name}");
+        assert_ne!(
+            store.project_dir(root),
+            store.project_dir(Path::new("/tmp/proj_ghp_Qj7mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zD8"))
+        );
+        // A plain name is as before.
+        assert!(store.project_dir(Path::new("/w/app")).ends_with(format!("app-{:016x}", fnv1a(b"/w/app"))));
+        // The directory it had before names were redacted is moved, with what it holds.
+        let before = tmp.path().join("projects").join(format!(
+            "proj_ghp_Pj7mE5fG7hJ9kL1mN3pQ5rS7tU9vW1x-{:016x}",
+            fnv1a(root.as_os_str().as_encoded_bytes())
+        ));
+        fs::create_dir_all(&before).unwrap();
+        fs::write(before.join(FACTS), r#"{"facts": ["kept"]}"#).unwrap();
+        assert_eq!(store.load_facts(root).facts, ["kept"], "found at its new name");
+        assert!(!before.exists() && store.project_dir(root).join(FACTS).exists());
+        // An archived session names its project redacted; the live tracker as it is.
+        let s = session(root, "session_2026-01-01_00-00-00");
+        store.save_tracker(&s).unwrap();
+        store.archive(&ArchivedSession { ended: EndReason::Reset, ended_at: String::new(), session: s }).unwrap();
+        let archived = store.last_archived(root).unwrap();
+        assert!(!archived.session.project_root.to_string_lossy().contains("Pj7mE5"));
+        assert!(matches!(&store.scan()[..], [Found::Session(s)] if s.project_root == root));
     }
 
     #[test]

@@ -89,3 +89,226 @@ pub fn quoted(s: &str, max: usize) -> String {
 pub fn code(s: &str, max: usize) -> String {
     ccmem_proto::quote::code(s, max)
 }
+
+/// An agent's message (markdown) with its secrets masked, whether they show in the text as
+/// written or only as it reads: markup can hide a token from the rules (`ghp\_…` escaped,
+/// `AKIA&#73;…` as an entity, `ghp_…<!-- -->…` split by a comment, `the API key is
+/// **…**` in bold) and reading takes the markup away. The message is rendered (from the
+/// text as written, so that a token split by markup is whole), the secrets of the rendered
+/// text are masked where they stand in the text as written, and the result is redacted as
+/// any text is (`<password>…</password>` is seen there). Markdown stays markdown; what is
+/// read from it later (facts, findings, last words) is redacted again once taken out.
+pub fn redact_markdown(text: &str) -> String {
+    let text = printable::text(text);
+    let rendered = Rendered::of(&text);
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    for span in ccmem_proto::redact::spans(&rendered.text) {
+        let (a, b) = (span.range.start, span.range.end);
+        let (Some(&from), Some(&to)) = (rendered.start.get(a), b.checked_sub(1).and_then(|l| rendered.end.get(l)))
+        else {
+            continue;
+        };
+        if from < to && text.is_char_boundary(from) && text.is_char_boundary(to) {
+            edits.push((from..to, span.replacement));
+        }
+    }
+    if edits.is_empty() {
+        return ccmem_proto::redact::redact(&text).into_owned();
+    }
+    // Two secrets of the rendered text may meet in the written one (inside one entity):
+    // one mask for both.
+    edits.sort_by_key(|(r, _)| r.start);
+    let mut merged: Vec<(std::ops::Range<usize>, String)> = Vec::with_capacity(edits.len());
+    for (r, with) in edits {
+        match merged.last_mut() {
+            Some((last, last_with)) if r.start < last.end => {
+                last.end = last.end.max(r.end);
+                if last_with.is_empty() {
+                    *last_with = with;
+                }
+            }
+            _ => merged.push((r, with)),
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (r, with) in &merged {
+        out.push_str(&text[last..r.start]);
+        out.push_str(with);
+        last = r.end;
+    }
+    out.push_str(&text[last..]);
+    ccmem_proto::redact::redact(&out).into_owned()
+}
+
+/// Markdown as it reads (its text, inline code and code blocks; no markup, HTML or link
+/// targets), with where each byte of it came from in the text as written.
+struct Rendered {
+    text: String,
+    /// For each byte of `text`, where what it shows starts in the text as written.
+    start: Vec<usize>,
+    /// For each byte of `text`, where what it shows ends in the text as written.
+    end: Vec<usize>,
+}
+
+impl Rendered {
+    fn of(markdown: &str) -> Self {
+        use pulldown_cmark::{Event, Options, Parser, TagEnd};
+        let mut r = Rendered { text: String::new(), start: Vec::new(), end: Vec::new() };
+        let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
+        for (event, range) in Parser::new_ext(markdown, options).into_offset_iter() {
+            let Some(written) = markdown.get(range.clone()) else { continue };
+            match event {
+                Event::Text(t) => r.align(&t, written, range.start),
+                Event::Code(t) => match written.find(&*t) {
+                    Some(at) => r.align(&t, &written[at..], range.start + at),
+                    None => r.align(&t, written, range.start),
+                },
+                // A line break and the end of a block separate what reads apart.
+                Event::SoftBreak | Event::HardBreak => r.separator('\n'),
+                Event::End(
+                    TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::CodeBlock | TagEnd::BlockQuote(_),
+                ) => r.separator('\n'),
+                Event::End(TagEnd::TableCell) => r.separator(' '),
+                // HTML (comments among it) is not read: what it splits reads whole.
+                _ => {}
+            }
+        }
+        r
+    }
+
+    /// Takes `shown` (what an event reads as), written as `written` at `base`: byte for byte
+    /// where they agree, a backslash escape or an entity as the character it stands for, and
+    /// the rest (what could not be told apart) as the whole of what is left.
+    fn align(&mut self, shown: &str, written: &str, base: usize) {
+        let (mut i, mut j) = (0, 0);
+        while let Some(c) = shown[i..].chars().next() {
+            let w = &written[j..];
+            let taken = if w.starts_with(c) {
+                Some(c.len_utf8())
+            } else if w.starts_with('\\') && w[1..].starts_with(c) {
+                Some(1 + c.len_utf8())
+            } else if w.starts_with('&') {
+                w.find(';').filter(|&semi| semi <= 32).map(|semi| semi + 1)
+            } else {
+                None
+            };
+            let Some(n) = taken else {
+                // The rest reads as the rest of what is written.
+                for c in shown[i..].chars() {
+                    self.push(c, base + j, base + written.len());
+                }
+                return;
+            };
+            self.push(c, base + j, base + j + n);
+            i += c.len_utf8();
+            j += n;
+        }
+    }
+
+    /// One character of the rendered text, written at `from..to`; characters no one sees
+    /// are left out (as the filter leaves them out: they cannot split a token).
+    fn push(&mut self, c: char, from: usize, to: usize) {
+        if (c.is_control() && c != '\n' && c != '\t') || printable::is_invisible(c) {
+            return;
+        }
+        self.text.push(c);
+        for _ in 0..c.len_utf8() {
+            self.start.push(from);
+            self.end.push(to);
+        }
+    }
+
+    /// A character the rendering puts between blocks, written nowhere.
+    fn separator(&mut self, c: char) {
+        let at = self.end.last().copied().unwrap_or(0);
+        self.text.push(c);
+        self.start.push(at);
+        self.end.push(at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn fragment() -> impl Strategy<Value = String> {
+        const BITS: &[&str] = &[
+            "**",
+            "*",
+            "_",
+            "`",
+            "```\n",
+            "<!-- -->",
+            "<b>",
+            "</b>",
+            "<password>",
+            "</password>",
+            "<private>",
+            "</private>",
+            "\\_",
+            "\\",
+            "&#73;",
+            "&amp;",
+            "&#x200B;",
+            "[",
+            "](http://x)",
+            "\n",
+            "\n\n",
+            "> ",
+            "- ",
+            "| a | b |\n|---|---|\n",
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "ghp_0123456789abcdef",
+            "ghijABCDEFGHIJ012345",
+            "AKIAIOSFODNN7EXAMPLE",
+            "the password is ",
+            "hunter2hunter2",
+            "API key is ",
+            "Zx9Qa7Lm3Kp2Wd8R",
+            "[REDACTED:secret]",
+            "é✓",
+        ];
+        prop_oneof![
+            4 => prop::sample::select(BITS).prop_map(str::to_string),
+            2 => "[ -~]{0,10}",
+            1 => "[^\\x00-\\x1f]{0,6}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Whatever the markdown, what comes out is redacted text: nothing left to find,
+        /// redacting it again changes nothing.
+        #[test]
+        fn redacted_markdown_holds_nothing_to_find(parts in prop::collection::vec(fragment(), 1..12)) {
+            let text = parts.concat();
+            let out = redact_markdown(&text);
+            prop_assert!(!ccmem_proto::redact::finds(&out), "{:?} → {:?}", text, out);
+            prop_assert_eq!(ccmem_proto::redact::redact(&out), out.clone());
+        }
+    }
+
+    #[test]
+    fn markup_cannot_hide_a_secret_from_the_rendered_text() {
+        for (text, gone) in [
+            ("token ghp_0123456789abcdef<!-- -->ghijABCDEFGHIJ012345 ok", "ghijABCDEFGHIJ012345"),
+            ("token ghp\\_0123456789abcdefghijABCDEFGHIJ012345 ok", "ghijABCDEFGHIJ012345"),
+            ("AKIA&#73;OSFODNN7EXAMPLE", "OSFODNN7EXAMPLE"),
+            ("the API key is **Zx9Qa7Lm3Kp2Wd8R**", "Zx9Qa7Lm3Kp2Wd8R"),
+            ("creds <password>hunter2hunter2</password>", "hunter2hunter2"),
+            ("a &lt;private&gt;hidden&lt;/private&gt; b", "hidden"),
+        ] {
+            let out = redact_markdown(text);
+            assert!(!out.contains(gone), "{text:?} → {out:?}");
+        }
+        // What is around stays markdown.
+        assert_eq!(redact_markdown("the API key is **Zx9Qa7Lm3Kp2Wd8R**"), "the API key is **[REDACTED:secret]**");
+        assert_eq!(
+            redact_markdown("keep **bold**, `code` and [links](https://x.example)"),
+            "keep **bold**, `code` and [links](https://x.example)"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! The sensitive-data filter: every string the daemon keeps, writes or prints into the
 //! agent's context passes through [`redact`] first. A match becomes `[REDACTED:<kind>]`;
-//! `<private>…</private>` spans are dropped whole.
+//! `<private>…</private>` spans are dropped whole (nested ones with them; `<private >` too).
 //!
 //! The rules follow gitleaks' default configuration (`config/gitleaks.toml` of gitleaks
 //! v8.30.1, 222 rules) and trufflehog's detectors for the formats gitleaks lacks or finds
@@ -8,7 +8,9 @@
 //!
 //! - private keys: PEM blocks (cut ones too), base64-encoded PEM (a kubeconfig's
 //!   `client-key-data`), PuTTY keys, age secret keys;
-//! - token formats with a prefix of their own: AWS (`AKIA…` and the other key-id prefixes,
+//! - token formats with a prefix of their own, wherever they start (as gitleaks' rules for
+//!   GitHub, GitLab or Slack tokens do: after a JSON escape `\nghp_…`, in `%22ghp_…`,
+//!   `Bearerghp_…`; run into a word, a token must look generated): AWS (`AKIA…` and the other key-id prefixes,
 //!   and secret keys after their label), GitHub, GitLab, Atlassian and Bitbucket, Slack
 //!   tokens and webhooks, Discord bot tokens and webhooks, Teams webhooks, Telegram bot
 //!   tokens, Stripe, Anthropic, OpenAI (and OpenRouter), npm, PyPI, RubyGems, Clojars,
@@ -23,15 +25,19 @@
 //!   Facebook, Azure (connection-string keys, AD client secrets);
 //! - credentials in URLs (`scheme://user:PASS@`, `redis://:PASS@`, `https://TOKEN@`),
 //!   signed URLs' signatures (an Azure SAS `sig=`, `X-Amz-Signature`), `Authorization` and
-//!   `Bearer` credentials;
+//!   `Bearer` credentials, Digest's `response=`, session cookies in `Cookie` and
+//!   `Set-Cookie` headers;
 //! - passwords given to well-known commands (`curl -u user:PASS`, `docker login -p`,
-//!   `redis-cli -a`, `mysql -pPASS`, `sshpass -p`, `htpasswd -b`, …; see `commands`) and
-//!   piped into them (`echo PASS | docker login --password-stdin`);
+//!   `redis-cli -a`, `redis-cli AUTH PASS`, `mysql -pPASS`, `sshpass -p`, `htpasswd -b`,
+//!   `security add-generic-password -w`, `npm adduser -p`, `vercel -t`, `pulumi config set
+//!   --secret KEY VALUE`, …; see `commands`), piped into them (`echo PASS | docker login
+//!   --password-stdin`) or given as a here-string (`gh auth login --with-token <<< TOKEN`);
 //! - options, environment variables and keys that name a credential, with their value:
 //!   `--token VALUE`, `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`,
 //!   `DB_PASS=…`, `SECRET_KEY_BASE=…`, `"auth": "…"` (a docker `config.json`),
-//!   `<password>…</password>`, `.netrc`; and in prose ("the password hunter2hunter2",
-//!   "my API key is …").
+//!   `<password>…</password>`, `.netrc`, a YAML block scalar (`secret: |` and its lines), a
+//!   wallet's recovery phrase after its name (`MNEMONIC='abandon …'`); and in prose ("the
+//!   password hunter2hunter2", "my API key is …", "token Tk12345678d").
 //!
 //! Near-misses are kept: commit hashes, UUIDs, base64 images, colours, references
 //! (`$TOKEN`, `${{ secrets.X }}`, `env:PASS`, `--token-file PATH`, `--password-stdin`),
@@ -41,6 +47,12 @@
 //! Redaction is idempotent: a mask is never taken for a secret again (nor is a prefix such
 //! as `Bearer` before one), and [`Redactor::redact`] repeats its rules until nothing
 //! changes, so `redact(redact(x)) == redact(x)` and [`finds`] is false on redacted text.
+//! What follows a mask is still read: a password's mask stands for its name
+//! (`[REDACTED:password] hunter2hunter2`), and a mask where a header's credential stands
+//! hides nothing after it.
+//!
+//! [`Redactor::spans`] says where in a text redaction changes it: a text derived from
+//! another (markdown as it reads) can have its secrets masked in the text it came from.
 
 mod commands;
 mod rules;
@@ -86,6 +98,8 @@ struct Rule {
     min_len: usize,
     /// The check sees all of a match: the search goes on after it.
     consumes: bool,
+    /// A token right after a letter or a digit must look generated.
+    glued: bool,
 }
 
 /// The rules' keywords (any case): a rule none of whose words occurs is not run. One
@@ -143,8 +157,62 @@ impl Keywords {
 pub struct Redactor {
     rules: Vec<Rule>,
     keywords: Keywords,
+    /// `<private>` and `</private>` (any case, spaces before the `>`).
     private: Regex,
     masks: Regex,
+}
+
+/// A place where redaction changed a text: the range of the text it replaced, and what it
+/// put there (a mask; nothing for a private span).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// Byte range in the text given to [`Redactor::spans`].
+    pub range: Range<usize>,
+    /// `[REDACTED:<kind>]`, or empty.
+    pub replacement: String,
+}
+
+/// Where each position of the text being redacted was in the text given, and the changes
+/// made so far in the given text's terms: for [`Redactor::spans`].
+struct Track {
+    /// Where a range starting at a position starts in the original (inside a mask: where
+    /// what it replaced started).
+    start: Vec<usize>,
+    /// Where a range ending at a position ends in the original (inside a mask: where what
+    /// it replaced ended).
+    end: Vec<usize>,
+    /// The changes, in the original's terms.
+    spans: Vec<Span>,
+}
+
+impl Track {
+    fn new(len: usize) -> Self {
+        Self { start: (0..=len).collect(), end: (0..=len).collect(), spans: Vec::new() }
+    }
+
+    /// Records that `edits` (in order, apart, of the current text of `len` bytes) were
+    /// replaced.
+    fn replaced(&mut self, len: usize, edits: &[(Range<usize>, &str)]) {
+        let (mut start, mut end) = (Vec::with_capacity(len + 1), Vec::with_capacity(len + 1));
+        let mut last = 0;
+        for (r, with) in edits {
+            start.extend_from_slice(&self.start[last..r.start]);
+            end.extend_from_slice(&self.end[last..r.start]);
+            let orig = self.start[r.start]..self.end[r.end];
+            for i in 0..with.len() {
+                start.push(orig.start);
+                end.push(if i == 0 { self.end[r.start] } else { orig.end });
+            }
+            // A new change takes in the older ones it covers (a mask inside a private span).
+            self.spans.retain(|s| s.range.end <= orig.start || s.range.start >= orig.end);
+            self.spans.push(Span { range: orig, replacement: with.to_string() });
+            last = r.end;
+        }
+        start.extend_from_slice(&self.start[last..]);
+        end.extend_from_slice(&self.end[last..]);
+        self.start = start;
+        self.end = end;
+    }
 }
 
 /// Passes at most: each pass that changes the text takes out characters that are in no
@@ -206,6 +274,7 @@ impl Redactor {
                 whole: false,
                 min_len: spec.min_len,
                 consumes: spec.consumes,
+                glued: spec.glued,
             });
         }
         for (kind, pat) in extra {
@@ -218,12 +287,13 @@ impl Redactor {
                 whole: true,
                 min_len: 0,
                 consumes: false,
+                glued: false,
             });
         }
         Ok(Self {
             rules,
             keywords: Keywords::new(&words),
-            private: Regex::new(r"(?is)<private>.*?(?:</private>|\z)").expect("private rule"),
+            private: Regex::new(r"(?i)</?private\s*>").expect("private rule"),
             masks: Regex::new(r"\[REDACTED:[A-Za-z0-9_.-]*\]").expect("mask rule"),
         })
     }
@@ -236,12 +306,31 @@ impl Redactor {
         // text is made printable. What is kept is printable anyway.
         let mut out = crate::printable::text(text);
         for _ in 0..MAX_PASSES {
-            match self.pass(&out) {
+            match self.pass(&out, None) {
                 Some(next) => out = Cow::Owned(next),
                 None => break,
             }
         }
         out
+    }
+
+    /// Where [`Redactor::redact`] changes `text`: the ranges of `text` it masks or drops,
+    /// in order, apart, each with what it becomes. For a text derived from another (markdown
+    /// as it reads) whose secrets are to be masked in the other. `text` is taken as it is:
+    /// control and invisible characters are not taken out first, as `redact` does (positions
+    /// would move); give it printable text.
+    pub fn spans(&self, text: &str) -> Vec<Span> {
+        let mut track = Track::new(text.len());
+        let mut cur = Cow::Borrowed(text);
+        for _ in 0..MAX_PASSES {
+            match self.pass(&cur, Some(&mut track)) {
+                Some(next) => cur = Cow::Owned(next),
+                None => break,
+            }
+        }
+        let mut spans = track.spans;
+        spans.sort_by_key(|s| s.range.start);
+        spans
     }
 
     /// Whether `text` holds anything the filter would take out.
@@ -253,18 +342,24 @@ impl Redactor {
     /// Every rule once, in order, on printable text ([`Redactor::redact`] takes out the
     /// characters no one sees first, so that one cannot split a token: `ghp_\u{200B}…`);
     /// `None` when nothing changed.
-    fn pass(&self, text: &str) -> Option<String> {
+    fn pass(&self, text: &str, mut track: Option<&mut Track>) -> Option<String> {
         let mut cur = Cow::Borrowed(text);
-        if self.private.is_match(&cur) {
-            cur = Cow::Owned(self.private.replace_all(&cur, "").into_owned());
+        let private = self.private_spans(&cur);
+        if !private.is_empty() {
+            let edits: Vec<(Range<usize>, &str)> = private.into_iter().map(|r| (r, "")).collect();
+            cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
         }
         let found = self.keywords.find(&cur);
         for r in &self.rules {
             if (!r.keywords.is_empty() && !r.keywords.iter().any(|&k| found[k])) || cur.len() < r.min_len {
                 continue;
             }
-            if let Some(next) = self.apply(r, &cur) {
-                cur = Cow::Owned(next);
+            let hits = self.apply(r, &cur);
+            if !hits.is_empty() {
+                let masks: Vec<String> = hits.iter().map(|h| mask(h.kind.unwrap_or(&r.kind))).collect();
+                let edits: Vec<(Range<usize>, &str)> =
+                    hits.iter().zip(&masks).map(|(h, m)| (h.range.clone(), m.as_str())).collect();
+                cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
             }
         }
         match cur {
@@ -273,8 +368,38 @@ impl Redactor {
         }
     }
 
-    /// `text` with the secrets `r` finds masked; `None` when it finds none.
-    fn apply(&self, r: &Rule, text: &str) -> Option<String> {
+    /// The private spans of `text`: from a `<private>` to its own `</private>` (nested ones
+    /// inside it go with it), or to the end when it is not closed. A `</private>` that
+    /// closes nothing hides nothing and is kept.
+    fn private_spans(&self, text: &str) -> Vec<Range<usize>> {
+        let mut out = Vec::new();
+        if !text.contains('<') {
+            return out;
+        }
+        let mut depth = 0usize;
+        let mut start = 0;
+        for m in self.private.find_iter(text) {
+            let close = m.as_str().as_bytes().get(1) == Some(&b'/');
+            if !close {
+                if depth == 0 {
+                    start = m.start();
+                }
+                depth += 1;
+            } else if depth > 0 {
+                depth -= 1;
+                if depth == 0 {
+                    out.push(start..m.end());
+                }
+            }
+        }
+        if depth > 0 {
+            out.push(start..text.len());
+        }
+        out
+    }
+
+    /// The secrets `r` finds in `text`, in order, apart.
+    fn apply(&self, r: &Rule, text: &str) -> Vec<Hit> {
         let masks: Vec<Range<usize>> = if text.contains("[REDACTED:") {
             self.masks.find_iter(text).map(|m| m.range()).collect()
         } else {
@@ -305,6 +430,11 @@ impl Redactor {
                     hits.push(Hit { range: s.range(), kind: None });
                 }
             }
+            // `foosk_live_…` is a key only if it looks like one; `task_live_notifications`
+            // is a name.
+            if r.glued && text[..m.start()].chars().next_back().is_some_and(|ch| ch.is_ascii_alphanumeric()) {
+                hits.retain(|h| text.get(h.range.clone()).is_some_and(values::strongly_random));
+            }
             let mut resume = None;
             for h in hits.drain(..) {
                 let Range { start, end } = h.range;
@@ -329,19 +459,24 @@ impl Redactor {
                 _ => next_char(text, m.start()),
             };
         }
-        if found.is_empty() {
-            return None;
-        }
-        let mut out = String::with_capacity(text.len());
-        let mut last = 0;
-        for h in &found {
-            out.push_str(&text[last..h.range.start]);
-            out.push_str(&mask(h.kind.unwrap_or(&r.kind)));
-            last = h.range.end;
-        }
-        out.push_str(&text[last..]);
-        Some(out)
+        found
     }
+}
+
+/// `text` with each of `edits` (ranges in order, apart) replaced, recorded in `track`.
+fn replace(text: &str, edits: &[(Range<usize>, &str)], track: Option<&mut Track>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (r, with) in edits {
+        out.push_str(&text[last..r.start]);
+        out.push_str(with);
+        last = r.end;
+    }
+    out.push_str(&text[last..]);
+    if let Some(t) = track {
+        t.replaced(text.len(), edits);
+    }
+    out
 }
 
 /// The position after the character at `at` (past the end when there is none).
@@ -416,6 +551,12 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 /// Whether `text` holds anything [`redact`] would take out.
 pub fn finds(text: &str) -> bool {
     current().finds(text)
+}
+
+/// Where [`redact`] changes `text` (printable text: see [`Redactor::spans`]), through the
+/// installed filter.
+pub fn spans(text: &str) -> Vec<Span> {
+    current().spans(text)
 }
 
 /// Reads extra patterns: one per line, `kind = regex` or a bare regex (kind `custom`);

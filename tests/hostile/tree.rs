@@ -191,6 +191,78 @@ fn overlong_paths_are_refused_where_they_enter() {
     assert!(rss < 120 * 1024, "RSS {rss} KiB");
 }
 
+/// Found by the independent tester: a project directory named after a token put the token
+/// in the checkpoint and its copy, the tracker's copies of paths, the state dir's name and
+/// the daemon's log; a transcript path and a refused hook's directory likewise. What is
+/// kept for a reader is redacted; the tracker keeps the project's path as it is (it is how
+/// the session is found again when the daemon starts), and the session is.
+#[test]
+fn a_token_in_a_path_reaches_no_copy_of_it() {
+    let env = Env::new();
+    let mut d = env.start_daemon(&[]);
+    let token = "ghp_Pj7mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zD7";
+    let root = repo(&env, &format!("proj_{token}"));
+    let r = root.to_str().unwrap();
+    let mut start = ev(&root, "c1", "SessionStart", json!({"source": "startup"}));
+    start["transcript_path"] = json!("/tmp/nonexist_AKIAQWERTYUIOPLOGGG5.jsonl");
+    send(&env, start);
+    send(&env, ev(&root, "c1", "UserPromptSubmit", json!({"prompt": "x"})));
+    std::fs::write(root.join("TODO.md"), "- [ ] one\n- [x] two\n").unwrap();
+    // A hook from a directory that is no project: refused, and logged.
+    let refused = "/etc/xoxb-123456789012-1234567890123-LoG4E5fG7hJ9kL1mN3pQ5rS";
+    send(&env, ev(Path::new(refused), "c1", "UserPromptSubmit", json!({"prompt": "z"})));
+    assert_ok(&within(&env, &["checkpoint", r], Duration::from_secs(20)), "checkpoint");
+    assert_ok(&within(&env, &["checkpoint", r], Duration::from_secs(20)), "checkpoint (the .bak)");
+    assert!(root.join(".claude/.project-state.json.bak").exists());
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join(".claude/.project-state.json")).unwrap()).unwrap();
+    assert!(state["project_root"].as_str().unwrap().ends_with("proj_[REDACTED:github-token]"), "{state}");
+    // An ended session's archive too.
+    assert_ok(&within(&env, &["reset-session", r], Duration::from_secs(20)), "reset-session");
+    send(&env, ev(&root, "c1", "UserPromptSubmit", json!({"prompt": "again"})));
+    assert_ok(&within(&env, &["checkpoint", r], Duration::from_secs(20)), "checkpoint");
+    let secrets = [token, &token[4..], "AKIAQWERTYUIOPLOGGG5", "LoG4E5fG7hJ9kL1mN3pQ5rS"];
+    let check = |log: &str| {
+        let mut files = walk(&env.state);
+        files.extend(walk(&root.join(".claude")));
+        let mut trackers = 0;
+        for f in &files {
+            let name = f.strip_prefix(&env.state).or_else(|_| f.strip_prefix(&root)).unwrap_or(f);
+            let name = name.to_string_lossy().into_owned();
+            let body = std::fs::read_to_string(f).unwrap_or_default();
+            let body = if f.ends_with("tracker.json") {
+                trackers += 1;
+                // The one raw copy: the live tracker's project_root.
+                let mut v: serde_json::Value = serde_json::from_str(&body).unwrap();
+                assert_eq!(v["project_root"], json!(root), "the tracker finds its project again");
+                v["project_root"] = json!("");
+                v.to_string()
+            } else {
+                body
+            };
+            for s in secrets {
+                assert!(!name.contains(s), "{s} in the name {name}");
+                assert!(!body.contains(s), "{s} in {}:\n{body}", f.display());
+            }
+        }
+        assert_eq!(trackers, 1, "{files:?}");
+        for s in secrets {
+            assert!(!log.contains(s), "{s} in the daemon's log:\n{log}");
+        }
+        assert!(log.contains("proj_[REDACTED:github-token]"), "{log}");
+    };
+    check(&d.log());
+    assert!(d.log().contains("/etc/[REDACTED:slack-token]"), "the refused hook is logged:\n{}", d.log());
+    // Restarted, the daemon finds the session by the tracker's path.
+    let live = env.project_status(&root)["session"]["session_id"].clone();
+    d.signal_and_wait(libc::SIGTERM, Duration::from_secs(30));
+    drop(d);
+    let d = env.start_daemon(&[]);
+    let st = env.project_status(&root);
+    assert_eq!((&st["live"], &st["session"]["session_id"]), (&json!(true), &live), "{st}");
+    check(&d.log());
+}
+
 #[test]
 fn the_exclude_entries_come_before_the_first_state_file() {
     use std::os::unix::fs::MetadataExt;

@@ -15,9 +15,12 @@ use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 const OPEN: char = '\u{E000}';
 const CLOSE: char = '\u{E001}';
 
-/// The intents in the prose of an assistant message.
+/// The intents in the prose of an assistant message. The message is redacted as markdown
+/// first (what is found is read from it rendered, where `<password>…</password>` would no
+/// longer show what it holds), and every intent is redacted again where it is kept.
 pub fn detect(text: &str) -> Intents {
-    let (prose, spans) = prose(text);
+    let text = crate::text::redact_markdown(text);
+    let (prose, spans) = prose(&text);
     let prose = without_quoted_markers(&prose);
     let mut found = facts::detect(&prose);
     for (fact, _) in &mut found.remember {
@@ -438,6 +441,30 @@ mod tests {
         let facts: Vec<&str> = i.remember.iter().map(|(f, _)| f.as_str()).collect();
         assert_eq!(facts, ["in a list", "wrapped", "bold"]);
         assert_eq!(i.goals.len(), 1, "{:?}", i.goals);
+    }
+
+    /// Found by the independent tester: a secret that markup hid (an element's value, a
+    /// bold one, an escaped or split token) was kept as a fact or a goal once the markup was
+    /// read away.
+    #[test]
+    fn secrets_in_markup_inside_a_marker_are_redacted() {
+        let i = detect(
+            "[REMEMBER: creds <password>XmlPwCc34</password>] [GOAL: the API key is **StrongKeyXx15abc**]\n\n\
+             [REMEMBER: token ghp\\_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA6] [REMEMBER: ghp_aB3dE5fG7hJ9kL1m<!-- -->N3pQ5rS7tU9vW1xY3zA7]\n\n\
+             [REMEMBER: key AKIA&#73;OSFODNN7EXAMPLH] [REMEMBER: run `make ci` first]",
+        );
+        let facts: Vec<&str> = i.remember.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            facts,
+            [
+                "creds [REDACTED:secret]",
+                "token [REDACTED:github-token]",
+                "[REDACTED:github-token]",
+                "key [REDACTED:aws-access-key]",
+                "run `make ci` first"
+            ]
+        );
+        assert_eq!(i.goals, [("the API key is [REDACTED:secret]".to_string(), None)]);
     }
 
     #[test]

@@ -171,14 +171,14 @@ fn take_line(d: &mut Digest, out: &mut Delta, line: &[u8]) {
 /// conversation's last. For a transcript's messages, and for the last message an agent's
 /// hook gives when the daemon reads no transcript of that agent's.
 pub fn take_message(d: &mut Digest, text: &str, at: &str) {
-    let clean = crate::text::clean_lines(&without_tags(text), 200_000);
+    let clean = message(text);
     if clean.trim().is_empty() {
         return; // nothing but intents
     }
     for f in findings(&clean) {
         push_finding(d, f);
     }
-    d.last_words = tail(&clean, LAST_WORDS);
+    d.last_words = crate::text::clean_lines(&tail(&clean, LAST_WORDS), LAST_WORDS);
     d.last_words_at = at.to_string();
     d.messages_since_summary = d.messages_since_summary.saturating_add(1);
 }
@@ -186,11 +186,14 @@ pub fn take_message(d: &mut Digest, text: &str, at: &str) {
 /// Takes a compaction's summary into the digest: its pending work, current work and next
 /// step, and its findings.
 pub fn take_summary(d: &mut Digest, text: &str, at: &str) {
-    let clean = crate::text::clean_lines(text, 200_000);
+    // Claude Code's summary is markdown too.
+    let clean = crate::text::clean_lines(&crate::text::redact_markdown(text), 200_000);
     let parts = transcript::summary_parts(&clean);
-    d.pending = truncate_chars(&parts.pending, SUMMARY_PART);
-    d.current_work = truncate_chars(&parts.current, SUMMARY_PART);
-    d.next_step = truncate_chars(&parts.next, SUMMARY_PART);
+    // What is kept of it is redacted once taken out (idempotent: whatever cutting it brought
+    // together is read again).
+    d.pending = crate::text::clean_lines(&parts.pending, SUMMARY_PART);
+    d.current_work = crate::text::clean_lines(&parts.current, SUMMARY_PART);
+    d.next_step = crate::text::clean_lines(&parts.next, SUMMARY_PART);
     d.compactions += 1;
     d.summary_at = at.to_string();
     d.messages_since_summary = 0;
@@ -219,6 +222,16 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
     }
 }
 
+/// An assistant message as the digest keeps it: redacted as markdown (as written and as
+/// it reads), without ccmem's own tags (and redacted again when taking them out brought
+/// two halves of a token together), within its size.
+fn message(text: &str) -> String {
+    let redacted = crate::text::redact_markdown(text);
+    let untagged = without_tags(&redacted);
+    let clean = if untagged == redacted { untagged } else { crate::text::redact_markdown(&untagged) };
+    crate::text::clean_lines(&clean, 200_000)
+}
+
 /// The text without ccmem's own `[REMEMBER: …]`-style tags, which are read as intents.
 fn without_tags(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -227,7 +240,8 @@ fn without_tags(text: &str) -> String {
         let inner = &rest[open + 1..];
         let tag = inner.split(':').next().unwrap_or("").trim().to_ascii_uppercase();
         let known = matches!(tag.as_str(), "REMEMBER" | "REMEMBER GLOBAL" | "REMEMBER-GLOBAL" | "GOAL" | "DONE");
-        match inner.find(']').filter(|_| known) {
+        // (The text is redacted: a mask inside a marker does not end it.)
+        match ccmem_proto::model::facts::closing_bracket(inner).filter(|_| known) {
             Some(close) => {
                 out.push_str(&rest[..open]);
                 rest = &inner[close + 1..];
@@ -243,6 +257,12 @@ fn without_tags(text: &str) -> String {
 }
 
 fn push_finding(d: &mut Digest, f: String) {
+    // Redacted as it is taken out: `**` taken away, a sentence cut, can make a secret whole
+    // (`the API key is **Zx9Qa7Lm3Kp2Wd8R**`).
+    let f = truncate_chars(&crate::text::clean(&f), FINDING_CHARS);
+    if f.is_empty() {
+        return;
+    }
     let key = normal(&f);
     if d.findings.iter().any(|x| normal(x) == key) {
         return;
@@ -272,9 +292,9 @@ fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
 /// The last words of an assistant message as the digest keeps them (redacted, intents
 /// taken out, its end), or None when nothing is left: for a Stop hook's
 /// `last_assistant_message`, so that they are there even before the transcript is read.
-pub fn last_words(message: &str) -> Option<String> {
-    let clean = crate::text::clean_lines(&without_tags(message), 200_000);
-    (!clean.trim().is_empty()).then(|| tail(&clean, LAST_WORDS))
+pub fn last_words(text: &str) -> Option<String> {
+    let clean = message(text);
+    (!clean.trim().is_empty()).then(|| crate::text::clean_lines(&tail(&clean, LAST_WORDS), LAST_WORDS))
 }
 
 /// The end of a message, from a line start, without blank lines, table rules and fences.

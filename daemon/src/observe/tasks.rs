@@ -382,7 +382,8 @@ pub fn refresh(s: &mut Session) -> Option<TaskList> {
             s.task_status = TaskStatus::default();
             s.plan = None;
             if let Err(why) = found {
-                s.warnings.push(format!("{NOT_READ}{why}"));
+                // (It may name a path, which may hold a token.)
+                s.warnings.push(ccmem_proto::redact::redact(&format!("{NOT_READ}{why}")).into_owned());
             }
             return None;
         }
@@ -396,7 +397,8 @@ pub fn refresh(s: &mut Session) -> Option<TaskList> {
     let (done, total) = list.counts();
     s.plan = Some(Plan {
         file: list.file.rsplit('/').next().unwrap_or(&list.file).to_string(),
-        path: s.project_root.join(&list.file).to_string_lossy().into_owned(),
+        // Where the list is, for a reader; the project's path can hold a token.
+        path: ccmem_proto::redact::redact(&s.project_root.join(&list.file).to_string_lossy()).into_owned(),
         total_tasks: total,
         completed_tasks: done,
         progress: percent(done, total),

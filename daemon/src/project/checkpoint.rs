@@ -71,7 +71,8 @@ pub fn run(
         reason,
         kind,
         bytes: bytes.len() as u64,
-        path: path.clone(),
+        // Where it went, for a reader (the tracker keeps this copy): redacted.
+        path: std::path::PathBuf::from(ccmem_proto::redact::redact(&path.to_string_lossy()).into_owned()),
     };
     let previous = s.last_checkpoint.replace(info.clone());
     s.saved_at_ms = now.timestamp_millis();

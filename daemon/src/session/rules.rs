@@ -304,7 +304,9 @@ pub fn checkpoint_file(s: &Session, reason: CheckpointReason, kind: CheckpointTy
     let mut st = ProjectState {
         session_id: s.session_id.clone(),
         timestamp: iso(now),
-        project_root: s.project_root.to_string_lossy().into_owned(),
+        // For a reader (nothing reads it back): a directory named after a token is not
+        // written into the project's files.
+        project_root: ccmem_proto::redact::redact(&s.project_root.to_string_lossy()).into_owned(),
         project_name: truncate_chars(&s.project_name, 200),
         edited_files: s.edited_files.iter().take(limits::EDITED_FILES).cloned().collect(),
         todos: s

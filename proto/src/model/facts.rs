@@ -100,7 +100,7 @@ pub fn detect(text: &str) -> Intents {
     let mut rest = text;
     while let Some(open) = rest.find('[') {
         let after = &rest[open + 1..];
-        let Some(close) = after.find(']') else { break };
+        let Some(close) = closing_bracket(after) else { break };
         let inner = &after[..close];
         rest = &after[close + 1..];
         let Some((tag, body)) = inner.split_once(':') else { continue };
@@ -133,6 +133,28 @@ pub fn detect(text: &str) -> Intents {
         }
     }
     out
+}
+
+/// Where the `]` that closes a marker is in `text` (what follows its `[`): the first one
+/// that ends no redaction mask. The daemon redacts a message before it reads its intents,
+/// and `[REMEMBER: the key is [REDACTED:secret]]` is one fact, not `the key is
+/// [REDACTED:secret`.
+pub fn closing_bracket(text: &str) -> Option<usize> {
+    const MASK: &str = "[REDACTED:";
+    let mut from = 0;
+    loop {
+        let rest = text.get(from..)?;
+        let close = rest.find(']')?;
+        match rest.find(MASK) {
+            // A mask opens before this `]`: its own `]` is skipped.
+            Some(m) if m < close => {
+                let inner = m + MASK.len();
+                let end = rest[inner..].find(']')?;
+                from += inner + end + 1;
+            }
+            _ => return Some(from + close),
+        }
+    }
 }
 
 /// Index of the active goal that `done` best describes: most words in common (relative to
@@ -177,6 +199,16 @@ mod tests {
             [("ship OAuth login".to_string(), Some("Friday".to_string())), ("write docs".to_string(), None)]
         );
         assert_eq!(i.done, ["oauth login"]);
+    }
+
+    #[test]
+    fn a_mask_inside_a_marker_is_part_of_it() {
+        let i =
+            detect("[REMEMBER: creds [REDACTED:secret] and [REDACTED:password]] [GOAL: rotate [REDACTED:x]] [DONE: x");
+        assert_eq!(i.remember, [("creds [REDACTED:secret] and [REDACTED:password]".to_string(), false)]);
+        assert_eq!(i.goals, [("rotate [REDACTED:x]".to_string(), None)]);
+        assert!(i.done.is_empty());
+        assert_eq!(closing_bracket("a [REDACTED:x"), None);
     }
 
     #[test]

@@ -87,6 +87,8 @@ pub(super) const COMMANDS: &[&str] = &[
     "net",
     "rabbitmqctl",
     "mc",
+    "vercel",
+    "pulumi",
 ];
 
 /// The prefilter's words for the rule: each command followed by a space, a tab or `.exe`.
@@ -343,6 +345,14 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             for v in values(ws, &["-a", "--pass"], Form::Separate) {
                 take(ws, v, pw, hits);
             }
+            // `redis-cli AUTH PASS`, `redis-cli AUTH USER PASS`: the command's last argument.
+            if let Some(i) = ws.iter().position(|w| w.text.eq_ignore_ascii_case("auth")) {
+                let args: Vec<usize> =
+                    (i + 1..ws.len()).take_while(|&j| !ws[j].text.starts_with('-')).take(2).collect();
+                if let Some(&last) = args.last() {
+                    take(ws, (last, 0), pw, hits);
+                }
+            }
         }
         n if n.starts_with("mongo") => {
             for v in values(ws, &["-p", "--password"], Form::Any) {
@@ -517,6 +527,24 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
                         }
                     }
                 }
+            }
+        }
+        "vercel" => {
+            // `vercel deploy -t TOKEN` (`--token` is every command line's option rule's).
+            for v in values(ws, &["-t"], Form::Any) {
+                take(ws, v, "secret", hits);
+            }
+        }
+        "pulumi" => {
+            // `pulumi config set --secret KEY VALUE`: the value (options that take one are
+            // skipped: `-s dev`, `--stack dev`, `-C dir`).
+            let takes = ["-s", "--stack", "-C", "--cwd", "--config-file"];
+            let pos: Vec<usize> = (0..ws.len())
+                .filter(|&i| !ws[i].text.starts_with('-'))
+                .filter(|&i| i == 0 || !takes.contains(&ws[i - 1].text.as_str()))
+                .collect();
+            if has(ws, "--secret") && pos.len() >= 4 && ws[pos[0]].text == "config" && ws[pos[1]].text == "set" {
+                take(ws, (pos[3], 0), "secret", hits);
             }
         }
         "dotnet" => {

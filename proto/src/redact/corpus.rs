@@ -363,6 +363,79 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("https://ac49726e45dac31b3629fb0f26f89264:x-oauth-basic@github.com/o/r.git", "url-password", "ac49726e45dac31b"),
     // A character no one sees does not hide a token.
     ("ghp_\u{200B}0123456789abcdefghijABCDEFGHIJ012345", "github-token", "abcdefghijABCDEFGHIJ"),
+    // Found by the independent tester: a token right after a letter or a digit (gitleaks'
+    // GitHub, GitLab and Slack rules have no leading boundary): JSON- and URL-escaped text,
+    // a scheme without its space, a word run into it.
+    (r#"{"text":"notes\nghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2"}"#, "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("%22ghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2%22", "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("\\u0022ghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2\\u0022", "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("1ghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2", "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("Authorization: Bearerghp_Gl4mE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zC2", "github-token", "Gl4mE5fG7hJ9kL1m"),
+    ("idAKIAQWERTYUIOPASDFGJ", "aws-access-key", "QWERTYUIOPASDFGJ"),
+    ("foosk_live_51HqLyjBtM0aB3dE5fG7hJ9kL1mN3pQGLU2x", "stripe-key", "51HqLyjBtM0aB3dE5"),
+    ("x1glpat-Lg8Xw8Vu7Ts6Rq5Po4Nz", "gitlab-token", "Lg8Xw8Vu7Ts6Rq5Po4Nz"),
+    ("keyxoxb-123456789012-1234567890123-aB3dE5fG7hJ9kL1mN3pQ5rS7", "slack-token", "aB3dE5fG7hJ9kL1mN3pQ5rS7"),
+    (r#"{"env":"KEY\nsk-proj-aB3dE5fG7hJ9kL1mN3pQ5rS7tU9"}"#, "openai-key", "aB3dE5fG7hJ9kL1mN3pQ"),
+    (
+        r#""Authorization\": \"Bearer\neyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"#,
+        "jwt",
+        "dozjgNryP4J3jVmNHl0w5N",
+    ),
+    // Two tokens run together: the second goes with the first.
+    (
+        "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA6",
+        "github-token",
+        "pQ5rS7tU9vW1xY3zA6",
+    ),
+    // Found by the independent tester: shapes the rules did not know.
+    ("cookie: session=Ck12345678n", "secret", "Ck12345678n"),
+    ("Cookie: sid=Ck12345678m; theme=dark", "secret", "Ck12345678m"),
+    ("Set-Cookie: auth=Ck12345678l; Path=/; HttpOnly", "secret", "Ck12345678l"),
+    ("curl -H 'Cookie: PHPSESSID=9a8b7c6d5e4f3a2b1c0d' https://x.example.com", "secret", "9a8b7c6d5e4f3a2b"),
+    ("signing_key=Sk12345678i", "secret", "Sk12345678i"),
+    ("token Tk12345678d", "secret", "Tk12345678d"),
+    ("vercel deploy --prod -t VercelOpq1a2b3c4", "secret", "VercelOpq1a2b3c4"),
+    ("security add-generic-password -a me -s svc -w KeychainPw33", "password", "KeychainPw33"),
+    ("npm adduser -u bob -p NpmAddPw11", "password", "NpmAddPw11"),
+    ("redis-cli AUTH RedisAuthCmd44", "password", "RedisAuthCmd44"),
+    ("redis-cli -h cache AUTH default RedisAuthUs3r", "password", "RedisAuthUs3r"),
+    ("gh auth login --with-token <<< GhHereStrPw00", "password", "GhHereStrPw00"),
+    ("wrangler secret put API_KEY <<< WranglerSec55", "password", "WranglerSec55"),
+    ("vercel env add SECRET production <<< VercelEnv44", "password", "VercelEnv44"),
+    ("docker login -u bob --password-stdin <<< 'DkrHere11'", "password", "DkrHere11"),
+    ("pulumi config set --secret dbPassword PulumiCfgPw11", "secret", "PulumiCfgPw11"),
+    ("secret: |\n  MultiLineSecret13", "secret", "MultiLineSecret13"),
+    ("db:\n  password: >-\n    BlockPwLine1\n    BlockPwLine2\n  user: app", "secret", "BlockPwLine2"),
+    ("I decided secret: |\n  MultiLineSecret13 because y.", "secret", "MultiLineSecret13"),
+    ("users:\n  - password: |\n      ListItemPw14\n    name: bob", "secret", "ListItemPw14"),
+    (
+        "Authorization: Digest username=\"u\", realm=\"r\", nonce=\"n1\", response=\"6629fae49393a05397450978507c4ef1\"",
+        "authorization",
+        "6629fae49393a05397450978507c4ef1",
+    ),
+    ("pplx-aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9fG1hJ3k used", "perplexity-key", "aB3dE5fG7hJ9kL1mN3pQ"),
+    (
+        "MNEMONIC='abandon ability able about above absent absorb abstract absurd abuse access accident' node x.js",
+        "secret",
+        "absorb abstract",
+    ),
+    (
+        "wallet:\n  seed_phrase: abandon ability able about above absent absorb abstract absurd abuse access accident",
+        "secret",
+        "absorb abstract",
+    ),
+    (
+        "printf '%s' 'PrintfSec77' | kubectl create secret generic x --from-file=pw=/dev/stdin",
+        "password",
+        "PrintfSec77",
+    ),
+    // What follows a mask is read too: a password's mask stands for its name, and a mask
+    // where a header's credential stands hides nothing after it.
+    ("[REDACTED:password] hunter2hunter2", "password", "hunter2hunter2"),
+    ("password: [REDACTED:password] hunter2hunter2", "password", "hunter2hunter2"),
+    ("Authorization: Bearer [REDACTED:bearer] extra99", "authorization", "extra99"),
+    // Key ids of digits only (gitleaks' `[A-Z2-7]` misses those; trufflehog takes them).
+    ("AKIA0189018901890189", "aws-access-key", "0189018901890189"),
 ];
 
 /// Text that must come out unchanged.
@@ -582,4 +655,30 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "FAIL tests/test_token.py::test_refresh - AssertionError: assert 'abc' == 'def'",
     "Tests: 2 failed, 40 passed, 42 total",
     "a zero\u{200B}width space and no secret",
+    // Names that run into a token's prefix: glued to a word, a token must look generated.
+    "the task_live_notifications queue drains hourly",
+    "mask_test_partitionsV2 passed",
+    "disk_test_partitions2 passed",
+    "AKIAXXXXXXXXXXXXXXXX is the placeholder in the docs",
+    "AKIAAAAAAAAAAAAAAAAA",
+    "the fetchghp_releases job",
+    // Near the shapes the independent tester found.
+    "Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
+    "Set-Cookie: session=deleted; Expires=Thu, 01 Jan 1970 00:00:00 GMT",
+    "signing_key: 3AA5C34371567BD2",
+    "the token rotation runs nightly",
+    "token limit raised to 128000",
+    "security find-generic-password -s svc -w",
+    "npm run dev -- -p 3000",
+    "redis-cli AUTH",
+    "grep token <<< \"$OUTPUT\"",
+    "echo \"hello\" | cat /dev/stdin",
+    "docker login -u bob --password-stdin <<< \"$CR_PAT\"",
+    "pulumi config set dbHost localhost",
+    "the seed phrase is stored in the vault",
+    "mnemonic: true",
+    "[REDACTED:password] reset flow",
+    "password: |\n  {{ vault_password }}",
+    "key_points: |\n  - one\n  - two",
+    "Authorization: Digest username=\"u\", response=\"$RESPONSE\"",
 ];

@@ -23,11 +23,35 @@ pub(super) struct Spec {
     pub min_len: usize,
     /// The check looks at all of a match: the search goes on after it, found or not.
     pub consumes: bool,
+    /// The token may follow a letter or a digit, as after a JSON escape (`\nghp_…`,
+    /// `\u0022ghp_…`), a URL escape (`%22ghp_…`) or a scheme written without its space
+    /// (`Bearerghp_…`); such a match counts only when the token looks generated (see
+    /// `values::strongly_random`), so that `task_live_notifications` is no Stripe key.
+    pub glued: bool,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
-    Spec { kind, pattern: pattern.into(), keywords: keywords.to_vec(), check, min_len: 0, consumes: false }
+    Spec {
+        kind,
+        pattern: pattern.into(),
+        keywords: keywords.to_vec(),
+        check,
+        min_len: 0,
+        consumes: false,
+        glued: false,
+    }
 }
+
+/// Where a token with a prefix of its own may start, written `(?G)` in a rule: anywhere, as
+/// in gitleaks' rules for GitHub, GitLab or Slack tokens, which have no leading boundary
+/// (and makes the rule `glued`: see [`Spec::glued`]; `(?A)` is the same without that). No
+/// pattern at all, so that the search still starts at the token's literal prefix.
+const GLUED: &str = "";
+
+/// Where a token whose prefix is short or common (`sk-`, `SK`, `pat`, `dapi`) may start,
+/// written `(?E)`: at a word boundary, after `_` (file names join words with it) or after a
+/// JSON escape (`\n`, `\r`, `\t`: a token at the start of a line of JSON-escaped text).
+const EDGE: &str = r"(?:\b|_|\\[nrt])";
 
 /// Words one of which a name that names a credential holds (`DB_PASS`, `apiKey`,
 /// `--auth-token`, `SESSION_ID`), and the services whose keys are credentials.
@@ -57,7 +81,7 @@ pub(super) fn built_in() -> Vec<Spec> {
     let commands = commands::COMMANDS.iter().map(|c| regex::escape(c)).collect::<Vec<_>>().join("|");
     // A value after `=` or `:`: double-quoted, single-quoted, JSON-escaped, or bare.
     let value = r#"(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|\\"(?P<s3>(?:[^"\\\n]|\\[^"\n])*)\\"|(?P<s4>[^\s'"`,;<>|&(){}\[\]]+(?:&[^\s'"`,;<>|&(){}\[\]]+)*)(?P<call>\()?)"#;
-    vec![
+    let rules = vec![
         // Private keys: PEM (a key cut short goes to the end), base64-encoded PEM (a
         // kubeconfig's `client-key-data`, a Secret's `tls.key`), PuTTY, age.
         spec(
@@ -68,7 +92,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "private-key",
-            r"(?:\b|_)(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2})",
+            r"(?G)(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2})",
             &["ls0tls1crudjti"],
             Some(base64_pem),
         ),
@@ -83,9 +107,9 @@ pub(super) fn built_in() -> Vec<Spec> {
         // (`src/AKIA…_ghp_….txt`, `notes_sk-ant-….md`), where `\b` sees one word.
         spec(
             "aws-access-key",
-            r"(?:\b|_)(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?:\b|_)",
+            r"(?A)(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?:\b|_)",
             &["a3t", "akia", "asia", "abia", "acca"],
-            Some(high_entropy),
+            Some(aws_key),
         ),
         spec(
             "aws-secret-key",
@@ -97,13 +121,13 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "github-token",
-            r"(?:\b|_)(?P<s>gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})(?:\b|_)",
+            r"(?G)(?P<s>gh[pousr]_[A-Za-z0-9]{30,255}(?:_[A-Za-z0-9]{20,255})*|github_pat_[A-Za-z0-9_]{22,255})(?:\b|_)",
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
             None,
         ),
         spec(
             "gitlab-token",
-            r"(?:\b|_)(?P<s>gl(?:pat|dt|ptt|rt|rtr|cbt|soat|ffct|imt|agent|oas|ft|wt)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{9}\b)?|GR1348941[A-Za-z0-9_-]{20,})|_gitlab_session=(?P<s2>[0-9a-z]{32})",
+            r"(?G)(?P<s>gl(?:pat|dt|ptt|rt|rtr|cbt|soat|ffct|imt|agent|oas|ft|wt)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{9}\b)?|GR1348941[A-Za-z0-9_-]{20,})|_gitlab_session=(?P<s2>[0-9a-z]{32})",
             &[
                 "glpat-",
                 "gldt-",
@@ -124,13 +148,13 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "atlassian-token",
-            r"(?:\b|_)(?P<s>(?:ATATT3|ATCTT3|ATBB)[A-Za-z0-9_=-]{24,})",
+            r"(?G)(?P<s>(?:ATATT3|ATCTT3)[A-Za-z0-9_=-]{24,})|(?E)(?P<s2>ATBB[A-Za-z0-9_=-]{24,})",
             &["atatt3", "atctt3", "atbb"],
             None,
         ),
         spec(
             "slack-token",
-            r"(?:\b|_)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
+            r"(?G)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
             &["xoxa-", "xoxb-", "xoxe", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"],
             Some(with_digit),
         ),
@@ -157,7 +181,7 @@ pub(super) fn built_in() -> Vec<Spec> {
             min_len: 59,
             ..spec(
                 "discord-token",
-                r"(?:\b|_)(?P<s>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})\b",
+                r"(?E)(?P<s>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})\b",
                 &[],
                 Some(high_entropy),
             )
@@ -165,46 +189,41 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec("telegram-bot-token", r"(?:\b|_|bot)(?P<s>\d{5,16}:AA[A-Za-z0-9_-]{33})\b", &[":aa"], None),
         spec(
             "stripe-key",
-            r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247})\b|(?:\b|_)(?P<s2>whsec_[A-Za-z0-9+/=]{24,})",
+            r"(?G)(?:(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247})\b|(?P<s2>whsec_[A-Za-z0-9+/=]{24,}))",
             &["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"],
             None,
         ),
-        spec("anthropic-key", r"(?:\b|_)(?P<s>sk-ant-[A-Za-z0-9_-]{20,})", &["sk-ant-"], None),
+        spec("anthropic-key", r"(?G)(?P<s>sk-ant-[A-Za-z0-9_-]{20,})", &["sk-ant-"], None),
         spec(
             "openai-key",
-            r"(?:\b|_)(?P<s>sk-(?:proj-|svcacct-|admin-|None-|or-v1-)?[A-Za-z0-9_-]{20,})",
+            r"(?E)(?P<s>sk-(?:proj-|svcacct-|admin-|None-|or-v1-)?[A-Za-z0-9_-]{20,})",
             &["sk-"],
             Some(openai),
         ),
-        spec("npm-token", r"(?:\b|_)(?P<s>npm_[A-Za-z0-9]{36})(?:\b|_)", &["npm_"], None),
-        spec("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", &["pypi-ageichlwas5vcmc"], None),
-        spec("rubygems-token", r"(?:\b|_)(?P<s>rubygems_[a-f0-9]{48})\b", &["rubygems_"], None),
-        spec("clojars-token", r"(?i)(?:\b|_)(?P<s>CLOJARS_[a-z0-9]{60})\b", &["clojars_"], None),
-        spec("nuget-key", r"\b(?P<s>oy2[a-z0-9]{43})\b", &["oy2"], None),
-        spec("dockerhub-token", r"(?:\b|_)(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,})", &["dckr_"], None),
-        spec("google-api-key", r"(?:\b|_)(?P<s>AIza[0-9A-Za-z_-]{35})\b", &["aiza"], None),
+        spec("npm-token", r"(?G)(?P<s>npm_[A-Za-z0-9]{36})(?:\b|_)", &["npm_"], None),
+        spec("pypi-token", r"(?G)(?P<s>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})", &["pypi-ageichlwas5vcmc"], None),
+        spec("rubygems-token", r"(?G)(?P<s>rubygems_[a-f0-9]{48})\b", &["rubygems_"], None),
+        spec("clojars-token", r"(?i)(?G)(?P<s>CLOJARS_[a-z0-9]{60})\b", &["clojars_"], None),
+        spec("nuget-key", r"(?E)(?P<s>oy2[a-z0-9]{43})\b", &["oy2"], None),
+        spec("dockerhub-token", r"(?G)(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,})", &["dckr_"], None),
+        spec("google-api-key", r"(?G)(?P<s>AIza[0-9A-Za-z_-]{35})\b", &["aiza"], None),
         spec(
             "google-oauth",
-            r"(?:\b|_)(?P<s>ya29\.[A-Za-z0-9_-]{20,}|GOCSPX-[A-Za-z0-9_-]{28}|1//0[A-Za-z0-9_-]{40,})",
+            r"(?G)(?P<s>ya29\.[A-Za-z0-9_-]{20,}|GOCSPX-[A-Za-z0-9_-]{28}|1//0[A-Za-z0-9_-]{40,})",
             &["ya29.", "gocspx-", "1//0"],
             None,
         ),
-        spec("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", &["eyj"], None),
+        spec("jwt", r"(?G)(?P<s>eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})", &["eyj"], None),
         spec(
             "vault-token",
             // Legacy `s.` tokens only near the word "vault": `s.` and 24 letters is code too.
-            r"(?:\b|_)(?P<s>hv[sr]\.[A-Za-z0-9_-]{24,}|hvb\.[A-Za-z0-9_.-]{50,})|(?i:vault)[^\n]{0,40}?\b(?P<s2>s\.[A-Za-z0-9]{24})\b",
+            r"(?G)(?P<s>hv[sr]\.[A-Za-z0-9_-]{24,}|hvb\.[A-Za-z0-9_.-]{50,})|(?i:vault)[^\n]{0,40}?\b(?P<s2>s\.[A-Za-z0-9]{24})\b",
             &["hvs.", "hvr.", "hvb.", "vault"],
             Some(vault),
         ),
-        spec(
-            "huggingface-token",
-            r"(?:\b|_)(?P<s>(?:hf_|api_org_)[A-Za-z0-9]{34})(?:\b|_)",
-            &["hf_", "api_org_"],
-            None,
-        ),
-        spec("sendgrid-key", r"(?:\b|_)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})", &["sg."], None),
-        spec("twilio-key", r"(?:\b|_)(?P<s>SK[0-9a-fA-F]{32})\b", &["sk"], None),
+        spec("huggingface-token", r"(?G)(?P<s>(?:hf_|api_org_)[A-Za-z0-9]{34})(?:\b|_)", &["hf_", "api_org_"], None),
+        spec("sendgrid-key", r"(?G)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})", &["sg."], None),
+        spec("twilio-key", r"(?E)(?P<s>SK[0-9a-fA-F]{32})\b", &["sk"], None),
         spec("twilio-sid", r"(?i:twilio)[^\n]{0,80}?\b(?P<s>AC[0-9a-f]{32})\b", &["twilio"], None),
         spec(
             "mailgun-key",
@@ -215,120 +234,115 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec("mailchimp-key", r"\b(?P<s>[0-9a-f]{32}-us\d{1,2})\b", &["-us"], None),
         spec(
             "shopify-token",
-            r"(?:\b|_)(?P<s>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b",
+            r"(?G)(?P<s>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b",
             &["shpat_", "shpss_", "shpca_", "shppa_"],
             None,
         ),
-        spec(
-            "digitalocean-token",
-            r"(?:\b|_)(?P<s>do[opr]_v1_[a-f0-9]{64})\b",
-            &["dop_v1_", "doo_v1_", "dor_v1_"],
-            None,
-        ),
+        spec("digitalocean-token", r"(?G)(?P<s>do[opr]_v1_[a-f0-9]{64})\b", &["dop_v1_", "doo_v1_", "dor_v1_"], None),
         spec(
             "doppler-token",
-            r"(?:\b|_)(?P<s>dp\.(?:ct|pt|st(?:\.[a-z0-9_-]{2,35})?|sa|scim|audit)\.[A-Za-z0-9]{40,44})\b",
+            r"(?G)(?P<s>dp\.(?:ct|pt|st(?:\.[a-z0-9_-]{2,35})?|sa|scim|audit)\.[A-Za-z0-9]{40,44})\b",
             &["dp.ct.", "dp.pt.", "dp.st", "dp.sa.", "dp.scim.", "dp.audit."],
             None,
         ),
-        spec("databricks-token", r"(?:\b|_)(?P<s>dapi[a-f0-9]{32}(?:-\d)?)\b", &["dapi"], None),
+        spec("databricks-token", r"(?E)(?P<s>dapi[a-f0-9]{32}(?:-\d)?)\b", &["dapi"], None),
         spec(
             "grafana-token",
-            r"(?:\b|_)(?P<s>glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})",
+            r"(?G)(?P<s>glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})",
             &["glc_", "glsa_", "eyjrijoi"],
             None,
         ),
-        spec("linear-key", r"(?:\b|_)(?P<s>lin_(?:api|oauth)_[A-Za-z0-9]{40})\b", &["lin_api_", "lin_oauth_"], None),
-        spec("postman-key", r"(?:\b|_)(?P<s>PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34})\b", &["pmak-"], None),
-        spec("planetscale-token", r"(?:\b|_)(?P<s>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64})", &["pscale_"], None),
-        spec("pulumi-token", r"(?:\b|_)(?P<s>pul-[a-f0-9]{40})\b", &["pul-"], None),
+        spec("linear-key", r"(?G)(?P<s>lin_(?:api|oauth)_[A-Za-z0-9]{40})\b", &["lin_api_", "lin_oauth_"], None),
+        spec("postman-key", r"(?G)(?P<s>PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34})\b", &["pmak-"], None),
+        spec("planetscale-token", r"(?G)(?P<s>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64})", &["pscale_"], None),
+        spec("pulumi-token", r"(?E)(?P<s>pul-[a-f0-9]{40})\b", &["pul-"], None),
         spec(
             "sentry-token",
-            r"(?:\b|_)(?P<s>sntrys_[A-Za-z0-9+/=_]{40,}|sntryu_[a-f0-9]{64})",
+            r"(?G)(?P<s>sntrys_[A-Za-z0-9+/=_]{40,}|sntryu_[a-f0-9]{64})",
             &["sntrys_", "sntryu_"],
             None,
         ),
         spec(
             "square-token",
-            r"(?:\b|_)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})",
+            r"(?G)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60})|(?E)(?P<s2>EAAA[A-Za-z0-9_+=-]{60,})",
             &["sq0atp-", "sq0csp-", "eaaa"],
             None,
         ),
-        spec("newrelic-key", r"(?:\b|_)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32})\b", &["nrak-", "nrii-"], None),
+        spec("newrelic-key", r"(?G)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32})\b", &["nrak-", "nrii-"], None),
         spec(
             "heroku-key",
-            r#"(?:\b|_)(?P<s>HRKU-AA[0-9a-zA-Z_-]{58})|(?i:heroku)[A-Za-z0-9_.-]{0,40}[ \t'"]{0,3}(?:=|:|=>|[ \t])[ \t'"=]{0,5}(?P<s2>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
+            r#"(?G)(?P<s>HRKU-AA[0-9a-zA-Z_-]{58})|(?i:heroku)[A-Za-z0-9_.-]{0,40}[ \t'"]{0,3}(?:=|:|=>|[ \t])[ \t'"=]{0,5}(?P<s2>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
             &["hrku-", "heroku"],
             None,
         ),
         spec(
             "flyio-token",
-            r"(?:\b|_)(?P<s>fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})",
+            r"(?G)(?P<s>fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})",
             &["fo1_", "fm1a_", "fm1r_", "fm2_"],
             None,
         ),
-        spec("netlify-token", r"(?:\b|_)(?P<s>nfp_[A-Za-z0-9_]{36})", &["nfp_"], None),
+        spec("netlify-token", r"(?G)(?P<s>nfp_[A-Za-z0-9_]{36})", &["nfp_"], None),
         spec(
             "supabase-key",
-            r"(?:\b|_)(?P<s>sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})",
+            r"(?G)(?P<s>sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})",
             &["sbp_", "sb_secret_"],
             None,
         ),
         spec(
             "figma-token",
-            r"(?:\b|_)(?P<s>fig(?:d|[uo][rh]?)_[A-Za-z0-9_-]{40})",
+            r"(?G)(?P<s>fig(?:d|[uo][rh]?)_[A-Za-z0-9_-]{40})",
             &["figd_", "figu_", "figo_", "figur_", "figuh_", "figor_", "figoh_"],
             None,
         ),
-        spec("airtable-token", r"\b(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b", &["pat"], None),
+        spec("airtable-token", r"(?E)(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b", &["pat"], None),
         spec(
             "cloudflare-token",
-            r"(?:\b|_)(?P<s>cf(?:ut|at|k)_[A-Za-z0-9]{40}[a-f0-9]{8})\b|\b(?P<s2>v1\.0-[a-f0-9]{24}-[a-f0-9]{146})\b",
+            r"(?G)(?P<s>cf(?:ut|at|k)_[A-Za-z0-9]{40}[a-f0-9]{8})\b|(?E)(?P<s2>v1\.0-[a-f0-9]{24}-[a-f0-9]{146})\b",
             &["cfut_", "cfat_", "cfk_", "v1.0-"],
             None,
         ),
-        spec("alibaba-key", r"(?:\b|_)(?P<s>LTAI[A-Za-z0-9]{12,20})\b", &["ltai"], Some(random)),
-        spec("tencent-key", r"(?:\b|_)(?P<s>AKID[A-Za-z0-9]{32})\b", &["akid"], Some(random)),
-        spec("adafruit-key", r"(?:\b|_)(?P<s>aio_[A-Za-z0-9]{28})\b", &["aio_"], Some(random)),
-        spec("terraform-token", r"\b(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})\b", &["atlasv1"], None),
-        spec("groq-key", r"(?:\b|_)(?P<s>gsk_[A-Za-z0-9]{52})\b", &["gsk_"], None),
-        spec("xai-key", r"(?:\b|_)(?P<s>xai-[A-Za-z0-9_]{80})\b", &["xai-"], None),
-        spec("replicate-token", r"(?:\b|_)(?P<s>r8_[A-Za-z0-9_-]{37})\b", &["r8_"], Some(random)),
-        spec("perplexity-key", r"(?:\b|_)(?P<s>pplx-[A-Za-z0-9]{48})\b", &["pplx-"], None),
-        spec("langsmith-key", r"(?:\b|_)(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b", &["lsv2_"], None),
-        spec("pinecone-key", r"(?:\b|_)(?P<s>pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63})\b", &["pcsk_"], None),
+        spec("alibaba-key", r"(?E)(?P<s>LTAI[A-Za-z0-9]{12,20})\b", &["ltai"], Some(random)),
+        spec("tencent-key", r"(?E)(?P<s>AKID[A-Za-z0-9]{32})\b", &["akid"], Some(random)),
+        spec("adafruit-key", r"(?E)(?P<s>aio_[A-Za-z0-9]{28})\b", &["aio_"], Some(random)),
+        spec("terraform-token", r"(?E)(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})\b", &["atlasv1"], None),
+        spec("groq-key", r"(?G)(?P<s>gsk_[A-Za-z0-9]{52})\b", &["gsk_"], None),
+        spec("xai-key", r"(?G)(?P<s>xai-[A-Za-z0-9_]{80})\b", &["xai-"], None),
+        spec("replicate-token", r"(?E)(?P<s>r8_[A-Za-z0-9_-]{37})\b", &["r8_"], Some(random)),
+        spec("perplexity-key", r"(?G)(?P<s>pplx-[A-Za-z0-9]{40,64})\b", &["pplx-"], Some(random)),
+        spec("langsmith-key", r"(?G)(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b", &["lsv2_"], None),
+        spec("pinecone-key", r"(?G)(?P<s>pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63})\b", &["pcsk_"], None),
         spec(
             "1password-token",
-            r"(?:\b|_)(?P<s>ops_eyJ[A-Za-z0-9+/]{250,}={0,3})|\b(?P<s2>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
+            r"(?G)(?P<s>ops_eyJ[A-Za-z0-9+/]{250,}={0,3})|(?E)(?P<s2>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
             &["ops_eyj", "a3-"],
             None,
         ),
-        spec("artifactory-token", r"\b(?P<s>AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", &["akcp", "cmvmd"], None),
-        spec("dynatrace-token", r"\b(?P<s>dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})\b", &["dt0c01."], None),
-        spec("easypost-token", r"\b(?P<s>EZ[AT]K[A-Za-z0-9]{54})\b", &["ezak", "eztk"], None),
-        spec("sendinblue-key", r"(?:\b|_)(?P<s>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})\b", &["xkeysib-"], None),
+        spec("artifactory-token", r"(?E)(?P<s>AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", &["akcp", "cmvmd"], None),
+        spec("dynatrace-token", r"(?G)(?P<s>dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})\b", &["dt0c01."], None),
+        spec("easypost-token", r"(?E)(?P<s>EZ[AT]K[A-Za-z0-9]{54})\b", &["ezak", "eztk"], None),
+        spec("sendinblue-key", r"(?G)(?P<s>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})\b", &["xkeysib-"], None),
         spec(
             "notion-token",
-            r"(?:\b|_)(?P<s>ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
+            r"(?G)(?P<s>ntn_[0-9]{11}[A-Za-z0-9]{35})\b|(?E)(?P<s2>secret_[A-Za-z0-9]{43})\b",
             &["ntn_", "secret_"],
             Some(random),
         ),
         spec(
             "sourcegraph-token",
-            r"(?:\b|_)(?P<s>sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40})\b",
+            r"(?G)(?P<s>sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40})\b",
             &["sgp_"],
             None,
         ),
-        spec("sonar-token", r"(?:\b|_)(?P<s>sq[upa]_[a-f0-9]{40})\b", &["squ_", "sqp_", "sqa_"], None),
-        spec("buildkite-token", r"(?:\b|_)(?P<s>bkua_[a-z0-9]{40})\b", &["bkua_"], None),
-        spec("circleci-token", r"(?:\b|_)(?P<s>CCIPAT_[A-Za-z0-9]{22}_[a-fA-F0-9]{40})\b", &["ccipat_"], None),
-        spec("tailscale-key", r"\b(?P<s>tskey-[a-z]+-[A-Za-z0-9_]{6,}-[A-Za-z0-9_]{6,})\b", &["tskey-"], None),
-        spec("mapbox-token", r"\b(?P<s>sk\.eyJ[A-Za-z0-9_.-]{60,})", &["sk.eyj"], None),
-        spec("prefect-key", r"(?:\b|_)(?P<s>pnu_[A-Za-z0-9]{36})\b", &["pnu_"], None),
-        spec("shippo-token", r"(?:\b|_)(?P<s>shippo_(?:live|test)_[a-fA-F0-9]{40})\b", &["shippo_"], None),
-        spec("duffel-token", r"(?:\b|_)(?P<s>duffel_(?:test|live)_[A-Za-z0-9_=-]{43})", &["duffel_"], None),
-        spec("openshift-token", r"\b(?P<s>sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|\z)", &["sha256~"], None),
-        spec("facebook-token", r"\b(?P<s>EAA[MC][A-Za-z0-9]{100,})\b", &["eaam", "eaac"], None),
+        spec("sonar-token", r"(?G)(?P<s>sq[upa]_[a-f0-9]{40})\b", &["squ_", "sqp_", "sqa_"], None),
+        spec("buildkite-token", r"(?G)(?P<s>bkua_[a-z0-9]{40})\b", &["bkua_"], None),
+        spec("circleci-token", r"(?G)(?P<s>CCIPAT_[A-Za-z0-9]{22}_[a-fA-F0-9]{40})\b", &["ccipat_"], None),
+        spec("tailscale-key", r"(?G)(?P<s>tskey-[a-z]+-[A-Za-z0-9_]{6,}-[A-Za-z0-9_]{6,})\b", &["tskey-"], None),
+        spec("mapbox-token", r"(?G)(?P<s>sk\.eyJ[A-Za-z0-9_.-]{60,})", &["sk.eyj"], None),
+        spec("prefect-key", r"(?G)(?P<s>pnu_[A-Za-z0-9]{36})\b", &["pnu_"], None),
+        spec("shippo-token", r"(?G)(?P<s>shippo_(?:live|test)_[a-fA-F0-9]{40})\b", &["shippo_"], None),
+        spec("duffel-token", r"(?G)(?P<s>duffel_(?:test|live)_[A-Za-z0-9_=-]{43})", &["duffel_"], None),
+        spec("openshift-token", r"(?E)(?P<s>sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|\z)", &["sha256~"], None),
+        spec("facebook-token", r"(?E)(?P<s>EAA[MC][A-Za-z0-9]{100,})\b", &["eaam", "eaac"], None),
         spec(
             "azure-key",
             r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*(?P<s>[A-Za-z0-9+/=%]{16,})",
@@ -359,9 +373,27 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "authorization",
-            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?:basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+)?(?P<s>[^\s'"\\\[\](){},;]{6,})"#,
+            // A mask where the credential stands is looked past: `Bearer [REDACTED:x] abc123`
+            // holds a credential still.
+            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?P<scheme>basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+)?(?:\[REDACTED:[A-Za-z0-9_.-]*\][ \t]+)?(?P<s>[^\s'"\\\[\](){},;]{6,})"#,
             &["authorization"],
             Some(authorization),
+        ),
+        // Digest authentication: `response="…"` is the hash of the password and the nonce,
+        // as good as the password against that server.
+        spec(
+            "authorization",
+            r#"(?i)\bdigest\s[^\n]{0,500}?\bresponse\s*=\s*\\?"?(?P<s>[A-Za-z0-9+/=]{16,})"#,
+            &["digest"],
+            None,
+        ),
+        // `Cookie: a=1; session=…`, `Set-Cookie: auth=…; Path=/`: a session's cookie is its
+        // credential.
+        spec(
+            "secret",
+            r#"(?i)\b(?P<set>set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?(?P<v>[^\r\n"'\\]+)"#,
+            &["cookie"],
+            Some(cookie),
         ),
         spec("bearer-token", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})", &["bearer"], Some(bearer)),
         // Short options and positions of well-known commands (`curl -u`, `docker login -p`, …).
@@ -376,6 +408,16 @@ pub(super) fn built_in() -> Vec<Spec> {
                 Some(commands::check),
             )
         },
+        // Commands too common to give the rule above for every mention (`npm run`, "security
+        // review"), for the one use that takes a password: macOS's keychain (`security
+        // add-generic-password -a me -s svc -w PASS`; `-w` last, without a value, asks for
+        // it) and `npm adduser -p PASS` / `npm login --password PASS`.
+        spec(
+            "password",
+            r#"(?:\bsecurity[ \t]+add-(?:generic|internet)-password\b[^\n|;&]*?[ \t]-w|\bnpm[ \t]+(?:adduser|add-user|login)\b[^\n|;&]*?[ \t](?:-p|--password))(?:=|[ \t]+)(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>-][^\s'"|;&<>]*))"#,
+            &["add-generic-password", "add-internet-password", "adduser", "add-user", "npm login"],
+            Some(plain_secret),
+        ),
         // Options that name a credential, on any command line: `--token VALUE`,
         // `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`.
         spec(
@@ -435,9 +477,35 @@ pub(super) fn built_in() -> Vec<Spec> {
         // A secret piped into a command that reads one: `echo PASS | docker login --password-stdin`.
         spec(
             "password",
-            r#"(?:^|[\s;&|(])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))[ \t]*\|[^|\n;&]*?(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\benv[ \t]+add\b)"#,
+            r#"(?:^|[\s;&|(])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))[ \t]*\|[^|\n;&]*?(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\bcreate[ \t]+secret\b|\benv[ \t]+add\b)"#,
             &["echo", "printf"],
             Some(plain_secret),
+        ),
+        // The same as a here-string: `gh auth login --with-token <<< TOKEN`,
+        // `wrangler secret put X <<< VALUE`, `docker login --password-stdin <<< PASS`.
+        spec(
+            "password",
+            r#"(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\bcreate[ \t]+secret\b|\benv[ \t]+add\b|\blogin\b)[^\n|;&]*?<<<[ \t]*(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))"#,
+            &["<<<"],
+            Some(plain_secret),
+        ),
+        // A YAML block scalar after a credential's key (`secret: |`, `password: >-`): its
+        // lines, indented deeper than the key's line, are the value (the key may follow
+        // other text on its line: `- password: |`, a sentence quoting one).
+        spec(
+            "secret",
+            format!(
+                r#"(?m)^(?P<ind>[ \t]*)(?:[^\n]*?[^A-Za-z0-9_.\n-])?(?P<k>[A-Za-z0-9_.-]*(?i:{cred})[A-Za-z0-9_.-]*)["']?[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*(?:#[^\n]*)?\r?\n(?P<s>(?:[ \t]*\r?\n)*[ \t]+[^\n]*(?:\r?\n[ \t]*(?:[^ \t\r\n][^\n]*)?)*)"#
+            ),
+            CRED_WORDS,
+            Some(block_scalar),
+        ),
+        // A wallet's recovery phrase (BIP-39: 12 to 24 words) after a name that says so.
+        spec(
+            "secret",
+            r#"(?i)\b[A-Za-z0-9_.-]*(?:mnemonic|seed[_ -]?phrase|seed[_ -]?words|recovery[_ -]?phrase|secret[_ -]?phrase|wallet[_ -]?phrase|backup[_ -]?phrase)[A-Za-z0-9_.-]*\\?["']?(?:\s+is)?\s*(?:[:=]|=>)?\s*\\?["'`]?(?P<s>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b"#,
+            &["mnemonic", "phrase", "seed"],
+            None,
         ),
         // GitHub Actions' `::add-mask::VALUE` says VALUE is a secret.
         spec("secret", r#"::add-mask::(?P<s>[^\s'"]+)"#, &["::add-mask::"], Some(plain_secret)),
@@ -448,21 +516,36 @@ pub(super) fn built_in() -> Vec<Spec> {
             Some(plain_secret),
         ),
         // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
-        // with a digit: "password reset" is not one).
+        // with a digit: "password reset" is not one). A password's mask stands for its name:
+        // what follows `[REDACTED:password]` is read as what follows "password".
         spec(
             "password",
-            r#"(?i)\b(?:password|passwd|passphrase)(?:\s+(?:for|of)\s+(?:the\s+)?[A-Za-z0-9_.@-]+)?\s+(?:is\s+|was\s+|of\s+)?(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase)|\[REDACTED:password\])(?:\s+(?:for|of)\s+(?:the\s+)?[A-Za-z0-9_.@-]+)?\s+(?:is\s+|was\s+|of\s+)?(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
             &["password", "passwd", "passphrase"],
             Some(plain_secret),
         ),
-        // "my API key is …", "access token: …", "client secret …": a value that looks random.
+        // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
+        // value that looks random (a short one must mix capitals, small letters and digits).
+        // A secret's mask stands for its name.
         spec(
             "secret",
-            r#"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{12,})"#,
+            r#"(?i)(?:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)|\[REDACTED:secret\])(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{8,})"#,
             &["key", "token", "secret", "cred"],
-            Some(random),
+            Some(prose_secret),
         ),
-    ]
+    ];
+    rules
+        .into_iter()
+        .map(|mut r| {
+            if r.pattern.contains("(?G)") {
+                r.pattern = r.pattern.replace("(?G)", GLUED);
+                r.glued = true;
+            }
+            r.pattern = r.pattern.replace("(?A)", GLUED);
+            r.pattern = r.pattern.replace("(?E)", EDGE);
+            r
+        })
+        .collect()
 }
 
 // Checks: each adds the secrets of a match to `hits` (none: the match is left as it is).
@@ -481,10 +564,46 @@ fn plain_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     }
 }
 
+/// A value named in prose: one that looks random, or a short one (8 to 11 characters) of
+/// letters and digits that mixes capitals, small letters and two digits or more
+/// (`Tk12345678d`; "token rotation", "token v2" are not).
+fn prose_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let v = s.as_str();
+        let count = |f: fn(&u8) -> bool| v.bytes().filter(f).count();
+        let short = v.len() < 12
+            && v.bytes().all(|b| b.is_ascii_alphanumeric())
+            && count(u8::is_ascii_digit) >= 2
+            && count(u8::is_ascii_uppercase) >= 1
+            && count(u8::is_ascii_lowercase) >= 1;
+        if looks_random(v) || short {
+            hit(s, hits);
+        }
+    }
+}
+
 /// The secret, if it looks random (not a word, a path or an identifier).
 fn random(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if let Some(s) = secret(c) {
         if looks_random(s.as_str()) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// An AWS key id: its 16 characters after the prefix are not one or two repeated
+/// (`AKIAAAAAAAAAAAAAAAAA`, `AKIAXXXXXXXXXXXXXXXX` are placeholders), but they may all be
+/// digits (`AKIA0189018901890189`): gitleaks' entropy of 3 bits would let those through.
+fn aws_key(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let body = s.as_str().get(4..).unwrap_or("");
+        let mut seen: Vec<char> = Vec::new();
+        for ch in body.chars() {
+            if !seen.contains(&ch) {
+                seen.push(ch);
+            }
+        }
+        if seen.len() >= 4 {
             hit(s, hits);
         }
     }
@@ -575,6 +694,10 @@ fn url(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 fn authorization(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let Some(s) = secret(c) else { return };
     let v = s.as_str();
+    // `Digest username="u", …`: its parameters are named; `response=` is the digest rule's.
+    if c.name("scheme").is_some_and(|m| m.as_str().eq_ignore_ascii_case("digest")) {
+        return;
+    }
     const SCHEMES: &[&str] = &[
         "basic",
         "bearer",
@@ -697,6 +820,76 @@ fn pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     }
     if values::is_secret(names(k.as_str()), k.as_str(), value, Site::Pair { quoted }) {
         hits.push(Hit { range: v.start()..v.start() + end, kind: None });
+    }
+}
+
+/// The cookies of a `Cookie` header (of a `Set-Cookie` one, the first pair: the rest are
+/// its attributes) whose names say they hold a session or a credential (`session`, `sid`,
+/// `PHPSESSID`, `auth`, `remember_token`), with a value of 8 characters or more that is not
+/// a word; analytics and settings (`_ga`, `theme=dark`) are kept.
+fn cookie(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(v) = c.name("v") else { return };
+    let set = c.name("set").is_some();
+    let mut at = v.start();
+    for (i, part) in v.as_str().split(';').enumerate() {
+        let start = at;
+        at += part.len() + 1;
+        if set && i > 0 {
+            break;
+        }
+        let Some(eq) = part.find('=') else { continue };
+        let name = part[..eq].trim();
+        let raw = &part[eq + 1..];
+        let value = raw.trim();
+        if name.is_empty() || names(name) == Names::Nothing {
+            continue;
+        }
+        if value.chars().count() < 8
+            || is_reference(value)
+            || is_placeholder(value, name)
+            || values::is_plain_word(value)
+        {
+            continue;
+        }
+        let from = start + eq + 1 + (raw.len() - raw.trim_start().len());
+        hits.push(Hit { range: from..from + value.len(), kind: None });
+    }
+}
+
+/// A YAML block scalar's lines, those indented deeper than its key, when the key names a
+/// credential.
+fn block_scalar(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(k), Some(body)) = (c.name("k"), c.name("s")) else { return };
+    let what = names(k.as_str());
+    if what == Names::Nothing {
+        return;
+    }
+    let indent = c.name("ind").map_or(0, |m| m.as_str().len());
+    // The value runs from its first character to the end of its last line deeper than the key.
+    let (mut first, mut last) = (None, None);
+    let mut at = body.start();
+    for line in body.as_str().split('\n') {
+        let start = at;
+        at += line.len() + 1;
+        let text = line.trim_end_matches('\r');
+        let content = text.trim_start();
+        if content.is_empty() {
+            continue;
+        }
+        if text.len() - content.len() <= indent {
+            break;
+        }
+        first.get_or_insert(start + text.len() - content.len());
+        last = Some(start + text.len());
+    }
+    let (Some(from), Some(to)) = (first, last) else { return };
+    let Some(value) = body.as_str().get(from - body.start()..to - body.start()) else { return };
+    let secret = match what {
+        Names::Maybe => looks_random(value.trim()),
+        _ => !is_reference(value) && !is_placeholder(value, k.as_str()),
+    };
+    if secret {
+        hits.push(Hit { range: from..to, kind: None });
     }
 }
 

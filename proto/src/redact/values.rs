@@ -363,14 +363,19 @@ pub(super) fn names(name: &str) -> Names {
             None => Names::Maybe,
             Some(p) if KEY_QUALIFIERS.contains(&p) && !NOT_KEY_QUALIFIERS.contains(&p) => Names::Token,
             Some(p) if NOT_KEY_QUALIFIERS.contains(&p) => match p {
-                // `ssh_key`, `gpg-key`, `signing_key`: often a path or a key id, but can be the key.
-                "ssh" | "gpg" | "pgp" | "signing" => Names::Maybe,
+                // A signing key signs (a webhook's, a JWT's): a secret, unless it is a key id
+                // (see `is_secret`) or a path.
+                "signing" => Names::Token,
+                // `ssh_key`, `gpg-key`: often a path or a key id, but can be the key.
+                "ssh" | "gpg" | "pgp" => Names::Maybe,
                 _ => Names::Nothing,
             },
             Some(_) => Names::Maybe,
         },
         "auth" | "oauth" | "basicauth" | "httpauth" => Names::Maybe,
-        "session" | "sessid" | "sessionid" | "jsessionid" | "phpsessid" | "sid" | "cookie" | "cookies" => Names::Maybe,
+        "session" | "sess" | "sessid" | "sessionid" | "jsessionid" | "phpsessid" | "sid" | "cookie" | "cookies" => {
+            Names::Maybe
+        }
         "id" if matches!(prev, Some("session" | "sess")) => Names::Maybe,
         // Vault AppRole's `secret_id` (a `client_id` is public).
         "id" if prev == Some("secret") => Names::Token,
@@ -530,6 +535,18 @@ pub(super) fn looks_random(v: &str) -> bool {
     n >= 20 && upper * 5 >= n && lower * 5 >= n && entropy(v) >= 3.5
 }
 
+/// A token glued to the word before it (`foosk_live_…`, `Bearerghp_…`): two or more
+/// capitals, small letters and digits each, at 3 bits a character or more, as generated
+/// tokens have; names have not, in one case (`task_live_notifications`) or camel-cased with
+/// a version (`mask_test_partitionsV2`).
+pub(super) fn strongly_random(v: &str) -> bool {
+    let count = |f: fn(&u8) -> bool| v.bytes().filter(f).count();
+    count(u8::is_ascii_digit) >= 2
+        && count(u8::is_ascii_uppercase) >= 2
+        && count(u8::is_ascii_lowercase) >= 2
+        && entropy(v) >= 3.0
+}
+
 /// Code rather than a value: an identifier, a member path or a call, without digits
 /// (`string`, `process.env.X`, `lexer.next()`, `getpass()`).
 pub(super) fn is_code(v: &str) -> bool {
@@ -599,6 +616,11 @@ pub(super) fn is_secret(what: Names, name: &str, value: &str, site: Site) -> boo
     }
     // `secret == null`, `password => …` read as comparisons and arrows, not values.
     if v.starts_with(['=', '>', ':']) {
+        return false;
+    }
+    // `signing_key: 3AA5C34371567BD2`: a GPG key's id or fingerprint names a key.
+    let hex_id = matches!(v.len(), 8 | 16 | 40) && v.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex_id && words(name).iter().any(|w| matches!(w.as_str(), "signing" | "gpg" | "pgp")) {
         return false;
     }
     let lower = v.to_ascii_lowercase();
@@ -721,6 +743,8 @@ mod tests {
             ("NEXTAUTH_SECRET", Token),
             ("KEY", Maybe),
             ("STRIPE_KEY", Maybe),
+            ("signing_key", Token),
+            ("_gh_sess", Maybe),
             ("auth", Maybe),
             ("session_id", Maybe),
             ("TWILIO_ACCOUNT_SID", Maybe),

@@ -75,8 +75,10 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             c.imported_events = c.imported_events.max(seq);
         }
         c.last_activity = t.clone();
+        // Kept for a reader only (the transcript is read from the payload's path): a path
+        // can hold a token, so the copy is redacted.
         if let Some(p) = &h.transcript {
-            c.transcript_path = Some(p.clone());
+            c.transcript_path = Some(ccmem_proto::redact::redact(p).into_owned());
         }
     }
     match &h.kind {

@@ -201,3 +201,49 @@ fn inline_quoted_decisions_are_not_the_agents() {
         ["Root cause: the cache key \"ignored the locale\" because of a typo."]
     );
 }
+
+/// Found by the independent tester: secrets that markup hid from the filter (a bold value,
+/// an escaped underscore, an entity, a comment splitting a token, a link's text, an element)
+/// were kept in the findings and last words; read, the markup goes and the secret shows.
+#[test]
+fn secrets_in_markup_are_not_kept_in_findings_or_last_words() {
+    let cases = [
+        ("the password is <b>HtmlBoldPw11</b> ok", "HtmlBoldPw11"),
+        ("creds <password>XmlPwCc34</password>", "XmlPwCc34"),
+        ("token ghp\\_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA6", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA6"),
+        ("token ghp_aB3dE5fG7hJ9kL1m<!-- -->N3pQ5rS7tU9vW1xY3zA7", "N3pQ5rS7tU9vW1xY3zA7"),
+        ("set DB_PASS&#61;EntityPwZz12 now", "EntityPwZz12"),
+        ("curl -u admin&#58;EntityCurlPw13 https://x", "EntityCurlPw13"),
+        ("DB_PASSWORD=*EmphPwYy14*", "EmphPwYy14"),
+        ("the API key is **StrongKeyXx15abc**", "StrongKeyXx15abc"),
+        ("the token is [LinkTokWw16abc](http://x)", "LinkTokWw16abc"),
+        ("key AKIA&#73;OSFODNN7EXAMPLH", "OSFODNN7EXAMPLH"),
+        ("key sk_live_51HqLyjBtM0a<i></i>B3dE5fG7hJ9kL1mN3pQ5rS9", "B3dE5fG7hJ9kL1mN3pQ5rS9"),
+        ("the password is `CodePw19x9` here", "CodePw19x9"),
+    ];
+    for (secret_text, secret) in cases {
+        let text = format!("The root cause was {secret_text} because we decided.");
+        let mut d = Digest::default();
+        let mut out = Delta::default();
+        apply(&mut d, &mut out, Entry::AssistantText { text: text.clone() }, "2026-01-01T00:00:00Z");
+        assert!(!d.findings.is_empty(), "{text}: a finding is kept");
+        for kept in d.findings.iter().chain([&d.last_words]) {
+            assert!(!kept.contains(secret), "{text:?} kept as {kept:?}");
+            // Read as markdown, what is kept shows no secret either.
+            assert!(!crate::agent::intents::prose(kept).0.contains(secret), "{text:?} reads as {kept:?}");
+        }
+        let words = last_words(&text).unwrap_or_default();
+        assert!(!words.contains(secret) && words.contains("[REDACTED:"), "{text:?}: last words {words:?}");
+    }
+    // A summary's parts too.
+    let mut d = Digest::default();
+    let summary = "Summary:\n7. Pending Tasks:\n   - rotate the API key is **StrongKeyXx15abc**\n8. Current Work:\n   token ghp\\_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA6\n9. Optional Next Step:\n   done";
+    apply(&mut d, &mut Delta::default(), Entry::CompactSummary { text: summary.into() }, "");
+    for part in [&d.pending, &d.current_work] {
+        assert!(part.contains("[REDACTED:"), "{part:?}");
+        assert!(!part.contains("StrongKeyXx15abc") && !part.contains("aB3dE5fG7hJ9kL1mN3pQ"), "{part:?}");
+    }
+    // Ordinary markdown is left as it is.
+    let plain = "We decided to keep **the cache** because `fetch()` is slow; see [the docs](https://x.example/d).";
+    assert_eq!(last_words(plain).as_deref(), Some(plain));
+}

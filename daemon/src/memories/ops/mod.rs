@@ -68,7 +68,7 @@ impl Actor {
         let now = now();
         let mut notes = Vec::new();
         let title = clean(p.title.trim(), "title", &mut notes);
-        let content = clean(&normalize_content(&p.content), "content", &mut notes);
+        let content = clean_content(&normalize_content(&p.content), &mut notes);
         let mut tags: Vec<String> = Vec::new();
         for t in p.tags {
             if !tags.contains(&t) {
@@ -166,10 +166,10 @@ impl Actor {
             m.memory_type = t;
         }
         if let Some(c) = p.content {
-            m.content = clean(&normalize_content(&c), "content", &mut notes);
+            m.content = clean_content(&normalize_content(&c), &mut notes);
         }
         if let Some(a) = p.append {
-            let a = clean(&normalize_content(&a), "content", &mut notes);
+            let a = clean_content(&normalize_content(&a), &mut notes);
             m.content = if m.content.is_empty() { a } else { format!("{}\n\n{a}", m.content) };
         }
         if let Some(t) = p.tags {
@@ -347,6 +347,16 @@ fn clean(text: &str, field: &str, notes: &mut Vec<String>) -> String {
     out.into_owned()
 }
 
+/// A memory's content as stored: markdown, so redacted as written and as it reads (a token
+/// split by a comment or escaped is whole when read: see `text::redact_markdown`).
+fn clean_content(text: &str, notes: &mut Vec<String>) -> String {
+    let out = crate::text::redact_markdown(text);
+    if out != text {
+        notes.push("content: secrets were redacted".to_string());
+    }
+    out
+}
+
 fn not_found(slug: &str, scope: Option<Scope>) -> Failure {
     match scope {
         Some(s) => Failure::invalid(format!("no memory {slug} in the {s} scope")),
@@ -356,4 +366,23 @@ fn not_found(slug: &str, scope: Option<Scope>) -> Failure {
 
 fn io_failure(dir: &Path, e: std::io::Error) -> Failure {
     Failure::io(format!("cannot write in {}: {e}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memorys_content_is_redacted_as_it_reads() {
+        let mut notes = Vec::new();
+        let out = clean_content("The key was ghp\\_0123456789abcdefghijABCDEFGHIJ012345, **rotated**.", &mut notes);
+        assert_eq!(out, "The key was [REDACTED:github-token], **rotated**.");
+        assert_eq!(notes, ["content: secrets were redacted"]);
+        let mut notes = Vec::new();
+        assert_eq!(
+            clean_content("Use `PKCE`; see [the RFC](https://x.example).", &mut notes),
+            "Use `PKCE`; see [the RFC](https://x.example)."
+        );
+        assert!(notes.is_empty());
+    }
 }
