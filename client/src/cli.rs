@@ -87,7 +87,7 @@ pub enum Command {
     /// Handle one agent hook event: the JSON payload on stdin (for the agent's hook settings;
     /// always exits 0)
     Hook {
-        /// The agent sending it: claude (the default), codex, gemini, opencode, pi, copilot
+        /// The agent sending it: claude (the default), codex, gemini, opencode, pi, copilot, cursor
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },
@@ -260,8 +260,8 @@ pub struct Target {
     /// The agent: claude (the default: ~/.claude/settings.json), codex ($CODEX_HOME/hooks.json,
     /// trusted in its config.toml), gemini (~/.gemini/settings.json, or under $GEMINI_CLI_HOME),
     /// opencode (a plugin in ~/.config/opencode/plugin/), pi (an extension in
-    /// ~/.pi/agent/extensions/), copilot (~/.copilot/hooks/ccmem.json), or all of them
-    /// (Claude Code and each other agent found)
+    /// ~/.pi/agent/extensions/), copilot (~/.copilot/hooks/ccmem.json), cursor
+    /// (~/.cursor/hooks.json; untested), or all of them (Claude Code and each other agent found)
     #[arg(long, value_name = "NAME", default_value = "claude")]
     pub agent: String,
     /// The user's settings (the default)

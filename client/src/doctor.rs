@@ -72,6 +72,7 @@ pub fn checks(socket: &Path) -> Vec<Check> {
     agent_plugin(&mut out, &crate::install::plugin_file::OPENCODE, "opencode", "opencode plugin");
     agent_plugin(&mut out, &crate::install::plugin_file::PI, "pi", "pi extension");
     copilot_hooks(&mut out);
+    cursor_hooks(&mut out);
     #[cfg(target_os = "linux")]
     inotify(peer.as_ref().map(|p| p.pid), &mut out);
     let _ = &peer;
@@ -425,6 +426,25 @@ fn copilot_hooks(out: &mut Vec<Check>) {
         Ok(None) => {}
         Ok(Some(false)) => out.push(bad(NAME, "warn", "written by another ccmemctl or another version", fix)),
         Ok(Some(true)) => out.push(ok(NAME, "installed")),
+    }
+}
+
+/// Cursor's hooks (written from its documentation, untested): in place, when `cursor-agent`
+/// is on PATH or `~/.cursor` is there.
+fn cursor_hooks(out: &mut Vec<Check>) {
+    const NAME: &str = "cursor hooks";
+    let there = !matches!(hook_program("cursor-agent"), HookProgram::Missing)
+        || crate::install::cursor::path().is_ok_and(|p| p.parent().is_some_and(Path::is_dir));
+    match crate::install::cursor::status() {
+        Err(e) => out.push(bad(NAME, "warn", e, "fix the file, then `ccmemctl hooks install --agent cursor`")),
+        Ok(false) if there => out.push(bad(
+            NAME,
+            "warn",
+            "Cursor is here but ccmem's hooks are not (support for Cursor is untested)",
+            "`ccmemctl hooks install --agent cursor`",
+        )),
+        Ok(false) => {}
+        Ok(true) => out.push(ok(NAME, "installed (support for Cursor is untested)")),
     }
 }
 

@@ -89,9 +89,12 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
     trim(&mut payload);
     // GitHub Copilot CLI runs a project's Claude Code hooks too (`.claude/settings.json`),
     // with payloads of its own: it says so in the hook's environment.
+    // So does Cursor (from `~/.claude/settings.json` too), saying so with CURSOR_VERSION.
     let copilot = std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1");
+    let cursor = std::env::var_os("CURSOR_VERSION").is_some_and(|v| !v.is_empty());
     let agent = match agent {
         None | Some("") if copilot => Some("copilot"),
+        None | Some("") if cursor => Some("cursor"),
         a => a,
     };
     // The agent is named for the daemon's adapters; Claude Code's payloads go as they come.
@@ -126,9 +129,12 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
             let mut out = serde_json::json!({
                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": reply.additional_context}
             });
-            // Copilot CLI reads the context from the top level only.
+            // Copilot CLI reads the context from the top level only, Cursor (by its
+            // documentation) as `additional_context`.
             if copilot {
                 out["additionalContext"] = serde_json::Value::String(reply.additional_context);
+            } else if agent.is_some_and(|a| a.eq_ignore_ascii_case("cursor")) {
+                out["additional_context"] = serde_json::Value::String(reply.additional_context);
             }
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{out}");

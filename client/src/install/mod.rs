@@ -4,6 +4,7 @@
 
 pub mod codex;
 pub mod copilot;
+pub mod cursor;
 pub mod gemini;
 pub mod plugin_file;
 
@@ -60,6 +61,7 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
             Agent::Opencode => plugin_file::OPENCODE.run(installing, target.dry_run, json_out)?,
             Agent::Pi => plugin_file::PI.run(installing, target.dry_run, json_out)?,
             Agent::Copilot => copilot::run(installing, target.dry_run, json_out)?,
+            Agent::Cursor => cursor::run(installing, target.dry_run, json_out)?,
             _ => claude(installing, target.project, target.dry_run, json_out)?,
         }
     }
@@ -68,7 +70,7 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
 
 /// The agents `hooks install` knows, in the order `--agent all` installs them.
 pub const SUPPORTED: &[Agent] =
-    &[Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi, Agent::Copilot];
+    &[Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi, Agent::Copilot, Agent::Cursor];
 
 /// Whether this machine has `agent`: its program on PATH, or its settings directory.
 fn present(agent: Agent) -> bool {
@@ -79,11 +81,12 @@ fn present(agent: Agent) -> bool {
         Agent::Opencode => plugin_file::OPENCODE.path().ok().and_then(|p| p.parent()?.parent().map(Path::to_path_buf)),
         Agent::Pi => plugin_file::PI.path().ok().and_then(|p| p.parent()?.parent().map(Path::to_path_buf)),
         Agent::Copilot => copilot::home().ok(),
+        Agent::Cursor => cursor::path().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
         _ => None,
     };
     let on_path = std::env::var_os("PATH").is_some_and(|path| {
         std::env::split_paths(&path).any(|d| {
-            let exe = d.join(agent.name());
+            let exe = d.join(if agent == Agent::Cursor { "cursor-agent" } else { agent.name() });
             exe.is_file()
                 || (cfg!(windows) && (exe.with_extension("exe").is_file() || exe.with_extension("cmd").is_file()))
         })

@@ -21,6 +21,8 @@ pub enum Agent {
     Pi,
     /// GitHub Copilot CLI.
     Copilot,
+    /// Cursor (its agent in the editor, and `cursor-agent`).
+    Cursor,
     /// One a newer ccmem knows: its conversations are kept, with no resume command.
     #[serde(other)]
     Other,
@@ -28,8 +30,8 @@ pub enum Agent {
 
 impl Agent {
     /// Every agent a user can name (`--agent NAME`).
-    pub const ALL: [Agent; 6] =
-        [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi, Agent::Copilot];
+    pub const ALL: [Agent; 7] =
+        [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Pi, Agent::Copilot, Agent::Cursor];
 
     /// The name on the command line and in files: `claude`, `codex`, …
     pub fn name(self) -> &'static str {
@@ -40,6 +42,7 @@ impl Agent {
             Agent::Opencode => "opencode",
             Agent::Pi => "pi",
             Agent::Copilot => "copilot",
+            Agent::Cursor => "cursor",
             Agent::Other => "other",
         }
     }
@@ -53,6 +56,7 @@ impl Agent {
             Agent::Opencode => "OpenCode",
             Agent::Pi => "Pi",
             Agent::Copilot => "GitHub Copilot CLI",
+            Agent::Cursor => "Cursor",
             Agent::Other => "another agent",
         }
     }
@@ -72,6 +76,7 @@ impl Agent {
             Agent::Opencode => Some(format!("opencode --session {id}")),
             Agent::Pi => Some(format!("pi --session {id}")),
             Agent::Copilot => Some(format!("copilot --resume={id}")),
+            Agent::Cursor => Some(format!("cursor-agent --resume {id}")),
             Agent::Other => None,
         }
     }
@@ -99,9 +104,9 @@ mod tests {
             let json = serde_json::to_string(&a).unwrap();
             assert_eq!(serde_json::from_str::<Agent>(&json).unwrap(), a);
         }
-        assert_eq!(serde_json::from_str::<Agent>("\"cursor\"").unwrap(), Agent::Other);
+        assert_eq!(serde_json::from_str::<Agent>("\"windsurf\"").unwrap(), Agent::Other);
         assert_eq!(Agent::from_name(" Codex "), Some(Agent::Codex));
-        assert_eq!(Agent::from_name("cursor"), None);
+        assert_eq!(Agent::from_name("windsurf"), None);
         assert_eq!(Agent::Codex.resume_command("019f"), Some("codex resume 019f".into()));
     }
 }

@@ -14,6 +14,7 @@ use serde_json::Value;
 mod claude;
 mod codex;
 mod copilot;
+mod cursor;
 mod gemini;
 mod opencode;
 mod pi;
@@ -35,6 +36,7 @@ pub fn parse(v: &Value) -> Option<Hook> {
         Agent::Opencode => opencode::parse(v)?,
         Agent::Pi => pi::parse(v)?,
         Agent::Copilot => copilot::parse(v)?,
+        Agent::Cursor => cursor::parse(v)?,
         // An agent this version does not know is read in Claude Code's shape.
         _ => claude::parse(v)?,
     };

@@ -22,7 +22,7 @@ fn a_payload_names_its_agent_and_without_a_name_is_claude_codes() {
     assert_eq!(parse(&v).unwrap().agent, Agent::Claude);
     v[AGENT_KEY] = json!("codex");
     assert_eq!(parse(&v).unwrap().agent, Agent::Codex);
-    v[AGENT_KEY] = json!("cursor");
+    v[AGENT_KEY] = json!("windsurf");
     assert_eq!(parse(&v).unwrap().agent, Agent::Other);
 }
 
@@ -243,4 +243,32 @@ fn copilot_payloads_become_neutral_events() {
     // A command's code at the end of its result, and one that did not end.
     assert_eq!(copilot::shell_result("FAIL x\n<shellId: 3 completed with exit code 3>"), ("FAIL x".into(), Some(3)));
     assert_eq!(copilot::shell_result("still running…").1, None);
+}
+
+#[test]
+fn cursor_payloads_as_documented_become_neutral_events() {
+    // From Cursor's documentation and one third-party capture (tests/fixtures/cursor/SOURCES.md):
+    // untested against a real Cursor.
+    let c = |name: &str| parse(&fixture_of("cursor", name)).unwrap();
+    let start = c("session-start.json");
+    assert_eq!((start.agent, &start.kind), (Agent::Cursor, &Kind::SessionStart { source: "startup".into() }));
+    assert_eq!(start.cwd.as_deref(), Some(std::path::Path::new("/tmp/aeye-spike-work")), "the workspace: no cwd");
+    let Kind::ToolUse { tool: Tool::Shell { command, exit, failed, output, .. }, .. } =
+        c("post-tool-use-shell.json").kind
+    else {
+        panic!()
+    };
+    assert_eq!((command.as_str(), exit, failed), ("npm test", Some(1), true));
+    assert!(output.contains("Tests: 1 failed"), "{output}");
+    let Kind::ToolUse { tool: Tool::Edits(f), .. } = c("after-file-edit.json").kind else { panic!() };
+    assert_eq!((f[0].path.as_str(), f[0].added, f[0].removed), ("/tmp/aeye-spike-work/src/a.js", 1, 1));
+    assert!(
+        matches!(c("after-agent-response.json").kind, Kind::Stop { last_message: Some(ref m), .. } if m.starts_with("Fixed add()"))
+    );
+    // A Claude Code hook Cursor runs: read as Claude Code's, named Cursor's.
+    let mut claude_shaped =
+        serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": "/w", "prompt": "hi"});
+    claude_shaped[AGENT_KEY] = json!("cursor");
+    let h = parse(&claude_shaped).unwrap();
+    assert_eq!((h.agent, h.kind), (Agent::Cursor, Kind::Prompt { text: "hi".into() }));
 }
