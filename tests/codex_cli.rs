@@ -70,25 +70,20 @@ fn a_codex_session_is_recorded_from_its_trusted_hooks_and_given_back_at_the_next
     let conv = &status["session"]["conversations"][0];
     assert_eq!(conv["agent"], "codex", "{status:#}");
     let id = conv["id"].as_str().expect("conversation id").to_string();
-    let todos: Vec<(&str, &str)> = status["session"]["todos"]
-        .as_array()
-        .expect("todos")
-        .iter()
-        .map(|t| (t["content"].as_str().unwrap_or(""), t["status"].as_str().unwrap_or("")))
-        .collect();
-    assert_eq!(todos, [(STEPS[0], "completed"), (STEPS[1], "completed"), (STEPS[2], "pending")]);
+    assert_eq!(todos(&status), steps(["completed", "completed", "pending"]));
     let files = status["session"]["files_modified"].as_object().expect("files");
     assert!(files.contains_key("calc.mjs") && files.contains_key("calc.test.mjs"), "{files:?}");
 
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
-    for want in [
-        "2 of 3 done",
-        "divide rounds to whole numbers",
-        "Next: make divide() round down",
-        &format!("codex resume {id}"),
-    ] {
-        assert!(ctx.contains(want), "the context lacks {want:?}:\n{ctx}");
-    }
+    holds_all(
+        "the context",
+        &context(&env, &root),
+        &[
+            "2 of 3 done",
+            "divide rounds to whole numbers",
+            "Next: make divide() round down",
+            &format!("codex resume {id}"),
+        ],
+    );
     let facts = env.ctl_json(&["facts", "--project", root.to_str().unwrap()]);
     assert!(facts.to_string().contains("tests run with node --test"), "{facts:#}");
 
@@ -96,10 +91,11 @@ fn a_codex_session_is_recorded_from_its_trusted_hooks_and_given_back_at_the_next
     let before = model.requests().len();
     model.script(vec![vec![say("Looking.")]]);
     codex::run(&env, &root, "Where were we?").assert_ok();
-    let first = first_request(&model, before);
-    for want in ["Where you left off (ccmem)", "Fix rounding in divide", "divide rounds to whole numbers"] {
-        assert!(first.contains(want), "Codex's first request lacks {want:?}:\n{first}");
-    }
+    holds_all(
+        "Codex's first request",
+        &first_request(&model, before),
+        &["Where you left off (ccmem)", "Fix rounding in divide", "divide rounds to whole numbers"],
+    );
 
     // Uninstalled: the hooks and their trust go, the user's config stays.
     assert_ok(&env.ctl(&["hooks", "uninstall", "--agent", "codex"]), "hooks uninstall --agent codex");
@@ -154,17 +150,18 @@ fn work_left_in_claude_code_is_carried_on_in_codex_and_back() {
         vec![say("divide() now rounds down and all tests pass.")],
     ]);
     codex::run(&env, &root, "Carry on where the last agent stopped").assert_ok();
-    let first = first_request(&model, before);
-    for want in [
-        "Where you left off (ccmem)",
-        "2 of 3 done",
-        "Fix rounding in divide",
-        "divide rounds to whole numbers",
-        "Next: make divide() round down",
-        &format!("claude --resume {claude_id}"),
-    ] {
-        assert!(first.contains(want), "Codex's first request lacks {want:?}:\n{first}");
-    }
+    holds_all(
+        "Codex's first request",
+        &first_request(&model, before),
+        &[
+            "Where you left off (ccmem)",
+            "2 of 3 done",
+            "Fix rounding in divide",
+            "divide rounds to whole numbers",
+            "Next: make divide() round down",
+            &format!("claude --resume {claude_id}"),
+        ],
+    );
 
     // Codex fixed it: one plan, all done, no failure left.
     let status = settle(&env, &root, |p| {

@@ -56,31 +56,32 @@ fn a_copilot_session_is_recorded_from_its_hooks_given_back_at_the_next_start_and
     let files = status["session"]["files_modified"].as_object().expect("files");
     assert!(files.contains_key("calc.mjs") && files.contains_key("calc.test.mjs"), "{files:?}");
 
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
-    for want in [
-        "divide rounds to whole numbers",
-        "Next: make divide() round down",
-        "keep divide() pure",
-        &format!("copilot --resume={id}"),
-    ] {
-        assert!(ctx.contains(want), "the context lacks {want:?}:\n{ctx}");
-    }
+    holds_all(
+        "the context",
+        &context(&env, &root),
+        &[
+            "divide rounds to whole numbers",
+            "Next: make divide() round down",
+            "keep divide() pure",
+            &format!("copilot --resume={id}"),
+        ],
+    );
 
     // The next conversation starts with it: SessionStart's context is in its first request.
     let before = model.requests().len();
     model.script(vec![vec![say("Looking.")]]);
     copilot::run(&env, &model, &root, "Where were we?", &[]).assert_ok();
-    let first = first_request(&model, before);
-    for want in ["Where you left off (ccmem)", "divide rounds to whole numbers"] {
-        assert!(first.contains(want), "Copilot's first request lacks {want:?}:\n{first}");
-    }
+    holds_all(
+        "Copilot's first request",
+        &first_request(&model, before),
+        &["Where you left off (ccmem)", "divide rounds to whole numbers"],
+    );
 
     // Resumed: the same conversation goes on.
     model.script(vec![vec![say("Still here.")]]);
     copilot::run(&env, &model, &root, "Go on", &[&format!("--resume={id}")]).assert_ok();
     let status = settle(&env, &root, |p| p["session"]["conversations"].to_string().contains("Still here"));
-    let ids: Vec<&str> =
-        status["session"]["conversations"].as_array().into_iter().flatten().filter_map(|c| c["id"].as_str()).collect();
+    let ids = conversation_ids(&status);
     assert_eq!(ids.iter().filter(|c| **c == id).count(), 1, "the resumed conversation is the same one: {ids:?}");
 
     assert_ok(&env.ctl(&["hooks", "uninstall", "--agent", "copilot"]), "hooks uninstall --agent copilot");

@@ -63,7 +63,7 @@ fn a_gemini_session_is_recorded_from_its_hooks_given_back_at_the_next_start_and_
     model.script(gemini_work());
     let run = gemini::run(&env, &model, &root, "Write a calculator module with tests", &[]);
     run.assert_ok();
-    let id = run.session_id();
+    let id = gemini::session_id(&run);
 
     let status = settle(&env, &root, |p| {
         p["session"]["todos"].as_array().is_some_and(|t| t.iter().filter(|t| t["status"] == "completed").count() == 2)
@@ -71,27 +71,23 @@ fn a_gemini_session_is_recorded_from_its_hooks_given_back_at_the_next_start_and_
     });
     let conv = &status["session"]["conversations"][0];
     assert_eq!((conv["agent"].as_str(), conv["id"].as_str()), (Some("gemini"), Some(id.as_str())), "{status:#}");
-    let todos: Vec<(&str, &str)> = status["session"]["todos"]
-        .as_array()
-        .expect("todos")
-        .iter()
-        .map(|t| (t["content"].as_str().unwrap_or(""), t["status"].as_str().unwrap_or("")))
-        .collect();
-    assert_eq!(todos, [(STEPS[0], "completed"), (STEPS[1], "completed"), (STEPS[2], "pending")]);
+    assert_eq!(todos(&status), steps(["completed", "completed", "pending"]));
     let files = status["session"]["files_modified"].as_object().expect("files");
     assert!(files.contains_key("calc.mjs") && files.contains_key("calc.test.mjs"), "{files:?}");
     let prompts = status["session"].to_string();
     assert!(!prompts.contains("hook_context"), "ccmem's own context came back as the user's prompt: {status:#}");
 
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
-    for want in [
-        "2 of 3 done",
-        "divide rounds to whole numbers",
-        "Next: make divide() round down",
-        &format!("gemini --resume {id}"),
-    ] {
-        assert!(ctx.contains(want), "the context lacks {want:?}:\n{ctx}");
-    }
+    let ctx = context(&env, &root);
+    holds_all(
+        "the context",
+        &ctx,
+        &[
+            "2 of 3 done",
+            "divide rounds to whole numbers",
+            "Next: make divide() round down",
+            &format!("gemini --resume {id}"),
+        ],
+    );
     // The last words whole: Gemini CLI's own payload repeats the last streamed chunk.
     assert_eq!(ctx.matches("Next: make divide() round down").count(), 1, "{ctx}");
     let facts = env.ctl_json(&["facts", "--project", root.to_str().unwrap()]);
@@ -101,10 +97,11 @@ fn a_gemini_session_is_recorded_from_its_hooks_given_back_at_the_next_start_and_
     let before = model.requests().len();
     model.script(vec![vec![say("Looking.")]]);
     gemini::run(&env, &model, &root, "Where were we?", &[]).assert_ok();
-    let first = first_request(&model, before);
-    for want in ["Where you left off (ccmem)", "Fix rounding in divide", "divide rounds to whole numbers"] {
-        assert!(first.contains(want), "Gemini's first request lacks {want:?}:\n{first}");
-    }
+    holds_all(
+        "Gemini's first request",
+        &first_request(&model, before),
+        &["Where you left off (ccmem)", "Fix rounding in divide", "divide rounds to whole numbers"],
+    );
 
     // Resumed: the same conversation goes on.
     model.script(vec![vec![plan(["completed", "completed", "completed"])], vec![say("All three done.")]]);
@@ -112,8 +109,7 @@ fn a_gemini_session_is_recorded_from_its_hooks_given_back_at_the_next_start_and_
     let status = settle(&env, &root, |p| {
         p["session"]["todos"].as_array().is_some_and(|t| t.iter().all(|t| t["status"] == "completed"))
     });
-    let ids: Vec<&str> =
-        status["session"]["conversations"].as_array().into_iter().flatten().filter_map(|c| c["id"].as_str()).collect();
+    let ids = conversation_ids(&status);
     assert_eq!(ids.iter().filter(|c| **c == id).count(), 1, "the resumed conversation is the same one: {ids:?}");
 
     // Uninstalled: ccmem's hooks go, the rest of the settings stay.
@@ -134,7 +130,7 @@ fn work_left_in_gemini_is_carried_on_in_claude_code() {
     model.script(gemini_work());
     let run = gemini::run(&env, &model, &root, "Write a calculator module with tests", &[]);
     run.assert_ok();
-    let gemini_id = run.session_id();
+    let gemini_id = gemini::session_id(&run);
     settle(&env, &root, |p| p["session"]["failures"].to_string().contains("divide"));
 
     // Claude Code starts in the same project: its first request carries Gemini's work.
@@ -154,17 +150,18 @@ fn work_left_in_gemini_is_carried_on_in_claude_code() {
     ]);
     let todo_write = [("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1"), ("CLAUDE_CODE_ENABLE_TASKS", "0")];
     claude::run(&env, &model, &root, "Carry on where the last agent stopped", &[], &todo_write).assert_ok();
-    let first = first_request(&model, before);
-    for want in [
-        "Where you left off (ccmem)",
-        "2 of 3 done",
-        "Fix rounding in divide",
-        "divide rounds to whole numbers",
-        "Next: make divide() round down",
-        &format!("gemini --resume {gemini_id}"),
-    ] {
-        assert!(first.contains(want), "Claude Code's first request lacks {want:?}:\n{first}");
-    }
+    holds_all(
+        "Claude Code's first request",
+        &first_request(&model, before),
+        &[
+            "Where you left off (ccmem)",
+            "2 of 3 done",
+            "Fix rounding in divide",
+            "divide rounds to whole numbers",
+            "Next: make divide() round down",
+            &format!("gemini --resume {gemini_id}"),
+        ],
+    );
     let status = settle(&env, &root, |p| {
         p["session"]["todos"].as_array().is_some_and(|t| t.iter().all(|t| t["status"] == "completed"))
             && !p["session"]["failures"].to_string().contains("divide")

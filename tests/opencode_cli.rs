@@ -62,7 +62,7 @@ fn an_opencode_session_is_recorded_by_the_plugin_given_back_at_the_next_start_an
     model.script(opencode_work(&root));
     let run = opencode::run(&env, &model, &root, "Write a calculator module with tests", &[]);
     run.assert_ok();
-    let id = run.session_id();
+    let id = opencode::session_id(&run);
 
     let status = settle(&env, &root, |p| {
         p["session"]["todos"].as_array().is_some_and(|t| t.iter().filter(|t| t["status"] == "completed").count() == 2)
@@ -70,26 +70,21 @@ fn an_opencode_session_is_recorded_by_the_plugin_given_back_at_the_next_start_an
     });
     let conv = &status["session"]["conversations"][0];
     assert_eq!((conv["agent"].as_str(), conv["id"].as_str()), (Some("opencode"), Some(id.as_str())), "{status:#}");
-    let todos: Vec<(&str, &str)> = status["session"]["todos"]
-        .as_array()
-        .expect("todos")
-        .iter()
-        .map(|t| (t["content"].as_str().unwrap_or(""), t["status"].as_str().unwrap_or("")))
-        .collect();
-    assert_eq!(todos, [(STEPS[0], "completed"), (STEPS[1], "completed"), (STEPS[2], "pending")]);
+    assert_eq!(todos(&status), steps(["completed", "completed", "pending"]));
     let files = status["session"]["files_modified"].as_object().expect("files");
     assert!(files.contains_key("calc.mjs") && files.contains_key("calc.test.mjs"), "{files:?}");
 
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
-    for want in [
-        "2 of 3 done",
-        "divide rounds to whole numbers",
-        "Next: make divide() round down",
-        "keep divide() pure",
-        &format!("opencode --session {id}"),
-    ] {
-        assert!(ctx.contains(want), "the context lacks {want:?}:\n{ctx}");
-    }
+    holds_all(
+        "the context",
+        &context(&env, &root),
+        &[
+            "2 of 3 done",
+            "divide rounds to whole numbers",
+            "Next: make divide() round down",
+            "keep divide() pure",
+            &format!("opencode --session {id}"),
+        ],
+    );
     let facts = env.ctl_json(&["facts", "--project", root.to_str().unwrap()]);
     assert!(facts.to_string().contains("tests run with node --test"), "{facts:#}");
 
@@ -97,10 +92,11 @@ fn an_opencode_session_is_recorded_by_the_plugin_given_back_at_the_next_start_an
     let before = model.requests().len();
     model.script(vec![vec![say("Looking.")]]);
     opencode::run(&env, &model, &root, "Where were we?", &[]).assert_ok();
-    let first = first_request(&model, before);
-    for want in ["Where you left off (ccmem)", "Fix rounding in divide", "divide rounds to whole numbers"] {
-        assert!(first.contains(want), "OpenCode's first request lacks {want:?}:\n{first}");
-    }
+    holds_all(
+        "OpenCode's first request",
+        &first_request(&model, before),
+        &["Where you left off (ccmem)", "Fix rounding in divide", "divide rounds to whole numbers"],
+    );
 
     // Continued (`--session`): the same conversation goes on, and has the context too.
     let before = model.requests().len();
@@ -113,8 +109,7 @@ fn an_opencode_session_is_recorded_by_the_plugin_given_back_at_the_next_start_an
     let status = settle(&env, &root, |p| {
         p["session"]["todos"].as_array().is_some_and(|t| t.iter().all(|t| t["status"] == "completed"))
     });
-    let ids: Vec<&str> =
-        status["session"]["conversations"].as_array().into_iter().flatten().filter_map(|c| c["id"].as_str()).collect();
+    let ids = conversation_ids(&status);
     assert_eq!(ids.iter().filter(|c| **c == id).count(), 1, "the continued conversation is the same one: {ids:?}");
 
     // Uninstalled: the plugin goes.
@@ -135,7 +130,7 @@ fn work_left_in_opencode_is_carried_on_in_pi() {
     model.script(opencode_work(&root));
     let run = opencode::run(&env, &model, &root, "Write a calculator module with tests", &[]);
     run.assert_ok();
-    let opencode_id = run.session_id();
+    let opencode_id = opencode::session_id(&run);
     settle(&env, &root, |p| p["session"]["failures"].to_string().contains("divide"));
 
     // Pi starts in the same project: its first request carries OpenCode's work.
@@ -147,17 +142,18 @@ fn work_left_in_opencode_is_carried_on_in_pi() {
         vec![say("divide() now rounds down and all tests pass.")],
     ]);
     pi::run(&env, &root, "Carry on where the last agent stopped", &[]).assert_ok();
-    let first = first_request(&model, before);
-    for want in [
-        "Where you left off (ccmem)",
-        "2 of 3 done",
-        "Fix rounding in divide",
-        "divide rounds to whole numbers",
-        "Next: make divide() round down",
-        &format!("opencode --session {opencode_id}"),
-    ] {
-        assert!(first.contains(want), "Pi's first request lacks {want:?}:\n{first}");
-    }
+    holds_all(
+        "Pi's first request",
+        &first_request(&model, before),
+        &[
+            "Where you left off (ccmem)",
+            "2 of 3 done",
+            "Fix rounding in divide",
+            "divide rounds to whole numbers",
+            "Next: make divide() round down",
+            &format!("opencode --session {opencode_id}"),
+        ],
+    );
     // Pi fixed it: no failure left, and Pi's conversation is in the session.
     let status = settle(&env, &root, |p| {
         !p["session"]["failures"].to_string().contains("divide")

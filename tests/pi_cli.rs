@@ -43,7 +43,7 @@ fn a_pi_session_is_recorded_by_the_extension_given_back_at_the_next_start_and_co
     model.script(pi_work());
     let run = pi::run(&env, &root, "Write a calculator module with tests", &[]);
     run.assert_ok();
-    let id = run.session_id();
+    let id = pi::session_id(&run);
 
     let status = settle(&env, &root, |p| {
         p["session"]["failures"].to_string().contains("divide")
@@ -54,15 +54,16 @@ fn a_pi_session_is_recorded_by_the_extension_given_back_at_the_next_start_and_co
     let files = status["session"]["files_modified"].as_object().expect("files");
     assert!(files.contains_key("calc.mjs") && files.contains_key("calc.test.mjs"), "{files:?}");
 
-    let ctx = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
-    for want in [
-        "divide rounds to whole numbers",
-        "Next: make divide() round down",
-        "keep divide() pure",
-        &format!("pi --session {id}"),
-    ] {
-        assert!(ctx.contains(want), "the context lacks {want:?}:\n{ctx}");
-    }
+    holds_all(
+        "the context",
+        &context(&env, &root),
+        &[
+            "divide rounds to whole numbers",
+            "Next: make divide() round down",
+            "keep divide() pure",
+            &format!("pi --session {id}"),
+        ],
+    );
     let facts = env.ctl_json(&["facts", "--project", root.to_str().unwrap()]);
     assert!(facts.to_string().contains("tests run with node --test"), "{facts:#}");
 
@@ -70,17 +71,17 @@ fn a_pi_session_is_recorded_by_the_extension_given_back_at_the_next_start_and_co
     let before = model.requests().len();
     model.script(vec![vec![say("Looking.")]]);
     pi::run(&env, &root, "Where were we?", &[]).assert_ok();
-    let first = first_request(&model, before);
-    for want in ["Where you left off (ccmem)", "divide rounds to whole numbers"] {
-        assert!(first.contains(want), "Pi's first request lacks {want:?}:\n{first}");
-    }
+    holds_all(
+        "Pi's first request",
+        &first_request(&model, before),
+        &["Where you left off (ccmem)", "divide rounds to whole numbers"],
+    );
 
     // Continued (`--session`): the same conversation goes on.
     model.script(vec![vec![say("Still here.")]]);
     pi::run(&env, &root, "Go on", &["--session", &id]).assert_ok();
     let status = settle(&env, &root, |p| p["session"]["conversations"].to_string().contains("Still here"));
-    let ids: Vec<&str> =
-        status["session"]["conversations"].as_array().into_iter().flatten().filter_map(|c| c["id"].as_str()).collect();
+    let ids = conversation_ids(&status);
     assert_eq!(ids.iter().filter(|c| **c == id).count(), 1, "the continued conversation is the same one: {ids:?}");
 
     assert_ok(&env.ctl(&["hooks", "uninstall", "--agent", "pi"]), "hooks uninstall --agent pi");

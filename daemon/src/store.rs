@@ -15,6 +15,7 @@
 //! `<file>.corrupt-<timestamp>` and reported, never silently dropped.
 
 use crate::atomic;
+use crate::text::fnv1a;
 use ccmem_proto::model::session::{ArchivedSession, EndReason, Session};
 use std::fs;
 use std::io;
@@ -270,11 +271,6 @@ fn dir_name(name: Option<&str>) -> String {
             .collect(),
         None => "root".into(),
     }
-}
-
-/// FNV-1a, 64 bits: stable across Rust releases, unlike `DefaultHasher`.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]

@@ -228,6 +228,12 @@ impl Rendered {
     }
 }
 
+/// FNV-1a, 64 bits: a cheap fingerprint, stable across Rust releases (unlike
+/// `DefaultHasher`), so that two daemons, or two versions, compute the same one.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

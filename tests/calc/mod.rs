@@ -51,3 +51,40 @@ pub fn request_text(req: &Value) -> String {
     out.push_str(&crate::claude::request_text(req));
     out
 }
+
+/// The session's todos as (text, status).
+pub fn todos(status: &Value) -> Vec<(String, String)> {
+    status["session"]["todos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| (t["content"].as_str().unwrap_or("").to_string(), t["status"].as_str().unwrap_or("").to_string()))
+        .collect()
+}
+
+/// The scenario's todos with these statuses, as [`todos`] gives them.
+pub fn steps(statuses: [&str; 3]) -> Vec<(String, String)> {
+    (0..3).map(|i| (STEPS[i].to_string(), statuses[i].to_string())).collect()
+}
+
+/// The session's conversation ids.
+pub fn conversation_ids(status: &Value) -> Vec<String> {
+    status["session"]["conversations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Asserts that `text` (what `who` holds) has every one of `wants`.
+pub fn holds_all(who: &str, text: &str, wants: &[&str]) {
+    for want in wants {
+        assert!(text.contains(want), "{who} lacks {want:?}:\n{text}");
+    }
+}
+
+/// The project's resume context, as `ccmemctl context` prints it.
+pub fn context(env: &Env, root: &std::path::Path) -> String {
+    text(&env.ctl(&["context", root.to_str().unwrap_or_default()]).stdout)
+}

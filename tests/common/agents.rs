@@ -69,3 +69,79 @@ pub fn path_with_ccmemctl() -> std::ffi::OsString {
     dirs.extend(std::env::split_paths(&path));
     std::env::join_paths(dirs).expect("PATH")
 }
+
+/// The agent CLI a suite runs: the program `bin_var` names, else `install(version)` (the
+/// version `version_var` names, else `version`), once per test binary.
+pub fn cli(
+    cell: &'static std::sync::OnceLock<PathBuf>,
+    bin_var: &str,
+    version_var: &str,
+    version: &str,
+    install: fn(&str) -> PathBuf,
+) -> &'static Path {
+    cell.get_or_init(|| match std::env::var_os(bin_var) {
+        Some(b) => PathBuf::from(b),
+        None => install(&std::env::var(version_var).unwrap_or_else(|_| version.into())),
+    })
+}
+
+/// One run of an agent's CLI: what it printed, and the JSON lines among it.
+pub struct Run {
+    pub output: Output,
+    pub lines: Vec<serde_json::Value>,
+    agent: &'static str,
+}
+
+impl Run {
+    /// Asserts the run ended well.
+    pub fn assert_ok(&self) -> &Self {
+        assert!(
+            self.output.status.success(),
+            "{} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+            self.agent,
+            self.output.status,
+            text(&self.output.stdout),
+            text(&self.output.stderr)
+        );
+        self
+    }
+
+    /// The first string `key` holds in a printed JSON line (of `kind`, when given: its
+    /// `type`).
+    pub fn first(&self, key: &str, kind: Option<&str>) -> String {
+        self.lines
+            .iter()
+            .filter(|l| kind.is_none_or(|k| l["type"] == k))
+            .find_map(|l| l[key].as_str())
+            .unwrap_or_else(|| panic!("{}: no {key} printed:\n{}", self.agent, text(&self.output.stdout)))
+            .to_string()
+    }
+}
+
+/// How long one run of an agent's CLI may take before the test fails.
+pub const RUN_LIMIT: Duration = Duration::from_secs(180);
+
+/// Runs `cmd` (the agent's program, with its arguments and its own environment set) in
+/// `project` with the test's HOME and daemon: the test's `ccmemctl` first on PATH, the hook's
+/// waits raised for a loaded machine, no stdin; killed (and the test failed) after
+/// [`RUN_LIMIT`].
+pub fn run_cli(env: &super::Env, mut cmd: Command, project: &Path, agent: &'static str) -> Run {
+    // The agent's own settings stay: the test's environment goes under them.
+    let own: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> =
+        cmd.get_envs().map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned()))).collect();
+    cmd.env_clear();
+    env.apply(&mut cmd);
+    cmd.env("PATH", path_with_ccmemctl()).env("LANG", "C.UTF-8").env("CCMEM_HOOK_TIMEOUT_MS", "4000");
+    for (k, v) in own {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.current_dir(project).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {agent}: {e}"));
+    let output = wait_within(child, RUN_LIMIT, agent);
+    env.note_daemon();
+    let lines = text(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    Run { output, lines, agent }
+}

@@ -7,18 +7,16 @@
 #![allow(dead_code)]
 
 use crate::claude::model::ModelServer;
-use crate::common::{agents, text, Env};
+use crate::common::{agents, Env};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::Duration;
+
+pub use agents::Run;
 
 /// The version these tests were written against (README: "Tested with Gemini CLI …").
 pub const VERSION: &str = "0.61.0";
-
-/// How long one `gemini -p` run may take before the test fails.
-const RUN_LIMIT: Duration = Duration::from_secs(180);
 
 /// The model asked for: `write_todos` is offered to Gemini 2 models only.
 pub const MODEL: &str = "gemini-2.5-pro";
@@ -26,10 +24,7 @@ pub const MODEL: &str = "gemini-2.5-pro";
 /// The CLI to run: installed once per test binary.
 pub fn cli() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| match std::env::var_os("CCMEM_GEMINI_BIN") {
-        Some(b) => PathBuf::from(b),
-        None => install(&std::env::var("CCMEM_GEMINI_VERSION").unwrap_or_else(|_| VERSION.into())),
-    })
+    agents::cli(&BIN, "CCMEM_GEMINI_BIN", "CCMEM_GEMINI_VERSION", VERSION, install)
 }
 
 /// `npm install @google/gemini-cli@version` into `target/tmp/gemini/<version>` (kept between
@@ -57,35 +52,9 @@ pub fn configure(env: &Env) {
     std::fs::write(&path, serde_json::to_string_pretty(&settings).expect("json")).expect("write settings.json");
 }
 
-/// One `gemini` run's outcome.
-pub struct Run {
-    pub output: Output,
-    /// The stream-json lines it printed.
-    pub lines: Vec<Value>,
-}
-
-impl Run {
-    /// Asserts the run ended well.
-    pub fn assert_ok(&self) -> &Self {
-        assert!(
-            self.output.status.success(),
-            "gemini failed ({}):\nstdout:\n{}\nstderr:\n{}",
-            self.output.status,
-            text(&self.output.stdout),
-            text(&self.output.stderr)
-        );
-        self
-    }
-
-    /// The conversation's id (the stream's `init` line).
-    pub fn session_id(&self) -> String {
-        self.lines
-            .iter()
-            .find(|l| l["type"] == "init")
-            .and_then(|l| l["session_id"].as_str())
-            .unwrap_or_else(|| panic!("no init line:\n{}", text(&self.output.stdout)))
-            .to_string()
-    }
+/// The conversation's id (the stream's `init` line).
+pub fn session_id(run: &Run) -> String {
+    run.first("session_id", Some("init"))
 }
 
 /// Runs `gemini -p PROMPT` (and `extra` arguments) in `project` with the test's HOME, its
@@ -93,27 +62,14 @@ impl Run {
 /// (`GEMINI_CLI_TRUST_WORKSPACE`): Gemini CLI runs no hook in an untrusted folder.
 pub fn run(env: &Env, model: &ModelServer, project: &Path, prompt: &str, extra: &[&str]) -> Run {
     let mut cmd = Command::new(cli());
-    cmd.env_clear();
-    env.apply(&mut cmd);
-    cmd.env("PATH", agents::path_with_ccmemctl())
-        .env("GEMINI_CLI_HOME", &env.home)
+    cmd.env("GEMINI_CLI_HOME", &env.home)
         .env("GOOGLE_GEMINI_BASE_URL", model.url())
         .env("GEMINI_API_KEY", "test-offline-key")
         .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
         .env("TERM", "dumb")
-        .env("LANG", "C.UTF-8")
-        .env("CCMEM_HOOK_TIMEOUT_MS", "4000")
-        .current_dir(project)
         .args(["-p", prompt, "--output-format", "stream-json", "--yolo", "-m", MODEL])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", cli().display()));
-    let output = agents::wait_within(child, RUN_LIMIT, "gemini");
-    env.note_daemon();
-    let lines = text(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    Run { output, lines }
+        .args(extra);
+    agents::run_cli(env, cmd, project, "gemini")
 }
 
 /// The text of a Gemini API request: its system instruction and every text part.

@@ -7,27 +7,22 @@
 #![allow(dead_code)]
 
 use crate::claude::model::ModelServer;
-use crate::common::{agents, text, Env};
-use serde_json::{json, Value};
+use crate::common::{agents, Env};
+use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::Duration;
+
+pub use agents::Run;
 
 /// The version these tests were written against (README: "Tested with OpenCode …").
 pub const VERSION: &str = "1.18.33";
 
-/// How long one `opencode run` may take before the test fails (it retries a model server
-/// that does not answer for ever).
-const RUN_LIMIT: Duration = Duration::from_secs(180);
-
-/// The CLI to run: installed once per test binary.
+/// The CLI to run: installed once per test binary. (It retries a model server that does not
+/// answer for ever: the run's time limit ends it.)
 pub fn cli() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| match std::env::var_os("CCMEM_OPENCODE_BIN") {
-        Some(b) => PathBuf::from(b),
-        None => install(&std::env::var("CCMEM_OPENCODE_VERSION").unwrap_or_else(|_| VERSION.into())),
-    })
+    agents::cli(&BIN, "CCMEM_OPENCODE_BIN", "CCMEM_OPENCODE_VERSION", VERSION, install)
 }
 
 /// `npm install opencode-ai@version` into `target/tmp/opencode/<version>` (kept between runs),
@@ -65,34 +60,9 @@ pub fn config(model: &ModelServer) -> String {
     .to_string()
 }
 
-/// One `opencode run` outcome.
-pub struct Run {
-    pub output: Output,
-    /// The JSON lines it printed.
-    pub lines: Vec<Value>,
-}
-
-impl Run {
-    /// Asserts the run ended well.
-    pub fn assert_ok(&self) -> &Self {
-        assert!(
-            self.output.status.success(),
-            "opencode failed ({}):\nstdout:\n{}\nstderr:\n{}",
-            self.output.status,
-            text(&self.output.stdout),
-            text(&self.output.stderr)
-        );
-        self
-    }
-
-    /// The conversation's id (`ses_…`, on every line it printed).
-    pub fn session_id(&self) -> String {
-        self.lines
-            .iter()
-            .find_map(|l| l["sessionID"].as_str())
-            .unwrap_or_else(|| panic!("no sessionID:\n{}", text(&self.output.stdout)))
-            .to_string()
-    }
+/// The conversation's id (`ses_…`, on every line it printed).
+pub fn session_id(run: &Run) -> String {
+    run.first("sessionID", None)
 }
 
 /// Runs `opencode run PROMPT` (and `extra` arguments) in `project` with the test's HOME, its
@@ -100,26 +70,13 @@ impl Run {
 /// start: from the npm registry, failing fast when that cannot be reached.
 pub fn run(env: &Env, model: &ModelServer, project: &Path, prompt: &str, extra: &[&str]) -> Run {
     let mut cmd = Command::new(cli());
-    cmd.env_clear();
-    env.apply(&mut cmd);
-    cmd.env("PATH", agents::path_with_ccmemctl())
-        .env("OPENCODE_CONFIG_CONTENT", config(model))
+    cmd.env("OPENCODE_CONFIG_CONTENT", config(model))
         .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
         .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
         .env("OPENCODE_DISABLE_SHARE", "1")
         .env("npm_config_fetch_retries", "0")
-        .env("LANG", "C.UTF-8")
-        .env("CCMEM_HOOK_TIMEOUT_MS", "4000")
-        .current_dir(project)
         .args(["run", "--format", "json"])
         .args(extra)
-        .arg(prompt)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", cli().display()));
-    let output = agents::wait_within(child, RUN_LIMIT, "opencode");
-    env.note_daemon();
-    let lines = text(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    Run { output, lines }
+        .arg(prompt);
+    agents::run_cli(env, cmd, project, "opencode")
 }

@@ -6,26 +6,21 @@
 #![allow(dead_code)]
 
 use crate::claude::model::ModelServer;
-use crate::common::{agents, text, Env};
-use serde_json::{json, Value};
+use crate::common::{agents, Env};
+use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::Duration;
+
+pub use agents::Run;
 
 /// The version these tests were written against (README: "Tested with Pi …").
 pub const VERSION: &str = "0.73.1";
 
-/// How long one `pi -p` run may take before the test fails.
-const RUN_LIMIT: Duration = Duration::from_secs(180);
-
 /// The CLI to run: installed once per test binary.
 pub fn cli() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| match std::env::var_os("CCMEM_PI_BIN") {
-        Some(b) => PathBuf::from(b),
-        None => install(&std::env::var("CCMEM_PI_VERSION").unwrap_or_else(|_| VERSION.into())),
-    })
+    agents::cli(&BIN, "CCMEM_PI_BIN", "CCMEM_PI_VERSION", VERSION, install)
 }
 
 /// `npm install @mariozechner/pi-coding-agent@version` into `target/tmp/pi/<version>` (kept
@@ -53,59 +48,20 @@ pub fn configure(env: &Env, model: &ModelServer) {
     std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings.json");
 }
 
-/// One `pi -p` outcome.
-pub struct Run {
-    pub output: Output,
-    /// The JSON lines it printed.
-    pub lines: Vec<Value>,
-}
-
-impl Run {
-    /// Asserts the run ended well.
-    pub fn assert_ok(&self) -> &Self {
-        assert!(
-            self.output.status.success(),
-            "pi failed ({}):\nstdout:\n{}\nstderr:\n{}",
-            self.output.status,
-            text(&self.output.stdout),
-            text(&self.output.stderr)
-        );
-        self
-    }
-
-    /// The conversation's id (the first line: `{"type":"session","id":…}`).
-    pub fn session_id(&self) -> String {
-        self.lines
-            .iter()
-            .find(|l| l["type"] == "session")
-            .and_then(|l| l["id"].as_str())
-            .unwrap_or_else(|| panic!("no session line:\n{}", text(&self.output.stdout)))
-            .to_string()
-    }
+/// The conversation's id (the first line: `{"type":"session","id":…}`).
+pub fn session_id(run: &Run) -> String {
+    run.first("id", Some("session"))
 }
 
 /// Runs `pi -p --mode json PROMPT` (and `extra` arguments) in `project` with the test's HOME,
 /// its daemon and the fake model.
 pub fn run(env: &Env, project: &Path, prompt: &str, extra: &[&str]) -> Run {
     let mut cmd = Command::new(cli());
-    cmd.env_clear();
-    env.apply(&mut cmd);
-    cmd.env("PATH", agents::path_with_ccmemctl())
-        .env("PI_OFFLINE", "1")
+    cmd.env("PI_OFFLINE", "1")
         .env("PI_SKIP_VERSION_CHECK", "1")
         .env("PI_TELEMETRY", "0")
-        .env("LANG", "C.UTF-8")
-        .env("CCMEM_HOOK_TIMEOUT_MS", "4000")
-        .current_dir(project)
         .args(["-p", "--mode", "json"])
         .args(extra)
-        .arg(prompt)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", cli().display()));
-    let output = agents::wait_within(child, RUN_LIMIT, "pi");
-    env.note_daemon();
-    let lines = text(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    Run { output, lines }
+        .arg(prompt);
+    agents::run_cli(env, cmd, project, "pi")
 }

@@ -73,10 +73,11 @@ fn holder_of(root: &Path, socket: &Path) -> Holder {
 struct ClaimFile {
     pid: u32,
     socket: PathBuf,
-    /// The directory claimed, and its identity ([`ccmem_proto::files::dir_id`]); absent in the
-    /// claims of earlier versions (`PID SOCKET`).
+    /// The directory claimed, as a fingerprint of its path (the path may hold a secret, and
+    /// the claim is a file on disk), and its identity ([`ccmem_proto::files::dir_id`]); absent
+    /// in the claims of earlier versions (`PID SOCKET`).
     #[serde(default)]
-    root: Option<PathBuf>,
+    root: Option<String>,
     #[serde(default)]
     id: Option<(u64, u64)>,
 }
@@ -85,10 +86,15 @@ impl ClaimFile {
     /// Whether the claim was made for the directory at `root`, not for the one it was copied
     /// or moved from.
     fn is_for(&self, root: &Path) -> bool {
-        let same_path = self.root.as_deref().is_none_or(|r| r == root);
+        let same_path = self.root.as_deref().is_none_or(|r| r == path_print(root));
         let same_dir = self.id.is_none() || self.id == ccmem_proto::files::dir_id(root);
         same_path && same_dir
     }
+}
+
+/// The fingerprint of a claimed directory's path.
+fn path_print(root: &Path) -> String {
+    format!("{:016x}", crate::text::fnv1a(root.as_os_str().as_encoded_bytes()))
 }
 
 /// What a claim of this daemon on `root` says.
@@ -96,7 +102,7 @@ fn claim_text(root: &Path, socket: &Path) -> String {
     let claim = ClaimFile {
         pid: std::process::id(),
         socket: socket.to_path_buf(),
-        root: Some(root.to_path_buf()),
+        root: Some(path_print(root)),
         id: ccmem_proto::files::dir_id(root),
     };
     format!("{}\n", serde_json::to_string(&claim).unwrap_or_default())
@@ -274,7 +280,7 @@ mod tests {
             assert_eq!(held_elsewhere(&moved, &mine), None, "a claim made for another path");
             // Committed and cloned: a claim naming a directory that is not this one.
             let clone = project("clone");
-            let foreign = ClaimFile { pid: 7, socket: other.clone(), root: Some(clone.clone()), id: Some((1, 2)) };
+            let foreign = ClaimFile { pid: 7, socket: other.clone(), root: Some(path_print(&clone)), id: Some((1, 2)) };
             std::fs::write(clone.join(LOCK_FILE), serde_json::to_string(&foreign).unwrap()).unwrap();
             assert_eq!(held_elsewhere(&clone, &mine), None, "another directory's identity");
             // The claim itself says what it was made for.

@@ -114,11 +114,7 @@ fn patch(input: &Value, output: &str, cwd: Option<&Path>) -> Tool {
     if files.is_empty() {
         return Tool::Other;
     }
-    let absolute = |p: &str| match cwd {
-        Some(dir) if Path::new(p).is_relative() => dir.join(p).to_string_lossy().into_owned(),
-        _ => p.to_string(),
-    };
-    Tool::Edits(files.into_iter().map(|f| FileEdit { path: absolute(&f.path), ..f }).collect())
+    Tool::Edits(files.into_iter().map(|f| FileEdit { path: absolute(&f.path, cwd), ..f }).collect())
 }
 
 /// The files of an apply_patch text (`*** Add File:`, `*** Update File:` with an optional

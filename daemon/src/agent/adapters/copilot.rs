@@ -7,7 +7,7 @@
 //! (`<shellId: N completed with exit code X>`). Events inside a subagent name its parent.
 
 use super::*;
-use crate::agent::hooks::{FileEdit, Kind, Tool};
+use crate::agent::hooks::{Kind, Tool};
 use std::path::Path;
 
 /// Reads a Copilot CLI payload.
@@ -53,14 +53,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
     };
     // No tool-call ids: an event is told from another by its time and what it carries.
     let delivery = match name.as_str() {
-        "UserPromptSubmit" | "PostToolUse" | "PostToolUseFailure" | "Stop" => text(v, "timestamp").map(|t| {
-            let what = format!(
-                "{}{}",
-                v.get("tool_name").unwrap_or(&Value::Null),
-                v.get("tool_input").unwrap_or(&Value::Null)
-            );
-            format!("{t}-{:x}", fnv(what.as_bytes()))
-        }),
+        "UserPromptSubmit" | "PostToolUse" | "PostToolUseFailure" | "Stop" => timed_delivery(v),
         _ => None,
     };
     Some(Hook {
@@ -107,10 +100,7 @@ fn edit(tool: &str, input: &Value, cwd: Option<&Path>) -> Tool {
         .and_then(Value::as_str)
         .filter(|p| !p.is_empty() && p.len() <= crate::text::MAX_PATH_BYTES);
     let Some(path) = path else { return Tool::Other };
-    let path = match cwd {
-        Some(dir) if Path::new(path).is_relative() => dir.join(path).to_string_lossy().into_owned(),
-        _ => path.to_string(),
-    };
+    let path = absolute(path, cwd);
     let s = |k: &[&str]| k.iter().find_map(|k| input.get(*k).and_then(Value::as_str)).unwrap_or_default();
     let created = matches!(tool, "Write" | "create");
     let (added, removed) = if created {
@@ -118,10 +108,5 @@ fn edit(tool: &str, input: &Value, cwd: Option<&Path>) -> Tool {
     } else {
         changed_lines(s(&["old_str", "old_string"]), s(&["new_str", "new_string"]))
     };
-    let summary = if created {
-        format!("create: {added} line{}", if added == 1 { "" } else { "s" })
-    } else {
-        format!("edit: +{added} −{removed}")
-    };
-    Tool::Edits(vec![FileEdit { path, summary, tool: tool.into(), created, deleted: false, added, removed }])
+    Tool::Edits(vec![edit_of(tool, path, created, added, removed)])
 }

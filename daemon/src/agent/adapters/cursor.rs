@@ -7,7 +7,7 @@
 //! `.claude/settings*.json`) are read as Claude Code's, named Cursor's.
 
 use super::*;
-use crate::agent::hooks::{FileEdit, Kind, Tool};
+use crate::agent::hooks::{Kind, Tool};
 
 /// Reads a Cursor payload.
 pub(super) fn parse(v: &Value) -> Option<Hook> {
@@ -99,6 +99,5 @@ fn file_edit(v: &Value) -> Tool {
             changed_lines(&s("old_string"), &s("new_string"))
         })
         .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    let summary = format!("Write: +{added} −{removed}");
-    Tool::Edits(vec![FileEdit { path, summary, tool: "Write".into(), created: false, deleted: false, added, removed }])
+    Tool::Edits(vec![edit_of("Write", path, false, added, removed)])
 }

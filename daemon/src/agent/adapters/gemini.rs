@@ -7,7 +7,7 @@
 //! is activity, not a compaction.
 
 use super::*;
-use crate::agent::hooks::{FileEdit, Kind, Tool};
+use crate::agent::hooks::{Kind, Tool};
 use std::path::Path;
 
 /// Reads a Gemini CLI payload.
@@ -52,20 +52,9 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         transcript: None,
         cwd,
         project_dir: None,
-        // No tool-call ids: an event is told from another by its time and what it carries
-        // (two tools can finish within one millisecond).
+        // No tool-call ids: an event is told from another by its time and what it carries.
         delivery: match name.as_str() {
-            "BeforeAgent" | "AfterAgent" | "AfterTool" => {
-                let id = text(v, "timestamp").map(|t| {
-                    let what = format!(
-                        "{}{}",
-                        v.get("tool_name").unwrap_or(&Value::Null),
-                        v.get("tool_input").unwrap_or(&Value::Null)
-                    );
-                    format!("{t}-{:x}", fnv(what.as_bytes()))
-                });
-                super::delivery(&name, id)
-            }
+            "BeforeAgent" | "AfterAgent" | "AfterTool" => super::delivery(&name, timed_delivery(v)),
             _ => None,
         },
         import_seq: v.get(ccmem_proto::wire::api::IMPORT_SEQ).and_then(Value::as_u64).filter(|n| *n > 0),
@@ -177,18 +166,10 @@ fn edit(tool: &str, input: &Value, response: &Value, cwd: Option<&Path>) -> Tool
     let Some(path) = path.filter(|p| !p.is_empty() && p.len() <= crate::text::MAX_PATH_BYTES) else {
         return Tool::Other;
     };
-    let path = match cwd {
-        Some(dir) if Path::new(path).is_relative() => dir.join(path).to_string_lossy().into_owned(),
-        _ => path.to_string(),
-    };
+    let path = absolute(path, cwd);
     let stat = display.and_then(|d| d.get("diffStat"));
     let count = |k: &str| stat.and_then(|s| s.get(k)).and_then(Value::as_u64).unwrap_or(0);
     let (added, removed) = (count("model_added_lines"), count("model_removed_lines"));
     let created = display.and_then(|d| d.get("isNewFile")).and_then(Value::as_bool).unwrap_or(false);
-    let summary = if created {
-        format!("{tool}: {added} line{}", if added == 1 { "" } else { "s" })
-    } else {
-        format!("{tool}: +{added} −{removed}")
-    };
-    Tool::Edits(vec![FileEdit { path, summary, tool: tool.into(), created, deleted: false, added, removed }])
+    Tool::Edits(vec![edit_of(tool, path, created, added, removed)])
 }

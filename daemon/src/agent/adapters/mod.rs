@@ -53,10 +53,38 @@ pub(crate) fn path(v: &Value, key: &str) -> Option<std::path::PathBuf> {
     text(v, key).filter(|p| p.len() <= crate::text::MAX_PATH_BYTES).map(std::path::PathBuf::from)
 }
 
-/// FNV-1a: a cheap fingerprint, to tell two texts apart.
-pub(crate) fn fnv(b: &[u8]) -> u64 {
-    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &c| (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3))
+/// A path a tool named, relative to the agent's working directory when it is not absolute.
+pub(crate) fn absolute(path: &str, cwd: Option<&std::path::Path>) -> String {
+    match cwd {
+        Some(dir) if std::path::Path::new(path).is_relative() => dir.join(path).to_string_lossy().into_owned(),
+        _ => path.to_string(),
+    }
 }
+
+/// One file a tool wrote (`created`) or changed, with the lines it added and removed.
+pub(crate) fn edit_of(
+    tool: &str,
+    path: String,
+    created: bool,
+    added: u64,
+    removed: u64,
+) -> crate::agent::hooks::FileEdit {
+    let summary = if created {
+        format!("{tool}: {added} line{}", if added == 1 { "" } else { "s" })
+    } else {
+        format!("{tool}: +{added} −{removed}")
+    };
+    crate::agent::hooks::FileEdit { path, summary, tool: tool.into(), created, deleted: false, added, removed }
+}
+
+/// The delivery id of an agent's event that carries no id of its own: its time and what it
+/// carries (two tools can finish within one millisecond).
+pub(crate) fn timed_delivery(v: &Value) -> Option<String> {
+    let what = format!("{}{}", v.get("tool_name").unwrap_or(&Value::Null), v.get("tool_input").unwrap_or(&Value::Null));
+    text(v, "timestamp").map(|t| format!("{t}-{:x}", fnv(what.as_bytes())))
+}
+
+pub(crate) use crate::text::fnv1a as fnv;
 
 /// A short keyword of the payload (a reason, a trigger), or "" when it is not one.
 pub(crate) fn word(v: &Value, key: &str) -> String {

@@ -4,7 +4,7 @@
 //! `metadata.exit`; a tool that threw comes as `tool.error`, with no result.
 
 use super::*;
-use crate::agent::hooks::{FileEdit, Kind, Tool};
+use crate::agent::hooks::{Kind, Tool};
 use std::path::Path;
 
 /// Reads an OpenCode payload.
@@ -95,10 +95,7 @@ fn edit(tool: &str, input: &Value, response: &Value, cwd: Option<&Path>) -> Tool
         .or_else(|| metadata.get("filepath").and_then(Value::as_str))
         .filter(|p| !p.is_empty() && p.len() <= crate::text::MAX_PATH_BYTES);
     let Some(path) = path else { return Tool::Other };
-    let path = match cwd {
-        Some(dir) if Path::new(path).is_relative() => dir.join(path).to_string_lossy().into_owned(),
-        _ => path.to_string(),
-    };
+    let path = absolute(path, cwd);
     let (created, added, removed) = if tool == "write" {
         let lines = input.get("content").and_then(Value::as_str).map_or(0, |c| c.lines().count() as u64);
         (metadata.get("exists").and_then(Value::as_bool) == Some(false), lines, 0)
@@ -107,10 +104,5 @@ fn edit(tool: &str, input: &Value, response: &Value, cwd: Option<&Path>) -> Tool
         let n = |k: &str| diff.get(k).and_then(Value::as_u64).unwrap_or(0);
         (false, n("additions"), n("deletions"))
     };
-    let summary = if created {
-        format!("{tool}: {added} line{}", if added == 1 { "" } else { "s" })
-    } else {
-        format!("{tool}: +{added} −{removed}")
-    };
-    Tool::Edits(vec![FileEdit { path, summary, tool: tool.into(), created, deleted: false, added, removed }])
+    Tool::Edits(vec![edit_of(tool, path, created, added, removed)])
 }

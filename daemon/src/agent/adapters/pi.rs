@@ -5,7 +5,7 @@
 //! tool, Oh My Pi's `todo` is read.
 
 use super::*;
-use crate::agent::hooks::{FileEdit, Kind, TaskChange, Tool};
+use crate::agent::hooks::{Kind, TaskChange, Tool};
 use ccmem_proto::model::session::TodoStatus;
 use std::path::Path;
 
@@ -111,10 +111,7 @@ fn edit(tool: &str, input: &Value, cwd: Option<&Path>) -> Tool {
         .and_then(Value::as_str)
         .filter(|p| !p.is_empty() && p.len() <= crate::text::MAX_PATH_BYTES);
     let Some(path) = path else { return Tool::Other };
-    let path = match cwd {
-        Some(dir) if Path::new(path).is_relative() => dir.join(path).to_string_lossy().into_owned(),
-        _ => path.to_string(),
-    };
+    let path = absolute(path, cwd);
     let (added, removed) = if tool == "write" {
         (input.get("content").and_then(Value::as_str).map_or(0, |c| c.lines().count() as u64), 0)
     } else {
@@ -127,8 +124,7 @@ fn edit(tool: &str, input: &Value, cwd: Option<&Path>) -> Tool {
             None => pair(input),
         }
     };
-    let summary = format!("{tool}: +{added} −{removed}");
-    Tool::Edits(vec![FileEdit { path, summary, tool: tool.into(), created: false, deleted: false, added, removed }])
+    Tool::Edits(vec![edit_of(tool, path, false, added, removed)])
 }
 
 /// Oh My Pi's `todo` tool: `init` sets the whole list (phases of items; the result says
