@@ -11,11 +11,15 @@
 
 use super::{Emit, Reader, Turns};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::path::Path;
 
 pub(super) struct Gemini {
     /// The chat's messages, in order, each its latest copy.
     messages: Vec<Value>,
+    /// Where each message is in `messages`, by id: a chat of many messages, each written
+    /// again when updated (and `$rewindTo`s by id), is read in linear time.
+    at: HashMap<String, usize>,
     /// The project the chat was recorded in (`tmp/<project>/.project_root`, beside `chats/`).
     project_root: Option<String>,
 }
@@ -27,14 +31,36 @@ impl Gemini {
             .and_then(|p| ccmem_proto::files::untrusted::read_string(&p, 4096).ok())
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty() && !t.contains('\n'));
-        Self { messages: Vec::new(), project_root }
+        Self { messages: Vec::new(), at: HashMap::new(), project_root }
     }
 
     fn upsert(&mut self, m: &Value) {
         let id = m.get("id").and_then(Value::as_str);
-        match self.messages.iter_mut().find(|x| id.is_some() && x.get("id").and_then(Value::as_str) == id) {
-            Some(old) => *old = m.clone(),
-            None => self.messages.push(m.clone()),
+        match id.and_then(|id| self.at.get(id)) {
+            Some(&i) => self.messages[i] = m.clone(),
+            None => {
+                if let Some(id) = id {
+                    self.at.insert(id.to_string(), self.messages.len());
+                }
+                self.messages.push(m.clone());
+            }
+        }
+    }
+
+    /// The whole list replaced (`$set.messages`).
+    fn replace(&mut self, all: &[Value]) {
+        self.messages.clear();
+        self.at.clear();
+        all.iter().for_each(|m| self.upsert(m));
+    }
+
+    /// That message and those after it dropped (`$rewindTo`).
+    fn rewind(&mut self, id: &str) {
+        let Some(&at) = self.at.get(id) else { return };
+        for m in self.messages.drain(at..) {
+            if let Some(id) = m.get("id").and_then(Value::as_str) {
+                self.at.remove(id);
+            }
         }
     }
 }
@@ -46,22 +72,18 @@ impl Reader for Gemini {
             e.origin(self.project_root.as_deref());
             // An older chat: the whole conversation in one document.
             if let Some(all) = v.get("messages").and_then(Value::as_array) {
-                self.messages.clear();
-                all.iter().for_each(|m| self.upsert(m));
+                self.replace(all);
             }
             return;
         }
         if let Some(set) = v.get("$set") {
             if let Some(all) = set.get("messages").and_then(Value::as_array) {
-                self.messages.clear();
-                all.iter().for_each(|m| self.upsert(m));
+                self.replace(all);
             }
             return;
         }
         if let Some(id) = v.get("$rewindTo").and_then(Value::as_str) {
-            if let Some(at) = self.messages.iter().position(|m| m.get("id").and_then(Value::as_str) == Some(id)) {
-                self.messages.truncate(at);
-            }
+            self.rewind(id);
             return;
         }
         if v.get("type").is_some() {
@@ -76,6 +98,7 @@ impl Reader for Gemini {
             e.origin(Some(&dir));
         }
         let mut turns = Turns::new("SessionStart", ("BeforeAgent", "prompt"), ("AfterAgent", "prompt_response"));
+        self.at.clear();
         for m in std::mem::take(&mut self.messages) {
             match m.get("type").and_then(Value::as_str) {
                 Some("user") => {

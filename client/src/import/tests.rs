@@ -87,3 +87,27 @@ mod claude_code {
         assert!(check(&tmp.path().join("missing")).is_err());
     }
 }
+
+mod gemini_cli {
+    use super::*;
+
+    #[test]
+    fn a_chat_is_read_as_a_log_in_linear_time() {
+        // Messages written again when updated, rewinds by id (a hostile one: rewinds to ids
+        // that are not there), and a rewind that drops the last two.
+        let mut lines = vec![json!({"sessionId": "g1", "projectHash": "h", "startTime": "t"})];
+        for i in 0..20_000 {
+            lines.push(json!({"id": format!("m{i}"), "type": if i % 2 == 0 { "user" } else { "gemini" }, "content": if i % 2 == 0 { json!([{"text": format!("prompt {i}")}]) } else { json!(format!("answer {i}")) }}));
+        }
+        for i in 0..20_000 {
+            lines.push(json!({"$rewindTo": format!("nothing{i}")}));
+        }
+        lines.push(json!({"id": "m5", "type": "gemini", "content": "answer 5, updated"}));
+        lines.push(json!({"$rewindTo": "m19998"}));
+        // Read in linear time: a quadratic read of these 40,000 records took minutes.
+        let out = replayed(Format::Gemini { document: false }, "/t/session-x.jsonl", &lines);
+        let prompts = out.iter().filter(|p| p["hook_event_name"] == "BeforeAgent").count();
+        assert_eq!(prompts, 9_999, "the rewind dropped the last prompt and its answer");
+        assert!(out.iter().any(|p| p["prompt_response"] == "answer 5, updated"), "the last copy of a message wins");
+    }
+}
