@@ -471,3 +471,54 @@ fn a_daemon_that_never_answers_costs_the_agent_two_seconds_at_most() {
     assert!(log.contains("SessionStart"), "the reason is logged: {log:?}");
     drop(held);
 }
+
+/// Found by the independent tester: a dotfiles link replaced by a file, the user's original
+/// lost from the backup by a second install, a user's `{}` deleted by uninstall, Gemini CLI's
+/// settings with comments refused, and `--agent all` stopping at the first file to fix.
+#[test]
+fn installs_keep_links_the_first_backup_and_the_users_own_files() {
+    let env = Env::new();
+    let dotfiles = env.home.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    std::fs::write(&real, "{\"model\": \"opus\"}\n").unwrap();
+    let settings = env.home.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &settings).unwrap();
+    assert_ok(&env.ctl(&["hooks", "install"]), "install");
+    assert!(std::fs::symlink_metadata(&settings).unwrap().file_type().is_symlink(), "still a link");
+    assert!(std::fs::read_to_string(&real).unwrap().contains("ccmemctl hook"), "written where it leads");
+    let backup = real.with_extension("json.ccmem-backup");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), "{\"model\": \"opus\"}\n");
+    // Installed again from elsewhere (a moved ccmemctl): the backup is still the original.
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    v["hooks"]["Stop"][0]["hooks"][0]["command"] = json!("/old/place/ccmemctl hook");
+    std::fs::write(&real, v.to_string()).unwrap();
+    assert_ok(&env.ctl(&["hooks", "install"]), "install again");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), "{\"model\": \"opus\"}\n", "the first backup stays");
+    assert_ok(&env.ctl(&["hooks", "uninstall"]), "uninstall");
+    assert!(std::fs::symlink_metadata(&settings).unwrap().file_type().is_symlink());
+    let back: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert_eq!(back, json!({"model": "opus"}));
+
+    // A user's own `{}` stays after an uninstall.
+    std::fs::remove_file(&settings).unwrap();
+    std::fs::write(&settings, "{}").unwrap();
+    assert_ok(&env.ctl(&["hooks", "install"]), "install into {}");
+    assert_ok(&env.ctl(&["hooks", "uninstall"]), "uninstall");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap().trim(), "{}", "the user's file stays");
+
+    // Gemini CLI's settings may hold comments; `--agent all` goes on past a file to fix.
+    std::fs::create_dir_all(env.home.join(".gemini")).unwrap();
+    std::fs::write(env.home.join(".gemini/settings.json"), "{\n  // mine\n  \"theme\": \"Dracula\"\n}\n").unwrap();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    std::fs::write(env.home.join(".codex/hooks.json"), "{ broken").unwrap();
+    std::fs::create_dir_all(env.home.join(".pi/agent")).unwrap();
+    let out = env.ctl(&["hooks", "install", "--agent", "all"]);
+    assert_eq!(out.status.code(), Some(1), "the broken file is said");
+    assert!(text(&out.stderr).contains("Codex") && text(&out.stderr).contains("hooks.json"), "{}", text(&out.stderr));
+    let gemini: Value = serde_json::from_str(&std::fs::read_to_string(env.home.join(".gemini/settings.json")).unwrap()).unwrap();
+    assert_eq!(gemini["theme"], "Dracula");
+    assert!(gemini["hooks"]["SessionStart"].to_string().contains("--agent gemini"), "{gemini}");
+    assert!(env.home.join(".pi/agent/extensions/ccmem.ts").exists(), "the agents after the broken one are done");
+}

@@ -40,7 +40,7 @@ pub fn settings_path() -> Result<PathBuf, String> {
 /// Installs or removes ccmem's Gemini CLI hooks.
 pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String> {
     let path = settings_path()?;
-    let before = read(&path)?;
+    let before = read_with(&path, true)?;
     let mut after = before.clone();
     let changed = if installing {
         let hook = json!({"name": HOOK_NAME, "type": "command", "command": command(Some(Agent::Gemini))?, "timeout": TIMEOUT_MS});
@@ -50,6 +50,13 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     };
     if write_settings(&path, &after, changed, installing, dry_run)? {
         report(&path, installing, changed, json_out);
+        let had_comments = std::fs::read(&path).is_ok() && changed && !json_out && {
+            let backup = atomic::with_suffix(&path, ".ccmem-backup");
+            std::fs::read(&backup).is_ok_and(|b| without_comments(&b) != b)
+        };
+        if had_comments {
+            eprintln!("note: the comments in {} were not kept (they are in its .ccmem-backup)", path.display());
+        }
     }
     Ok(())
 }
@@ -59,7 +66,7 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
 /// `hooksConfig.disabled`).
 pub fn status() -> Result<(bool, Option<String>), String> {
     let path = settings_path()?;
-    let settings = read(&path)?;
+    let settings = read_with(&path, true)?;
     let installed = EVENTS.iter().all(|(event, _)| {
         settings
             .pointer(&format!("/hooks/{event}"))
@@ -107,5 +114,13 @@ mod tests {
         assert!(s["hooks"].get("PreCompress").is_none());
         assert!(uninstall(&mut s));
         assert_eq!(s, original);
+    }
+
+    #[test]
+    fn settings_with_comments_are_read_as_gemini_cli_reads_them() {
+        let text = b"{\n  // the theme\n  \"theme\": \"Dracula\", /* a \"quoted\" word */\n  \"url\": \"http://x//y\"\n}\n";
+        let v: Value = serde_json::from_slice(&without_comments(text)).unwrap();
+        assert_eq!(v, json!({"theme": "Dracula", "url": "http://x//y"}));
+        assert_eq!(without_comments(b"{\"a\": \"\\\" // not a comment\"}"), b"{\"a\": \"\\\" // not a comment\"}");
     }
 }

@@ -54,16 +54,25 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
                     for the user"
             .into());
     }
+    // One agent's trouble (a settings file to fix first) does not keep the others from
+    // their hooks: each is done, and what failed is said at the end.
+    let mut failed = Vec::new();
     for agent in agents {
-        match agent {
-            Agent::Codex => codex::run(installing, target.dry_run, json_out)?,
-            Agent::Gemini => gemini::run(installing, target.dry_run, json_out)?,
-            Agent::Opencode => plugin_file::OPENCODE.run(installing, target.dry_run, json_out)?,
-            Agent::Pi => plugin_file::PI.run(installing, target.dry_run, json_out)?,
-            Agent::Copilot => copilot::run(installing, target.dry_run, json_out)?,
-            Agent::Cursor => cursor::run(installing, target.dry_run, json_out)?,
-            _ => claude(installing, target.project, target.dry_run, json_out)?,
+        let done = match agent {
+            Agent::Codex => codex::run(installing, target.dry_run, json_out),
+            Agent::Gemini => gemini::run(installing, target.dry_run, json_out),
+            Agent::Opencode => plugin_file::OPENCODE.run(installing, target.dry_run, json_out),
+            Agent::Pi => plugin_file::PI.run(installing, target.dry_run, json_out),
+            Agent::Copilot => copilot::run(installing, target.dry_run, json_out),
+            Agent::Cursor => cursor::run(installing, target.dry_run, json_out),
+            _ => claude(installing, target.project, target.dry_run, json_out),
+        };
+        if let Err(e) = done {
+            failed.push(format!("{}: {e}", agent.display()));
         }
+    }
+    if !failed.is_empty() {
+        return Err(failed.join("\n"));
     }
     Ok(())
 }
@@ -158,9 +167,20 @@ pub(crate) fn write_settings(
         eprintln!("(dry run: {} would {})", path.display(), if changed { "change" } else { "stay as it is" });
         return Ok(false);
     }
+    // A settings file kept as a link (a dotfiles repository) is written where it leads,
+    // and stays a link.
+    let linked;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            linked = std::fs::canonicalize(path).map_err(|e| format!("{} leads nowhere: {e}", path.display()))?;
+            linked.as_path()
+        }
+        _ => path,
+    };
     let backup = atomic::with_suffix(path, ".ccmem-backup");
     if changed && installing {
-        if path.exists() {
+        // The first backup is the user's own settings: a later install does not replace it.
+        if path.exists() && !backup.exists() {
             std::fs::copy(path, &backup).map_err(|e| format!("cannot back up {}: {e}", path.display()))?;
         }
         if let Some(dir) = path.parent() {
@@ -169,9 +189,14 @@ pub(crate) fn write_settings(
         atomic::write(path, text.as_bytes(), false).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     } else if changed {
         // Uninstalled: what ccmem added goes, and nothing more. A file left holding nothing
-        // was ccmem's alone; the install's backup is the same settings now, and goes too.
+        // that was not there before the install (no backup of it) was ccmem's alone, and
+        // goes; one the user had stays, however little it holds.
         let emptied = after.as_object().is_some_and(|o| o.is_empty());
-        let r = if emptied { std::fs::remove_file(path) } else { atomic::write(path, text.as_bytes(), false) };
+        let r = if emptied && !backup.exists() {
+            std::fs::remove_file(path)
+        } else {
+            atomic::write(path, text.as_bytes(), false)
+        };
         r.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         let _ = std::fs::remove_file(&backup);
     }
@@ -217,10 +242,16 @@ pub(crate) fn settings_path(project: bool) -> Result<(Option<PathBuf>, PathBuf),
 }
 
 fn read(path: &Path) -> Result<Value, String> {
+    read_with(path, false)
+}
+
+/// The settings at `path`, with `//` and `/* */` comments allowed when `comments` (Gemini CLI
+/// reads its settings that way). What is written back has none; the backup keeps them.
+pub(crate) fn read_with(path: &Path, comments: bool) -> Result<Value, String> {
     // A regular file only, within reason: a project's settings come with the repository.
     match ccmem_proto::files::untrusted::read(path, 16 << 20) {
         Ok(b) if b.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
-        Ok(b) => match serde_json::from_slice::<Value>(&b) {
+        Ok(b) => match serde_json::from_slice::<Value>(&if comments { without_comments(&b) } else { b }) {
             Ok(v @ Value::Object(_)) => Ok(v),
             Ok(_) => Err(format!("{} does not hold a JSON object; fix it first", path.display())),
             Err(e) => Err(format!("{} is not valid JSON ({e}); fix it first", path.display())),
@@ -228,6 +259,49 @@ fn read(path: &Path) -> Result<Value, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(json!({})),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),
     }
+}
+
+/// JSON text without its `//` and `/* */` comments (outside strings), as strip-json-comments
+/// reads it; line breaks are kept, so an error still names the right line.
+pub(crate) fn without_comments(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let (mut i, mut in_string) = (0, false);
+    while i < text.len() {
+        let c = text[i];
+        if in_string {
+            out.push(c);
+            if c == b'\\' {
+                if let Some(&n) = text.get(i + 1) {
+                    out.push(n);
+                    i += 1;
+                }
+            } else if c == b'"' {
+                in_string = false;
+            }
+        } else if c == b'"' {
+            in_string = true;
+            out.push(c);
+        } else if text[i..].starts_with(b"//") {
+            while i < text.len() && text[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        } else if text[i..].starts_with(b"/*") {
+            i += 2;
+            while i < text.len() && !text[i..].starts_with(b"*/") {
+                if text[i] == b'\n' {
+                    out.push(b'\n');
+                }
+                i += 1;
+            }
+            i += 2;
+            continue;
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
 }
 
 /// The hook command: this very executable, so that the agent finds it whatever its PATH,
