@@ -62,13 +62,22 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     }
     write_settings(&hooks_path, &after, changed, installing, false)?;
     if trust_changed {
-        if installing && config_path.exists() {
-            let backup = atomic::with_suffix(&config_path, ".ccmem-backup");
+        let backup = atomic::with_suffix(&config_path, ".ccmem-backup");
+        if installing && config_path.exists() && !backup.exists() {
             std::fs::copy(&config_path, &backup)
                 .map_err(|e| format!("cannot back up {}: {e}", config_path.display()))?;
         }
-        atomic::write(&config_path, new_config.to_string().as_bytes(), false)
-            .map_err(|e| format!("cannot write {}: {e}", config_path.display()))?;
+        let text = new_config.to_string();
+        // Uninstalled from a config.toml the install made: nothing of the user's in it.
+        let r = if !installing && text.trim().is_empty() && !backup.exists() {
+            std::fs::remove_file(&config_path)
+        } else {
+            atomic::write(&config_path, text.as_bytes(), false)
+        };
+        r.map_err(|e| format!("cannot write {}: {e}", config_path.display()))?;
+        if !installing {
+            let _ = std::fs::remove_file(&backup);
+        }
     }
     report(&hooks_path, installing, changed || trust_changed, json_out);
     Ok(())
