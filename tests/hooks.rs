@@ -517,7 +517,8 @@ fn installs_keep_links_the_first_backup_and_the_users_own_files() {
     let out = env.ctl(&["hooks", "install", "--agent", "all"]);
     assert_eq!(out.status.code(), Some(1), "the broken file is said");
     assert!(text(&out.stderr).contains("Codex") && text(&out.stderr).contains("hooks.json"), "{}", text(&out.stderr));
-    let gemini: Value = serde_json::from_str(&std::fs::read_to_string(env.home.join(".gemini/settings.json")).unwrap()).unwrap();
+    let gemini: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.home.join(".gemini/settings.json")).unwrap()).unwrap();
     assert_eq!(gemini["theme"], "Dracula");
     assert!(gemini["hooks"]["SessionStart"].to_string().contains("--agent gemini"), "{gemini}");
     assert!(env.home.join(".pi/agent/extensions/ccmem.ts").exists(), "the agents after the broken one are done");

@@ -508,3 +508,56 @@ fn a_linked_embedding_cache_and_a_project_memory_config_reach_nothing_outside() 
     assert_eq!(walk(&elsewhere).len(), 1, "nothing written into the enterprise path");
     assert!(listener.accept().is_err(), "the repository's embedding server was contacted");
 }
+
+/// Found by the independent tester: with `.git` a link to another repository's directory,
+/// the watcher's synchronization files were written (and removed) there at every query.
+#[test]
+fn a_git_directory_that_is_a_link_gets_no_file_of_ccmems() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let victim = env.path().join("victim-repo");
+    std::fs::create_dir_all(&victim).unwrap();
+    git(&victim, &["init", "-q"]);
+    let root = env.path().join("linked");
+    std::fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(victim.join(".git"), root.join(".git")).unwrap();
+    std::fs::write(root.join("a.txt"), "x").unwrap();
+    let r = root.to_str().unwrap();
+    assert_ok(&env.ctl(&["watch", r]), "watch");
+    // What is made in the linked directory while queries run: ccmem's files there are made
+    // and removed at once, so inotify (through python3's ctypes) is asked.
+    let script = r#"
+import ctypes, os, select, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x100 | 0x8)  # IN_CREATE | IN_CLOSE_WRITE
+print("ready", flush=True)
+end = time.time() + float(sys.argv[2])
+while time.time() < end:
+    r, _, _ = select.select([fd], [], [], 0.1)
+    if r:
+        buf = os.read(fd, 65536)
+        i = 0
+        while i < len(buf):
+            n = int.from_bytes(buf[i+12:i+16], "little")
+            print(buf[i+16:i+16+n].rstrip(b"\0").decode(errors="replace"), flush=True)
+            i += 16 + n
+"#;
+    let mut spy = std::process::Command::new("python3")
+        .args(["-c", script, victim.join(".git").to_str().unwrap(), "6"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut out = std::io::BufReader::new(spy.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    for _ in 0..5 {
+        assert_ok(&env.ctl(&["status", r]), "status");
+        let _ = env.ctl(&["context", r]);
+    }
+    let mut made = String::new();
+    std::io::Read::read_to_string(&mut out, &mut made).unwrap();
+    let _ = spy.wait();
+    assert!(!made.contains("ccmem"), "ccmem wrote into the linked git directory:\n{made}");
+}

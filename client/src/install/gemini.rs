@@ -118,7 +118,8 @@ mod tests {
 
     #[test]
     fn settings_with_comments_are_read_as_gemini_cli_reads_them() {
-        let text = b"{\n  // the theme\n  \"theme\": \"Dracula\", /* a \"quoted\" word */\n  \"url\": \"http://x//y\"\n}\n";
+        let text =
+            b"{\n  // the theme\n  \"theme\": \"Dracula\", /* a \"quoted\" word */\n  \"url\": \"http://x//y\"\n}\n";
         let v: Value = serde_json::from_slice(&without_comments(text)).unwrap();
         assert_eq!(v, json!({"theme": "Dracula", "url": "http://x//y"}));
         assert_eq!(without_comments(b"{\"a\": \"\\\" // not a comment\"}"), b"{\"a\": \"\\\" // not a comment\"}");

@@ -229,7 +229,11 @@ impl<M: From<Event> + Send + 'static> Task<M> {
         let mut root_removed = false;
         // Cookies go where a notification is sure to come from: `.git` when it is watched
         // (git ignores files it does not know there), else the project's root.
-        let cookie_dir = if tree.as_ref().is_some_and(|t| t.watched.iter().any(|d| d.starts_with("\0git:"))) {
+        // Never in a `.git` that is a link: it leads outside the project, and ccmem writes
+        // nothing there.
+        let own_git = std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir());
+        let cookie_dir = if own_git && tree.as_ref().is_some_and(|t| t.watched.iter().any(|d| d.starts_with("\0git:")))
+        {
             git_dir.clone()
         } else {
             self.root.clone()
