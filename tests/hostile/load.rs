@@ -163,3 +163,30 @@ fn a_git_that_hangs_is_stopped() {
     assert_eq!(out.status.code(), Some(0));
     d.wait(Duration::from_secs(10));
 }
+
+/// Found by the independent tester: a repository whose `.git/config` includes a FIFO makes
+/// every git call wait out its time limit; a checkpoint made of several took over 30 s. After
+/// the first, git is not run for that project for a while.
+#[test]
+fn a_git_config_that_hangs_git_costs_one_time_limit_not_one_per_call() {
+    let env = Env::new();
+    let root = repo(&env, "app");
+    mkfifo(&root.join(".git/held"));
+    let mut config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+    config.push_str("[include]\n\tpath = held\n");
+    std::fs::write(root.join(".git/config"), config).unwrap();
+    let mut d = env.start_daemon(&[]);
+    let p = root.to_str().unwrap();
+    let out =
+        within(&env, &["event", r#"{"kind": "file_edited", "path": "a.rs"}"#, "--project", p], Duration::from_secs(90));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Each checkpoint would run git several times, each held for its whole time limit.
+    for _ in 0..3 {
+        let out = within(&env, &["checkpoint", p], Duration::from_secs(25));
+        assert_ok(&out, "checkpoint");
+    }
+    assert!(d.log().contains("not run for this project"), "{}", d.log());
+    let out = within(&env, &["shutdown"], Duration::from_secs(90));
+    assert_eq!(out.status.code(), Some(0));
+    d.wait(Duration::from_secs(10));
+}

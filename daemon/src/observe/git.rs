@@ -88,7 +88,10 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
     ];
     let mut cmd = command(root);
     cmd.args(args);
-    let Some(out) = bounded(cmd, root, &args) else { return Some(Vec::new()) };
+    let Some(out) = bounded(cmd, root, &args) else {
+        // Not read in time: git would hang the same way on what comes next.
+        return if benched(root) { None } else { Some(Vec::new()) };
+    };
     let mut drivers: Vec<String> = String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|l| l.split_once('\t'))
@@ -115,7 +118,33 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
 /// otherwise hold a job, and the daemon's shutdown, for ever.
 const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long git is not run again for a repository where it did not end in time: what held
+/// it (a FIFO or `/dev/zero` its config includes, a hung file system) holds every call, and
+/// each would cost the project [`GIT_TIMEOUT`].
+const GIT_BENCHED: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Repositories git is not run for, until when.
+static BENCHED: std::sync::Mutex<Option<std::collections::HashMap<std::path::PathBuf, std::time::Instant>>> =
+    std::sync::Mutex::new(None);
+
+/// Whether git is not run for `root` now, after it did not end in time there.
+pub fn benched(root: &Path) -> bool {
+    let mut guard = BENCHED.lock().unwrap_or_else(|p| p.into_inner());
+    let map = guard.get_or_insert_with(Default::default);
+    let now = std::time::Instant::now();
+    map.retain(|_, until| *until > now);
+    map.contains_key(root)
+}
+
+fn bench(root: &Path) {
+    let mut guard = BENCHED.lock().unwrap_or_else(|p| p.into_inner());
+    guard.get_or_insert_with(Default::default).insert(root.to_path_buf(), std::time::Instant::now() + GIT_BENCHED);
+}
+
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    if benched(root) {
+        return None;
+    }
     let mut cmd = command(root);
     cmd.arg("--no-optional-locks").args(["-c", "core.quotepath=off"]).args(NEUTRAL);
     let overrides = cached_overrides(root)?;
@@ -154,7 +183,13 @@ fn bounded(mut cmd: Command, root: &Path, args: &[&str]) -> Option<Vec<u8>> {
             Ok(Some(st)) => break Some(st),
             Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(5)),
             _ => {
-                tracing::warn!(project = %root.display(), ?args, "git took too long; stopped");
+                tracing::warn!(
+                    project = %root.display(),
+                    ?args,
+                    "git took too long; stopped, and not run for this project for {} min",
+                    GIT_BENCHED.as_secs() / 60
+                );
+                bench(root);
                 let _ = child.kill();
                 let _ = child.wait();
                 break None;
