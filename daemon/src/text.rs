@@ -268,7 +268,7 @@ mod tests {
             "ghp_0123456789abcdefghijABCDEFGHIJ012345",
             "ghp_0123456789abcdef",
             "ghijABCDEFGHIJ012345",
-            "AKIAIOSFODNN7EXAMPLE",
+            "AKIAQ4XBV7MNP2KD6RTY",
             "the password is ",
             "hunter2hunter2",
             "API key is ",
@@ -302,7 +302,7 @@ mod tests {
         for (text, gone) in [
             ("token ghp_0123456789abcdef<!-- -->ghijABCDEFGHIJ012345 ok", "ghijABCDEFGHIJ012345"),
             ("token ghp\\_0123456789abcdefghijABCDEFGHIJ012345 ok", "ghijABCDEFGHIJ012345"),
-            ("AKIA&#73;OSFODNN7EXAMPLE", "OSFODNN7EXAMPLE"),
+            ("AKIA&#81;4XBV7MNP2KD6RTY", "4XBV7MNP2KD6RTY"),
             ("the API key is **Zx9Qa7Lm3Kp2Wd8R**", "Zx9Qa7Lm3Kp2Wd8R"),
             ("creds <password>hunter2hunter2</password>", "hunter2hunter2"),
             ("a &lt;private&gt;hidden&lt;/private&gt; b", "hidden"),

@@ -5,7 +5,7 @@
 
 /// (text, the kind it must be redacted as, a part of the secret that must be gone)
 pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
-    ("key AKIAIOSFODNN7EXAMPLE here", "aws-access-key", "IOSFODNN7"),
+    ("key AKIAQ4XBV7MNP2KD6RTY here", "aws-access-key", "Q4XBV7MNP2KD6RTY"),
     // The key id takes digits 0, 1, 8 and 9 too (gitleaks: `[A-Z0-9]{16}`).
     ("aws_access_key_id = AKIA0189IE5LA9K5OSN8", "aws-access-key", "0189IE5LA9"),
     ("ASIA0189IE5LA9K5OSN8 is a session key", "aws-access-key", "0189IE5LA9"),
@@ -15,7 +15,7 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("the AWS secret key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY leaked", "aws-secret-key", "wJalrXUtn"),
     ("token ghp_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "0123456789abcdefghij"),
     ("src/AKIAIOSFODNN7EXAMPLE_ghp_0123456789abcdefghijABCDEFGHIJ012345.txt", "github-token", "0123456789abcdefghij"),
-    ("src/AKIAIOSFODNN7EXAMPLE_notes.txt", "aws-access-key", "IOSFODNN7"),
+    ("src/AKIAQ4XBV7MNP2KD6RTY_notes.txt", "aws-access-key", "Q4XBV7MNP2KD6RTY"),
     ("gho_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "0123456789abcdefghij"),
     ("ghu_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "0123456789abcdefghij"),
     ("ghs_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "0123456789abcdefghij"),
@@ -226,7 +226,7 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("the access token: 1a2b3c4d5e6f7g8h9i0j", "secret", "1a2b3c4d5e6f7g8h9i0j"),
     // Found by an independent tester: after `_` in a file name, in prose, on a command line.
     ("notes_sk-ant-api03-AAAABBBBCCCCDDDDEEEEFFFF.md", "anthropic-key", "AAAABBBBCCCC"),
-    ("dump_AKIAIOSFODNN7EXAMPLE.txt", "aws-access-key", "IOSFODNN7"),
+    ("dump_AKIAQ4XBV7MNP2KD6RTY.txt", "aws-access-key", "Q4XBV7MNP2KD6RTY"),
     ("AWS key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key", "wJalrXUtn"),
     // Token formats (gitleaks' default rules; trufflehog's detectors).
     ("HF_TOKEN=hf_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL", "huggingface-token", "u8jzPde0IgxLd6Gnc"),
@@ -661,6 +661,13 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "disk_test_partitions2 passed",
     "AKIAXXXXXXXXXXXXXXXX is the placeholder in the docs",
     "AKIAAAAAAAAAAAAAAAAA",
+    // Found by the independent tester (second round): AWS's documented example key id
+    // (gitleaks allows `.+EXAMPLE$`), a conversation's id, ccmem's own session ids.
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+    "sessionId: 550e8400-e29b-41d4-a716-446655440000",
+    "{\"session_id\": \"550e8400-e29b-41d4-a716-446655440000\"}",
+    "SESSION_ID=550e8400-e29b-41d4-a716-446655440000",
+    "INFO ccmemd: checkpoint written session=session_2026-11-27_10-00-00 project=app",
     "the fetchghp_releases job",
     // Near the shapes the independent tester found.
     "Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
