@@ -436,6 +436,80 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("Authorization: Bearer [REDACTED:bearer] extra99", "authorization", "extra99"),
     // Key ids of digits only (gitleaks' `[A-Z2-7]` misses those; trufflehog takes them).
     ("AKIA0189018901890189", "aws-access-key", "0189018901890189"),
+    // Found by the independent tester (second round): gitleaks v8.30.1's rules with a prefix
+    // or a shape of their own that were missing.
+    ("ADOBE_CLIENT_SECRET: p8e-ujzde8gxd6ncf10epf91dhodzdoc9is0", "adobe-client-secret", "ujzde8gxd6ncf10e"),
+    (
+        "authress key sc_j8ht9lgmxg9e.dn581.acc_u33xtplpft75v2seh60k.Rt+1fjORS/6ilI8ihN5KXSc7Tvo/hBKqFYY/kv5ZJr3J1TWDtkwtDDb+xHKa",
+        "authress-key",
+        "u33xtplpft75v2seh60k",
+    ),
+    (
+        "export AWS_BEARER_TOKEN_BEDROCK=ABSKs1VOqg6YYZYn9ZhyiA4uoRgnatmUdjAWtGSU8po+799NksnRH9ucAUsdMlHUvTCQCyEZDz/TddJ8HyS5SUkCnD8zRA9a9SkpXz9w3QlY7Zkuvqdt7s8Stqcbnr3yBdGBLE=",
+        "aws-bedrock-key",
+        "s1VOqg6YYZYn9Zhy",
+    ),
+    (
+        "token bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29tLz9BY3Rpb249Q2FsbFdpdGhCZWFyZXJUb2tlbiZYLUFtei1EYXRlPTIwMjUwNzE1 expires",
+        "aws-bedrock-key",
+        "Q2FsbFdpdGhCZWFyZXJUb2tlbi",
+    ),
+    ("clickhouse secret 4b1dWLuqIA1id6Vw5DQL05HA064GiIjHGb3CXlMaXZ", "clickhouse-key", "WLuqIA1id6Vw5DQL"),
+    ("FLWSECK-454f31af3176813e02ea68ef786e4d3c-X", "flutterwave-key", "454f31af3176813e"),
+    ("const key = 'FLWSECK_TEST-ea27d26934b484e73cf575dcad6ba2b0-X';", "flutterwave-key", "ea27d26934b484e7"),
+    ("encryption key FLWSECK_TESTaee0ca923732", "flutterwave-key", "aee0ca923732"),
+    ("fio-u-HIfxIq2HZt-PlJhx2jIclHkCiHp6bR1IqfEouHgxzNNAL5wIScGebcy8F5n3-YNB", "frameio-token", "HIfxIq2HZt-PlJhx"),
+    ("x-api-key: pat.ovm14TUOizwd1iaeOV4qBk.dfQ1y3GQsMpSscDlkrCaqx9v.Jupc94tnwlavyfErGPmp", "harness-token", "dfQ1y3GQsMpSscDl"),
+    ("INFRACOST_API_KEY=ico-GXafq0fjzLczbttOofL9H2WjQ5TY4MyW", "infracost-token", "GXafq0fjzLczbtt"),
+    (
+        "client secret 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",
+        "intra42-secret",
+        "af4941d4072014b3",
+    ),
+    ("octo login --apiKey API-TF4BS3E62RYNNEFJ7QXI6RHXO5", "octopus-key", "TF4BS3E62RYNNEFJ"),
+    (
+        "rdme_5zbka52ztj0wyuhvauvzhmasqxezyex1rdrgdsjpr16umx1bz99nfd02is5d9ik40vstqq",
+        "readme-token",
+        "5zbka52ztj0wyuhv",
+    ),
+    ("scalingo login --api-token tk-us-ZEM9YpvujA-C5Q52ryFlwRlOEVHzc0X0AWIRh-JUqBlIFXZ5", "scalingo-token", "ZEM9YpvujA-C5Q52"),
+    ("sm_pat_B9t2039bicBTW5ZE", "settlemint-token", "B9t2039bicBTW5ZE"),
+    ("LicenseKey 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", "maxmind-key", "7770H2DCpYgojjHRg8"),
+    ("BUNDLE_GEMS__CONTRIBSYS__COM=10471948:d33296c8", "sidekiq-secret", "10471948:d33296c8"),
+    ("bundle config --local gems.contribsys.com 10471948:d33296c8", "sidekiq-secret", "10471948:d33296c8"),
+    (
+        "X-Token: ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0lpd2libUZ0WlNJNklrcHZhRzRnUkc5bEluMC5DYWJNNkpPRjhFRmQwTmhjeS0xa0dEMlZELWVSMVVZemFMaUEtek55RDdD",
+        "jwt",
+        "LmV5SnpkV0lpT2lJeE1q",
+    ),
+    ("session eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJhZG1pbiIsInJvbGUiOiJvd25lciJ9.", "jwt", "eyJzdWIiOiJhZG1pbiIs"),
+    (
+        "DROPBOX_ACCESS_TOKEN is sl.HLn-xC_1hsYgBds1ghxY5OokvQyx7eNWVQ4vnakJkS1pAWTN3lg8zV5yPU8d0FZfWe7ihGyiRUIQfHOJMaidDn87XG3-q-xbMtEPO6UkzYuF0ie9Pu2njHkAm1-5wDr16EpLLJIVGH",
+        "dropbox-token",
+        "HLn-xC_1hsYgBds1",
+    ),
+    ("access-sandbox-fc324bdb-2e11-42a2-1c40-2364f9572b85", "plaid-token", "fc324bdb-2e11-42a2"),
+    ("curl -H 'Authorization: SSWS 00PJ6sG9AHEOVezxZuJPWvHogU5nGYVHWVsUQk4Dwg' https://corp.okta.com/api/v1/users", "okta-token", "PJ6sG9AHEOVezxZu"),
+    ("[REMEMBER GLOBAL: my okta token: SSWS 00PJ6sG9AHEOVezxZuJPWvHogU5nGYVHWVsUQk4Dwg]", "okta-token", "PJ6sG9AHEOVezxZu"),
+    ("okta api token = 00PJ6sG9AHEOVezxZuJPWvHogU5nGYVHWVsUQk4Dwg", "okta-token", "PJ6sG9AHEOVezxZu"),
+    ("tfp_s7qtuacojs106xdi5ocbda_wtg7w8o0tinx4kiapj2gejrzqad9w275pkac", "typeform-token", "s7qtuacojs106xdi"),
+    ("NEW_RELIC_BROWSER_KEY: NRJS-10c57513064d6d59291", "newrelic-key", "10c57513064d6d59291"),
+    (
+        "dnkey-48ay13f2logqochvqdr917qsnf-6akqpmkumyvpy8447ab1otnzekjcbhgkwjbbcicecexm8eygpnnh",
+        "defined-networking-token",
+        "48ay13f2logqochv",
+    ),
+    ("yc config set token AQVNeelK9mqmALOR2HcSGKgVP8Kd0d3mS8gBlKv3", "yandex-key", "eelK9mqmALOR2HcS"),
+    (
+        "t1.aHmsWWdawFgFSY0l9FLw91GqK8ks0n8SoFkh8OXf._nPTmZYl2dVAMH2vWD6qeSPt5Pv74GDqQ7EyIMttFPSuEPyHnvnzXtsMM3JznnJAX7ebZ3CL7csGZaF31DDxp6",
+        "yandex-key",
+        "nPTmZYl2dVAMH2vWD6",
+    ),
+    ("xoxa-787gcoSf", "slack-token", "787gcoSf"),
+    ("SG.1uqg0pzkq143b07luay5gcq8nkm7wg38n46bx7v03nlz6hwdqryzdae00wqgotz7oz", "sendgrid-key", "1uqg0pzkq143b07l"),
+    ("square token EAAADnki7XeZZOmEPJUo09jwQO10Y0", "square-token", "Dnki7XeZZOmEPJUo"),
+    ("-----BEGINPRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----ENDPRIVATE KEY-----", "private-key", "MIIEvQIBADANBg"),
+    ("<add key=\"Password\"value=\"k2vr7oZM0nH\"/>", "secret", "k2vr7oZM0nH"),
 ];
 
 /// Text that must come out unchanged.
@@ -688,4 +762,17 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "password: |\n  {{ vault_password }}",
     "key_points: |\n  - one\n  - two",
     "Authorization: Digest username=\"u\", response=\"$RESPONSE\"",
+    // Near the prefixes and shapes added for gitleaks' rules.
+    "see API-REFERENCE-GUIDE-FOR-ALL-USERS for it",
+    "the p8e- prefix marks an Adobe client secret",
+    "FLWSECK_TEST- and FLWPUBK_TEST- are the prefixes",
+    "sl.no column of the table",
+    "the tk-us- prefix is Scalingo's",
+    "we use pat.tokens and sat.files as names",
+    "access-sandbox-environment is the default",
+    "okta login page shows 00 errors",
+    "Authorization: SSWS ${OKTA_TOKEN}",
+    "key.eyes.front and they.eyed.it",
+    "ZXlK is what eyJ encodes to",
+    "FLWPUBK_TEST-c26fa8c1155f3a37738c90f10fc9ab47-X",
 ];

@@ -86,7 +86,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // kubeconfig's `client-key-data`, a Secret's `tls.key`), PuTTY, age.
         spec(
             "private-key",
-            r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+            r"(?s)-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|\z)",
             &["-----begin"],
             None,
         ),
@@ -154,7 +154,8 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "slack-token",
-            r"(?G)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
+            // Legacy workspace tokens (`xoxa-`, `xoxr-`) may be as short as 8.
+            r"(?G)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xox[ar]-[A-Za-z0-9-]{8,}|xapp-\d-[A-Za-z0-9-]{10,})",
             &["xoxa-", "xoxb-", "xoxe", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"],
             Some(with_digit),
         ),
@@ -222,7 +223,13 @@ pub(super) fn built_in() -> Vec<Spec> {
             Some(vault),
         ),
         spec("huggingface-token", r"(?G)(?P<s>(?:hf_|api_org_)[A-Za-z0-9]{34})(?:\b|_)", &["hf_", "api_org_"], None),
-        spec("sendgrid-key", r"(?G)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})", &["sg."], None),
+        spec(
+            "sendgrid-key",
+            // gitleaks' shape too: 66 characters after `SG.`, whatever dots they hold.
+            r"(?G)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})|(?E)(?P<s2>SG\.[A-Za-z0-9=_.-]{66})(?:[^A-Za-z0-9=_.-]|\z)",
+            &["sg."],
+            None,
+        ),
         spec("twilio-key", r"(?E)(?P<s>SK[0-9a-fA-F]{32})\b", &["sk"], None),
         spec("twilio-sid", r"(?i:twilio)[^\n]{0,80}?\b(?P<s>AC[0-9a-f]{32})\b", &["twilio"], None),
         spec(
@@ -264,11 +271,17 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "square-token",
-            r"(?G)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60})|(?E)(?P<s2>EAAA[A-Za-z0-9_+=-]{60,})",
+            // gitleaks takes `EAAA` and 22 to 60: a short one must look generated.
+            r"(?G)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60})|(?E)(?P<s2>EAAA[A-Za-z0-9_+=-]{22,})",
             &["sq0atp-", "sq0csp-", "eaaa"],
+            Some(square),
+        ),
+        spec(
+            "newrelic-key",
+            r"(?G)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19})\b",
+            &["nrak-", "nrii-", "nrjs-"],
             None,
         ),
-        spec("newrelic-key", r"(?G)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32})\b", &["nrak-", "nrii-"], None),
         spec(
             "heroku-key",
             r#"(?G)(?P<s>HRKU-AA[0-9a-zA-Z_-]{58})|(?i:heroku)[A-Za-z0-9_.-]{0,40}[ \t'"]{0,3}(?:=|:|=>|[ \t])[ \t'"=]{0,5}(?P<s2>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
@@ -343,6 +356,92 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec("duffel-token", r"(?G)(?P<s>duffel_(?:test|live)_[A-Za-z0-9_=-]{43})", &["duffel_"], None),
         spec("openshift-token", r"(?E)(?P<s>sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|\z)", &["sha256~"], None),
         spec("facebook-token", r"(?E)(?P<s>EAA[MC][A-Za-z0-9]{100,})\b", &["eaam", "eaac"], None),
+        // The rest of gitleaks' (v8.30.1) rules whose tokens have a prefix or a shape of their
+        // own. Public keys (Flutterwave's `FLWPUBK_`, Mailgun's `pubkey-`, Mapbox's `pk.`,
+        // Lob's `_pub_`) are left out, as Stripe's `pk_live_` is: they are meant to be seen.
+        spec("adobe-client-secret", r"(?E)(?P<s>p8e-[A-Za-z0-9]{32})\b", &["p8e-"], None),
+        spec(
+            "authress-key",
+            r"(?E)(?P<s>(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120})",
+            &[".acc_", ".acc-"],
+            None,
+        ),
+        // Amazon Bedrock: long-lived keys, and short-lived ones (the base64 of
+        // `bedrock.amazonaws.com/?Action=CallWithBearerToken&…`, whole).
+        spec(
+            "aws-bedrock-key",
+            r"(?E)(?P<s>ABSK[A-Za-z0-9+/]{109,269}={0,2})|(?G)(?P<s2>bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%_-]*)",
+            &["absk", "bedrock-api-key-"],
+            Some(high_entropy),
+        ),
+        spec("clickhouse-key", r"(?E)(?P<s>4b1d[A-Za-z0-9]{38})\b", &["4b1d"], Some(high_entropy)),
+        // Flutterwave's secret keys (`FLWSECK-…-X`, `FLWSECK_TEST-…-X`) and encryption keys
+        // (`FLWSECK_TEST` and 12 hexadecimal digits, with or without a `-`).
+        spec("flutterwave-key", r"(?E)(?P<s>FLWSECK(?:_TEST)?-?[A-Za-z0-9]{12,}(?:-X)?)\b", &["flwseck"], None),
+        spec("frameio-token", r"(?G)(?P<s>fio-u-[A-Za-z0-9_=-]{64})", &["fio-u-"], None),
+        spec(
+            "harness-token",
+            r"(?E)(?P<s>(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20})\b",
+            &["pat.", "sat."],
+            None,
+        ),
+        spec("infracost-token", r"(?E)(?P<s>ico-[A-Za-z0-9]{32})\b", &["ico-"], None),
+        spec("intra42-secret", r"(?E)(?P<s>s-s4t2(?:ud|af)-[a-f0-9]{64})\b", &["s-s4t2ud-", "s-s4t2af-"], None),
+        // Octopus Deploy: `API-` and 26 capitals and digits (a name in capitals is no key).
+        spec("octopus-key", r"(?E)(?P<s>API-[A-Z0-9]{26})\b", &["api-"], Some(random)),
+        spec("readme-token", r"(?G)(?P<s>rdme_[a-z0-9]{70})\b", &["rdme_"], None),
+        spec("scalingo-token", r"(?G)(?P<s>tk-us-[A-Za-z0-9_-]{48})(?:[^A-Za-z0-9_-]|\z)", &["tk-us-"], None),
+        spec(
+            "settlemint-token",
+            r"(?E)(?P<s>sm_(?:pat|aat|sat)_[A-Za-z0-9]{16})\b",
+            &["sm_pat_", "sm_aat_", "sm_sat_"],
+            None,
+        ),
+        spec("maxmind-key", r"\b(?P<s>[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)\b", &["_mmk"], None),
+        // Sidekiq Pro/Enterprise's gem server credentials: the variable Bundler reads, and
+        // `bundle config gems.contribsys.com USER:PASS`.
+        spec(
+            "sidekiq-secret",
+            r#"(?i)(?:\bBUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM\b["']?[ \t]*(?:=>|[=:])?|\b(?:enterprise|gems)\.contribsys\.com)[ \t]*["']?(?P<s>[a-f0-9]{8}:[a-f0-9]{8})\b"#,
+            &["contribsys"],
+            None,
+        ),
+        // A JWT encoded in base64 again (a header's value, a Kubernetes secret's data).
+        spec("jwt", r"(?E)(?P<s>ZXlK[A-Za-z0-9+/_-]{40,}={0,2})", &["zxlk"], Some(base64_jwt)),
+        // A JWT whose segments start `ey` but not `eyJ` (a header with a space), or that is
+        // not signed (`alg: none`, its signature empty): gitleaks' shape, 17 characters a
+        // segment at least.
+        spec(
+            "jwt",
+            r"(?E)(?P<s>ey[A-Za-z0-9_-]{17,}\.ey[A-Za-z0-9/_-]{17,}\.(?:[A-Za-z0-9/_-]{10,}={0,2})?)(?:[^A-Za-z0-9/_.=-]|\z)",
+            &[".ey"],
+            Some(high_entropy),
+        ),
+        // Dropbox's short-lived tokens (`sl.` and 130 or more; `sl.u.` as newer ones start).
+        spec("dropbox-token", r"(?E)(?P<s>sl\.(?:u\.)?[A-Za-z0-9_=-]{130,})", &["sl."], Some(random)),
+        spec(
+            "plaid-token",
+            r"(?G)(?P<s>access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+            &["access-sandbox-", "access-development-", "access-production-"],
+            None,
+        ),
+        // Okta: an API token after its scheme (`Authorization: SSWS 00…`, "my okta token:
+        // SSWS 00…"), or `00` and 40 near the word "okta".
+        spec(
+            "okta-token",
+            r"(?i:\bSSWS)[ \t]+(?P<s>[A-Za-z0-9_=-]{20,})|(?i:okta)[^\n]{0,60}?\b(?P<s2>00[A-Za-z0-9_=-]{40})(?:[^A-Za-z0-9_=-]|\z)",
+            &["ssws", "okta"],
+            Some(high_entropy),
+        ),
+        spec("typeform-token", r"(?G)(?P<s>tfp_[A-Za-z0-9_.=-]{59})", &["tfp_"], None),
+        spec("defined-networking-token", r"(?E)(?P<s>dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52})", &["dnkey-"], None),
+        // Yandex Cloud: API keys (`AQVN…`) and IAM tokens (`t1.…`).
+        spec(
+            "yandex-key",
+            r"(?E)(?:(?P<s>AQVN[A-Za-z0-9_-]{35,38})\b|(?P<s2>t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}={0,2}))",
+            &["aqvn", "t1."],
+            Some(random),
+        ),
         spec(
             "azure-key",
             r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*(?P<s>[A-Za-z0-9+/=%]{16,})",
@@ -454,7 +553,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "secret",
-            r#"(?i)\b(?:key|name)\s*=\s*"(?P<k>[^"\n]*)"\s+value\s*=\s*"(?P<s>[^"\n]*)""#,
+            r#"(?i)\b(?:key|name)\s*=\s*"(?P<k>[^"\n]*)"\s*value\s*=\s*"(?P<s>[^"\n]*)""#,
             CRED_WORDS,
             Some(xml),
         ),
@@ -619,6 +718,33 @@ fn aws_key(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 fn high_entropy(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if let Some(s) = secret(c) {
         if values::entropy(s.as_str()) >= 3.0 {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A base64-encoded JWT: `ZXlK` decodes to `eyJ`, and what it decodes to is the base64 of a
+/// JSON object (`{"alg":…`), as a JWT's header is.
+fn base64_jwt(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let head: String = s.as_str().chars().take(64).collect();
+        let jwt = values::base64_decode(&head);
+        let header: Vec<u8> =
+            jwt.iter().copied().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_')).collect();
+        let json = values::base64_decode(&String::from_utf8_lossy(&header));
+        if json.starts_with(b"{\"") && json.get(2).is_some_and(u8::is_ascii_alphabetic) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A Square access token: a long one whole (as before), a short one (gitleaks takes 22) if
+/// it looks generated.
+fn square(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = c.name("s") {
+        hit(s, hits);
+    } else if let Some(s) = c.name("s2") {
+        if s.as_str().len() >= 64 || looks_random(s.as_str()) {
             hit(s, hits);
         }
     }
