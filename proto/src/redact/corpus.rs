@@ -510,6 +510,36 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("square token EAAADnki7XeZZOmEPJUo09jwQO10Y0", "square-token", "Dnki7XeZZOmEPJUo"),
     ("-----BEGINPRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----ENDPRIVATE KEY-----", "private-key", "MIIEvQIBADANBg"),
     ("<add key=\"Password\"value=\"k2vr7oZM0nH\"/>", "secret", "k2vr7oZM0nH"),
+    // Found by the independent tester (second round): schemes of any name, passwords told
+    // in sentences, the prompt of `aws configure`, URL-encoded pairs.
+    (
+        "curl -H 'Authorization: Splunk de94fb78-c8d5-f08b-79af-fd2b49c12a4b' https://splunk:8088/services/collector",
+        "authorization",
+        "de94fb78-c8d5",
+    ),
+    ("Authorization: GoogleLogin DQAAAIkAAAB4Xk9mPq2LvR8sTw4Z", "authorization", "DQAAAIkAAAB4Xk9m"),
+    ("Authorization: eyQk9mPq2.LvR8sTw4Z because it is signed", "authorization", "eyQk9mPq2.LvR8sTw4Z"),
+    (
+        "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+        "authorization",
+        "fe5f80f77d5fa3be",
+    ),
+    ("my password is \"Xk9mPq2LvR8sTw4Z\"", "password", "Xk9mPq2LvR8sTw4Z"),
+    ("Set the password to Xk9mPq2LvR8sTw4Z and log in", "password", "Xk9mPq2LvR8sTw4Z"),
+    ("The admin password is now Xk9mPq2LvR8sTw4Z.", "password", "Xk9mPq2LvR8sTw4Z"),
+    ("I changed the root password to 'Xk9mPq2LvR8sTw4Z' yesterday", "password", "Xk9mPq2LvR8sTw4Z"),
+    ("the wifi passcode has been changed to `Rt7-vWq9`", "password", "Rt7-vWq9"),
+    ("use the password **febwNEJIEbTXevfY** to log in", "password", "febwNEJIEbTXevfY"),
+    ("use the password febwNEJIEbTXevfY to log in", "password", "febwNEJIEbTXevfY"),
+    ("AWS Secret Access Key [None]: knFTvfZQ3nbmHCC5VY7tSd9nL1kosSNR6A9S8m45", "aws-secret-key", "knFTvfZQ3nbmHCC5"),
+    (
+        "AWS Secret Access Key [****************EKEY]: knFTvfZQ3nbmHCC5VY7tSd9nL1kosSNR6A9S8m45",
+        "aws-secret-key",
+        "knFTvfZQ3nbmHCC5",
+    ),
+    ("https://x.example.com/login?user=a&password%3D53S4KErc7eR7r5", "secret", "53S4KErc7eR7r5"),
+    ("q=%7B%22password%22%3A%22Hunter2pwX%22%7D", "secret", "Hunter2pwX"),
+    ("the **client secret** is `UjVYmRMPru3+OwTCwWNLqwaYexOCn/sQjESOvlQ5bHAF=`", "secret", "UjVYmRMPru3"),
 ];
 
 /// Text that must come out unchanged.
@@ -775,4 +805,18 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "key.eyes.front and they.eyed.it",
     "ZXlK is what eyJ encodes to",
     "FLWPUBK_TEST-c26fa8c1155f3a37738c90f10fc9ab47-X",
+    // Near passwords told in sentences, and headers whose value is words.
+    "I saved the password to the server in 1Password",
+    "Set the password to something strong",
+    "the password to the database lives in the vault",
+    "The password is now required for every login",
+    "Error: password is \"invalid\" for user bob",
+    "change the password to newPassword in the test",
+    "the password was reset to default",
+    "use the password CorrectHorseBatteryStaple from the comic",
+    "Authorization: handled by the gateway middleware",
+    "Authorization: required for every endpoint",
+    "authorization: Splunk tokens go in HEC",
+    "AWS Access Key ID [None]: ",
+    "https://x.example.com/search?q=password%3D",
 ];

@@ -114,8 +114,10 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec(
             "aws-secret-key",
             // `KEY=value`, `key: value`, and the label in prose or on a command line
-            // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY", "secret KEY").
-            r#"(?i)(?:\baws[_ -]?|\b)secret[_ -]?(?:(?:access[_ -]?)?key)?["']?(?:\s*[:=]\s*|\s+)(?:is\s+)?["']?(?P<s>[A-Za-z0-9/+=]{40})\b"#,
+            // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY", "secret KEY");
+            // `aws configure` asks `AWS Secret Access Key [None]: ` (the old value's end in the
+            // brackets when there is one).
+            r#"(?i)(?:\baws[_ -]?|\b)secret[_ -]?(?:(?:access[_ -]?)?key)?["']?(?:[ \t]*\[[^\]\n]{0,64}\])?(?:\s*[:=]\s*|\s+)(?:is\s+)?["']?(?P<s>[A-Za-z0-9/+=]{40})\b"#,
             &["secret"],
             None,
         ),
@@ -474,9 +476,19 @@ pub(super) fn built_in() -> Vec<Spec> {
             "authorization",
             // A mask where the credential stands is looked past: `Bearer [REDACTED:x] abc123`
             // holds a credential still.
-            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?P<scheme>basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+)?(?:\[REDACTED:[A-Za-z0-9_.-]*\][ \t]+)?(?P<s>[^\s'"\\\[\](){},;]{6,})"#,
+            // Any scheme is one (Okta's `SSWS`, `Splunk`, `AWS4-HMAC-SHA256`, `GoogleLogin`): a
+            // word and a space before the credential.
+            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?P<scheme>basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+|(?P<other>[A-Za-z][A-Za-z0-9._-]*)[ \t]+)?(?:\[REDACTED:[A-Za-z0-9_.-]*\][ \t]+)?(?P<s>[^\s'"\\\[\](){},;]{6,})(?P<masked>[ \t]+\[REDACTED:)?"#,
             &["authorization"],
             Some(authorization),
+        ),
+        // A signature among an `Authorization` header's parameters (AWS Signature Version 4's
+        // `Signature=`, HTTP Signatures' `signature="…"`): it signs requests as its key would.
+        spec(
+            "authorization",
+            r#"(?i)\b(?:authorization|aws4-hmac-sha256)\b[^\n]{0,500}?[\s,;]signature\s*=\s*\\?"?(?P<s>[A-Za-z0-9+/=_-]{16,})"#,
+            &["authorization", "aws4-hmac-sha256"],
+            None,
         ),
         // Digest authentication: `response="…"` is the hash of the password and the nonce,
         // as good as the password against that server.
@@ -527,11 +539,12 @@ pub(super) fn built_in() -> Vec<Spec> {
             CRED_WORDS,
             Some(option),
         ),
-        // `KEY=value`, `"key": "value"`, `key: value`, `$key = 'value'`, `'key' => 'value'`.
+        // `KEY=value`, `"key": "value"`, `key: value`, `$key = 'value'`, `'key' => 'value'`;
+        // URL-encoded too (`password%3DVALUE`, `%22token%22%3A%22VALUE%22`).
         spec(
             "secret",
             format!(
-                r#"\b(?P<k>[A-Za-z0-9_.-]*?(?i:{cred})[A-Za-z0-9_.-]*)(?P<sep>\\?["']?\]?[ \t]*(?::=|=>|\?=|[:=])[ \t]*){value}"#
+                r#"\b(?P<k>[A-Za-z0-9_.-]*?(?i:{cred})[A-Za-z0-9_.-]*)(?P<sep>(?:\\?["']?|%22)\]?[ \t]*(?::=|=>|\?=|[:=]|%3[DdAa])[ \t]*(?:%22)?){value}"#
             ),
             CRED_WORDS,
             Some(pair),
@@ -617,18 +630,23 @@ pub(super) fn built_in() -> Vec<Spec> {
         // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
         // with a digit: "password reset" is not one). A password's mask stands for its name:
         // what follows `[REDACTED:password]` is read as what follows "password".
+        // Also quoted ("my password is \"Xk9…\"", "…password to 'Xk9…'"), after the ways a
+        // sentence sets or tells one ("Set the password to …", "The admin password is now …"),
+        // and of letters only when they look generated ("use the password febwNEJIEbTXevfY";
+        // "the password to the server" is prose). Emphasis around the name or the value is
+        // looked past (`use the password **…**`).
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase)|\[REDACTED:password\])(?:\s+(?:for|of)\s+(?:the\s+)?[A-Za-z0-9_.@-]+)?\s+(?:is\s+|was\s+|of\s+)?(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
-            &["password", "passwd", "passphrase"],
-            Some(plain_secret),
+            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of)\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<w>[A-Za-z]{10,64})\b)"#,
+            &["password", "passwd", "passphrase", "passcode"],
+            Some(prose_password),
         ),
         // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
         // value that looks random (a short one must mix capitals, small letters and digits).
         // A secret's mask stands for its name.
         spec(
             "secret",
-            r#"(?i)(?:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)|\[REDACTED:secret\])(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{8,})"#,
+            r#"(?i)(?:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)|\[REDACTED:secret\])(?:\*{1,3})?(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)(?:\*{1,3})?["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{8,})"#,
             &["key", "token", "secret", "cred"],
             Some(prose_secret),
         ),
@@ -660,6 +678,32 @@ fn plain_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         if !is_reference(s.as_str()) && !is_placeholder(s.as_str(), "password") {
             hit(s, hits);
         }
+    }
+}
+
+/// A password named in prose: quoted, any value that is not a plain word, a reference or a
+/// placeholder (`"Xk9…"`, not `"required"` or `"invalid"`); bare with a digit, as before;
+/// of letters only, one that looks generated. Emphasis after it is not its.
+fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let quoted = ["q", "q2", "q3", "q4", "q5"].iter().find_map(|n| c.name(n));
+    let (m, secret) = if let Some(q) = quoted {
+        let v = q.as_str();
+        let word = values::is_plain_word(v) || values::NOT_SECRETS.contains(&v.to_ascii_lowercase().as_str());
+        (q, !word || values::letters_random(v))
+    } else if let Some(s) = c.name("s") {
+        (s, true)
+    } else if let Some(w) = c.name("w") {
+        (w, values::letters_random(w.as_str()))
+    } else {
+        return;
+    };
+    let v = m.as_str();
+    if !secret || is_reference(v) || is_placeholder(v, "password") {
+        return;
+    }
+    let kept = v.trim_end_matches(['*', '~']);
+    if !kept.is_empty() {
+        hits.push(Hit { range: m.start()..m.start() + kept.len(), kind: None });
     }
 }
 
@@ -846,19 +890,49 @@ fn authorization(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         "otp",
         "key",
     ];
-    if SCHEMES.iter().any(|w| v.eq_ignore_ascii_case(w))
-        || is_reference(v)
-        || is_placeholder(v, "token")
-        || values::is_plain_word(v)
-        || v.contains('(')
-    {
+    let credential = |v: &str| {
+        !(SCHEMES.iter().any(|w| v.eq_ignore_ascii_case(w))
+            || is_reference(v)
+            || is_placeholder(v, "token")
+            || values::is_plain_word(v)
+            || v.contains('(')
+            // `authorization = self.header` is code; `Authorization: abc.def.ghi` a header.
+            || (c.name("sep").is_some_and(|m| m.as_str() == "=") && values::is_code(v)))
+    };
+    // `GoogleLogin [REDACTED:…]`: a scheme whose credential is masked already.
+    let scheme_like = |w: &str| {
+        w.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+            && w.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    if c.name("masked").is_some() && scheme_like(v) {
         return;
     }
-    // `authorization = self.header` is code; `Authorization: abc.def.ghi` a header.
-    if c.name("sep").is_some_and(|m| m.as_str() == "=") && values::is_code(v) {
-        return;
+    let other = c.name("other");
+    if let Some(o) = other {
+        // `AWS4-HMAC-SHA256 Credential=AKIA…/…/aws4_request, …`: the scheme's parameters are
+        // named (`Credential=` before its masked value too); its `Signature=` is the rule
+        // after this one's.
+        let param = v.split_once('=').is_some_and(|(name, rest)| {
+            !name.is_empty()
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                && (!rest.trim_matches('=').is_empty()
+                    || (rest.is_empty() && name.bytes().all(|b| b.is_ascii_alphabetic())))
+        });
+        if param {
+            return;
+        }
+        // What looked like a scheme was the credential, and what followed it words
+        // (`Authorization: abc.def.ghi because …`).
+        if !credential(v) {
+            if o.as_str().len() >= 6 && credential(o.as_str()) {
+                hit(o, hits);
+            }
+            return;
+        }
     }
-    hit(s, hits);
+    if credential(v) {
+        hit(s, hits);
+    }
 }
 
 /// The credential after `Bearer`, not a word or a placeholder after it.
@@ -943,6 +1017,13 @@ fn pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
                 end = i;
                 break;
             }
+        }
+    }
+    // URL-encoded, a bare value ends at an encoded quote or `&` (`%22`, `%26`).
+    if !quoted && c.name("sep").is_some_and(|m| m.as_str().contains('%')) {
+        let b = &v.as_str()[..end];
+        if let Some(i) = ["%22", "%26"].iter().filter_map(|e| b.find(e)).min() {
+            end = i;
         }
     }
     let value = &v.as_str()[..end];

@@ -571,6 +571,22 @@ pub(super) fn is_dated_name(v: &str) -> bool {
     }
 }
 
+/// Letters only that look generated rather than written: ten or more, both cases, broken
+/// into many short pieces where the case changes (`febwNEJIEbTXevfY`: febw, NEJI, Eb, T, …),
+/// where words in camel case give few long ones (`CorrectHorseBatteryStaple`,
+/// `PasswordManagerApp`, `newPassword`).
+pub(super) fn letters_random(v: &str) -> bool {
+    if v.len() < 10 || !v.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return false;
+    }
+    if !v.bytes().any(|b| b.is_ascii_uppercase()) || !v.bytes().any(|b| b.is_ascii_lowercase()) {
+        return false;
+    }
+    let pieces = words(v);
+    let short = pieces.iter().filter(|p| p.len() <= 2).count();
+    pieces.len() >= 4 && short >= 2 && entropy(v) >= 3.0
+}
+
 /// A token glued to the word before it (`foosk_live_…`, `Bearerghp_…`): two or more
 /// capitals, small letters and digits each, at 3 bits a character or more, as generated
 /// tokens have; names have not, in one case (`task_live_notifications`) or camel-cased with
@@ -595,7 +611,7 @@ pub(super) fn is_code(v: &str) -> bool {
 }
 
 /// Types, keywords and words that follow a password's name in code and prose.
-const NOT_SECRETS: &[&str] = &[
+pub(super) const NOT_SECRETS: &[&str] = &[
     "string",
     "str",
     "bool",
@@ -843,6 +859,13 @@ mod tests {
         // A date alone is no name's; a token with a date-like run in it is still random.
         assert!(is_dated_name("release_2026-01-31") && !is_dated_name("2026-01-31"));
         assert!(!is_dated_name("session_2026-11-27_10-00-00x") && !is_dated_name("aB3dE5_2026-01-31"));
+        for v in ["febwNEJIEbTXevfY", "QmZtXkPaLvRsWnYb"] {
+            assert!(letters_random(v), "{v}");
+        }
+        for v in ["CorrectHorseBatteryStaple", "PasswordManagerApp", "newPassword", "somethingstrong", "XMLHttpRequest"]
+        {
+            assert!(!letters_random(v), "{v}");
+        }
         assert!(is_uuid("550e8400-e29b-41d4-a716-446655440000") && !is_uuid("550e8400-e29b-41d4-a716-44665544000"));
     }
 
