@@ -256,8 +256,8 @@ async fn memory(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value
         }
     })?;
     // A memory committed to the repository or edited by hand was never filtered: what is
-    // served is redacted here, whatever wrote the file.
-    crate::text::redact_json(&mut reply);
+    // served is redacted here, whatever wrote the file, as the markdown it is.
+    crate::text::redact_json_markdown(&mut reply);
     Ok(reply)
 }
 
