@@ -533,3 +533,23 @@ fn a_committed_memorys_words_are_quoted_in_lists_and_searches() {
     assert!(tool.contains("IMPORTANT NOTE"), "{tool}");
     only_quoted("memory_list", &tool, &["IMPORTANT"]);
 }
+
+/// Found by the independent tester (second round): an error that quotes what a client sent
+/// (a hook's relative `cwd`: "path must be absolute, got ghp_…") came back with the token in
+/// its `data.detail`, and `ccmemctl hook` wrote that to its log.
+#[test]
+fn an_error_that_quotes_what_the_client_sent_is_redacted_and_so_is_the_client_log() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let body = "Rq8vT2xLm4Kp9Wz3Nb6Yc1Hd5Jf7Gs0Ua2Ve4Qi";
+    let relative = format!("work/ghp_{body}");
+    let e = env.try_request("project.watch", json!({"path": relative})).expect_err("a relative path is refused");
+    assert!(!e.to_string().contains(body), "the error quotes the token: {e}");
+    assert!(e["data"]["detail"].as_str().is_some_and(|d| d.contains("[REDACTED:github-token]")), "{e}");
+    let out =
+        hook(&env, ev(Path::new(&relative), "c1", "UserPromptSubmit", json!({"prompt": "hi"})).to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let log = std::fs::read_to_string(env.state.join("ccmem/ccmemctl.log")).unwrap_or_default();
+    assert!(!log.is_empty(), "the refused hook is logged by the client");
+    assert!(!log.contains(body), "the client's log holds the token: {log}");
+}

@@ -161,3 +161,29 @@ fn a_committed_memory_is_served_redacted_as_markdown() {
     let (_, show) = &served[0];
     assert!(show.contains("[REDACTED:github-token]") && show.contains("old runner"), "{show}");
 }
+
+#[test]
+fn index_json_holds_redacted_titles_and_no_secret_in_a_path() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = committed(&env);
+    // Reading the scope finds index.json missing and writes it.
+    mem_json(&env, &root, &["list"]);
+    let index = mem_dir(&root).join("index.json");
+    assert!(
+        wait_until(Duration::from_secs(10), || std::fs::read_to_string(&index)
+            .is_ok_and(|t| t.contains("gotcha-deploy-key"))),
+        "index.json was not written"
+    );
+    let written = std::fs::read_to_string(&index).unwrap();
+    for secret in [COMMITTED, AWS_KEY, IN_PATH] {
+        assert!(!written.contains(secret), "index.json holds {secret}: {written}");
+    }
+    let entry = &read_json(&index)["memories"]["gotcha-deploy-key"];
+    let title = entry["title"].as_str().unwrap_or_default();
+    assert!(title.contains("[REDACTED:aws-access-key]") && title.contains("[REDACTED:github-token]"), "{entry}");
+    assert!(entry["filePath"].as_str().is_some_and(|p| p.contains("notes_[REDACTED:github-token]")), "{entry}");
+    // What it is checked against is derived the same way: no drift.
+    let health = mem_json(&env, &root, &["health"]);
+    assert!(!health.to_string().contains("index.json"), "{health}");
+}
