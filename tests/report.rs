@@ -172,7 +172,7 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
     let app = repo(&env, "app");
     let secrets = [
         "ghp_0123456789abcdefghijABCDEFGHIJ012345",
-        "AKIAIOSFODNN7EXAMPLE",
+        "AKIAQ4XBV7MNP2KD6RTY",
         "hunter2hunter2",
         "EMP-123456",
         "my-ssn-is-078-05-1120",
@@ -193,7 +193,7 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
             &app,
             "conv-1",
             "PostToolUse",
-            json!({"tool_name": "Bash", "tool_input": {"command": "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE DB_PASSWORD=hunter2hunter2 ./deploy.sh"}}),
+            json!({"tool_name": "Bash", "tool_input": {"command": "AWS_ACCESS_KEY_ID=AKIAQ4XBV7MNP2KD6RTY DB_PASSWORD=hunter2hunter2 ./deploy.sh"}}),
         ),
     );
     send(
@@ -216,7 +216,7 @@ fn secrets_never_reach_disk_or_context_and_users_add_patterns() {
     );
     // Where the hook client logs: a payload it cannot use, and one for no project.
     let _ = hook(&env, b"{not json ghp_0123456789abcdefghijABCDEFGHIJ012345");
-    send(&env, ev(Path::new("/"), "conv-2", "UserPromptSubmit", json!({"prompt": "use AKIAIOSFODNN7EXAMPLE"})));
+    send(&env, ev(Path::new("/"), "conv-2", "UserPromptSubmit", json!({"prompt": "use AKIAQ4XBV7MNP2KD6RTY"})));
     wait_report(&app, |t| t.contains("rotate"));
     let ctx = text(&env.ctl(&["context", app.to_str().unwrap()]).stdout);
     assert!(ctx.contains("[REDACTED:github-token]") && ctx.contains("[REDACTED:employee-id]"), "{ctx}");

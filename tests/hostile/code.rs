@@ -117,7 +117,7 @@ fn secrets_in_names_bare_passwords_and_runner_output_are_redacted() {
     let _d = env.start_daemon(&[]);
     let root = repo(&env, "app");
     let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
-    let file = root.join(format!("src/AKIAIOSFODNN7EXAMPLE_{token}.txt"));
+    let file = root.join(format!("src/AKIAQ4XBV7MNP2KD6RTY_{token}.txt"));
     send(
         &env,
         ev(
@@ -153,7 +153,7 @@ fn secrets_in_names_bare_passwords_and_runner_output_are_redacted() {
         walk(&env.state).iter().map(|p| std::fs::read_to_string(p).unwrap_or_default()).collect(),
     ];
     for (i, t) in everything.iter().enumerate() {
-        for secret in [token, "AKIAIOSFODNN7EXAMPLE", "CorrectHorseBatteryStaple", "SuperSecretValue"] {
+        for secret in [token, "AKIAQ4XBV7MNP2KD6RTY", "CorrectHorseBatteryStaple", "SuperSecretValue"] {
             assert!(!t.contains(secret), "{secret} in place {i}: {t}");
         }
     }

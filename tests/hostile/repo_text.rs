@@ -533,3 +533,83 @@ fn a_committed_memorys_words_are_quoted_in_lists_and_searches() {
     assert!(tool.contains("IMPORTANT NOTE"), "{tool}");
     only_quoted("memory_list", &tool, &["IMPORTANT"]);
 }
+
+/// Found by the independent tester (second round): an error that quotes what a client sent
+/// (a hook's relative `cwd`: "path must be absolute, got ghp_…") came back with the token in
+/// its `data.detail`, and `ccmemctl hook` wrote that to its log.
+#[test]
+fn an_error_that_quotes_what_the_client_sent_is_redacted_and_so_is_the_client_log() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let body = "Rq8vT2xLm4Kp9Wz3Nb6Yc1Hd5Jf7Gs0Ua2Ve4Qi";
+    let relative = format!("work/ghp_{body}");
+    let e = env.try_request("project.watch", json!({"path": relative})).expect_err("a relative path is refused");
+    assert!(!e.to_string().contains(body), "the error quotes the token: {e}");
+    assert!(e["data"]["detail"].as_str().is_some_and(|d| d.contains("[REDACTED:github-token]")), "{e}");
+    let out =
+        hook(&env, ev(Path::new(&relative), "c1", "UserPromptSubmit", json!({"prompt": "hi"})).to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let log = std::fs::read_to_string(env.state.join("ccmem/ccmemctl.log")).unwrap_or_default();
+    assert!(!log.is_empty(), "the refused hook is logged by the client");
+    assert!(!log.contains(body), "the client's log holds the token: {log}");
+}
+
+/// Found by the independent tester (second round): credential shapes the filter did not know
+/// reached the tracker, the report, the user-wide facts and the context, from a prompt and
+/// from the agent's last message; and ccmem's own session ids were masked in its log.
+#[test]
+fn the_shapes_the_second_round_found_reach_no_file_and_no_context() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let p = root.to_str().unwrap();
+    let secrets = [
+        "mjbcT3kQ8vL2pXw9ZrN4sY7uA1eD6fG0hJ5kM3nB",
+        "5f1e7c2a-9b3d-4e8f-a6c1-2d7b9e0f3a4c",
+        "Xk9mPq2LvR8sTw4Z",
+        "Wq7nRt3KpL9vXm2Y",
+        "febwNEJIEbTXevfY",
+        "knFTvfZQ3nbmHCC5VY7tSd9nL1kosSNR6A9S8m45",
+        "53S4KErc7eR7r5",
+        "454f31af3176813e02ea68ef786e4d3c",
+        "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+        "Z8vLq2Xw7Kp4Rt9Ym3Nb6Hc1Jd5Fg0Se8Ua2Vo4",
+        "Hq2Lm8Xv4Kp7Rt1Wz9Nb3Yc6Jd5Fg0Se8Ua2Vo4",
+    ];
+    send(&env, ev(&root, "c1", "SessionStart", json!({"source": "startup"})));
+    let prompt = "curl -H 'Authorization: SSWS 00mjbcT3kQ8vL2pXw9ZrN4sY7uA1eD6fG0hJ5kM3nB' https://corp.okta.com/api/v1/users \
+        and -H 'Authorization: Splunk 5f1e7c2a-9b3d-4e8f-a6c1-2d7b9e0f3a4c'; my password is \"Xk9mPq2LvR8sTw4Z\", \
+        Set the password to Wq7nRt3KpL9vXm2Y, use the password **febwNEJIEbTXevfY**, \
+        AWS Secret Access Key [None]: knFTvfZQ3nbmHCC5VY7tSd9nL1kosSNR6A9S8m45 and https://x.example.com/login?password%3D53S4KErc7eR7r5 \
+        FLWSECK-454f31af3176813e02ea68ef786e4d3c-X \
+        Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, \
+        SignedHeaders=host, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024";
+    send(&env, ev(&root, "c1", "UserPromptSubmit", json!({"prompt": prompt})));
+    send(
+        &env,
+        ev(
+            &root,
+            "c1",
+            "Stop",
+            json!({"last_assistant_message": "[REMEMBER GLOBAL: my okta token: SSWS 00mjbcT3kQ8vL2pXw9ZrN4sY7uA1eD6fG0hJ5kM3nB]\n\n\
+                [GOAL: deploy with gh**p_**Hq2Lm8Xv4Kp7Rt1Wz9Nb3Yc6Jd5Fg0Se8Ua2Vo4]\n\n\
+                Done: the token is gh*p_*Z8vLq2Xw7Kp4Rt9Ym3Nb6Hc1Jd5Fg0Se8Ua2Vo4 and the password febwNEJIEbTXevfY."}),
+        ),
+    );
+    assert_ok(&within(&env, &["checkpoint", p], Duration::from_secs(10)), "checkpoint");
+    let mut seen = text(&within(&env, &["context", p], Duration::from_secs(10)).stdout);
+    assert!(seen.contains("[REDACTED:okta-token]"), "the global fact is kept, masked: {seen}");
+    for path in walk(env.path()) {
+        if path.is_file() && !path.components().any(|c| c.as_os_str() == ".git") {
+            seen.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()));
+        }
+    }
+    for secret in secrets {
+        // The prompt's own words are in no file but the daemon's log, which is redacted too.
+        assert!(!seen.contains(secret), "{secret} got past the filter");
+    }
+    // AWS's documented example key id is no key (gitleaks allows it), and ccmem's own session
+    // ids are no secret: the log names them.
+    assert!(d.log().contains("session=session_"), "the log names the session: {}", d.log());
+    assert!(!d.log().contains("session=[REDACTED"), "{}", d.log());
+}

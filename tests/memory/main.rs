@@ -8,6 +8,7 @@ mod common;
 mod disk;
 mod mcp;
 mod search;
+mod secrets;
 mod store;
 
 use ccmem_proto::model::memory::frontmatter;

@@ -253,6 +253,10 @@ fn ceil(s: &str, mut i: usize) -> usize {
 fn log(why: &str) {
     let Ok(dir) = paths::state_dir() else { return };
     if let Ok(mut f) = paths::open_log(&dir.join("ccmemctl.log"), 1 << 20) {
+        // A reason can quote the payload or the daemon's reply (a path the agent gave): the
+        // log holds nothing the daemon would not keep. Only failures are logged, so the
+        // filter's cost is not on the hook's way.
+        let why = ccmem_proto::redact::redact(why);
         let _ = writeln!(f, "{} hook: {why}", Timestamp::now().iso());
     }
 }

@@ -18,7 +18,9 @@ pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>>
     Stats::bump(&shared.stats.requests);
     let incoming = match rpc::parse_incoming(frame) {
         Ok(m) => m,
-        Err(r) => {
+        Err(mut r) => {
+            // The parser's explanation can quote what it was sent.
+            redact_error(&mut r.error);
             tracing::debug!(code = r.error.code, error = %r.error.message, "rejected message");
             return Some(rpc::encode_response(&r.id, &Err(r.error)));
         }
@@ -30,13 +32,23 @@ pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>>
     // control or invisible character.
     match &mut outcome {
         Ok(v) => ccmem_proto::printable::json(v),
-        // An error can quote a hand-written file (a memory's invalid tag): redacted too.
-        Err(e) => e.message = ccmem_proto::redact::redact(&e.message).into_owned(),
+        // An error can quote a hand-written file (a memory's invalid tag) or what the client
+        // sent (a relative path, `path must be absolute, got ghp_…`): redacted too, its
+        // `data` with it (a client shows and logs `data.detail`).
+        Err(e) => redact_error(e),
     }
     if let Err(e) = &outcome {
         tracing::debug!(method = %incoming.method, code = e.code, error = %e.message, "request failed");
     }
     incoming.id.map(|id| rpc::encode_response(&id, &outcome))
+}
+
+/// An error's message and data, redacted.
+fn redact_error(e: &mut RpcError) {
+    e.message = ccmem_proto::redact::redact(&e.message).into_owned();
+    if let Some(d) = &mut e.data {
+        crate::text::redact_json(d);
+    }
 }
 
 async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Shared>) -> Result<Value, RpcError> {
@@ -256,8 +268,8 @@ async fn memory(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value
         }
     })?;
     // A memory committed to the repository or edited by hand was never filtered: what is
-    // served is redacted here, whatever wrote the file.
-    crate::text::redact_json(&mut reply);
+    // served is redacted here, whatever wrote the file, as the markdown it is.
+    crate::text::redact_json_markdown(&mut reply);
     Ok(reply)
 }
 

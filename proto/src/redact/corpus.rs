@@ -5,7 +5,7 @@
 
 /// (text, the kind it must be redacted as, a part of the secret that must be gone)
 pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
-    ("key AKIAIOSFODNN7EXAMPLE here", "aws-access-key", "IOSFODNN7"),
+    ("key AKIAQ4XBV7MNP2KD6RTY here", "aws-access-key", "Q4XBV7MNP2KD6RTY"),
     // The key id takes digits 0, 1, 8 and 9 too (gitleaks: `[A-Z0-9]{16}`).
     ("aws_access_key_id = AKIA0189IE5LA9K5OSN8", "aws-access-key", "0189IE5LA9"),
     ("ASIA0189IE5LA9K5OSN8 is a session key", "aws-access-key", "0189IE5LA9"),
@@ -15,7 +15,7 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("the AWS secret key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY leaked", "aws-secret-key", "wJalrXUtn"),
     ("token ghp_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "0123456789abcdefghij"),
     ("src/AKIAIOSFODNN7EXAMPLE_ghp_0123456789abcdefghijABCDEFGHIJ012345.txt", "github-token", "0123456789abcdefghij"),
-    ("src/AKIAIOSFODNN7EXAMPLE_notes.txt", "aws-access-key", "IOSFODNN7"),
+    ("src/AKIAQ4XBV7MNP2KD6RTY_notes.txt", "aws-access-key", "Q4XBV7MNP2KD6RTY"),
     ("gho_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "0123456789abcdefghij"),
     ("ghu_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "0123456789abcdefghij"),
     ("ghs_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "0123456789abcdefghij"),
@@ -226,7 +226,7 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("the access token: 1a2b3c4d5e6f7g8h9i0j", "secret", "1a2b3c4d5e6f7g8h9i0j"),
     // Found by an independent tester: after `_` in a file name, in prose, on a command line.
     ("notes_sk-ant-api03-AAAABBBBCCCCDDDDEEEEFFFF.md", "anthropic-key", "AAAABBBBCCCC"),
-    ("dump_AKIAIOSFODNN7EXAMPLE.txt", "aws-access-key", "IOSFODNN7"),
+    ("dump_AKIAQ4XBV7MNP2KD6RTY.txt", "aws-access-key", "Q4XBV7MNP2KD6RTY"),
     ("AWS key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key", "wJalrXUtn"),
     // Token formats (gitleaks' default rules; trufflehog's detectors).
     ("HF_TOKEN=hf_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL", "huggingface-token", "u8jzPde0IgxLd6Gnc"),
@@ -436,6 +436,110 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("Authorization: Bearer [REDACTED:bearer] extra99", "authorization", "extra99"),
     // Key ids of digits only (gitleaks' `[A-Z2-7]` misses those; trufflehog takes them).
     ("AKIA0189018901890189", "aws-access-key", "0189018901890189"),
+    // Found by the independent tester (second round): gitleaks v8.30.1's rules with a prefix
+    // or a shape of their own that were missing.
+    ("ADOBE_CLIENT_SECRET: p8e-ujzde8gxd6ncf10epf91dhodzdoc9is0", "adobe-client-secret", "ujzde8gxd6ncf10e"),
+    (
+        "authress key sc_j8ht9lgmxg9e.dn581.acc_u33xtplpft75v2seh60k.Rt+1fjORS/6ilI8ihN5KXSc7Tvo/hBKqFYY/kv5ZJr3J1TWDtkwtDDb+xHKa",
+        "authress-key",
+        "u33xtplpft75v2seh60k",
+    ),
+    (
+        "export AWS_BEARER_TOKEN_BEDROCK=ABSKs1VOqg6YYZYn9ZhyiA4uoRgnatmUdjAWtGSU8po+799NksnRH9ucAUsdMlHUvTCQCyEZDz/TddJ8HyS5SUkCnD8zRA9a9SkpXz9w3QlY7Zkuvqdt7s8Stqcbnr3yBdGBLE=",
+        "aws-bedrock-key",
+        "s1VOqg6YYZYn9Zhy",
+    ),
+    (
+        "token bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29tLz9BY3Rpb249Q2FsbFdpdGhCZWFyZXJUb2tlbiZYLUFtei1EYXRlPTIwMjUwNzE1 expires",
+        "aws-bedrock-key",
+        "Q2FsbFdpdGhCZWFyZXJUb2tlbi",
+    ),
+    ("clickhouse secret 4b1dWLuqIA1id6Vw5DQL05HA064GiIjHGb3CXlMaXZ", "clickhouse-key", "WLuqIA1id6Vw5DQL"),
+    ("FLWSECK-454f31af3176813e02ea68ef786e4d3c-X", "flutterwave-key", "454f31af3176813e"),
+    ("const key = 'FLWSECK_TEST-ea27d26934b484e73cf575dcad6ba2b0-X';", "flutterwave-key", "ea27d26934b484e7"),
+    ("encryption key FLWSECK_TESTaee0ca923732", "flutterwave-key", "aee0ca923732"),
+    ("fio-u-HIfxIq2HZt-PlJhx2jIclHkCiHp6bR1IqfEouHgxzNNAL5wIScGebcy8F5n3-YNB", "frameio-token", "HIfxIq2HZt-PlJhx"),
+    ("x-api-key: pat.ovm14TUOizwd1iaeOV4qBk.dfQ1y3GQsMpSscDlkrCaqx9v.Jupc94tnwlavyfErGPmp", "harness-token", "dfQ1y3GQsMpSscDl"),
+    ("INFRACOST_API_KEY=ico-GXafq0fjzLczbttOofL9H2WjQ5TY4MyW", "infracost-token", "GXafq0fjzLczbtt"),
+    (
+        "client secret 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",
+        "intra42-secret",
+        "af4941d4072014b3",
+    ),
+    ("octo login --apiKey API-TF4BS3E62RYNNEFJ7QXI6RHXO5", "octopus-key", "TF4BS3E62RYNNEFJ"),
+    (
+        "rdme_5zbka52ztj0wyuhvauvzhmasqxezyex1rdrgdsjpr16umx1bz99nfd02is5d9ik40vstqq",
+        "readme-token",
+        "5zbka52ztj0wyuhv",
+    ),
+    ("scalingo login --api-token tk-us-ZEM9YpvujA-C5Q52ryFlwRlOEVHzc0X0AWIRh-JUqBlIFXZ5", "scalingo-token", "ZEM9YpvujA-C5Q52"),
+    ("sm_pat_B9t2039bicBTW5ZE", "settlemint-token", "B9t2039bicBTW5ZE"),
+    ("LicenseKey 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", "maxmind-key", "7770H2DCpYgojjHRg8"),
+    ("BUNDLE_GEMS__CONTRIBSYS__COM=10471948:d33296c8", "sidekiq-secret", "10471948:d33296c8"),
+    ("bundle config --local gems.contribsys.com 10471948:d33296c8", "sidekiq-secret", "10471948:d33296c8"),
+    (
+        "X-Token: ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0lpd2libUZ0WlNJNklrcHZhRzRnUkc5bEluMC5DYWJNNkpPRjhFRmQwTmhjeS0xa0dEMlZELWVSMVVZemFMaUEtek55RDdD",
+        "jwt",
+        "LmV5SnpkV0lpT2lJeE1q",
+    ),
+    ("session eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJhZG1pbiIsInJvbGUiOiJvd25lciJ9.", "jwt", "eyJzdWIiOiJhZG1pbiIs"),
+    (
+        "DROPBOX_ACCESS_TOKEN is sl.HLn-xC_1hsYgBds1ghxY5OokvQyx7eNWVQ4vnakJkS1pAWTN3lg8zV5yPU8d0FZfWe7ihGyiRUIQfHOJMaidDn87XG3-q-xbMtEPO6UkzYuF0ie9Pu2njHkAm1-5wDr16EpLLJIVGH",
+        "dropbox-token",
+        "HLn-xC_1hsYgBds1",
+    ),
+    ("access-sandbox-fc324bdb-2e11-42a2-1c40-2364f9572b85", "plaid-token", "fc324bdb-2e11-42a2"),
+    ("curl -H 'Authorization: SSWS 00PJ6sG9AHEOVezxZuJPWvHogU5nGYVHWVsUQk4Dwg' https://corp.okta.com/api/v1/users", "okta-token", "PJ6sG9AHEOVezxZu"),
+    ("[REMEMBER GLOBAL: my okta token: SSWS 00PJ6sG9AHEOVezxZuJPWvHogU5nGYVHWVsUQk4Dwg]", "okta-token", "PJ6sG9AHEOVezxZu"),
+    ("okta api token = 00PJ6sG9AHEOVezxZuJPWvHogU5nGYVHWVsUQk4Dwg", "okta-token", "PJ6sG9AHEOVezxZu"),
+    ("tfp_s7qtuacojs106xdi5ocbda_wtg7w8o0tinx4kiapj2gejrzqad9w275pkac", "typeform-token", "s7qtuacojs106xdi"),
+    ("NEW_RELIC_BROWSER_KEY: NRJS-10c57513064d6d59291", "newrelic-key", "10c57513064d6d59291"),
+    (
+        "dnkey-48ay13f2logqochvqdr917qsnf-6akqpmkumyvpy8447ab1otnzekjcbhgkwjbbcicecexm8eygpnnh",
+        "defined-networking-token",
+        "48ay13f2logqochv",
+    ),
+    ("yc config set token AQVNeelK9mqmALOR2HcSGKgVP8Kd0d3mS8gBlKv3", "yandex-key", "eelK9mqmALOR2HcS"),
+    (
+        "t1.aHmsWWdawFgFSY0l9FLw91GqK8ks0n8SoFkh8OXf._nPTmZYl2dVAMH2vWD6qeSPt5Pv74GDqQ7EyIMttFPSuEPyHnvnzXtsMM3JznnJAX7ebZ3CL7csGZaF31DDxp6",
+        "yandex-key",
+        "nPTmZYl2dVAMH2vWD6",
+    ),
+    ("xoxa-787gcoSf", "slack-token", "787gcoSf"),
+    ("SG.1uqg0pzkq143b07luay5gcq8nkm7wg38n46bx7v03nlz6hwdqryzdae00wqgotz7oz", "sendgrid-key", "1uqg0pzkq143b07l"),
+    ("square token EAAADnki7XeZZOmEPJUo09jwQO10Y0", "square-token", "Dnki7XeZZOmEPJUo"),
+    ("-----BEGINPRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----ENDPRIVATE KEY-----", "private-key", "MIIEvQIBADANBg"),
+    ("<add key=\"Password\"value=\"k2vr7oZM0nH\"/>", "secret", "k2vr7oZM0nH"),
+    // Found by the independent tester (second round): schemes of any name, passwords told
+    // in sentences, the prompt of `aws configure`, URL-encoded pairs.
+    (
+        "curl -H 'Authorization: Splunk de94fb78-c8d5-f08b-79af-fd2b49c12a4b' https://splunk:8088/services/collector",
+        "authorization",
+        "de94fb78-c8d5",
+    ),
+    ("Authorization: GoogleLogin DQAAAIkAAAB4Xk9mPq2LvR8sTw4Z", "authorization", "DQAAAIkAAAB4Xk9m"),
+    ("Authorization: eyQk9mPq2.LvR8sTw4Z because it is signed", "authorization", "eyQk9mPq2.LvR8sTw4Z"),
+    (
+        "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+        "authorization",
+        "fe5f80f77d5fa3be",
+    ),
+    ("my password is \"Xk9mPq2LvR8sTw4Z\"", "password", "Xk9mPq2LvR8sTw4Z"),
+    ("Set the password to Xk9mPq2LvR8sTw4Z and log in", "password", "Xk9mPq2LvR8sTw4Z"),
+    ("The admin password is now Xk9mPq2LvR8sTw4Z.", "password", "Xk9mPq2LvR8sTw4Z"),
+    ("I changed the root password to 'Xk9mPq2LvR8sTw4Z' yesterday", "password", "Xk9mPq2LvR8sTw4Z"),
+    ("the wifi passcode has been changed to `Rt7-vWq9`", "password", "Rt7-vWq9"),
+    ("use the password **febwNEJIEbTXevfY** to log in", "password", "febwNEJIEbTXevfY"),
+    ("use the password febwNEJIEbTXevfY to log in", "password", "febwNEJIEbTXevfY"),
+    ("AWS Secret Access Key [None]: knFTvfZQ3nbmHCC5VY7tSd9nL1kosSNR6A9S8m45", "aws-secret-key", "knFTvfZQ3nbmHCC5"),
+    (
+        "AWS Secret Access Key [****************EKEY]: knFTvfZQ3nbmHCC5VY7tSd9nL1kosSNR6A9S8m45",
+        "aws-secret-key",
+        "knFTvfZQ3nbmHCC5",
+    ),
+    ("https://x.example.com/login?user=a&password%3D53S4KErc7eR7r5", "secret", "53S4KErc7eR7r5"),
+    ("q=%7B%22password%22%3A%22Hunter2pwX%22%7D", "secret", "Hunter2pwX"),
+    ("the **client secret** is `UjVYmRMPru3+OwTCwWNLqwaYexOCn/sQjESOvlQ5bHAF=`", "secret", "UjVYmRMPru3"),
 ];
 
 /// Text that must come out unchanged.
@@ -661,6 +765,13 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "disk_test_partitions2 passed",
     "AKIAXXXXXXXXXXXXXXXX is the placeholder in the docs",
     "AKIAAAAAAAAAAAAAAAAA",
+    // Found by the independent tester (second round): AWS's documented example key id
+    // (gitleaks allows `.+EXAMPLE$`), a conversation's id, ccmem's own session ids.
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+    "sessionId: 550e8400-e29b-41d4-a716-446655440000",
+    "{\"session_id\": \"550e8400-e29b-41d4-a716-446655440000\"}",
+    "SESSION_ID=550e8400-e29b-41d4-a716-446655440000",
+    "INFO ccmemd: checkpoint written session=session_2026-11-27_10-00-00 project=app",
     "the fetchghp_releases job",
     // Near the shapes the independent tester found.
     "Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
@@ -681,4 +792,31 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "password: |\n  {{ vault_password }}",
     "key_points: |\n  - one\n  - two",
     "Authorization: Digest username=\"u\", response=\"$RESPONSE\"",
+    // Near the prefixes and shapes added for gitleaks' rules.
+    "see API-REFERENCE-GUIDE-FOR-ALL-USERS for it",
+    "the p8e- prefix marks an Adobe client secret",
+    "FLWSECK_TEST- and FLWPUBK_TEST- are the prefixes",
+    "sl.no column of the table",
+    "the tk-us- prefix is Scalingo's",
+    "we use pat.tokens and sat.files as names",
+    "access-sandbox-environment is the default",
+    "okta login page shows 00 errors",
+    "Authorization: SSWS ${OKTA_TOKEN}",
+    "key.eyes.front and they.eyed.it",
+    "ZXlK is what eyJ encodes to",
+    "FLWPUBK_TEST-c26fa8c1155f3a37738c90f10fc9ab47-X",
+    // Near passwords told in sentences, and headers whose value is words.
+    "I saved the password to the server in 1Password",
+    "Set the password to something strong",
+    "the password to the database lives in the vault",
+    "The password is now required for every login",
+    "Error: password is \"invalid\" for user bob",
+    "change the password to newPassword in the test",
+    "the password was reset to default",
+    "use the password CorrectHorseBatteryStaple from the comic",
+    "Authorization: handled by the gateway middleware",
+    "Authorization: required for every endpoint",
+    "authorization: Splunk tokens go in HEC",
+    "AWS Access Key ID [None]: ",
+    "https://x.example.com/search?q=password%3D",
 ];

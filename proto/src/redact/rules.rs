@@ -86,7 +86,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // kubeconfig's `client-key-data`, a Secret's `tls.key`), PuTTY, age.
         spec(
             "private-key",
-            r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+            r"(?s)-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|\z)",
             &["-----begin"],
             None,
         ),
@@ -114,8 +114,10 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec(
             "aws-secret-key",
             // `KEY=value`, `key: value`, and the label in prose or on a command line
-            // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY", "secret KEY").
-            r#"(?i)(?:\baws[_ -]?|\b)secret[_ -]?(?:(?:access[_ -]?)?key)?["']?(?:\s*[:=]\s*|\s+)(?:is\s+)?["']?(?P<s>[A-Za-z0-9/+=]{40})\b"#,
+            // (`aws configure set aws_secret_access_key KEY`, "AWS secret key KEY", "secret KEY");
+            // `aws configure` asks `AWS Secret Access Key [None]: ` (the old value's end in the
+            // brackets when there is one).
+            r#"(?i)(?:\baws[_ -]?|\b)secret[_ -]?(?:(?:access[_ -]?)?key)?["']?(?:[ \t]*\[[^\]\n]{0,64}\])?(?:\s*[:=]\s*|\s+)(?:is\s+)?["']?(?P<s>[A-Za-z0-9/+=]{40})\b"#,
             &["secret"],
             None,
         ),
@@ -154,7 +156,8 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "slack-token",
-            r"(?G)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
+            // Legacy workspace tokens (`xoxa-`, `xoxr-`) may be as short as 8.
+            r"(?G)(?P<s>xox[abeoprs]-[A-Za-z0-9-]{10,}|xox[ar]-[A-Za-z0-9-]{8,}|xapp-\d-[A-Za-z0-9-]{10,})",
             &["xoxa-", "xoxb-", "xoxe", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"],
             Some(with_digit),
         ),
@@ -222,7 +225,13 @@ pub(super) fn built_in() -> Vec<Spec> {
             Some(vault),
         ),
         spec("huggingface-token", r"(?G)(?P<s>(?:hf_|api_org_)[A-Za-z0-9]{34})(?:\b|_)", &["hf_", "api_org_"], None),
-        spec("sendgrid-key", r"(?G)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})", &["sg."], None),
+        spec(
+            "sendgrid-key",
+            // gitleaks' shape too: 66 characters after `SG.`, whatever dots they hold.
+            r"(?G)(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})|(?E)(?P<s2>SG\.[A-Za-z0-9=_.-]{66})(?:[^A-Za-z0-9=_.-]|\z)",
+            &["sg."],
+            None,
+        ),
         spec("twilio-key", r"(?E)(?P<s>SK[0-9a-fA-F]{32})\b", &["sk"], None),
         spec("twilio-sid", r"(?i:twilio)[^\n]{0,80}?\b(?P<s>AC[0-9a-f]{32})\b", &["twilio"], None),
         spec(
@@ -264,11 +273,17 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "square-token",
-            r"(?G)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60})|(?E)(?P<s2>EAAA[A-Za-z0-9_+=-]{60,})",
+            // gitleaks takes `EAAA` and 22 to 60: a short one must look generated.
+            r"(?G)(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60})|(?E)(?P<s2>EAAA[A-Za-z0-9_+=-]{22,})",
             &["sq0atp-", "sq0csp-", "eaaa"],
+            Some(square),
+        ),
+        spec(
+            "newrelic-key",
+            r"(?G)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19})\b",
+            &["nrak-", "nrii-", "nrjs-"],
             None,
         ),
-        spec("newrelic-key", r"(?G)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32})\b", &["nrak-", "nrii-"], None),
         spec(
             "heroku-key",
             r#"(?G)(?P<s>HRKU-AA[0-9a-zA-Z_-]{58})|(?i:heroku)[A-Za-z0-9_.-]{0,40}[ \t'"]{0,3}(?:=|:|=>|[ \t])[ \t'"=]{0,5}(?P<s2>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
@@ -343,6 +358,92 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec("duffel-token", r"(?G)(?P<s>duffel_(?:test|live)_[A-Za-z0-9_=-]{43})", &["duffel_"], None),
         spec("openshift-token", r"(?E)(?P<s>sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|\z)", &["sha256~"], None),
         spec("facebook-token", r"(?E)(?P<s>EAA[MC][A-Za-z0-9]{100,})\b", &["eaam", "eaac"], None),
+        // The rest of gitleaks' (v8.30.1) rules whose tokens have a prefix or a shape of their
+        // own. Public keys (Flutterwave's `FLWPUBK_`, Mailgun's `pubkey-`, Mapbox's `pk.`,
+        // Lob's `_pub_`) are left out, as Stripe's `pk_live_` is: they are meant to be seen.
+        spec("adobe-client-secret", r"(?E)(?P<s>p8e-[A-Za-z0-9]{32})\b", &["p8e-"], None),
+        spec(
+            "authress-key",
+            r"(?E)(?P<s>(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120})",
+            &[".acc_", ".acc-"],
+            None,
+        ),
+        // Amazon Bedrock: long-lived keys, and short-lived ones (the base64 of
+        // `bedrock.amazonaws.com/?Action=CallWithBearerToken&…`, whole).
+        spec(
+            "aws-bedrock-key",
+            r"(?E)(?P<s>ABSK[A-Za-z0-9+/]{109,269}={0,2})|(?G)(?P<s2>bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%_-]*)",
+            &["absk", "bedrock-api-key-"],
+            Some(high_entropy),
+        ),
+        spec("clickhouse-key", r"(?E)(?P<s>4b1d[A-Za-z0-9]{38})\b", &["4b1d"], Some(high_entropy)),
+        // Flutterwave's secret keys (`FLWSECK-…-X`, `FLWSECK_TEST-…-X`) and encryption keys
+        // (`FLWSECK_TEST` and 12 hexadecimal digits, with or without a `-`).
+        spec("flutterwave-key", r"(?E)(?P<s>FLWSECK(?:_TEST)?-?[A-Za-z0-9]{12,}(?:-X)?)\b", &["flwseck"], None),
+        spec("frameio-token", r"(?G)(?P<s>fio-u-[A-Za-z0-9_=-]{64})", &["fio-u-"], None),
+        spec(
+            "harness-token",
+            r"(?E)(?P<s>(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20})\b",
+            &["pat.", "sat."],
+            None,
+        ),
+        spec("infracost-token", r"(?E)(?P<s>ico-[A-Za-z0-9]{32})\b", &["ico-"], None),
+        spec("intra42-secret", r"(?E)(?P<s>s-s4t2(?:ud|af)-[a-f0-9]{64})\b", &["s-s4t2ud-", "s-s4t2af-"], None),
+        // Octopus Deploy: `API-` and 26 capitals and digits (a name in capitals is no key).
+        spec("octopus-key", r"(?E)(?P<s>API-[A-Z0-9]{26})\b", &["api-"], Some(random)),
+        spec("readme-token", r"(?G)(?P<s>rdme_[a-z0-9]{70})\b", &["rdme_"], None),
+        spec("scalingo-token", r"(?G)(?P<s>tk-us-[A-Za-z0-9_-]{48})(?:[^A-Za-z0-9_-]|\z)", &["tk-us-"], None),
+        spec(
+            "settlemint-token",
+            r"(?E)(?P<s>sm_(?:pat|aat|sat)_[A-Za-z0-9]{16})\b",
+            &["sm_pat_", "sm_aat_", "sm_sat_"],
+            None,
+        ),
+        spec("maxmind-key", r"\b(?P<s>[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)\b", &["_mmk"], None),
+        // Sidekiq Pro/Enterprise's gem server credentials: the variable Bundler reads, and
+        // `bundle config gems.contribsys.com USER:PASS`.
+        spec(
+            "sidekiq-secret",
+            r#"(?i)(?:\bBUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM\b["']?[ \t]*(?:=>|[=:])?|\b(?:enterprise|gems)\.contribsys\.com)[ \t]*["']?(?P<s>[a-f0-9]{8}:[a-f0-9]{8})\b"#,
+            &["contribsys"],
+            None,
+        ),
+        // A JWT encoded in base64 again (a header's value, a Kubernetes secret's data).
+        spec("jwt", r"(?E)(?P<s>ZXlK[A-Za-z0-9+/_-]{40,}={0,2})", &["zxlk"], Some(base64_jwt)),
+        // A JWT whose segments start `ey` but not `eyJ` (a header with a space), or that is
+        // not signed (`alg: none`, its signature empty): gitleaks' shape, 17 characters a
+        // segment at least.
+        spec(
+            "jwt",
+            r"(?E)(?P<s>ey[A-Za-z0-9_-]{17,}\.ey[A-Za-z0-9/_-]{17,}\.(?:[A-Za-z0-9/_-]{10,}={0,2})?)(?:[^A-Za-z0-9/_.=-]|\z)",
+            &[".ey"],
+            Some(high_entropy),
+        ),
+        // Dropbox's short-lived tokens (`sl.` and 130 or more; `sl.u.` as newer ones start).
+        spec("dropbox-token", r"(?E)(?P<s>sl\.(?:u\.)?[A-Za-z0-9_=-]{130,})", &["sl."], Some(random)),
+        spec(
+            "plaid-token",
+            r"(?G)(?P<s>access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+            &["access-sandbox-", "access-development-", "access-production-"],
+            None,
+        ),
+        // Okta: an API token after its scheme (`Authorization: SSWS 00…`, "my okta token:
+        // SSWS 00…"), or `00` and 40 near the word "okta".
+        spec(
+            "okta-token",
+            r"(?i:\bSSWS)[ \t]+(?P<s>[A-Za-z0-9_=-]{20,})|(?i:okta)[^\n]{0,60}?\b(?P<s2>00[A-Za-z0-9_=-]{40})(?:[^A-Za-z0-9_=-]|\z)",
+            &["ssws", "okta"],
+            Some(high_entropy),
+        ),
+        spec("typeform-token", r"(?G)(?P<s>tfp_[A-Za-z0-9_.=-]{59})", &["tfp_"], None),
+        spec("defined-networking-token", r"(?E)(?P<s>dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52})", &["dnkey-"], None),
+        // Yandex Cloud: API keys (`AQVN…`) and IAM tokens (`t1.…`).
+        spec(
+            "yandex-key",
+            r"(?E)(?:(?P<s>AQVN[A-Za-z0-9_-]{35,38})\b|(?P<s2>t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}={0,2}))",
+            &["aqvn", "t1."],
+            Some(random),
+        ),
         spec(
             "azure-key",
             r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*(?P<s>[A-Za-z0-9+/=%]{16,})",
@@ -375,9 +476,19 @@ pub(super) fn built_in() -> Vec<Spec> {
             "authorization",
             // A mask where the credential stands is looked past: `Bearer [REDACTED:x] abc123`
             // holds a credential still.
-            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?P<scheme>basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+)?(?:\[REDACTED:[A-Za-z0-9_.-]*\][ \t]+)?(?P<s>[^\s'"\\\[\](){},;]{6,})"#,
+            // Any scheme is one (Okta's `SSWS`, `Splunk`, `AWS4-HMAC-SHA256`, `GoogleLogin`): a
+            // word and a space before the credential.
+            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*(?P<sep>[:=])\s*\\?["']?(?:(?P<scheme>basic|bearer|digest|token|apikey|api-key|negotiate|ntlm|hoba|mutual|sso-key|dpop|mac|otp|key)\s+|(?P<other>[A-Za-z][A-Za-z0-9._-]*)[ \t]+)?(?:\[REDACTED:[A-Za-z0-9_.-]*\][ \t]+)?(?P<s>[^\s'"\\\[\](){},;]{6,})(?P<masked>[ \t]+\[REDACTED:)?"#,
             &["authorization"],
             Some(authorization),
+        ),
+        // A signature among an `Authorization` header's parameters (AWS Signature Version 4's
+        // `Signature=`, HTTP Signatures' `signature="…"`): it signs requests as its key would.
+        spec(
+            "authorization",
+            r#"(?i)\b(?:authorization|aws4-hmac-sha256)\b[^\n]{0,500}?[\s,;]signature\s*=\s*\\?"?(?P<s>[A-Za-z0-9+/=_-]{16,})"#,
+            &["authorization", "aws4-hmac-sha256"],
+            None,
         ),
         // Digest authentication: `response="…"` is the hash of the password and the nonce,
         // as good as the password against that server.
@@ -428,11 +539,12 @@ pub(super) fn built_in() -> Vec<Spec> {
             CRED_WORDS,
             Some(option),
         ),
-        // `KEY=value`, `"key": "value"`, `key: value`, `$key = 'value'`, `'key' => 'value'`.
+        // `KEY=value`, `"key": "value"`, `key: value`, `$key = 'value'`, `'key' => 'value'`;
+        // URL-encoded too (`password%3DVALUE`, `%22token%22%3A%22VALUE%22`).
         spec(
             "secret",
             format!(
-                r#"\b(?P<k>[A-Za-z0-9_.-]*?(?i:{cred})[A-Za-z0-9_.-]*)(?P<sep>\\?["']?\]?[ \t]*(?::=|=>|\?=|[:=])[ \t]*){value}"#
+                r#"\b(?P<k>[A-Za-z0-9_.-]*?(?i:{cred})[A-Za-z0-9_.-]*)(?P<sep>(?:\\?["']?|%22)\]?[ \t]*(?::=|=>|\?=|[:=]|%3[DdAa])[ \t]*(?:%22)?){value}"#
             ),
             CRED_WORDS,
             Some(pair),
@@ -454,7 +566,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         spec(
             "secret",
-            r#"(?i)\b(?:key|name)\s*=\s*"(?P<k>[^"\n]*)"\s+value\s*=\s*"(?P<s>[^"\n]*)""#,
+            r#"(?i)\b(?:key|name)\s*=\s*"(?P<k>[^"\n]*)"\s*value\s*=\s*"(?P<s>[^"\n]*)""#,
             CRED_WORDS,
             Some(xml),
         ),
@@ -518,18 +630,23 @@ pub(super) fn built_in() -> Vec<Spec> {
         // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
         // with a digit: "password reset" is not one). A password's mask stands for its name:
         // what follows `[REDACTED:password]` is read as what follows "password".
+        // Also quoted ("my password is \"Xk9…\"", "…password to 'Xk9…'"), after the ways a
+        // sentence sets or tells one ("Set the password to …", "The admin password is now …"),
+        // and of letters only when they look generated ("use the password febwNEJIEbTXevfY";
+        // "the password to the server" is prose). Emphasis around the name or the value is
+        // looked past (`use the password **…**`).
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase)|\[REDACTED:password\])(?:\s+(?:for|of)\s+(?:the\s+)?[A-Za-z0-9_.@-]+)?\s+(?:is\s+|was\s+|of\s+)?(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})"#,
-            &["password", "passwd", "passphrase"],
-            Some(plain_secret),
+            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of)\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<w>[A-Za-z]{10,64})\b)"#,
+            &["password", "passwd", "passphrase", "passcode"],
+            Some(prose_password),
         ),
         // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
         // value that looks random (a short one must mix capitals, small letters and digits).
         // A secret's mask stands for its name.
         spec(
             "secret",
-            r#"(?i)(?:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)|\[REDACTED:secret\])(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{8,})"#,
+            r#"(?i)(?:\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|(?:auth|access|refresh|bearer|api|personal[ _-]access)[ _-]?token|client[ _-]?secret|token|secret|credentials?)|\[REDACTED:secret\])(?:\*{1,3})?(?:\s+(?:is|was|of))?(?:\s*[:=]\s*|\s+)(?:\*{1,3})?["'`]?(?P<s>[A-Za-z0-9+/=_.~-]{8,})"#,
             &["key", "token", "secret", "cred"],
             Some(prose_secret),
         ),
@@ -564,6 +681,32 @@ fn plain_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     }
 }
 
+/// A password named in prose: quoted, any value that is not a plain word, a reference or a
+/// placeholder (`"Xk9…"`, not `"required"` or `"invalid"`); bare with a digit, as before;
+/// of letters only, one that looks generated. Emphasis after it is not its.
+fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let quoted = ["q", "q2", "q3", "q4", "q5"].iter().find_map(|n| c.name(n));
+    let (m, secret) = if let Some(q) = quoted {
+        let v = q.as_str();
+        let word = values::is_plain_word(v) || values::NOT_SECRETS.contains(&v.to_ascii_lowercase().as_str());
+        (q, !word || values::letters_random(v))
+    } else if let Some(s) = c.name("s") {
+        (s, true)
+    } else if let Some(w) = c.name("w") {
+        (w, values::letters_random(w.as_str()))
+    } else {
+        return;
+    };
+    let v = m.as_str();
+    if !secret || is_reference(v) || is_placeholder(v, "password") {
+        return;
+    }
+    let kept = v.trim_end_matches(['*', '~']);
+    if !kept.is_empty() {
+        hits.push(Hit { range: m.start()..m.start() + kept.len(), kind: None });
+    }
+}
+
 /// A value named in prose: one that looks random, or a short one (8 to 11 characters) of
 /// letters and digits that mixes capitals, small letters and two digits or more
 /// (`Tk12345678d`; "token rotation", "token v2" are not).
@@ -594,8 +737,13 @@ fn random(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 /// An AWS key id: its 16 characters after the prefix are not one or two repeated
 /// (`AKIAAAAAAAAAAAAAAAAA`, `AKIAXXXXXXXXXXXXXXXX` are placeholders), but they may all be
 /// digits (`AKIA0189018901890189`): gitleaks' entropy of 3 bits would let those through.
+/// AWS's documentation writes its example ids ending in `EXAMPLE` (`AKIAIOSFODNN7EXAMPLE`),
+/// which gitleaks allows (`.+EXAMPLE$`): they are everywhere in docs and tests, and no key.
 fn aws_key(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if let Some(s) = secret(c) {
+        if s.as_str().ends_with("EXAMPLE") {
+            return;
+        }
         let body = s.as_str().get(4..).unwrap_or("");
         let mut seen: Vec<char> = Vec::new();
         for ch in body.chars() {
@@ -614,6 +762,33 @@ fn aws_key(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 fn high_entropy(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if let Some(s) = secret(c) {
         if values::entropy(s.as_str()) >= 3.0 {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A base64-encoded JWT: `ZXlK` decodes to `eyJ`, and what it decodes to is the base64 of a
+/// JSON object (`{"alg":…`), as a JWT's header is.
+fn base64_jwt(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        let head: String = s.as_str().chars().take(64).collect();
+        let jwt = values::base64_decode(&head);
+        let header: Vec<u8> =
+            jwt.iter().copied().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_')).collect();
+        let json = values::base64_decode(&String::from_utf8_lossy(&header));
+        if json.starts_with(b"{\"") && json.get(2).is_some_and(u8::is_ascii_alphabetic) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A Square access token: a long one whole (as before), a short one (gitleaks takes 22) if
+/// it looks generated.
+fn square(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = c.name("s") {
+        hit(s, hits);
+    } else if let Some(s) = c.name("s2") {
+        if s.as_str().len() >= 64 || looks_random(s.as_str()) {
             hit(s, hits);
         }
     }
@@ -715,19 +890,49 @@ fn authorization(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         "otp",
         "key",
     ];
-    if SCHEMES.iter().any(|w| v.eq_ignore_ascii_case(w))
-        || is_reference(v)
-        || is_placeholder(v, "token")
-        || values::is_plain_word(v)
-        || v.contains('(')
-    {
+    let credential = |v: &str| {
+        !(SCHEMES.iter().any(|w| v.eq_ignore_ascii_case(w))
+            || is_reference(v)
+            || is_placeholder(v, "token")
+            || values::is_plain_word(v)
+            || v.contains('(')
+            // `authorization = self.header` is code; `Authorization: abc.def.ghi` a header.
+            || (c.name("sep").is_some_and(|m| m.as_str() == "=") && values::is_code(v)))
+    };
+    // `GoogleLogin [REDACTED:…]`: a scheme whose credential is masked already.
+    let scheme_like = |w: &str| {
+        w.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+            && w.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    if c.name("masked").is_some() && scheme_like(v) {
         return;
     }
-    // `authorization = self.header` is code; `Authorization: abc.def.ghi` a header.
-    if c.name("sep").is_some_and(|m| m.as_str() == "=") && values::is_code(v) {
-        return;
+    let other = c.name("other");
+    if let Some(o) = other {
+        // `AWS4-HMAC-SHA256 Credential=AKIA…/…/aws4_request, …`: the scheme's parameters are
+        // named (`Credential=` before its masked value too); its `Signature=` is the rule
+        // after this one's.
+        let param = v.split_once('=').is_some_and(|(name, rest)| {
+            !name.is_empty()
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                && (!rest.trim_matches('=').is_empty()
+                    || (rest.is_empty() && name.bytes().all(|b| b.is_ascii_alphabetic())))
+        });
+        if param {
+            return;
+        }
+        // What looked like a scheme was the credential, and what followed it words
+        // (`Authorization: abc.def.ghi because …`).
+        if !credential(v) {
+            if o.as_str().len() >= 6 && credential(o.as_str()) {
+                hit(o, hits);
+            }
+            return;
+        }
     }
-    hit(s, hits);
+    if credential(v) {
+        hit(s, hits);
+    }
 }
 
 /// The credential after `Bearer`, not a word or a placeholder after it.
@@ -812,6 +1017,13 @@ fn pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
                 end = i;
                 break;
             }
+        }
+    }
+    // URL-encoded, a bare value ends at an encoded quote or `&` (`%22`, `%26`).
+    if !quoted && c.name("sep").is_some_and(|m| m.as_str().contains('%')) {
+        let b = &v.as_str()[..end];
+        if let Some(i) = ["%22", "%26"].iter().filter_map(|e| b.find(e)).min() {
+            end = i;
         }
     }
     let value = &v.as_str()[..end];

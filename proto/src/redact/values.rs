@@ -512,6 +512,11 @@ pub(super) fn looks_random(v: &str) -> bool {
     if !v.chars().all(|c| c.is_ascii_alphanumeric() || "+/=_.~:%-".contains(c)) {
         return false;
     }
+    // A name stamped with a date (ccmem's own `session_2026-11-27_10-00-00`, a backup's
+    // `db-2026-01-31T04:00:00Z`): its digits are a date's, not a generator's.
+    if is_dated_name(v) {
+        return false;
+    }
     // A file name (`server.key`, `id_rsa.pub`, `config.prod.json`).
     if let Some((_, ext)) = v.rsplit_once('.') {
         if (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_lowercase()) {
@@ -533,6 +538,53 @@ pub(super) fn looks_random(v: &str) -> bool {
         return entropy(v) >= 3.0;
     }
     n >= 20 && upper * 5 >= n && lower * 5 >= n && entropy(v) >= 3.5
+}
+
+/// A UUID (`550e8400-e29b-41d4-a716-446655440000`): 8-4-4-4-12 hexadecimal digits.
+pub(super) fn is_uuid(v: &str) -> bool {
+    let groups: Vec<&str> = v.split('-').collect();
+    groups.len() == 5
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// A word (letters, `_`, `-`) followed by a date and perhaps a time: `session_2026-11-27_10-00-00`,
+/// `backup-2026-01-31T04:00:00Z`, `release_2026-01-31`. The digits come in groups of 4, 2, 2
+/// (a date), then optionally 2, 2 and 2 (a time) and a fraction, apart by `-`, `_`, `:`,
+/// `T` or `.`.
+pub(super) fn is_dated_name(v: &str) -> bool {
+    let first_digit = v.find(|c: char| c.is_ascii_digit()).unwrap_or(v.len());
+    let (word, stamp) = v.split_at(first_digit);
+    if word.is_empty() || !word.chars().all(|c| c.is_ascii_alphabetic() || c == '_' || c == '-') {
+        return false;
+    }
+    let stamp = stamp.strip_suffix('Z').unwrap_or(stamp);
+    let groups: Vec<&str> = stamp.split(['-', '_', ':', 'T', '.']).collect();
+    if groups.iter().any(|g| g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    let lens: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    match lens.as_slice() {
+        [4, 2, 2] | [4, 2, 2, 2, 2, 2] => true,
+        // A fraction of a second.
+        [4, 2, 2, 2, 2, 2, f] => (1..=9).contains(f),
+        _ => false,
+    }
+}
+
+/// Letters only that look generated rather than written: ten or more, both cases, broken
+/// into many short pieces where the case changes (`febwNEJIEbTXevfY`: febw, NEJI, Eb, T, …),
+/// where words in camel case give few long ones (`CorrectHorseBatteryStaple`,
+/// `PasswordManagerApp`, `newPassword`).
+pub(super) fn letters_random(v: &str) -> bool {
+    if v.len() < 10 || !v.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return false;
+    }
+    if !v.bytes().any(|b| b.is_ascii_uppercase()) || !v.bytes().any(|b| b.is_ascii_lowercase()) {
+        return false;
+    }
+    let pieces = words(v);
+    let short = pieces.iter().filter(|p| p.len() <= 2).count();
+    pieces.len() >= 4 && short >= 2 && entropy(v) >= 3.0
 }
 
 /// A token glued to the word before it (`foosk_live_…`, `Bearerghp_…`): two or more
@@ -559,7 +611,7 @@ pub(super) fn is_code(v: &str) -> bool {
 }
 
 /// Types, keywords and words that follow a password's name in code and prose.
-const NOT_SECRETS: &[&str] = &[
+pub(super) const NOT_SECRETS: &[&str] = &[
     "string",
     "str",
     "bool",
@@ -630,6 +682,12 @@ pub(super) fn is_secret(what: Names, name: &str, value: &str, site: Site) -> boo
         Site::Option { quoted } => (quoted, true),
     };
     if what == Names::Maybe {
+        // `sessionId: 550e8400-…`, `session_id=…` (Claude Code's conversation ids, a request
+        // id): an id that is a UUID names a record. A session's secret is random, not a UUID
+        // after a name that says it is an id (a cookie's value is the cookie rule's).
+        if is_uuid(v) && words(name).last().is_some_and(|w| matches!(w.as_str(), "id" | "ids" | "uuid" | "guid")) {
+            return false;
+        }
         // `auth: user:pass`, `BASIC_AUTH=admin:S3cret` — and anything that looks random.
         let user_pass = words(name).last().is_some_and(|w| w.ends_with("auth"))
             && v.split_once(':').is_some_and(|(u, p)| !u.is_empty() && !p.is_empty() && !p.starts_with("//"))
@@ -792,9 +850,23 @@ mod tests {
             "$API_KEY",
             "v1.2.3",
             "process.env.AUTH_TOKEN",
+            // Names stamped with a date: ccmem's session ids, a backup's file.
+            "session_2026-11-27_10-00-00",
+            "backup-2026-01-31T04:00:00.123Z",
         ] {
             assert!(!looks_random(v), "{v}");
         }
+        // A date alone is no name's; a token with a date-like run in it is still random.
+        assert!(is_dated_name("release_2026-01-31") && !is_dated_name("2026-01-31"));
+        assert!(!is_dated_name("session_2026-11-27_10-00-00x") && !is_dated_name("aB3dE5_2026-01-31"));
+        for v in ["febwNEJIEbTXevfY", "QmZtXkPaLvRsWnYb"] {
+            assert!(letters_random(v), "{v}");
+        }
+        for v in ["CorrectHorseBatteryStaple", "PasswordManagerApp", "newPassword", "somethingstrong", "XMLHttpRequest"]
+        {
+            assert!(!letters_random(v), "{v}");
+        }
+        assert!(is_uuid("550e8400-e29b-41d4-a716-446655440000") && !is_uuid("550e8400-e29b-41d4-a716-44665544000"));
     }
 
     #[test]

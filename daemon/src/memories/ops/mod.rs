@@ -338,13 +338,14 @@ fn default_scope(cfg: &Config, project: Option<&Path>) -> Scope {
     }
 }
 
-/// Text as stored: secrets redacted (memories are committed and shown to agents).
+/// A title as stored: secrets redacted (memories are committed and shown to agents), as
+/// markdown: the context shows it as such (`gh*p_*…` reads as a token).
 fn clean(text: &str, field: &str, notes: &mut Vec<String>) -> String {
-    let out = ccmem_proto::redact::redact(text);
+    let out = crate::text::redact_markdown(text);
     if out != text {
         notes.push(format!("{field}: secrets were redacted"));
     }
-    out.into_owned()
+    out
 }
 
 /// A memory's content as stored: markdown, so redacted as written and as it reads (a token
@@ -384,5 +385,11 @@ mod tests {
             "Use `PKCE`; see [the RFC](https://x.example)."
         );
         assert!(notes.is_empty());
+        // Found by the independent tester (second round): a token split by stars that
+        // render as themselves, in the content and in the title.
+        let mut notes = Vec::new();
+        let token = "gh*p_*Z8vLq2Xw7Kp4Rt9Ym3Nb6Hc1Jd5Fg0Se8Ua2Vo4";
+        assert_eq!(clean_content(&format!("use {token}"), &mut notes), "use [REDACTED:github-token]");
+        assert_eq!(clean(&format!("key {token}"), "title", &mut notes), "key [REDACTED:github-token]");
     }
 }

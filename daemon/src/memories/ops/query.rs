@@ -141,18 +141,21 @@ impl Actor {
                 if score <= 0 {
                     continue;
                 }
+                // A file committed or edited by hand was never filtered on its way in: its
+                // title and first line are redacted as the markdown they are (a token split by
+                // a comment reads whole); the context they go into is redacted whole too.
                 let first = m.content.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                let first = crate::text::redact_markdown(first);
+                let title = crate::text::redact_markdown(&m.title);
                 let from_repository = matches!(m.scope, model::Scope::Project | model::Scope::Local);
                 let line = if from_repository {
-                    let text = if first.is_empty() { m.title.clone() } else { format!("{}: {first}", m.title) };
+                    let text = if first.is_empty() { title } else { format!("{title}: {first}") };
                     format!("- memory {} ({}, {}): {}", m.slug, m.memory_type, m.scope, crate::text::quoted(&text, 200))
                 } else if first.is_empty() {
-                    format!("- [{}] {} ({}, {})", m.memory_type, m.title, m.slug, m.scope)
+                    format!("- [{}] {title} ({}, {})", m.memory_type, m.slug, m.scope)
                 } else {
-                    format!("- [{}] {} ({}, {}): {first}", m.memory_type, m.title, m.slug, m.scope)
+                    format!("- [{}] {title} ({}, {}): {first}", m.memory_type, m.slug, m.scope)
                 };
-                // A file committed or edited by hand was never filtered on its way in: the
-                // context these lines go into is redacted whole.
                 scored.push((score, m.updated, Relevant { line, from_repository }));
             }
         }

@@ -46,7 +46,7 @@ impl ScopeStore {
         let cached = self.cached_embeddings();
         self.memories
             .iter()
-            .map(|(slug, s)| (slug.clone(), s.memory.index_entry(self.path_of(slug), cached(slug))))
+            .map(|(slug, s)| (slug.clone(), index_entry(&s.memory, self.path_of(slug), cached(slug))))
             .collect()
     }
 

@@ -51,7 +51,7 @@ pub struct Stored {
 
 impl Stored {
     fn new(memory: Memory, layout: Layout, stamp: Stamp, file: PathBuf) -> Self {
-        let entry = serde_json::to_string(&memory.index_entry(file, false)).unwrap_or_default().into_boxed_str();
+        let entry = serde_json::to_string(&index_entry(&memory, file, false)).unwrap_or_default().into_boxed_str();
         Stored { memory, layout, stamp, entry, text_hash: Default::default() }
     }
 
@@ -59,6 +59,29 @@ impl Stored {
     pub fn text_hash(&self) -> &str {
         self.text_hash.get_or_init(|| super::embed::sha256(&super::embed::text_of(&self.memory)))
     }
+}
+
+/// A memory's `index.json` entry. The index is written beside the memories, from files a
+/// clone may have committed that were never filtered: the title and tags are redacted (the
+/// title as the markdown it is), and so is the file's path when the project's directory
+/// name holds a secret (the entry then names no file that exists; it is derived data, and
+/// what it is checked against is derived the same way).
+pub(super) fn index_entry(memory: &Memory, file: PathBuf, has_embedding: bool) -> IndexEntry {
+    let mut e = memory.index_entry(file, has_embedding);
+    e.title = crate::text::redact_markdown(&e.title);
+    for t in &mut e.tags {
+        if let std::borrow::Cow::Owned(r) = ccmem_proto::redact::redact(t) {
+            *t = r;
+        }
+    }
+    let redacted = match ccmem_proto::redact::redact(&e.file_path.to_string_lossy()) {
+        std::borrow::Cow::Owned(r) => Some(PathBuf::from(r)),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    if let Some(p) = redacted {
+        e.file_path = p;
+    }
+    e
 }
 
 /// One scope's memories, graph and indexes.
