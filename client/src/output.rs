@@ -55,7 +55,7 @@ pub fn status(r: &StatusReply) -> String {
             // A refused directory says why instead of suggesting a `watch` that would refuse.
             None if !p.warnings.is_empty() => {
                 for w in &p.warnings {
-                    let _ = writeln!(s, "session      none: {w}");
+                    let _ = writeln!(s, "session      none: {}", ccmem_proto::quote::name(w));
                 }
             }
             None => {
@@ -307,7 +307,11 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
         let patterns: Vec<String> = x.patterns_detected.iter().map(|p| name(p)).collect();
         let _ = writeln!(s, "\n💡 Patterns Detected: {}", patterns.join(", "));
     }
-    let warnings: Vec<String> = p.warnings.iter().chain(&x.warnings).cloned().collect();
+    // Warnings repeat what a repository chose (its `.claude/ccmem.toml`'s values, its files'
+    // names), quoted by the daemon; each is one line here whatever it holds, so that none can
+    // open a heading of its own in this output, which the agent reads too.
+    let warnings: Vec<String> =
+        p.warnings.iter().chain(&x.warnings).map(|w| ccmem_proto::quote::name(w).into_owned()).collect();
     if !warnings.is_empty() {
         let _ = writeln!(s, "\n⚠️  Warnings:");
         list(&mut s, warnings);
