@@ -174,6 +174,51 @@ fn a_token_in_the_projects_own_path_is_redacted_wherever_the_path_is_shown() {
     assert!(!report.contains(&token), "the path's token is in the report:\n{report}");
 }
 
+/// Found by the independent tester: a project directory named after a token was shown raw to
+/// the agent by the MCP tools `session_status` and `session_history`, and to the user by
+/// `status` (`--json` too), `history`, `projects` and `report`'s "wrote …" line; `checkpoint`
+/// printed the redacted path as if it were a file that exists.
+#[test]
+fn a_token_in_the_projects_path_is_shown_by_no_command_or_tool() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let token = format!("npm_{}", "zJr4i0B3JrTAwR4y9ojfljoQoaF1LlqsajAI");
+    let root = repo(&env, &format!("r1-{token}"));
+    send(&env, ev(&root, "c1", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c1", "UserPromptSubmit", json!({"prompt": "add the parser"})));
+    env.event(&root, json!({"kind": "file_edited", "path": "a.rs"}));
+    let p = root.to_str().unwrap();
+    for args in [
+        vec!["status", p],
+        vec!["status", p, "--json"],
+        vec!["history", p],
+        vec!["history", p, "--json"],
+        vec!["projects"],
+        vec!["projects", "--json"],
+        vec!["report", p],
+        vec!["checkpoint", p],
+        vec!["checkpoint", p, "--json"],
+        vec!["facts", "--project", p],
+        vec!["watch", p],
+    ] {
+        let out = within(&env, &args, Duration::from_secs(10));
+        assert_ok(&out, &format!("{args:?}"));
+        let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!shown.contains(&token), "{args:?} showed the path's token: {shown}");
+        // Where the path is shown as text, it says it is not the real one.
+        if shown.contains("[REDACTED:npm-token]") && !args.contains(&"--json") {
+            assert!(shown.contains("(redacted: the real path holds a secret)"), "{args:?}: {shown}");
+        }
+    }
+    let said = text(&within(&env, &["checkpoint", p], Duration::from_secs(10)).stdout);
+    assert!(said.starts_with("checkpoint written: ") && said.contains("(redacted: "), "{said}");
+    for tool in ["session_status", "session_history", "facts_list", "session_context"] {
+        let shown = mcp_tool(&env, &root, tool);
+        assert!(!shown.contains(&token), "{tool} showed the path's token: {shown}");
+    }
+    assert!(mcp_tool(&env, &root, "session_status").contains("[REDACTED:npm-token]"));
+}
+
 #[test]
 fn escape_sequences_cannot_carry_a_secret_past_the_filter() {
     let env = Env::new();
