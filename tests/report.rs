@@ -277,3 +277,33 @@ fn a_report_with_redacted_credentials_passes_its_own_check() {
     assert_ok(&check, "report --check");
     assert!(text(&check.stdout).contains(": valid"), "{}", text(&check.stdout));
 }
+
+/// Found by the independent tester: a TODO.md of 300 phases with ~150-character names made
+/// a 56,576-byte report that `report --check` rejected ("at most 51200"). The daemon writes
+/// the phases around the current one, says how many it left out, and the file checks clean.
+#[test]
+fn a_task_list_too_long_for_the_report_is_cut_and_still_checks_clean() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let app = repo(&env, "app");
+    let mut todo = String::from("# Plan\n\n");
+    for i in 0..300 {
+        let name = format!("{i} {}", "a phase whose name is long enough to fill the table ".repeat(3));
+        todo.push_str(&format!(
+            "## Phase {i}: {}\n\n- [{}] T{i:03} task {i}\n\n",
+            &name[..150],
+            if i < 40 { "x" } else { " " }
+        ));
+    }
+    std::fs::write(app.join("TODO.md"), todo).unwrap();
+    send(&env, ev(&app, "c1", "SessionStart", json!({"source": "startup"})));
+    assert_ok(&env.ctl(&["checkpoint", app.to_str().unwrap()]), "checkpoint");
+    let md = std::fs::read_to_string(report_file(&app)).unwrap();
+    assert!(md.len() <= ccmem_proto::model::report::MAX_BYTES, "{} bytes", md.len());
+    assert!(md.contains("2. 40/300 tasks complete (13.3%)"), "the summary counts every task:\n{md}");
+    assert!(md.contains("**Left Out**: 270 of 300 phases"), "{md}");
+    assert!(md.contains("| \"40 a phase whose name"), "the current phase is listed:\n{md}");
+    let check = env.ctl(&["report", "--check", report_file(&app).to_str().unwrap()]);
+    assert_ok(&check, "report --check");
+    assert!(text(&check.stdout).contains(": valid"), "{}", text(&check.stdout));
+}

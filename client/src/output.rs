@@ -37,7 +37,7 @@ pub fn status(r: &StatusReply) -> String {
         human_duration(d.uptime_secs),
         d.ready_ms
     );
-    let _ = writeln!(s, "socket       {}", d.socket.display());
+    let _ = writeln!(s, "socket       {}", path_line(&d.socket));
     let refused = c.refused_busy + c.refused_peer;
     let _ = writeln!(
         s,
@@ -55,7 +55,7 @@ pub fn status(r: &StatusReply) -> String {
             // A refused directory says why instead of suggesting a `watch` that would refuse.
             None if !p.warnings.is_empty() => {
                 for w in &p.warnings {
-                    let _ = writeln!(s, "session      none: {w}");
+                    let _ = writeln!(s, "session      none: {}", ccmem_proto::quote::name(w));
                 }
             }
             None => {
@@ -86,10 +86,19 @@ pub fn test_runs(runs: &[ccmem_proto::wire::api::TestRun]) -> String {
     s.trim_end().to_string()
 }
 
-/// A project's directory on one line: its name is a clone's choice, and a line break in it
-/// (U+2028 included) would start a line of its own.
-fn path_line(p: &std::path::Path) -> String {
-    ccmem_proto::quote::name(&p.to_string_lossy()).into_owned()
+/// A path as ccmemctl and the MCP tools show it: redacted (a directory can be named after a
+/// token, and this output reaches the agent and its transcript), on one line (its name is a
+/// clone's choice, and a line break in it, U+2028 included, would start a line of its own).
+/// A path that held a secret says so: as shown, it names no file that exists.
+pub fn path_line(p: &std::path::Path) -> String {
+    let raw = p.to_string_lossy();
+    let redacted = ccmem_proto::redact::redact(&raw);
+    let line = ccmem_proto::quote::name(&redacted);
+    if line.contains("[REDACTED:") {
+        format!("{line} (redacted: the real path holds a secret)")
+    } else {
+        line.into_owned()
+    }
 }
 
 /// A name the repository chose (a branch, a path) as a code span of one line.
@@ -307,7 +316,11 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
         let patterns: Vec<String> = x.patterns_detected.iter().map(|p| name(p)).collect();
         let _ = writeln!(s, "\n💡 Patterns Detected: {}", patterns.join(", "));
     }
-    let warnings: Vec<String> = p.warnings.iter().chain(&x.warnings).cloned().collect();
+    // Warnings repeat what a repository chose (its `.claude/ccmem.toml`'s values, its files'
+    // names), quoted by the daemon; each is one line here whatever it holds, so that none can
+    // open a heading of its own in this output, which the agent reads too.
+    let warnings: Vec<String> =
+        p.warnings.iter().chain(&x.warnings).map(|w| ccmem_proto::quote::name(w).into_owned()).collect();
     if !warnings.is_empty() {
         let _ = writeln!(s, "\n⚠️  Warnings:");
         list(&mut s, warnings);
@@ -344,7 +357,11 @@ pub fn projects(r: &ProjectList) -> String {
             count(p.files_modified, "file", "files"),
             count(p.commands, "command", "commands"),
             human_duration(p.expires_in_secs),
-            if p.warnings.is_empty() { String::new() } else { format!(" ⚠ {}", p.warnings.join("; ")) }
+            if p.warnings.is_empty() {
+                String::new()
+            } else {
+                format!(" ⚠ {}", ccmem_proto::quote::name(&p.warnings.join("; ")))
+            }
         );
     }
     s
@@ -477,7 +494,7 @@ pub fn human_duration(secs: f64) -> String {
 pub fn config(r: &ccmem_proto::wire::api::ConfigReply) -> String {
     let mut s = String::new();
     let exists = if r.file.exists() { "" } else { " (not present: defaults apply)" };
-    let _ = writeln!(s, "config file  {}{exists}", r.file.display());
+    let _ = writeln!(s, "config file  {}{exists}", path_line(&r.file));
     let width = r.entries.iter().map(|e| e.key.len()).max().unwrap_or(0);
     for e in &r.entries {
         let _ = writeln!(s, "{:<width$}  {}    [{}; applies: {}]", e.key, e.value, e.source, e.applies);

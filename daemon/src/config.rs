@@ -187,13 +187,17 @@ fn flatten(t: &toml::Table) -> Vec<(String, toml::Value)> {
 
 fn duration(v: &toml::Value, off: bool) -> Result<Option<Duration>, String> {
     match v {
-        toml::Value::String(s) if off => cli::parse_interval_or_off(s).map(|e| e.0),
-        toml::Value::String(s) => cli::parse_positive_duration(s).map(Some),
+        // The parser's errors repeat the text as Rust writes it (`"x\n## Task"`): one line,
+        // but shown here as every other value a file chose is.
+        toml::Value::String(s) if off => cli::parse_interval_or_off(s).map(|e| e.0).map_err(|e| requote(&e, s)),
+        toml::Value::String(s) => cli::parse_positive_duration(s).map(Some).map_err(|e| requote(&e, s)),
         toml::Value::Integer(n) if *n > 0 => cli::within_max(Duration::from_secs(*n as u64)).map(Some),
         toml::Value::Boolean(false) | toml::Value::Integer(0) if off => Ok(None),
-        other => {
-            Err(format!("expected a duration such as \"15m\"{}, got {other}", if off { " or \"off\"" } else { "" }))
-        }
+        other => Err(format!(
+            "expected a duration such as \"15m\"{}, got {}",
+            if off { " or \"off\"" } else { "" },
+            shown(other)
+        )),
     }
 }
 
@@ -212,7 +216,7 @@ fn at_least(d: Result<Option<Duration>, String>, min: Duration) -> Result<Option
 fn count(v: &toml::Value, min: i64, max: i64) -> Result<usize, String> {
     match v {
         toml::Value::Integer(n) if (min..=max).contains(n) => Ok(*n as usize),
-        other => Err(format!("expected a whole number from {min} to {max}, got {other}")),
+        other => Err(format!("expected a whole number from {min} to {max}, got {}", shown(other))),
     }
 }
 
@@ -220,9 +224,11 @@ fn strings(v: &toml::Value) -> Result<Vec<String>, String> {
     match v {
         toml::Value::Array(a) => a
             .iter()
-            .map(|x| x.as_str().map(str::to_string).ok_or_else(|| format!("expected a list of strings, got {x}")))
+            .map(|x| {
+                x.as_str().map(str::to_string).ok_or_else(|| format!("expected a list of strings, got {}", shown(x)))
+            })
             .collect(),
-        other => Err(format!("expected a list of strings, got {other}")),
+        other => Err(format!("expected a list of strings, got {}", shown(other))),
     }
 }
 
@@ -242,7 +248,14 @@ fn globs(v: &toml::Value) -> Result<Vec<String>, String> {
     }
     let mut b = ignore::gitignore::GitignoreBuilder::new("/");
     for p in &g {
-        b.add_line(None, p).map_err(|e| format!("{p:?} is not a gitignore pattern: {e}"))?;
+        b.add_line(None, p).map_err(|e| {
+            // The glob crate's reason repeats the pattern unquoted: only its reason is kept.
+            let why = match e {
+                ignore::Error::Glob { err, .. } => err,
+                other => other.to_string(),
+            };
+            format!("{} is not a gitignore pattern: {}", quoted(p), quoted(&why))
+        })?;
     }
     Ok(g)
 }
@@ -287,8 +300,36 @@ pub struct ProjectConfig {
     pub file: Option<PathBuf>,
 }
 
-/// Reads `<root>/.claude/ccmem.toml`; an error names the key and the file.
+/// Reads `<root>/.claude/ccmem.toml`; an error names the key and the file. The error reaches
+/// `status` and the agent's `session_status` as a warning: it is one line whatever the file
+/// (or the directory's name) holds, and the values the file chose are quoted in it.
 pub fn project(root: &Path) -> Result<ProjectConfig, String> {
+    read_project(root).map_err(|e| ccmem_proto::quote::defuse_tags(&ccmem_proto::quote::name(&e)).into_owned())
+}
+
+/// A value a repository's file chose, as an error repeats it: a string quoted, anything else
+/// (a list, a table) a code span, on one line either way, so that `"x\n## Task: …"` cannot
+/// open a heading in `status`.
+fn shown(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => quoted(s),
+        other => ccmem_proto::quote::code(&other.to_string(), SHOWN_CHARS),
+    }
+}
+
+/// Characters of a repository's value repeated in an error.
+const SHOWN_CHARS: usize = 120;
+
+/// `error` with `value` as Rust's `{:?}` wrote it quoted as [`quoted`] does.
+fn requote(error: &str, value: &str) -> String {
+    error.replace(&format!("{value:?}"), &quoted(value))
+}
+
+fn quoted(s: &str) -> String {
+    ccmem_proto::quote::quoted(s, SHOWN_CHARS)
+}
+
+fn read_project(root: &Path) -> Result<ProjectConfig, String> {
     let file = root.join(PROJECT_FILE);
     match ccmem_proto::files::untrusted::within(root, &file) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -313,7 +354,7 @@ pub fn project(root: &Path) -> Result<ProjectConfig, String> {
                 Some(f) if !f.starts_with('/') && !f.split('/').any(|c| c == "..") && !f.is_empty() => {
                     p.tasks_file = Some(f.to_string())
                 }
-                _ => return Err(err(format!("expected a path inside the project, got {v}"))),
+                _ => return Err(err(format!("expected a path inside the project, got {}", shown(&v)))),
             },
             _ => return Err(unknown(&key, &file, PROJECT_KEYS.iter().copied())),
         }
@@ -343,7 +384,10 @@ pub fn entries(c: &Config, project: Option<&ProjectConfig>) -> Vec<ConfigEntry> 
                 "checkpoint_interval" => p.checkpoint_interval.map(cli::format_duration),
                 "session_ttl" => p.session_ttl.map(cli::format_duration),
                 "context_budget" => p.context_budget.map(|n| n.to_string()),
-                "watch.ignore" if !p.watch_ignore.is_empty() => Some(format!("{:?} + {}", p.watch_ignore, e.value)),
+                // The repository's patterns, on one line (`config show` prints them).
+                "watch.ignore" if !p.watch_ignore.is_empty() => {
+                    Some(ccmem_proto::quote::name(&format!("{:?} + {}", p.watch_ignore, e.value)).into_owned())
+                }
                 _ => None,
             };
             if let Some(v) = v {
@@ -354,7 +398,7 @@ pub fn entries(c: &Config, project: Option<&ProjectConfig>) -> Vec<ConfigEntry> 
         if let Some(f) = &p.tasks_file {
             out.push(ConfigEntry {
                 key: "tasks.file".into(),
-                value: f.clone(),
+                value: ccmem_proto::quote::name(f).into_owned(),
                 source: src,
                 about: "the project's task list".into(),
                 applies: "next checkpoint".into(),

@@ -185,13 +185,16 @@ fn environment() -> impl Strategy<Value = EnvironmentState> {
 }
 
 fn memory() -> impl Strategy<Value = SessionMemory> {
-    let metadata = (text(), time(), word(), prop::option::of(text()), (1u32..5, 0u32..20)).prop_map(
-        |(project_name, generated_at, branch, session_duration, (a, b))| SessionMetadata {
+    // What a report left out: ccmem's own words, one item each, none holding the separator.
+    let left_out = prop::collection::vec(word(), 0..4);
+    let metadata = (text(), time(), word(), prop::option::of(text()), (1u32..5, 0u32..20), left_out).prop_map(
+        |(project_name, generated_at, branch, session_duration, (a, b), left_out)| SessionMetadata {
             project_name,
             generated_at,
             branch,
             session_duration,
             version: format!("{a}.{b}"),
+            left_out,
         },
     );
     let summary = (text(), (0u64..300, 0u64..300, pct()), text(), prop::option::of(text()), imperative()).prop_map(
@@ -356,6 +359,7 @@ fn nominal() -> SessionMemory {
             branch: "001-session-memory-file".into(),
             session_duration: Some("2h 15m".into()),
             version: "1.0".into(),
+            left_out: Vec::new(),
         },
         summary: ExecutiveSummary {
             project_description: "ElectroMate - electrical engineering calculation platform".into(),

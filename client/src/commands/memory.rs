@@ -279,7 +279,7 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
             };
             let r: mapi::MemoryReply = call(ctx, method::UPDATE, &p)?;
             notes(&r.notes);
-            show(ctx, &r, || format!("updated {} ({})", r.memory.slug, r.file.display()))
+            show(ctx, &r, || format!("updated {} ({})", r.memory.slug, crate::output::path_line(&r.file)))
         }
         Action::Delete { slug, place } => {
             let p = mapi::SlugParams { path: path(&place)?, scope: place.scope, slug };
@@ -330,10 +330,10 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
                         x.memories,
                         if x.memories == 1 { "memory" } else { "memories" },
                         x.ms,
-                        x.dir.display()
+                        crate::output::path_line(&x.dir)
                     );
                     for f in &x.invalid {
-                        let _ = writeln!(s, "  skipped {}: {}", f.file.display(), f.errors.join("; "));
+                        let _ = writeln!(s, "  skipped {}: {}", crate::output::path_line(&f.file), f.errors.join("; "));
                     }
                 }
                 s
@@ -365,7 +365,7 @@ pub(crate) fn memory(r: &mapi::MemoryReply) -> String {
     let _ = writeln!(s, "type:    {}", m.memory_type);
     let _ = writeln!(s, "tags:    {}", m.tags.join(", "));
     let _ = writeln!(s, "created: {}   updated: {}", iso(m.created), iso(m.updated));
-    let _ = writeln!(s, "file:    {}", r.file.display());
+    let _ = writeln!(s, "file:    {}", crate::output::path_line(&r.file));
     for e in &r.edges {
         let _ = writeln!(s, "link:    {} {}", e.label, e.target);
     }
@@ -401,7 +401,7 @@ pub(crate) fn list(r: &mapi::ListReply) -> String {
         );
     }
     for f in &r.invalid {
-        let _ = writeln!(s, "invalid    {}: {}", f.file.display(), f.errors.join("; "));
+        let _ = writeln!(s, "invalid    {}: {}", crate::output::path_line(&f.file), f.errors.join("; "));
     }
     s
 }
@@ -449,7 +449,7 @@ pub(crate) fn health(r: &mapi::HealthReply) -> String {
             s,
             "{} scope ({}): {}, {}, mean quality {:.0}",
             x.scope,
-            x.dir.display(),
+            crate::output::path_line(&x.dir),
             ccmem_proto::count(x.memories as u64, "memory", "memories"),
             ccmem_proto::count(x.edges as u64, "edge", "edges"),
             x.mean_quality

@@ -41,7 +41,7 @@ pub(super) fn report(ctx: &Ctx, path: Option<PathBuf>, stdout: bool, check: Opti
     let r: api::ReportReply = with_daemon(ctx, |c, _| c.call(method::REPORT, &params))?;
     match (&r.path, stdout) {
         (_, true) => show(ctx, &r, || r.markdown.trim_end().to_string()),
-        (Some(p), false) => show(ctx, &r, || format!("wrote {} ({} bytes)", p.display(), r.markdown.len())),
+        (Some(p), false) => show(ctx, &r, || format!("wrote {} ({} bytes)", output::path_line(p), r.markdown.len())),
         (None, false) => show(ctx, &r, || r.markdown.trim_end().to_string()),
     }
     Ok(())

@@ -10,9 +10,13 @@ pub(super) fn watch(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
     // No session: the daemon leaves the project alone (another daemon keeps it) and says why.
     if r.session_id.is_empty() {
         let why = r.warnings.join("; ");
-        return Err(Error::Failed(if why.is_empty() { format!("{} is not watched", r.root.display()) } else { why }));
+        return Err(Error::Failed(if why.is_empty() {
+            format!("{} is not watched", output::path_line(&r.root))
+        } else {
+            why
+        }));
     }
-    show(ctx, &r, || format!("watching {} (session {})", r.root.display(), r.session_id));
+    show(ctx, &r, || format!("watching {} (session {})", output::path_line(&r.root), r.session_id));
     Ok(())
 }
 
@@ -21,8 +25,8 @@ pub(super) fn unwatch(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
     let params = api::PathParams { path: project_path(path)? };
     let r: api::EndReply = with_daemon(ctx, |c, _| c.call(method::UNWATCH, &params))?;
     show(ctx, &r, || match &r.ended_session {
-        Some(id) => format!("{} is no longer watched; session {id} ended and was archived", r.root.display()),
-        None => format!("{} was not being watched", r.root.display()),
+        Some(id) => format!("{} is no longer watched; session {id} ended and was archived", output::path_line(&r.root)),
+        None => format!("{} was not being watched", output::path_line(&r.root)),
     });
     Ok(())
 }
@@ -54,7 +58,7 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
         Error::Failed(format!(
             "conversation {id} is already in the session of {} (imported before, or live); \
              `ccmemctl reset-session` first to import it again",
-            project.display()
+            output::path_line(&project)
         ))
     };
     if conversation.is_some() && resumed == 0 {
@@ -99,8 +103,8 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         format!(
             "imported {} into {}: {} conversation {}, {} ({}, {}, {}){}{}",
-            summary.transcript.display(),
-            summary.project.display(),
+            output::path_line(&summary.transcript),
+            output::path_line(&summary.project),
             summary.agent.display(),
             summary.conversation_id,
             n(summary.events, "event", "events"),
@@ -136,8 +140,8 @@ pub(super) fn reset_session(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Erro
         // Left alone by this daemon (another keeps the project): status says which.
         return Err(Error::Failed(format!(
             "no session was started for {}: `ccmemctl status {}` says why",
-            r.root.display(),
-            r.root.display()
+            output::path_line(&r.root),
+            output::path_line(&r.root)
         )));
     }
     show(ctx, &r, || {
@@ -169,7 +173,7 @@ pub(super) fn checkpoint(
     show(ctx, &r, || {
         format!(
             "checkpoint written: {} ({} bytes, session {})",
-            r.checkpoint.path.display(),
+            output::path_line(&r.checkpoint.path),
             r.checkpoint.bytes,
             r.session_id
         )
@@ -201,7 +205,7 @@ pub(super) fn resume_id(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
             show(ctx, &json!({"conversation_id": id}), || id.clone());
             Ok(())
         }
-        None => Err(Error::Failed(format!("no conversation to resume in {}", params.path.display()))),
+        None => Err(Error::Failed(format!("no conversation to resume in {}", output::path_line(&params.path)))),
     }
 }
 

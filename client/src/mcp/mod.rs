@@ -120,7 +120,12 @@ impl Server {
             slug: a.slug,
         };
         let r: mapi::MemoryReply = self.call(mmethod::WRITE, p).await?;
-        let mut out = format!("saved {} in the {} scope ({})\n", r.memory.slug, r.memory.scope, r.file.display());
+        let mut out = format!(
+            "saved {} in the {} scope ({})\n",
+            r.memory.slug,
+            r.memory.scope,
+            crate::output::path_line(&r.file)
+        );
         for n in &r.notes {
             out.push_str(&format!("note: {n}\n"));
         }
@@ -166,7 +171,7 @@ impl Server {
             remove_tags: a.remove_tags,
         };
         let r: mapi::MemoryReply = self.call(mmethod::UPDATE, p).await?;
-        Ok(format!("updated {} ({})\n", r.memory.slug, r.file.display()))
+        Ok(format!("updated {} ({})\n", r.memory.slug, crate::output::path_line(&r.file)))
     }
 
     /// Delete a memory.
@@ -325,7 +330,7 @@ fn run(ctx: Ctx) -> Result<(), Error> {
         let forward = tokio::spawn(async move {
             let mut rd = BufReader::new(from_rmcp).lines();
             while let Ok(Some(l)) = rd.next_line().await {
-                if replies.send(format!("{l}\n")).await.is_err() {
+                if replies.send(format!("{}\n", redacted(&l))).await.is_err() {
                     break;
                 }
             }
@@ -364,6 +369,29 @@ fn run(ctx: Ctx) -> Result<(), Error> {
         let _ = writer.await;
         result
     })
+}
+
+/// One of rmcp's replies as the agent gets it: a tool's result (and an error's message)
+/// through the redaction filter, whatever the tool. The daemon redacts what it keeps and
+/// what it shows, but this is what reaches the agent: nothing it returns holds a secret
+/// (a project's directory named after a token, a path in a warning).
+fn redacted(line: &str) -> String {
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(line) else { return line.to_string() };
+    let redact = |x: &mut serde_json::Value| ccmem_proto::printable::map_strings(x, &ccmem_proto::redact::redact);
+    let mut changed = false;
+    if let Some(result) = v.get_mut("result").filter(|r| r.get("content").is_some()) {
+        redact(result);
+        changed = true;
+    }
+    if let Some(message) = v.get_mut("error").and_then(|e| e.get_mut("message")) {
+        redact(message);
+        changed = true;
+    }
+    if changed {
+        serde_json::to_string(&v).unwrap_or_else(|_| line.to_string())
+    } else {
+        line.to_string()
+    }
 }
 
 /// Whether `args` fit tool `name`'s arguments (None: not one of ours, rmcp answers).

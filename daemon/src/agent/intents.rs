@@ -1,12 +1,22 @@
 //! The agent's intents (`[REMEMBER: …]`, `[GOAL: …]`, `[DONE: …]`) in its own words only.
-//! Markers it merely quotes — in code blocks, inline code, block quotes, HTML comments or
-//! `<pre>`, as when it shows a file or a hostile README — are not its intents (code inside
-//! a marker of its own is part of it): a
-//! `[REMEMBER GLOBAL: …]` taken from a quoted file would reach every project's context.
-//! The message is read as CommonMark, so that lists, nesting and fences come out right.
+//!
+//! An intent is the agent's own plain statement. The message is read as GitHub-flavoured
+//! markdown, and a marker counts only in the message's own paragraphs and list items, as
+//! documented (uppercase tags, brackets written as brackets). Not when it is quoted or shown:
+//! in code, block quotes, tables (and lines that start as table rows), headings, link or
+//! image text, footnotes, struck-out text, HTML (blocks, what an element such as `<details>`
+//! holds until it closes, inline elements, comments), inline quotation marks of any script;
+//! nor after an attribution — a colon after words that name a source (`The README says:`,
+//! `README.md line 3:`), a paragraph or a list introduced by such words (`The README
+//! contains:` then `- [REMEMBER …]`), or right after a verb that reports (`it says [GOAL: …]`).
+//! `\[REMEMBER: …]` and `&#91;REMEMBER: …]` are text. A `[REMEMBER GLOBAL: …]` reaches every
+//! project's context, so it is taken only where nothing introduces it: no colon before it in
+//! its paragraph, no lead-in ending with one, no source named in its sentence. Code inside a
+//! marker of the agent's own is part of it.
 
-use ccmem_proto::model::facts::{self, Intents};
-use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use ccmem_proto::model::facts::{self, Intent, Intents};
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use std::ops::Range;
 
 /// Inline code inside a marker is kept (`[REMEMBER: run `make ci` first]`), but it can
 /// neither open nor close one, nor split a goal from its deadline: each span stands in the
@@ -14,59 +24,473 @@ use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 /// comes back in the intents found.
 const OPEN: char = '\u{E000}';
 const CLOSE: char = '\u{E001}';
+/// A `[` written escaped (`\[`) or as an entity (`&#91;`): the writer meant a bracket as
+/// text, so it opens no marker; it reads as `[` again in what is kept.
+const BRACKET: char = '\u{E002}';
+/// A `]` written escaped or as an entity: it closes no marker.
+const CLOSING: char = '\u{E003}';
+
+/// The markdown the agents write (GitHub's): tables, footnotes and struck-out text are read
+/// as what they are.
+fn options() -> Options {
+    Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
+}
 
 /// The intents in the prose of an assistant message. The message is redacted as markdown
 /// first (what is found is read from it rendered, where `<password>…</password>` would no
 /// longer show what it holds), and every intent is redacted again where it is kept.
 pub fn detect(text: &str) -> Intents {
     let text = crate::text::redact_markdown(text);
-    let (prose, spans) = prose(&text);
-    let prose = without_quoted_markers(&prose);
-    let mut found = facts::detect(&prose);
-    for (fact, _) in &mut found.remember {
-        *fact = restore(fact, &spans);
-    }
-    for (goal, deadline) in &mut found.goals {
-        *goal = restore(goal, &spans);
-        if let Some(d) = deadline {
-            *d = restore(d, &spans).replace('`', "");
+    let (units, spans) = units(&text);
+    let mut found = Intents::default();
+    for u in units.iter().filter(|u| u.own) {
+        let prose = without_quoted_markers(&u.text);
+        let markers = facts::markers(&prose);
+        for (k, (range, intent)) in markers.iter().enumerate() {
+            // A marker that opens inside link text, struck-out text, an inline element or a
+            // table row is shown, not stated.
+            if u.shown.iter().any(|s| s.contains(&range.start)) {
+                continue;
+            }
+            // What stands before it in its paragraph, the markers before it blanked out.
+            let mut before = prose[..range.start].to_string();
+            for (r, _) in &markers[..k] {
+                before.replace_range(r.clone(), &" ".repeat(r.len()));
+            }
+            if !stated(intent, u, &before, &spans) {
+                continue;
+            }
+            found.add(match intent.clone() {
+                Intent::Remember(f, g) => Intent::Remember(restore(&f, &spans), g),
+                Intent::Goal(t, d) => {
+                    Intent::Goal(restore(&t, &spans), d.map(|d| restore(&d, &spans).replace('`', "")))
+                }
+                Intent::Done(t) => Intent::Done(restore(&t, &spans)),
+            });
         }
-    }
-    for done in &mut found.done {
-        *done = restore(done, &spans);
     }
     found
 }
 
-/// The prose of a markdown text: its paragraphs, list items, headings and table cells,
-/// without code blocks, block quotes and HTML; inline code spans as placeholders, with the
-/// spans (in backticks) beside.
-pub fn prose(text: &str) -> (String, Vec<String>) {
-    let mut out = String::with_capacity(text.len());
-    let mut spans = Vec::new();
-    // Depth inside material that is not the agent's own words.
-    let mut quoted = 0usize;
-    for event in Parser::new(text) {
+/// Whether `intent`, standing in `u` after `before` (code spans as placeholders: a colon or
+/// a full stop inside one ends nothing), is the agent's own statement.
+fn stated(intent: &Intent, u: &Unit, before: &str, spans: &[String]) -> bool {
+    if u.lead.quotes {
+        return false;
+    }
+    // Sources are named in code spans too (`docs/setup.md`).
+    let source = |clause: &str| names_a_source(&restore(clause, spans));
+    let sentence = last_sentence(before);
+    // `README.md line 3: [REMEMBER …]`, `The file says: …`: what follows the colon is the
+    // source's, to the paragraph's end. `The README says [GOAL: …]`: so is what follows
+    // the verb.
+    let colons = introductions(before);
+    if colons.iter().any(|&c| source(last_sentence(&before[..c]))) || ends_reporting(sentence) {
+        return false;
+    }
+    // A user-wide fact only where nothing introduces it: no colon before it in its
+    // paragraph, no lead-in ending with one, no source named in its sentence.
+    !(intent.is_global() && (u.lead.colon || !colons.is_empty() || source(sentence)))
+}
+
+/// One stretch of the message's prose: a paragraph, or a list item's own text.
+#[derive(Default)]
+struct Unit {
+    /// Its text: code spans as placeholders, escaped brackets as [`BRACKET`].
+    text: String,
+    /// The agent's own words (not a heading, read only as what introduces the next block).
+    own: bool,
+    /// Byte ranges of `text` that are shown rather than said: link and image text, struck-out
+    /// text, inline HTML elements, table rows.
+    shown: Vec<Range<usize>>,
+    /// What introduces it: the paragraph or item just before, the lists it is in.
+    lead: Lead,
+}
+
+/// What a block says of the one after it.
+#[derive(Default, Clone, Copy)]
+struct Lead {
+    /// It ends with a colon: what follows is introduced.
+    colon: bool,
+    /// It ends with a colon after words that name a source: what follows is quoted.
+    quotes: bool,
+}
+
+impl Lead {
+    fn of(text: &str) -> Lead {
+        let t = text.trim_end();
+        match t.strip_suffix(':') {
+            Some(head) => Lead { colon: true, quotes: names_a_source(last_sentence(head)) },
+            None => Lead::default(),
+        }
+    }
+
+    fn or(self, other: Lead) -> Lead {
+        Lead { colon: self.colon || other.colon, quotes: self.quotes || other.quotes }
+    }
+}
+
+/// The message's prose, unit by unit, and the code spans its placeholders stand for.
+fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
+    let (hidden, inline_pairs) = html_elements(text);
+    let hidden_at = |at: usize| hidden.iter().any(|r| r.contains(&at));
+    let mut out: Vec<Unit> = Vec::new();
+    let mut spans: Vec<String> = Vec::new();
+    // Depth inside blocks that are not the agent's prose: code, quotes, HTML, tables, footnotes.
+    let mut foreign = 0usize;
+    let mut heading = false;
+    // What introduces each list the text is in.
+    let mut lists: Vec<Lead> = Vec::new();
+    // What the unit just finished says of the next one.
+    let mut last: Option<Lead> = None;
+    let mut cur: Option<Unit> = None;
+    // Open link, image and strike-through spans, and inline elements (with where they close).
+    let mut shown_open: Vec<usize> = Vec::new();
+    let mut elements_open: Vec<(usize, usize)> = Vec::new();
+    let finish = |cur: &mut Option<Unit>, out: &mut Vec<Unit>, last: &mut Option<Lead>, spans: &[String]| {
+        if let Some(u) = cur.take() {
+            *last = Some(Lead::of(&restore(&u.text, spans)));
+            out.push(u);
+        }
+    };
+    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
         match event {
-            Event::Start(Tag::CodeBlock(_) | Tag::BlockQuote(_) | Tag::HtmlBlock) => quoted += 1,
-            Event::End(TagEnd::CodeBlock | TagEnd::BlockQuote(_) | TagEnd::HtmlBlock) => {
-                quoted = quoted.saturating_sub(1);
-                out.push('\n');
+            Event::Start(
+                Tag::CodeBlock(_) | Tag::BlockQuote(_) | Tag::HtmlBlock | Tag::Table(_) | Tag::FootnoteDefinition(_),
+            ) => {
+                finish(&mut cur, &mut out, &mut last, &spans);
+                foreign += 1;
+                last = None;
             }
-            Event::Text(t) if quoted == 0 => out.extend(t.chars().filter(|c| *c != OPEN && *c != CLOSE)),
-            Event::Code(code) if quoted == 0 => {
-                out.push(OPEN);
-                out.push_str(&spans.len().to_string());
-                out.push(CLOSE);
-                spans.push(format!("`{}`", code.replace([OPEN, CLOSE], "")));
+            Event::End(
+                TagEnd::CodeBlock
+                | TagEnd::BlockQuote(_)
+                | TagEnd::HtmlBlock
+                | TagEnd::Table
+                | TagEnd::FootnoteDefinition,
+            ) => {
+                foreign = foreign.saturating_sub(1);
+                last = None;
             }
-            Event::SoftBreak | Event::HardBreak if quoted == 0 => out.push(' '),
-            Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::Heading(_) | TagEnd::TableCell) => out.push('\n'),
-            // Inline HTML (comments, `<pre>` opened mid-paragraph) and the rest.
+            Event::Start(Tag::Heading { .. }) => {
+                finish(&mut cur, &mut out, &mut last, &spans);
+                heading = true;
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                finish(&mut cur, &mut out, &mut last, &spans);
+                heading = false;
+            }
+            Event::Start(Tag::Paragraph | Tag::Item) | Event::End(TagEnd::Paragraph | TagEnd::Item) => {
+                finish(&mut cur, &mut out, &mut last, &spans);
+                shown_open.clear();
+                elements_open.clear();
+            }
+            Event::Start(Tag::List(_)) => {
+                finish(&mut cur, &mut out, &mut last, &spans);
+                lists.push(last.take().unwrap_or_default());
+            }
+            Event::End(TagEnd::List(_)) => {
+                lists.pop();
+                last = None;
+            }
+            _ if foreign > 0 || hidden_at(range.start) => {}
+            Event::Start(Tag::Link { .. } | Tag::Image { .. } | Tag::Strikethrough) => {
+                let u = unit(&mut cur, heading, &lists, last);
+                shown_open.push(u.text.len());
+            }
+            Event::End(TagEnd::Link | TagEnd::Image | TagEnd::Strikethrough) => {
+                if let (Some(from), Some(u)) = (shown_open.pop(), cur.as_mut()) {
+                    u.shown.push(from..u.text.len());
+                }
+            }
+            Event::InlineHtml(_) => {
+                if let Some(&(_, close)) = inline_pairs.iter().find(|(open, _)| *open == range.start) {
+                    let u = unit(&mut cur, heading, &lists, last);
+                    elements_open.push((u.text.len(), close));
+                } else if let Some(i) = elements_open.iter().rposition(|(_, close)| *close == range.start) {
+                    let (from, _) = elements_open.remove(i);
+                    if let Some(u) = cur.as_mut() {
+                        u.shown.push(from..u.text.len());
+                    }
+                }
+            }
+            Event::Text(t) => {
+                let row = table_row(text, range.start);
+                let u = unit(&mut cur, heading, &lists, last);
+                let from = u.text.len();
+                let escaped = t.starts_with(['[', ']']) && escaped_at(text, range.clone());
+                let mut chars = t.chars().filter(|c| !matches!(*c, OPEN | CLOSE | BRACKET | CLOSING));
+                if escaped {
+                    u.text.push(if chars.next() == Some('[') { BRACKET } else { CLOSING });
+                }
+                u.text.extend(chars);
+                if row {
+                    u.shown.push(from..u.text.len());
+                }
+            }
+            Event::Code(code) => {
+                let u = unit(&mut cur, heading, &lists, last);
+                u.text.push(OPEN);
+                u.text.push_str(&spans.len().to_string());
+                u.text.push(CLOSE);
+                spans.push(format!("`{}`", code.replace([OPEN, CLOSE, BRACKET, CLOSING], "")));
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                if let Some(u) = cur.as_mut() {
+                    u.text.push(' ');
+                }
+            }
             _ => {}
         }
     }
+    finish(&mut cur, &mut out, &mut last, &spans);
     (out, spans)
+}
+
+/// The unit being read, started if need be with what introduces it.
+fn unit<'a>(cur: &'a mut Option<Unit>, heading: bool, lists: &[Lead], last: Option<Lead>) -> &'a mut Unit {
+    cur.get_or_insert_with(|| Unit {
+        own: !heading,
+        lead: lists.iter().fold(last.unwrap_or_default(), |a, l| a.or(*l)),
+        ..Unit::default()
+    })
+}
+
+/// Whether the text event at `range` of `text`, which reads as `[…` or `]…`, was written
+/// with its bracket escaped (`\[`, after an odd run of backslashes) or as an entity
+/// (`&#91;`).
+fn escaped_at(text: &str, range: Range<usize>) -> bool {
+    let written = text.get(range.clone()).unwrap_or("");
+    let backslashes = text.as_bytes()[..range.start.min(text.len())].iter().rev().take_while(|&&b| b == b'\\').count();
+    written.starts_with('&')
+        || (written.starts_with(['[', ']']) && backslashes % 2 == 1)
+        || written.starts_with("\\[")
+        || written.starts_with("\\]")
+}
+
+/// Whether the line of `text` holding `at` starts as a table row (`| a | b |`, after a list
+/// marker or not): a row read as a paragraph (no delimiter row under a header) is still a
+/// table's cell to the reader.
+fn table_row(text: &str, at: usize) -> bool {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].split('\n').next().unwrap_or("");
+    let body = list_item_body(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
+    body.starts_with('|')
+}
+
+/// HTML elements in `text`: the byte ranges that elements opened by HTML blocks hold until
+/// they close (`<details>` … `</details>`, paragraphs between them included; an element
+/// left open holds the rest of the message, but for those whose end tag is optional), and
+/// the inline elements that close within their paragraph, as (where the open tag's event
+/// starts, where the close tag's does).
+fn html_elements(text: &str) -> (Vec<Range<usize>>, Vec<(usize, usize)>) {
+    let mut hidden = Vec::new();
+    let mut pairs = Vec::new();
+    let mut blocks: Vec<(String, usize)> = Vec::new();
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        match event {
+            Event::Html(h) => {
+                for (name, closing) in tags(&h) {
+                    if !closing {
+                        blocks.push((name, range.start));
+                    } else if let Some(i) = blocks.iter().rposition(|(n, _)| *n == name) {
+                        hidden.push(blocks[i].1..range.end);
+                        blocks.truncate(i);
+                    }
+                }
+            }
+            Event::InlineHtml(h) => {
+                for (name, closing) in tags(&h) {
+                    if !closing {
+                        inline.push((name, range.start));
+                    } else if let Some(i) = inline.iter().rposition(|(n, _)| *n == name) {
+                        pairs.push((inline[i].1, range.start));
+                        inline.truncate(i);
+                    }
+                }
+            }
+            Event::Start(Tag::Paragraph | Tag::Heading { .. } | Tag::Item | Tag::TableCell)
+            | Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::TableCell) => inline.clear(),
+            _ => {}
+        }
+    }
+    const OPTIONAL_END: &[&str] = &[
+        "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot", "colgroup", "rp",
+        "rt", "html", "head", "body",
+    ];
+    for (name, from) in blocks {
+        if !OPTIONAL_END.contains(&name.as_str()) {
+            hidden.push(from..text.len());
+        }
+    }
+    (hidden, pairs)
+}
+
+/// The element tags in a piece of HTML, in order: (lowercase name, a closing tag). Void
+/// elements (`<br>`, `<img …>`) and self-closing tags open nothing; comments, declarations
+/// and processing instructions are not tags.
+fn tags(html: &str) -> Vec<(String, bool)> {
+    const VOID: &[&str] = &[
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr",
+    ];
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        let closing = rest.starts_with('/');
+        let name_at = usize::from(closing);
+        let name: String = rest[name_at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let end = rest.find('>').unwrap_or(rest.len());
+        let self_closing = rest[..end].trim_end().ends_with('/');
+        if closing || !(self_closing || VOID.contains(&name.as_str())) {
+            out.push((name, closing));
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// The text after the last sentence end in `text` (`. `, `! `, `? `, a line break).
+fn last_sentence(text: &str) -> &str {
+    let ends = [". ", "! ", "? ", ".\t", "\n"];
+    let at = ends.iter().filter_map(|e| text.rfind(e).map(|i| i + e.len())).max().unwrap_or(0);
+    &text[at..]
+}
+
+/// Where the colons that introduce what follows (`: `, or a colon at the end) are in
+/// `text`; `https://` and `10:30` introduce nothing.
+fn introductions(text: &str) -> Vec<usize> {
+    let t = text.trim_end();
+    t.match_indices(':')
+        .map(|(i, _)| i)
+        .filter(|&i| t[i + 1..].chars().next().is_none_or(char::is_whitespace))
+        .collect()
+}
+
+/// Verbs that report what a source says, beside [`ATTRIBUTIONS`].
+const REPORTING: &[&str] = &[
+    "say",
+    "state",
+    "read",
+    "write",
+    "lists",
+    "listed",
+    "shows",
+    "showed",
+    "prints",
+    "printed",
+    "outputs",
+    "returns",
+    "returned",
+    "includes",
+    "included",
+    "defines",
+    "specifies",
+    "documents",
+    "describes",
+    "contain",
+    "contained",
+    "quoted",
+    "instructed",
+    "wants",
+    "requests",
+    "demands",
+];
+
+/// Nouns that name where text comes from (`The file:`, `Test output:`).
+const SOURCES: &[&str] = &[
+    "readme",
+    "changelog",
+    "license",
+    "makefile",
+    "dockerfile",
+    "file",
+    "documentation",
+    "docs",
+    "page",
+    "comment",
+    "comments",
+    "issue",
+    "log",
+    "logs",
+    "output",
+    "transcript",
+    "email",
+    "website",
+    "wiki",
+    "ticket",
+    "instructions",
+];
+
+/// Whether `word` is a verb that reports a source's words, after `subject` (the word before
+/// it). The user and the agent are no source: `As you asked, [REMEMBER: …]` is a request
+/// kept, and `The user says: …` is the agent's report of it.
+fn reporting(subject: &str, word: &str) -> bool {
+    const PEOPLE: &[&str] = &["i", "we", "you", "user", "me", "us"];
+    ATTRIBUTIONS.iter().chain(REPORTING).any(|a| a.eq_ignore_ascii_case(word))
+        && !PEOPLE.iter().any(|p| p.eq_ignore_ascii_case(subject))
+}
+
+/// The words of `text`, letters and digits.
+fn words(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
+}
+
+/// Whether `clause` (what stands before a colon, or a sentence) names a source of words:
+/// a reporting verb after its subject (`The README says`, not `Notes`), a source noun, a
+/// file or path (`README.md`, `src/x.rs`, a URL), or a line of one (`line 3`, `L3`).
+fn names_a_source(clause: &str) -> bool {
+    let words = words(clause);
+    if words.windows(2).any(|p| reporting(p[0], p[1]))
+        || words.iter().any(|w| SOURCES.iter().any(|s| s.eq_ignore_ascii_case(w)))
+    {
+        return true;
+    }
+    let line_no =
+        words.windows(2).any(|p| {
+            (p[0].eq_ignore_ascii_case("line") || p[0].eq_ignore_ascii_case("lines"))
+                && p[1].bytes().all(|b| b.is_ascii_digit())
+        }) || words.iter().any(|w| w.len() > 1 && w.starts_with('L') && w[1..].bytes().all(|b| b.is_ascii_digit()));
+    line_no || clause.split_whitespace().any(looks_like_a_file)
+}
+
+/// `README.md`, `src/x.rs`, `https://…`: a token that names a file or a place.
+fn looks_like_a_file(token: &str) -> bool {
+    let t = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '/' && c != '_' && c != '-' && c != '.');
+    let t = t.trim_end_matches('.');
+    if t.len() > 1 && t.contains('/') && t.chars().any(char::is_alphanumeric) {
+        return true;
+    }
+    match t.rsplit_once('.') {
+        Some((name, ext)) => {
+            !name.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+                && (name.len() > 1 || ext.len() > 1)
+        }
+        None => false,
+    }
+}
+
+/// Whether `sentence` ends with a reporting verb after its subject (`The README says`,
+/// `it reads`): what follows is the source's words.
+fn ends_reporting(sentence: &str) -> bool {
+    let words = words(sentence);
+    let tail = sentence.trim_end().trim_end_matches(',').trim_end();
+    match words.as_slice() {
+        [.., subject, verb] => tail.ends_with(verb) && reporting(subject, verb),
+        _ => false,
+    }
 }
 
 /// `text` with what the agent only quotes blanked out: block quotes, code blocks, HTML
@@ -344,14 +768,10 @@ fn quotations(text: &str) -> Vec<(usize, usize)> {
 
 /// `prose` without the quotations (in marks of any script) that hold a marker: `The README
 /// says "[REMEMBER GLOBAL: …]"` shows someone else's words, and a global fact reaches every
-/// project's context. A quotation inside a marker of the agent's own stays.
+/// project's context. A quotation inside a marker of the agent's own stays. Byte for byte:
+/// what is blanked becomes as many spaces, so that offsets into `prose` still hold.
 fn without_quoted_markers(prose: &str) -> String {
-    let is_marker = |q: &str| {
-        q.match_indices('[').any(|(i, _)| {
-            let tag = q[i + 1..].split([':', ']']).next().unwrap_or("").trim().to_ascii_uppercase();
-            matches!(tag.as_str(), "REMEMBER" | "REMEMBER GLOBAL" | "REMEMBER-GLOBAL" | "GOAL" | "DONE")
-        })
-    };
+    let is_marker = |q: &str| q.match_indices('[').any(|(i, _)| facts::tag(&q[i + 1..]).is_some());
     let hide: Vec<(usize, usize)> = quotations(prose).into_iter().filter(|&(a, b)| is_marker(&prose[a..b])).collect();
     if hide.is_empty() {
         return prose.to_string();
@@ -363,14 +783,18 @@ fn without_quoted_markers(prose: &str) -> String {
             continue;
         }
         out.push_str(&prose[at..a]);
-        out.extend(prose[a..b].chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
+        out.extend(prose[a..b].chars().flat_map(|c| {
+            let n = if c == '\n' { 0 } else { c.len_utf8() };
+            std::iter::repeat_n(' ', n).chain((c == '\n').then_some('\n'))
+        }));
         at = b;
     }
     out.push_str(&prose[at..]);
     out
 }
 
-/// `text` with its placeholders replaced by the code spans they stand for.
+/// `text` with its placeholders replaced by the code spans they stand for, and escaped
+/// brackets by brackets.
 fn restore(text: &str, spans: &[String]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -387,7 +811,14 @@ fn restore(text: &str, spans: &[String]) -> String {
         rest = &after[end + CLOSE.len_utf8()..];
     }
     out.push_str(rest);
-    out
+    out.replace(BRACKET, "[").replace(CLOSING, "]")
+}
+
+/// The prose of a markdown text as [`detect`] reads it, its units one per line.
+#[cfg(test)]
+pub fn prose(text: &str) -> (String, Vec<String>) {
+    let (units, spans) = units(text);
+    (units.iter().filter(|u| u.own).map(|u| format!("{}\n", u.text)).collect(), spans)
 }
 
 #[cfg(test)]
@@ -436,11 +867,96 @@ mod tests {
     }
 
     #[test]
-    fn markers_in_the_agents_own_words_are_found_wherever_they_stand() {
-        let i = detect("## Summary\n- [REMEMBER: in a list]\n- step\n  [REMEMBER: wrapped]\n\n| a | [GOAL: in a table] |\n|---|---|\n| 1 | 2 |\n\n**[REMEMBER: bold]**");
+    fn markers_in_the_agents_own_paragraphs_and_items_are_found() {
+        let i = detect(
+            "## Summary\n- [REMEMBER: in a list]\n- step\n  [REMEMBER: wrapped]\n\n| a | [GOAL: in a table] |\n|---|---|\n| 1 | 2 |\n\n\
+             **[REMEMBER: bold]** and *[REMEMBER: emphasised]*\n\n1. [REMEMBER GLOBAL: the user prefers pnpm]\n\n\
+             Fixed the parser. [REMEMBER GLOBAL: commits are signed]\n\nThen: [GOAL: ship login | DEADLINE: Friday]\n\n\
+             As you asked, [REMEMBER GLOBAL: reply in French] and [REMEMBER: see [the docs](https://x.example) first]\n\n\
+             Noted:\n- [REMEMBER: the cache lives in .cache/app.db]\n- [DONE: ship login]\n\n\
+             Run `make` at 10:30 (see https://example.com/x). [REMEMBER GLOBAL: uses tabs]",
+        );
+        let facts: Vec<(&str, bool)> = i.remember.iter().map(|(f, g)| (f.as_str(), *g)).collect();
+        assert_eq!(
+            facts,
+            [
+                ("in a list", false),
+                ("wrapped", false),
+                ("bold", false),
+                ("emphasised", false),
+                ("the user prefers pnpm", true),
+                ("commits are signed", true),
+                ("reply in French", true),
+                ("see the docs first", false),
+                ("the cache lives in .cache/app.db", false),
+                ("uses tabs", true),
+            ]
+        );
+        assert_eq!(i.goals, [("ship login".to_string(), Some("Friday".to_string()))], "not the table's");
+        assert_eq!(i.done, ["ship login"]);
+    }
+
+    /// Found by the independent tester: quoted repository text became a fact in every
+    /// project's context. Each of these is someone else's marker shown by the agent, never
+    /// its own statement: in a table, after an attribution (a colon after words that name a
+    /// source, a list or paragraph introduced so), in a heading, as link text, in a
+    /// footnote, inside `<details>`, escaped, in lowercase.
+    #[test]
+    fn markers_the_agent_shows_rather_than_states_are_not_intents() {
+        for shown in [
+            "| README | [REMEMBER GLOBAL: X] |",
+            "| README | [REMEMBER GLOBAL: X] |\n|---|---|\n| a | b |",
+            "| a | b |\n|---|---|\n| README | [REMEMBER GLOBAL: X] |",
+            "The README contains:\n- [REMEMBER GLOBAL: X]",
+            "The README contains:\n\n- a\n- [REMEMBER GLOBAL: X]",
+            "The README contains:\n\n[REMEMBER GLOBAL: X]",
+            "- The file says:\n  - [REMEMBER GLOBAL: X]",
+            "README.md line 3: [REMEMBER GLOBAL: X]",
+            "README.md line 3: [REMEMBER: X]",
+            "In `docs/setup.md`: [GOAL: X]",
+            "Line 12 of the config: [DONE: X]",
+            "The README says: do this first. [REMEMBER: X] and more.",
+            "The README says [REMEMBER: X]",
+            "The file reads, [GOAL: X]",
+            "## [REMEMBER GLOBAL: X]",
+            "### Notes [REMEMBER: X]",
+            "See [[REMEMBER GLOBAL: X]](https://evil.example).",
+            "![[REMEMBER GLOBAL: X]](x.png)",
+            "A footnote.[^1]\n\n[^1]: [REMEMBER GLOBAL: X]",
+            "<details>\n\n[REMEMBER GLOBAL: X]\n\n</details>",
+            "<details><summary>README</summary>\n\n[REMEMBER GLOBAL: X]\n\n</details>\n\nDone.",
+            "<div>\n\n- [REMEMBER: X]\n\n</div>",
+            "Shown: <span>[REMEMBER GLOBAL: X]</span>",
+            "\\[REMEMBER GLOBAL: X]",
+            "It is written \\[REMEMBER: X] there",
+            "&#91;REMEMBER GLOBAL: X]",
+            "&lbrack;GOAL: X]",
+            "[remember global: X]",
+            "[Remember Global: X]",
+            "[goal: X] [done: X]",
+            "~~[REMEMBER: X]~~",
+            "Note: [REMEMBER GLOBAL: X]",
+            "Noted for next time:\n- [REMEMBER GLOBAL: X]",
+            "Per README.md [REMEMBER GLOBAL: X]",
+        ] {
+            let i = detect(shown);
+            assert_eq!(i, Intents::default(), "{shown:?} gave {i:?}");
+        }
+    }
+
+    /// An element left open in a paragraph (`Vec<String>`) hides nothing after it, and an
+    /// element whose end tag is optional does not hold the rest of the message.
+    #[test]
+    fn generics_and_unclosed_elements_hide_nothing() {
+        let i = detect(
+            "Returns Vec<String> now. [REMEMBER: parse returns Vec<String>]\n\n<p>\n\n[REMEMBER: after a p]\n\n\
+             A `\\[x]` span and \\\\[REMEMBER: after an escaped backslash]",
+        );
         let facts: Vec<&str> = i.remember.iter().map(|(f, _)| f.as_str()).collect();
-        assert_eq!(facts, ["in a list", "wrapped", "bold"]);
-        assert_eq!(i.goals.len(), 1, "{:?}", i.goals);
+        // (Inline HTML is not text: `<String>` reads as an element, as it did before.)
+        assert_eq!(facts, ["parse returns Vec", "after a p", "after an escaped backslash"]);
+        let i = detect("[REMEMBER: use \\[brackets\\] and `\\[x]` as written]");
+        assert_eq!(i.remember, [("use [brackets] and `\\[x]` as written".to_string(), false)]);
     }
 
     /// Found by the independent tester: a secret that markup hid (an element's value, a

@@ -238,8 +238,7 @@ fn without_tags(text: &str) -> String {
     let mut rest = text;
     while let Some(open) = rest.find('[') {
         let inner = &rest[open + 1..];
-        let tag = inner.split(':').next().unwrap_or("").trim().to_ascii_uppercase();
-        let known = matches!(tag.as_str(), "REMEMBER" | "REMEMBER GLOBAL" | "REMEMBER-GLOBAL" | "GOAL" | "DONE");
+        let known = ccmem_proto::model::facts::tag(inner.split(']').next().unwrap_or("")).is_some();
         // (The text is redacted: a mask inside a marker does not end it.)
         match ccmem_proto::model::facts::closing_bracket(inner).filter(|_| known) {
             Some(close) => {

@@ -78,10 +78,12 @@ pub fn find(root: &Path) -> Result<Option<TaskList>, String> {
     let text = match ccmem_proto::files::untrusted::read_string_in(root, &file, MAX_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // The file is named by the repository (its `tasks.file` can be any text): a code
+        // span of one line in the warning that `status` and the agent read.
         Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-            return Err(format!("{rel} is larger than {} MiB", MAX_BYTES >> 20))
+            return Err(format!("{} is larger than {} MiB", ccmem_proto::quote::name_code(&rel), MAX_BYTES >> 20))
         }
-        Err(e) => return Err(format!("{rel}: {e}")),
+        Err(e) => return Err(format!("{}: {e}", ccmem_proto::quote::name_code(&rel))),
     };
     let modified = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
     let mut list = parse_once(&file, &text);
@@ -391,7 +393,8 @@ pub fn refresh(s: &mut Session) -> Option<TaskList> {
     if list.left_out > 0 {
         s.warnings.push(format!(
             "{CUT}{} has more than {MAX_TASKS} tasks: the first {MAX_TASKS} are read, {} left out",
-            list.file, list.left_out
+            ccmem_proto::quote::name_code(&list.file),
+            list.left_out
         ));
     }
     let (done, total) = list.counts();

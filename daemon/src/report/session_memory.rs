@@ -69,6 +69,7 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
             branch: if s.git.branch.is_empty() { "unknown".into() } else { line(&s.git.branch, 200) },
             session_duration: crate::clock::parse_iso(&s.created_at).map(|c| duration(now - c)),
             version: report::FORMAT_VERSION.into(),
+            left_out: Vec::new(),
         },
         work: crate::agent::context::report_work(s, now),
         summary: ExecutiveSummary {
@@ -391,26 +392,125 @@ fn tidy(m: &mut SessionMemory) {
     }
 }
 
-/// Shrinks the longest lists until the markdown is under 50 KB: low-priority files and
-/// blockers first, then failures.
+/// Phases listed at most, before any is taken out for size: a task list can have thousands
+/// (a heading per task), and a table of them is most of the report's 50 KB.
+const PHASES_SHOWN: usize = 30;
+
+/// Keeps at most `keep` phases of `t`, in file order: a few before the current one (the
+/// current task's, else the first unfinished), it, and those after; the number left out.
+fn cap_phases(t: &mut TaskStatus, keep: usize) -> usize {
+    let n = t.phases.len();
+    if n <= keep {
+        return 0;
+    }
+    let current = t
+        .current_task
+        .as_ref()
+        .and_then(|c| t.phases.iter().position(|p| p.name == c.phase))
+        .or_else(|| t.phases.iter().position(|p| p.completed < p.total))
+        .unwrap_or(n - 1);
+    let from = current.saturating_sub(keep / 4).min(n - keep);
+    t.phases = t.phases.drain(from..from + keep).collect();
+    n - keep
+}
+
+/// What [`fit`] took out of each list.
+#[derive(Default)]
+struct LeftOut {
+    phases: (usize, usize),
+    next_tasks: usize,
+    blockers: usize,
+    files: usize,
+    servers: usize,
+    build_errors: usize,
+    managers: usize,
+    work: usize,
+}
+
+impl LeftOut {
+    /// The header's `**Left Out**` items (failing tests are counted in their suites).
+    fn items(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.phases.0 > 0 {
+            out.push(format!(
+                "{} of {} phases (the completion status counts their tasks)",
+                self.phases.0, self.phases.1
+            ));
+        }
+        for (n, what) in [
+            (self.next_tasks, "next tasks"),
+            (self.blockers, "blockers, the least urgent"),
+            (self.files, "files needing attention, the least urgent"),
+            (self.servers, "dev servers"),
+            (self.build_errors, "build errors"),
+            (self.managers, "package managers"),
+            (self.work, "lines of Where You Left Off, its last"),
+        ] {
+            if n > 0 {
+                out.push(format!("{n} {what}"));
+            }
+        }
+        out
+    }
+}
+
+/// Shrinks the lists until the markdown is under 50 KB, so that the report always passes
+/// its own `report --check`: the phases to [`PHASES_SHOWN`] first, then one item at a time,
+/// what is missed least first (low-priority files and blockers, phases far from the current
+/// one, failing tests past five, servers), down to nothing if need be. The header says what
+/// was left out.
 fn fit(m: &mut SessionMemory) {
-    while report::serialize(m).len() > report::MAX_BYTES {
-        if m.files_needing_attention.len() > 10 {
-            m.files_needing_attention.pop();
-        } else if m.blockers.len() > 10 {
-            m.blockers.pop();
-        } else if m.test_results.unit.failures.len() > 5 {
-            m.test_results.unit.failures.pop();
-            m.test_results.unit.more_failures += 1;
-        } else if m.test_results.e2e.failures.len() > 5 {
-            m.test_results.e2e.failures.pop();
-            m.test_results.e2e.more_failures += 1;
-        } else if !m.environment.servers.is_empty() {
-            m.environment.servers.pop();
-        } else {
+    let total_phases = m.task_status.phases.len();
+    let mut gone =
+        LeftOut { phases: (cap_phases(&mut m.task_status, PHASES_SHOWN), total_phases), ..LeftOut::default() };
+    loop {
+        m.metadata.left_out = gone.items();
+        if report::serialize(m).len() <= report::MAX_BYTES || !shrink(m, &mut gone) {
             break;
         }
     }
+}
+
+/// Takes one item out of the report, the one missed least; false when nothing is left to take.
+fn shrink(m: &mut SessionMemory, gone: &mut LeftOut) -> bool {
+    let t = &mut m.task_status;
+    let env = &mut m.environment;
+    let (unit, e2e) = (&mut m.test_results.unit, &mut m.test_results.e2e);
+    let failures = |suite: &mut TestSuite, above: usize| {
+        (suite.failures.len() > above).then(|| {
+            suite.failures.pop();
+            suite.more_failures += 1;
+        })
+    };
+    for floor in [10, 3, 0] {
+        let taken = if m.files_needing_attention.len() > floor {
+            m.files_needing_attention.pop().map(|_| gone.files += 1)
+        } else if m.blockers.len() > floor {
+            m.blockers.pop().map(|_| gone.blockers += 1)
+        } else if t.phases.len() > floor.max(1) {
+            t.phases.pop().map(|_| gone.phases.0 += 1)
+        } else if let Some(()) = failures(unit, floor / 2) {
+            Some(())
+        } else if let Some(()) = failures(e2e, floor / 2) {
+            Some(())
+        } else if env.servers.len() > floor / 2 {
+            env.servers.pop().map(|_| gone.servers += 1)
+        } else if env.build.errors.len() > floor / 2 {
+            env.build.errors.pop().map(|_| gone.build_errors += 1)
+        } else if env.dependencies.managers.len() > floor {
+            env.dependencies.managers.pop().map(|_| gone.managers += 1)
+        } else if t.next_tasks.len() > floor / 2 {
+            t.next_tasks.pop().map(|_| gone.next_tasks += 1)
+        } else if m.work.len() > floor * 4 {
+            m.work.pop().map(|_| gone.work += 1)
+        } else {
+            None
+        };
+        if taken.is_some() {
+            return true;
+        }
+    }
+    false
 }
 
 /// Writes the report into the project (atomically); returns its size in bytes.

@@ -31,7 +31,16 @@ pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>>
     // naming files): whatever a client prints or hands an agent holds no escape sequence,
     // control or invisible character.
     match &mut outcome {
-        Ok(v) => ccmem_proto::printable::json(v),
+        Ok(v) => {
+            // What these return is shown (by ccmemctl, to the agent by the MCP tools): the
+            // project's own path, kept whole where the daemon watches it, can hold a token,
+            // and so can paths in warnings. Their other text was redacted on its way in;
+            // redacting it again changes nothing.
+            if SHOWN.contains(&incoming.method.as_str()) {
+                crate::text::redact_json(v);
+            }
+            ccmem_proto::printable::json(v)
+        }
         // An error can quote a hand-written file (a memory's invalid tag) or what the client
         // sent (a relative path, `path must be absolute, got ghp_…`): redacted too, its
         // `data` with it (a client shows and logs `data.detail`).
@@ -50,6 +59,23 @@ fn redact_error(e: &mut RpcError) {
         crate::text::redact_json(d);
     }
 }
+
+/// Methods whose replies are shown to a person or the agent, paths and all. (The context and
+/// a hook's answer are redacted whole where they are made; memories as they are served.)
+const SHOWN: &[&str] = &[
+    method::STATUS,
+    method::WATCH,
+    method::UNWATCH,
+    method::PROJECTS,
+    method::CHECKPOINT,
+    method::RESET,
+    method::HISTORY,
+    method::FACTS,
+    method::CONFIG_SHOW,
+    method::CONFIG_RELOAD,
+    method::REPORT,
+    method::TEST_REPORT,
+];
 
 async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Shared>) -> Result<Value, RpcError> {
     match name {

@@ -236,7 +236,7 @@ pub fn annotate(s: &mut Session, rel: &str, summary: &str, workflow: &str, creat
 pub fn handoff(a: &ccmem_proto::model::session::ArchivedSession) -> Option<ccmem_proto::model::session::Handoff> {
     let s = &a.session;
     let conversation =
-        s.conversations.iter().filter(|c| c.did_work()).max_by(|x, y| x.last_activity.cmp(&y.last_activity)).cloned();
+        s.conversations.iter().filter(|c| c.did_work()).max_by(|x, y| x.recency().cmp(&y.recency())).cloned();
     if conversation.is_none() && s.todos.is_empty() && s.failures.is_empty() && s.edited_files.is_empty() {
         return s.previous.as_deref().cloned();
     }

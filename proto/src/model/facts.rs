@@ -92,25 +92,59 @@ pub struct Intents {
     pub done: Vec<String>,
 }
 
-/// Finds every `[REMEMBER: …]`, `[REMEMBER GLOBAL: …]`, `[GOAL: … | DEADLINE: …]` and
-/// `[DONE: …]` in `text`. Tags are case-insensitive; empty ones are dropped. The daemon
-/// passes the prose of a message only (quoted material is not the agent's intent).
-pub fn detect(text: &str) -> Intents {
-    let mut out = Intents::default();
-    let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        let after = &rest[open + 1..];
+/// One intent, as a marker states it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    /// `[REMEMBER: fact]`, or `[REMEMBER GLOBAL: fact]` (true: user-wide).
+    Remember(String, bool),
+    /// `[GOAL: text | DEADLINE: when]`.
+    Goal(String, Option<String>),
+    /// `[DONE: text]`.
+    Done(String),
+}
+
+impl Intent {
+    /// A user-wide fact: it reaches every project's context.
+    pub fn is_global(&self) -> bool {
+        matches!(self, Intent::Remember(_, true))
+    }
+}
+
+/// The tags a marker may open with, exactly as documented (uppercase, one space in
+/// `REMEMBER GLOBAL`): `[remember global: …]` or `[Remember: …]` is text. An agent writes the
+/// markers it was told of; text in another case is more likely quoted from elsewhere.
+pub const TAGS: [&str; 4] = ["REMEMBER", "REMEMBER GLOBAL", "GOAL", "DONE"];
+
+/// The tag of the marker whose text after its `[` is `inner`, if it opens one.
+pub fn tag(inner: &str) -> Option<&'static str> {
+    let (tag, _) = inner.split_once(':')?;
+    let tag = tag.trim();
+    TAGS.iter().copied().find(|t| *t == tag)
+}
+
+/// Every marker in `text`: where it stands (from its `[` to its `]`) and what it says. Empty
+/// ones are dropped.
+pub fn markers(text: &str) -> Vec<(std::ops::Range<usize>, Intent)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find('[').map(|i| i + from) {
+        let after = &text[open + 1..];
         let Some(close) = closing_bracket(after) else { break };
         let inner = &after[..close];
-        rest = &after[close + 1..];
-        let Some((tag, body)) = inner.split_once(':') else { continue };
-        let body = body.trim();
+        let end = open + 1 + close + 1;
+        let Some(t) = tag(inner) else {
+            // Not a marker: what follows its `[` may hold one.
+            from = open + 1;
+            continue;
+        };
+        from = end;
+        let body = inner.split_once(':').map_or("", |(_, b)| b).trim();
         if body.is_empty() {
             continue;
         }
-        match tag.trim().to_ascii_uppercase().as_str() {
-            "REMEMBER" => out.remember.push((body.to_string(), false)),
-            "REMEMBER GLOBAL" | "REMEMBER-GLOBAL" => out.remember.push((body.to_string(), true)),
+        let intent = match t {
+            "REMEMBER" => Intent::Remember(body.to_string(), false),
+            "REMEMBER GLOBAL" => Intent::Remember(body.to_string(), true),
             "GOAL" => {
                 let (text, deadline) = match body.split_once('|') {
                     Some((t, d)) => {
@@ -124,15 +158,38 @@ pub fn detect(text: &str) -> Intents {
                     }
                     None => (body, None),
                 };
-                if !text.is_empty() {
-                    out.goals.push((text.to_string(), deadline));
+                if text.is_empty() {
+                    continue;
                 }
+                Intent::Goal(text.to_string(), deadline)
             }
-            "DONE" => out.done.push(body.to_string()),
-            _ => {}
-        }
+            _ => Intent::Done(body.to_string()),
+        };
+        out.push((open..end, intent));
     }
     out
+}
+
+/// Finds every `[REMEMBER: …]`, `[REMEMBER GLOBAL: …]`, `[GOAL: … | DEADLINE: …]` and
+/// `[DONE: …]` in `text`, tags as [`TAGS`] writes them; empty ones are dropped. The daemon
+/// passes the agent's own prose only, marker by marker (quoted material is not its intent).
+pub fn detect(text: &str) -> Intents {
+    let mut out = Intents::default();
+    for (_, intent) in markers(text) {
+        out.add(intent);
+    }
+    out
+}
+
+impl Intents {
+    /// Adds one intent found.
+    pub fn add(&mut self, intent: Intent) {
+        match intent {
+            Intent::Remember(fact, global) => self.remember.push((fact, global)),
+            Intent::Goal(text, deadline) => self.goals.push((text, deadline)),
+            Intent::Done(text) => self.done.push(text),
+        }
+    }
 }
 
 /// Where the `]` that closes a marker is in `text` (what follows its `[`): the first one
@@ -187,7 +244,7 @@ mod tests {
     #[test]
     fn detects_every_intent() {
         let i = detect(
-            "Done. [REMEMBER: the API uses cursor pagination] and [remember global: prefers pnpm] \
+            "Done. [REMEMBER: the API uses cursor pagination] and [REMEMBER GLOBAL: prefers pnpm] \
              [GOAL: ship OAuth login | DEADLINE: Friday] [GOAL: write docs] [DONE: oauth login] [REMEMBER: ] [NOTE: x] [broken",
         );
         assert_eq!(
@@ -199,6 +256,20 @@ mod tests {
             [("ship OAuth login".to_string(), Some("Friday".to_string())), ("write docs".to_string(), None)]
         );
         assert_eq!(i.done, ["oauth login"]);
+    }
+
+    /// Found by the independent tester: `[remember global: …]` in a quoted file became a
+    /// user-wide fact. Only the documented uppercase tags open a marker.
+    #[test]
+    fn only_the_documented_uppercase_tags_open_a_marker() {
+        let i = detect(
+            "[remember global: a] [Remember: b] [goal: c] [done: d] [REMEMBER-GLOBAL: e] [REMEMBER  GLOBAL: f] \
+             [x [REMEMBER: inside a bracket]] [ REMEMBER : spaced]",
+        );
+        assert_eq!(i.remember, [("inside a bracket".to_string(), false), ("spaced".to_string(), false)]);
+        assert!(i.goals.is_empty() && i.done.is_empty(), "{i:?}");
+        let m = markers("ab [GOAL: x | DEADLINE: y] c");
+        assert_eq!(m, [(3..26, Intent::Goal("x".into(), Some("y".into())))]);
     }
 
     #[test]

@@ -335,8 +335,7 @@ pub fn build(i: &Input, budget: usize) -> String {
 /// failures, last words, finished work, decisions; without what the report has sections
 /// of its own for (files, environment, task list, blockers).
 pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
-    let conversation =
-        s.conversations.iter().filter(|c| c.did_work()).max_by(|a, b| a.last_activity.cmp(&b.last_activity));
+    let conversation = s.conversations.iter().filter(|c| c.did_work()).max_by(|a, b| a.recency().cmp(&b.recency()));
     let memory = Facts::default();
     let input = Input {
         session: s,

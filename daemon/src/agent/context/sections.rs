@@ -107,7 +107,7 @@ pub(super) fn other_conversations(s: &Session, work: Option<&Conversation>, now:
         .filter(|c| work.is_none_or(|w| w.id != c.id))
         .filter(|c| c.todos.iter().any(|t| t.status != TodoStatus::Completed) || !c.digest.last_words.is_empty())
         .collect();
-    others.sort_by(|a, b| b.last_activity.cmp(&a.last_activity));
+    others.sort_by(|a, b| b.recency().cmp(&a.recency()));
     let mut out = Vec::new();
     for c in others.into_iter().take(3) {
         let ended = if c.ended { ", ended" } else { "" };

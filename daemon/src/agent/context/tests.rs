@@ -303,3 +303,38 @@ fn outside_quotes(line: &str) -> String {
 fn the_repositorys_block_has_one_title_everywhere() {
     assert_eq!(repository::TITLE, format!("## {}", ccmem_proto::quote::FROM_THE_REPOSITORY));
 }
+
+/// Found by the independent tester: six agents' conversations ending in the same second
+/// showed the 2nd, 3rd and 4th under "Other conversations" and left out the 5th, the most
+/// recent other one (the stamps are to the second, and ties kept the oldest first).
+#[test]
+fn conversations_ending_in_the_same_second_keep_their_order() {
+    let now = chrono::Utc::now();
+    let mut s =
+        crate::session::rules::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+    for i in 1..=6 {
+        for payload in [
+            serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": format!("c{i}"), "cwd": "/w/app",
+                "prompt": format!("task {i}")}),
+            serde_json::json!({"hook_event_name": "PostToolUse", "session_id": format!("c{i}"), "cwd": "/w/app",
+                "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}}),
+            serde_json::json!({"hook_event_name": "Stop", "session_id": format!("c{i}"), "cwd": "/w/app",
+                "last_assistant_message": format!("Finished part {i}.")}),
+        ] {
+            let h = crate::agent::hooks::parse(&payload).expect("a hook payload");
+            crate::agent::hooks::apply(&mut s, &h, now);
+        }
+    }
+    let work = s.conversations.iter().filter(|c| c.did_work()).max_by(|a, b| a.recency().cmp(&b.recency()));
+    assert_eq!(work.map(|c| c.id.as_str()), Some("c6"), "the newest did work last");
+    let others = sections::other_conversations(&s, work, now).join("\n");
+    for shown in ["c5", "c4", "c3"] {
+        assert!(others.contains(&format!("conversation {shown} ")), "{shown} missing:\n{others}");
+    }
+    assert!(!others.contains("conversation c2 ") && !others.contains("conversation c1 "), "{others}");
+    assert!(others.find("c5").unwrap() < others.find("c4").unwrap(), "newest first:\n{others}");
+    // Resuming picks the newest too, whatever order the list holds them in.
+    s.conversations.reverse();
+    let r = crate::agent::hooks::resumable(&s, std::time::Duration::from_secs(3600), now, None);
+    assert_eq!(r.map(|c| c.id.as_str()), Some("c6"));
+}

@@ -69,7 +69,11 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
         }
     }
     if !conv_id.is_empty() {
+        // Counted across the session: the stamps are to the second, and conversations that
+        // end in the same second must still be told apart, newest last.
+        let seq = s.conversations.iter().map(|c| c.activity_seq).max().unwrap_or(0) + 1;
         let c = conversation(s, &conv_id, &t);
+        c.activity_seq = seq;
         c.agent = h.agent;
         if let Some(seq) = h.import_seq {
             c.imported_events = c.imported_events.max(seq);
@@ -266,7 +270,7 @@ pub fn resumable<'a>(
             crate::clock::parse_iso(&c.last_activity)
                 .is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
         })
-        .max_by(|a, b| (a.did_work(), &a.last_activity).cmp(&(b.did_work(), &b.last_activity)))
+        .max_by(|a, b| (a.did_work(), a.recency()).cmp(&(b.did_work(), b.recency())))
 }
 
 #[cfg(test)]

@@ -183,7 +183,7 @@ fn a_list_too_large_to_read_is_said_and_its_old_figures_go() {
     assert!(refresh(&mut s).is_none());
     assert_eq!(s.plan, None, "no figures of a list that is not what the file says");
     assert_eq!(s.task_status, TaskStatus::default());
-    assert_eq!(s.warnings, ["task list not read: specs/001-x/tasks.md is larger than 4 MiB"]);
+    assert_eq!(s.warnings, ["task list not read: `specs/001-x/tasks.md` is larger than 4 MiB"]);
     std::fs::write(&file, "- [x] T001 one\n").unwrap();
     assert!(refresh(&mut s).is_some());
     assert!(s.warnings.is_empty(), "the warning goes once the list reads again: {:?}", s.warnings);
@@ -225,7 +225,7 @@ fn a_hostile_list_of_a_hundred_thousand_items_is_read_up_to_the_cap_and_says_so(
     assert_eq!(
         s.warnings,
         [format!(
-            "task list cut short: TODO.md has more than {MAX_TASKS} tasks: the first {MAX_TASKS} are read, {} left out",
+            "task list cut short: `TODO.md` has more than {MAX_TASKS} tasks: the first {MAX_TASKS} are read, {} left out",
             items - MAX_TASKS
         )]
     );

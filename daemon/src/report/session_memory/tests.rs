@@ -166,3 +166,104 @@ fn the_repositorys_text_is_quoted_in_the_report() {
     assert_eq!(back.warnings, Vec::<String>::new());
     assert_eq!(back.memory, m);
 }
+
+/// Found by the independent tester: a TODO.md of 300 phases with 150-character names gave a
+/// 56,576-byte report that its own `report --check` rejected (at most 51,200), and one of
+/// thousands of phases a 270 KB one. The report keeps the phases around the current one and
+/// says how many it left out; it passes its own check whatever the list holds.
+#[test]
+fn a_task_list_of_many_long_phases_makes_a_report_that_passes_its_own_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    let now = Utc::now();
+    let s = session::start(root.clone(), "big".into(), session::new_id(now, None), now, None);
+    for phases in [300usize, 10_000] {
+        let mut todo = String::from("# Plan\n\n");
+        for i in 0..phases {
+            let name = format!("Phase {i}: part {i}, {}", "a long phase name that goes on and on ".repeat(4));
+            let mark = if i < phases / 3 { "x" } else { " " };
+            todo.push_str(&format!("## {}\n\n- [{mark}] T{i:05} task {i} {}\n\n", &name[..150], "b".repeat(100)));
+        }
+        std::fs::write(root.join("TODO.md"), &todo).unwrap();
+        let list = tasks::find(&root).unwrap().unwrap();
+        let started = std::time::Instant::now();
+        let m = assemble(&s, Some(&list), &[], now);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{phases}: {:?}", started.elapsed());
+        let md = report::serialize(&m);
+        assert!(md.len() <= report::MAX_BYTES, "{phases}: {} bytes", md.len());
+        assert_eq!(report::check(&md), Vec::<String>::new(), "{phases}");
+        assert_eq!(report::parse(&md).memory, m, "{phases}: read back whole");
+        // It says what it left out, and the current phase is among those listed.
+        let left = m.metadata.left_out.join("; ");
+        assert!(left.contains(&format!("of {phases} phases")), "{phases}: {left}");
+        assert!(md.contains("**Left Out**: "), "{phases}");
+        let current = &m.task_status.current_task.as_ref().unwrap().phase;
+        assert!(m.task_status.phases.iter().any(|p| &p.name == current), "{phases}: {current} not listed");
+        let (done, total) = list.counts();
+        assert_eq!(
+            m.summary.completion_status,
+            format!("{done}/{total} tasks complete ({:.1}%)", tasks::percent(done, total))
+        );
+    }
+}
+
+/// Every list at its longest, every text at its field's limit: the report is cut to fit,
+/// with what was left out named, and still reads back whole.
+#[test]
+fn a_report_with_every_list_full_is_cut_to_fit() {
+    use ccmem_proto::model::environment::{ServerInfo, ServerStatus, TestFailure};
+    use ccmem_proto::model::report::{BlockerEntry, PhaseStatus};
+    let now = Utc::now();
+    let mut s = session::start(PathBuf::from("/w/full"), "full".into(), session::new_id(now, None), now, None);
+    let long = |c: char| c.to_string().repeat(400);
+    s.test_results.unit.status = SuiteStatus::Failed;
+    s.test_results.unit.failures = (0..20)
+        .map(|i| TestFailure {
+            file: format!("tests/t{i}.rs"),
+            line: Some(1),
+            test_name: format!("{i}{}", long('n')),
+            message: Some(long('m')),
+        })
+        .collect();
+    s.test_results.e2e = s.test_results.unit.clone();
+    s.environment.servers = (0..20)
+        .map(|i| ServerInfo {
+            process: long('p'),
+            port: 3000 + i,
+            url: format!("http://localhost:{}", 3000 + i),
+            pid: Some(1),
+            status: ServerStatus::Running,
+            command: long('c'),
+            started_at: crate::clock::iso(now),
+            stopped_at: None,
+        })
+        .collect();
+    s.environment.build.status = ccmem_proto::model::environment::BuildState::Failed;
+    s.environment.build.errors = (0..10).map(|i| format!("src/a{i}.rs:1: {}", long('e'))).collect();
+    let mut m = assemble(&s, None, &[], now);
+    m.blockers = (0..50)
+        .map(|i| BlockerEntry {
+            priority: Priority::Low,
+            task_id: None,
+            title: format!("{i}{}", "t".repeat(90)),
+            description: long('d'),
+            required_action: format!("Fix {}", long('a')),
+            detected_at: None,
+        })
+        .collect();
+    m.task_status.phases = (0..400)
+        .map(|i| PhaseStatus { name: format!("{i}{}", long('f')), completed: 0, total: 1, percentage: 0.0 })
+        .collect();
+    m.work = (0..300).map(|i| format!("- line {i} {}", long('w'))).collect();
+    tidy(&mut m);
+    fit(&mut m);
+    let md = report::serialize(&m);
+    assert!(md.len() <= report::MAX_BYTES, "{} bytes", md.len());
+    assert_eq!(validate(&m), Vec::<String>::new());
+    assert_eq!(report::parse(&md).memory, m);
+    let left = m.metadata.left_out.join("; ");
+    for what in ["phases", "blockers", "dev servers", "lines of Where You Left Off"] {
+        assert!(left.contains(what), "{what}: {left}");
+    }
+    assert!(m.test_results.unit.more_failures > 0, "failing tests past five are counted, not listed");
+}

@@ -127,6 +127,12 @@ pub fn validate(m: &SessionMemory) -> Vec<String> {
     if let Some(d) = &md.session_duration {
         texts.push(("metadata.sessionDuration".into(), d));
     }
+    for (i, l) in md.left_out.iter().enumerate() {
+        if l.is_empty() || l.contains(LEFT_OUT_SEPARATOR) {
+            e.push(format!("metadata.leftOut[{i}] must be one item, got {l:?}"));
+        }
+        texts.push((format!("metadata.leftOut[{i}]"), l));
+    }
     for (i, l) in m.work.iter().enumerate() {
         if l.trim().is_empty()
             || l.trim_end() != l

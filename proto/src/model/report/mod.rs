@@ -45,6 +45,9 @@ pub const FORMAT_VERSION: &str = "1.0";
 /// The report stays under this size.
 pub const MAX_BYTES: usize = 50 * 1024;
 
+/// Between the items of the header's `**Left Out**` line.
+pub const LEFT_OUT_SEPARATOR: &str = "; ";
+
 /// Seed 000's limits.
 pub mod limits {
     /// Blockers kept (low priority dropped first).
@@ -99,6 +102,11 @@ pub struct SessionMetadata {
     pub session_duration: Option<String>,
     /// Format version, e.g. `1.0`.
     pub version: String,
+    /// What was left out to keep the report under [`MAX_BYTES`], one item each (`280 of 300
+    /// phases`, `12 blockers`): ccmem's addition to seed 000, so that a reader knows the
+    /// lists are not whole.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 /// The Task Status source of a project without a task list: the agent's own todos.
@@ -249,6 +257,7 @@ impl SessionMemory {
                 branch: "unknown".into(),
                 session_duration: None,
                 version: FORMAT_VERSION.into(),
+                left_out: Vec::new(),
             },
             summary: ExecutiveSummary {
                 project_description: "No session data".into(),

@@ -138,6 +138,8 @@ pub fn parse(text: &str) -> Parsed {
     });
     m.metadata.session_duration = field("Session Duration");
     m.metadata.version = field("Format Version").unwrap_or_else(|| FORMAT_VERSION.into());
+    m.metadata.left_out =
+        field("Left Out").map(|l| l.split(LEFT_OUT_SEPARATOR).map(str::to_string).collect()).unwrap_or_default();
 
     match lines.section("Executive Summary") {
         None => w.push("missing section: Executive Summary".into()),

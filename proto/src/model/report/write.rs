@@ -15,7 +15,11 @@ pub fn serialize(m: &SessionMemory) -> String {
     if let Some(d) = &md.session_duration {
         let _ = writeln!(o, "**Session Duration**: {}", esc(d));
     }
-    let _ = writeln!(o, "**Format Version**: {}\n", esc(&md.version));
+    let _ = writeln!(o, "**Format Version**: {}", esc(&md.version));
+    if !md.left_out.is_empty() {
+        let _ = writeln!(o, "**Left Out**: {}", esc(&md.left_out.join(LEFT_OUT_SEPARATOR)));
+    }
+    o.push('\n');
 
     let s = &m.summary;
     let _ = writeln!(o, "## Executive Summary\n");

@@ -221,6 +221,11 @@ pub struct Conversation {
     /// the transcript's count: each sees the same calls, neither adds to the other).
     #[serde(skip_serializing_if = "is_zero")]
     pub hook_tool_calls: u64,
+    /// The session's count of conversation activity at this one's latest: a stamp finer than
+    /// [`Conversation::last_activity`]'s second, so that of several conversations active in
+    /// the same second the newest is still told (0 in a session kept before it existed).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub activity_seq: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -233,6 +238,12 @@ impl Conversation {
     /// still arriving added the two, 4,728 calls for 4,582.
     pub fn count_tool_calls(&mut self) {
         self.tool_calls = self.hook_tool_calls.max(self.digest.tool_uses);
+    }
+
+    /// How recent its latest activity is, to order conversations by: the second, then the
+    /// session's own count (six agents ending in one second are still in their order).
+    pub fn recency(&self) -> (&str, u64) {
+        (&self.last_activity, self.activity_seq)
     }
 
     /// Whether it did anything beyond talking.
