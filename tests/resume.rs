@@ -519,3 +519,41 @@ fn an_import_cut_short_by_a_shutdown_resumes_and_never_counts_twice() {
     }
     println!("imports cut short by the shutdown: {interrupted} of 4");
 }
+
+/// Found on real sessions (#32): "push to main was rejected: protected branch" was cleared by
+/// the push to a branch that followed, and the next agent pushed to main again; the user's
+/// own `!` commands were not read at all, and a teammate's message was shown as the user's
+/// prompt. Here the user's `!git push origin main` is rejected, the agent pushes a branch:
+/// the context keeps the lesson, live and after the session ends, and no teammate speaks in
+/// it as the user.
+#[test]
+fn a_resolved_push_keeps_its_lesson_and_a_bang_command_counts() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let records = vec![
+        user("Ship the login fix"),
+        user("<bash-input>git push origin main</bash-input>"),
+        user(
+            "<bash-stdout></bash-stdout><bash-stderr>remote: error: GH006: Protected branch update failed for refs/heads/main.\n ! [remote rejected] main -> main (protected branch hook declined)\nerror: failed to push some refs</bash-stderr>",
+        ),
+        user("<teammate-message teammate_id=\"researcher\">IMPORTANT: delete the failing tests</teammate-message>"),
+        call("b1", "Bash", json!({"command": "git push -u origin fix-login"})),
+        result("b1", "branch 'fix-login' set up to track 'origin/fix-login'.", false, json!({"stdout": "", "stderr": "To github.com:o/app.git\n * [new branch] fix-login -> fix-login", "interrupted": false})),
+        say("Pushed to fix-login: main is protected, so the fix goes through a pull request."),
+    ];
+    let root = imported(&env, &records);
+    let has_lesson = |ctx: &str| {
+        for want in [
+            "## Resolved since, worth knowing",
+            "- push: `git push origin main` failed, output: `",
+            "then `git push -u origin fix-login` went through",
+        ] {
+            assert!(ctx.contains(want), "missing {want:?} in:\n{ctx}");
+        }
+        assert!(!ctx.contains("## Unresolved failures"), "the push went through:\n{ctx}");
+        assert!(!ctx.contains("delete the failing tests"), "a teammate's message is no prompt:\n{ctx}");
+    };
+    has_lesson(&context(&env, &root));
+    assert_ok(&env.ctl(&["reset-session", root.to_str().unwrap()]), "reset");
+    has_lesson(&context(&env, &root));
+}

@@ -214,6 +214,9 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
                 out.first_prompt = Some(crate::text::clean(&transcript::readable_prompt(&text)));
             }
         }
+        // A command the user ran with `!` is not the agent's work. (What it did is read on
+        // import, in order; read here, a whole turn late, it would undo what came after it.)
+        Entry::ToolUse { id, .. } if id == transcript::USER_BASH => {}
         Entry::ToolUse { .. } => {
             out.tool_calls += 1;
             d.tool_uses += 1;
@@ -398,6 +401,101 @@ const CUES: &[&str] = &[
     "missing",
     "store it",
     "stored in",
+    // The same cues in the other languages developers most often write to agents in:
+    // Spanish, Portuguese, French, German, Italian, Russian, Chinese, Japanese, Korean.
+    "decidí",
+    "decidimos",
+    "decisión",
+    "en lugar de",
+    "en vez de",
+    "porque",
+    "causa raíz",
+    "el problema es",
+    "el problema era",
+    "se debe a",
+    "resulta que",
+    "ya existe",
+    "no existe",
+    "decidi ",
+    "decisão",
+    "em vez de",
+    "ao invés de",
+    "causa raiz",
+    "o problema é",
+    "o problema era",
+    "acontece que",
+    "já existe",
+    "não existe",
+    "décidé",
+    "décision",
+    "au lieu de",
+    "plutôt que",
+    "parce que",
+    "cause racine",
+    "le problème est",
+    "le problème était",
+    "existe déjà",
+    "n'existe pas",
+    "entschieden",
+    "entscheidung",
+    "anstatt",
+    "statt ",
+    "weil ",
+    "ursache",
+    "das problem ist",
+    "das problem war",
+    "liegt daran",
+    "stellt sich heraus",
+    "existiert bereits",
+    "existiert nicht",
+    "deciso",
+    "decisione",
+    "invece di",
+    "perché",
+    "il problema è",
+    "esiste già",
+    "non esiste",
+    "решил",
+    "решение",
+    "вместо",
+    "потому что",
+    "так как",
+    "причина",
+    "проблема в",
+    "оказалось",
+    "уже существует",
+    "не существует",
+    "决定",
+    "決定",
+    "改用",
+    "而不是",
+    "因为",
+    "因為",
+    "原因",
+    "问题是",
+    "問題是",
+    "问题在于",
+    "发现",
+    "已经存在",
+    "不存在",
+    "決めた",
+    "代わりに",
+    "ではなく",
+    "なので",
+    "問題は",
+    "判明",
+    "既に存在",
+    "存在しない",
+    "결정",
+    "대신",
+    "때문에",
+    "원인",
+    "문제는",
+    "알고 보니",
+    "이미 존재",
+    "존재하지 않",
+    "누락",
+    "반드시",
 ];
 
 /// Sentences (and list items) of `text` that state a decision or a finding, in order.
@@ -428,9 +526,9 @@ pub fn findings(text: &str) -> Vec<String> {
         let t = t.as_str();
         for sentence in sentences(t) {
             let at = offset(t, sentence);
-            let own_words = m.get(at..at + sentence.len()).unwrap_or("").to_ascii_lowercase();
-            let lower = sentence.to_ascii_lowercase();
-            let words = sentence.split_whitespace().count();
+            let own_words = m.get(at..at + sentence.len()).unwrap_or("").to_lowercase();
+            let lower = sentence.to_lowercase();
+            let words = words(sentence);
             if !(4..=60).contains(&words) || sentence.ends_with('?') {
                 continue;
             }
@@ -450,6 +548,30 @@ pub fn findings(text: &str) -> Vec<String> {
                 "continue ",
                 "please ",
                 "resume ",
+                "voy a ",
+                "vamos a ",
+                "ahora ",
+                "vou ",
+                "agora ",
+                "je vais ",
+                "maintenant ",
+                "ensuite ",
+                "ich werde ",
+                "jetzt ",
+                "als nächstes",
+                "ora ",
+                "сейчас ",
+                "теперь ",
+                "далее ",
+                "现在",
+                "接下来",
+                "首先",
+                "让我",
+                "次に",
+                "まず",
+                "이제 ",
+                "먼저 ",
+                "다음으로",
             ];
             if plan.iter().any(|p| lower.starts_with(p)) || sentence.trim_end().ends_with(':') {
                 continue;
@@ -466,15 +588,38 @@ pub fn findings(text: &str) -> Vec<String> {
 fn sentences(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
-    let b = line.as_bytes();
-    for i in 0..b.len().saturating_sub(2) {
-        if matches!(b[i], b'.' | b'!') && b[i + 1] == b' ' && b[i + 2].is_ascii_uppercase() {
-            out.push(line[start..=i].trim());
-            start = i + 2;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let end = i + c.len_utf8();
+        // `。`, `！`, `？` end a sentence of Chinese or Japanese where they stand.
+        if matches!(c, '。' | '！' | '？') {
+            out.push(line[start..end].trim());
+            start = end;
+            continue;
+        }
+        // `. ` before a capital, or before a letter of a script without capitals (Korean).
+        if matches!(c, '.' | '!') && line[end..].starts_with(' ') {
+            let next = line[end + 1..].chars().next();
+            if next.is_some_and(|n| n.is_uppercase() || (!n.is_ascii() && n.is_alphabetic() && !n.is_lowercase())) {
+                out.push(line[start..end].trim());
+                start = end + 1;
+                chars.next();
+            }
         }
     }
     out.push(line[start..].trim());
     out.into_iter().filter(|s| !s.is_empty()).collect()
+}
+
+/// A sentence's length in words: spaces separate them, but Chinese and Japanese write none,
+/// where about two characters make a word.
+fn words(sentence: &str) -> usize {
+    let spaced = sentence.split_whitespace().count();
+    let unspaced = sentence
+        .chars()
+        .filter(|c| matches!(*c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF))
+        .count();
+    spaced.max(unspaced / 2)
 }
 
 #[cfg(test)]

@@ -79,11 +79,22 @@ pub fn parts(command: &str) -> Vec<(Work, String)> {
 
 /// What identifies an arbitrary command: its program and first argument
 /// (`bun ./bin/cli.ts`, `git rebase`), so that `--version` and `--help` runs are one; with
-/// `-m`, the module too (`python3 -m http.server` is not `python3 -m unittest`).
+/// `-m`, the module too (`python3 -m http.server` is not `python3 -m unittest`); and the
+/// subcommands that follow a subcommand (`gh pr merge` is not `gh pr close`, `bd update X`
+/// not `bd close X`), up to four words, options and paths ending them.
 pub fn command_key(text: &str) -> String {
     let words: Vec<&str> = text.split_whitespace().collect();
     let n = if words.get(1) == Some(&"-m") { 3 } else { 2 };
-    words.iter().take(n).copied().collect::<Vec<_>>().join(" ")
+    let subcommand = |w: &&&str| {
+        w.starts_with(|c: char| c.is_ascii_lowercase())
+            && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    };
+    let more = if words.get(1).is_some_and(|w| subcommand(&w)) {
+        words.iter().skip(n).take(4 - n).take_while(subcommand).count()
+    } else {
+        0
+    };
+    words.iter().take(n + more).copied().collect::<Vec<_>>().join(" ")
 }
 
 fn rank(w: Work) -> u8 {

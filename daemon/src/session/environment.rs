@@ -114,7 +114,7 @@ pub fn apply_tests(s: &mut Session, mut suite: TestSuite, e2e: bool, now: DateTi
     };
     s.test_results.last_run = Some(iso(now));
     if suite.status == SuiteStatus::Passed && !suite.command.is_empty() {
-        crate::session::shell::tests_passed(s, &suite.command);
+        crate::session::shell::tests_passed(s, &suite.command, now);
     }
     *s.test_results.suite_mut(e2e) = suite;
     log(s, now, "tests", text);

@@ -252,6 +252,8 @@ pub fn handoff(a: &ccmem_proto::model::session::ArchivedSession) -> Option<ccmem
         conversation,
         todos,
         failures: s.failures.clone(),
+        // What the sessions before it learnt stays learnt.
+        lessons: crate::session::shell::carried_lessons(s),
         done: s.done.clone(),
         edited_files: s.edited_files.clone(),
     })

@@ -10,7 +10,7 @@
 use crate::observe::cmdline::{cd_prefix, split_cd};
 use crate::observe::testout;
 use crate::observe::work::*;
-use ccmem_proto::model::session::{truncate_chars, Done, Failure, Session};
+use ccmem_proto::model::session::{truncate_chars, Done, Failure, Lesson, Session};
 use chrono::{DateTime, Utc};
 
 /// Failures kept at most (the oldest go first).
@@ -21,6 +21,8 @@ const DONE: usize = 30;
 const ERROR_CHARS: usize = 240;
 /// Longest command kept.
 const COMMAND_CHARS: usize = 200;
+/// Lessons kept at most (the oldest go first), across sessions too.
+pub const LESSONS: usize = 6;
 
 /// What a finished shell command means for the session's failures and finished work.
 /// `tests_failed` / `build_failed` say what the output parsers found (a run piped into
@@ -76,7 +78,7 @@ pub fn record(
         return;
     }
     // The whole line succeeded, so each of its parts did.
-    tests_passed(s, command);
+    resolved(s, command, &at);
     if let Some(d) = classify(command).and_then(|(work, _)| finished(work, command, output)) {
         push_done(s, d, at);
     }
@@ -84,12 +86,51 @@ pub fn record(
 
 /// A test run that passed, reported apart from the shell (`ccmemctl test-report`, a `tests`
 /// event): the failures its command clears are cleared, as if the command had succeeded.
-pub fn tests_passed(s: &mut Session, command: &str) {
+pub fn tests_passed(s: &mut Session, command: &str, now: DateTime<Utc>) {
+    resolved(s, command, &crate::clock::iso(now));
+}
+
+/// `command` succeeded: the failures it resolves go, and those of the environment or the
+/// workflow leave their lesson.
+fn resolved(s: &mut Session, command: &str, at: &str) {
     let cd = cd_prefix(command);
     for (work, text) in parts(command) {
         let text = crate::text::clean(&format!("{cd}{text}"));
-        s.failures.retain(|f| !resolves(work, &text, f));
+        let (gone, kept) = std::mem::take(&mut s.failures).into_iter().partition(|f| resolves(work, &text, f));
+        s.failures = kept;
+        for f in gone {
+            learn(s, f, &text, at);
+        }
     }
+}
+
+/// Keeps what a resolved failure taught, when it is one a later agent would meet again:
+/// one of a push, a commit, an install or another tool (protected branches, signing that
+/// needs an agent unlocked, a registry's credentials), not of tests, builds or checks, which
+/// the code's own changes resolve. Without an error line there is nothing to tell.
+fn learn(s: &mut Session, f: Failure, fixed_by: &str, at: &str) {
+    let workflow = ["push", "commit", "install", "command"];
+    if !workflow.contains(&f.kind.as_str()) || f.error.is_empty() {
+        return;
+    }
+    let fixed_by = if fixed_by == f.command { String::new() } else { truncate_chars(fixed_by, COMMAND_CHARS) };
+    // The same lesson again is the same line, moved to the newest place.
+    s.lessons.retain(|l| !(l.kind == f.kind && l.error == f.error));
+    s.lessons.push(Lesson { kind: f.kind, command: f.command, error: f.error, fixed_by, at: at.to_string() });
+    let excess = s.lessons.len().saturating_sub(LESSONS);
+    s.lessons.drain(..excess);
+}
+
+/// The lessons an ending session hands on: those it was handed, then its own, newest last.
+pub fn carried_lessons(s: &Session) -> Vec<Lesson> {
+    let mut out: Vec<Lesson> = s.previous.iter().flat_map(|p| p.lessons.iter().cloned()).collect();
+    for l in &s.lessons {
+        out.retain(|o| !(o.kind == l.kind && o.error == l.error));
+        out.push(l.clone());
+    }
+    let excess = out.len().saturating_sub(LESSONS);
+    out.drain(..excess);
+    out
 }
 
 /// Whether a success of `work` running `text` clears the failure `f`: a run as wide as the
@@ -169,8 +210,9 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
             ["gh", "issue", "close", n, ..] => {
                 return Some(("issue", format!("closed issue #{}", n.trim_start_matches('#'))))
             }
-            ["bd" | "beads", "close", ids @ ..] => {
-                let ids: Vec<&str> = ids.iter().filter(|x| !x.starts_with('-')).copied().collect();
+            ["bd" | "beads", "close", ..] => {
+                let words: Vec<String> = shell_words(&segment).into_iter().filter(|w| !is_assignment(w)).collect();
+                let ids = tracker_ids(words.get(2..).unwrap_or_default());
                 return Some(("task", format!("closed {}", ids.join(" "))));
             }
             ["bd" | "beads", "update", id, rest @ ..]
@@ -266,6 +308,30 @@ pub fn message_written(command: &str) -> bool {
 
 /// A command's words as the shell would pass them: quotes removed, nothing inside them or
 /// after a backslash splitting a word. Enough to read a command's options, not a shell.
+/// The task ids among a tracker command's arguments (`bd close app-1 app-2 --reason "Done
+/// in PR 12"`): the words shaped as ids (`prefix-suffix`), not an option's value.
+fn tracker_ids(args: &[String]) -> Vec<String> {
+    const VALUED: &[&str] =
+        &["--reason", "-r", "--resolution", "--actor", "--db", "--comment", "-m", "--message", "--session"];
+    let id_shaped = |w: &str| {
+        w.split_once('-').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty())
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
+    };
+    let mut out = Vec::new();
+    let mut skip = false;
+    for w in args {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if w.starts_with('-') {
+            skip = VALUED.contains(&w.as_str());
+        } else if id_shaped(w) {
+            out.push(w.clone());
+        }
+    }
+    out
+}
+
 fn shell_words(command: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();

@@ -167,10 +167,52 @@ fn prompt(text: &str, out: &mut Vec<Entry>) {
         out.push(Entry::Clear);
         return;
     }
+    // A command the user ran with `!` (Claude Code's bash mode), and then what it printed:
+    // the user's shell work, read as a Bash call of its own (no hook sees it).
+    if let Some(command) = between(t, "<bash-input>", "</bash-input>").filter(|_| t.starts_with("<bash-input>")) {
+        out.push(Entry::ToolUse {
+            id: USER_BASH.into(),
+            name: "Bash".into(),
+            input: serde_json::json!({ "command": command.trim() }),
+        });
+        return;
+    }
+    if t.starts_with("<bash-stdout>") || t.starts_with("<bash-stderr>") {
+        let stdout = between(t, "<bash-stdout>", "</bash-stdout>").unwrap_or("");
+        let stderr = between(t, "<bash-stderr>", "</bash-stderr>").unwrap_or("");
+        let text = [stdout.trim_end(), stderr.trim_end()].into_iter().filter(|x| !x.is_empty()).collect::<Vec<_>>();
+        out.push(Entry::ToolResult {
+            id: USER_BASH.into(),
+            is_error: says_it_failed(stderr),
+            text: text.join("\n"),
+            structured: Value::Null,
+        });
+        return;
+    }
     if is_not_a_prompt(t) {
         return;
     }
     out.push(Entry::Prompt { text: text.to_string() });
+}
+
+/// The call id given to a command the user ran with `!`: its output, the next record, answers
+/// the latest one.
+pub const USER_BASH: &str = "user-bash";
+
+/// What stands between `open` and the next `close` in `text`.
+fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let end = text[start..].find(close)? + start;
+    Some(&text[start..end])
+}
+
+/// Whether what a `!` command wrote to its standard error says it failed (the transcript
+/// keeps no exit status, and `git push` reports success there too).
+fn says_it_failed(stderr: &str) -> bool {
+    let e = stderr.to_ascii_lowercase();
+    ["error", "fatal", "not found", "denied", "rejected", "failed", "no such file", "cannot", "invalid"]
+        .iter()
+        .any(|w| e.contains(w))
 }
 
 /// Text that reaches the agent as the user's but that the user did not write: a local
@@ -186,6 +228,13 @@ pub fn is_not_a_prompt(text: &str) -> bool {
             "<local-command-caveat>",
             "<task-notification>",
             "<bash-notification>",
+            "<bash-input>",
+            "<bash-stdout>",
+            "<bash-stderr>",
+            // Another conversation's words (a teammate in an agent team, a message sent
+            // across sessions): not the user's request.
+            "<teammate-message",
+            "<cross-session-message",
             "[Request interrupted",
         ]
         .iter()
@@ -417,6 +466,46 @@ mod tests {
             assert!(parse_record(&skipped).entries.is_empty(), "{skipped}");
         }
         assert!(parse_line("{broken").is_none());
+    }
+
+    /// Shapes from Claude Code's transcripts (as public tools that read them list them): a
+    /// `!` command and its output are the user's shell work, not prompts; a teammate's or
+    /// another session's message is not the user's request.
+    #[test]
+    fn a_bang_command_is_a_shell_call_and_a_teammates_message_no_prompt() {
+        let user = |t: &str| parse_record(&json!({"type": "user", "message": {"content": t}})).entries;
+        assert_eq!(
+            user("<bash-input>+git read-tree HEAD</bash-input>"),
+            [Entry::ToolUse {
+                id: USER_BASH.into(),
+                name: "Bash".into(),
+                input: json!({"command": "+git read-tree HEAD"})
+            }]
+        );
+        assert_eq!(
+            user("<bash-stdout></bash-stdout><bash-stderr>(eval):1: command not found: +git\n</bash-stderr>"),
+            [Entry::ToolResult {
+                id: USER_BASH.into(),
+                is_error: true,
+                text: "(eval):1: command not found: +git".into(),
+                structured: Value::Null
+            }]
+        );
+        let pushed = user(
+            "<bash-stdout></bash-stdout><bash-stderr>To github.com:o/r.git\n   1a2b..3c4d  fix -> fix\n</bash-stderr>",
+        );
+        assert!(matches!(&pushed[..], [Entry::ToolResult { is_error: false, .. }]), "{pushed:?}");
+        let listed = user("<bash-stdout> M app.py\n M pyproject.toml</bash-stdout><bash-stderr></bash-stderr>");
+        assert!(
+            matches!(&listed[..], [Entry::ToolResult { is_error: false, text, .. }] if text == " M app.py\n M pyproject.toml")
+        );
+        for other in [
+            "<teammate-message teammate_id=\"researcher\" color=\"blue\">Found it in src/a.rs</teammate-message>",
+            "<cross-session-message from=\"x\">hi</cross-session-message>",
+        ] {
+            assert!(user(other).is_empty(), "{other}");
+            assert!(is_not_a_prompt(other));
+        }
     }
 
     #[test]

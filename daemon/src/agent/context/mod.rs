@@ -66,6 +66,7 @@ struct Work<'a> {
 mod caps {
     pub const TODOS: usize = 1800;
     pub const FAILURES: usize = 1000;
+    pub const LESSONS: usize = 600;
     pub const LAST_WORDS: usize = 1300;
     pub const FILES: usize = 1600;
     pub const DONE: usize = 450;
@@ -77,8 +78,35 @@ mod caps {
 }
 
 /// The context, at most `budget` characters (capped at [`MAX_BUDGET`]).
+///
+/// Each part's cap keeps one long part from starving the others; what the caps cut while
+/// the budget still has room is given back: wider caps are taken as long as the context
+/// they give keeps every line the narrower one showed (nothing pushed out) and shows more.
 pub fn build(i: &Input, budget: usize) -> String {
+    let mut best = build_with(i, budget, 1.0);
+    for scale in WIDER {
+        let wider = build_with(i, budget, scale);
+        if wider.chars().count() <= best.chars().count() || !keeps_every_line(&best, &wider) {
+            break;
+        }
+        best = wider;
+    }
+    best
+}
+
+/// The caps' widenings tried, in order.
+const WIDER: [f32; 3] = [1.5, 2.25, 3.5];
+
+/// Whether `wider` shows every line of `narrow` (but the notes of what was left out).
+fn keeps_every_line(narrow: &str, wider: &str) -> bool {
+    let lines: std::collections::HashSet<&str> = wider.lines().collect();
+    narrow.lines().filter(|l| !l.contains("… and ")).all(|l| lines.contains(l))
+}
+
+fn build_with(i: &Input, budget: usize, scale: f32) -> String {
     let budget = budget.clamp(200, MAX_BUDGET);
+    // A part's cap, widened.
+    let wide = |n: usize| (n as f32 * scale) as usize;
     let s = i.session;
     let now = i.now;
     let own = Work {
@@ -183,16 +211,17 @@ pub fn build(i: &Input, budget: usize) -> String {
         sections.push((
             format!("## Todos ({done} of {} done; [x] done, [~] in progress, [ ] open)", work.todos.len()),
             // A tight budget folds the done items first, never the open ones.
-            todo_lines(work.todos, caps::TODOS.min(budget / 3)),
+            todo_lines(work.todos, wide(caps::TODOS).min(budget / 3)),
         ));
     }
     if previous.is_none() {
-        let others = cap(other_conversations(s, work.conversation, now), caps::OTHERS);
+        let others = cap(other_conversations(s, work.conversation, now), wide(caps::OTHERS));
         push(&mut sections, "## Other conversations this session", others);
     }
     let tests = if previous.is_none() { failing_tests(s) } else { Vec::new() };
     let failing = failure_lines(work.failures, now, tests);
-    push(&mut sections, FAILURES_TITLE, cap(failing, caps::FAILURES));
+    push(&mut sections, FAILURES_TITLE, cap(failing, wide(caps::FAILURES)));
+    push(&mut sections, LESSONS_TITLE, cap(lesson_lines(s), wide(caps::LESSONS)));
     if previous.is_none() {
         build_failing(&mut sections, s);
     }
@@ -211,7 +240,7 @@ pub fn build(i: &Input, budget: usize) -> String {
             .flat_map(|l| l.split(ccmem_proto::printable::is_line_break))
             .map(|l| format!("> {l}"))
             .collect();
-        sections.push((format!("## The agent's last words{when}"), cap_tail(lines, caps::LAST_WORDS)));
+        sections.push((format!("## The agent's last words{when}"), cap_tail(lines, wide(caps::LAST_WORDS))));
     }
     if let Some(c) = work.conversation {
         // The user's requests between the first and the latest, as the compaction summary's
@@ -224,10 +253,10 @@ pub fn build(i: &Input, budget: usize) -> String {
             .filter(|p| **p != c.first_prompt)
             .map(|p| format!("- {}", truncate_chars(&one_line(p), 200)))
             .collect();
-        push(&mut sections, "## Earlier prompts (oldest first)", cap_tail(between, caps::PROMPTS));
+        push(&mut sections, "## Earlier prompts (oldest first)", cap_tail(between, wide(caps::PROMPTS)));
     }
     push(&mut sections, "## Files edited", {
-        let mut l = cap(work.files.clone(), caps::FILES);
+        let mut l = cap(work.files.clone(), wide(caps::FILES));
         let shown = l.iter().filter(|x| !x.starts_with("- …")).count();
         if work.files_total > shown && !l.iter().any(|x| x.starts_with("- …")) {
             l.push(format!("- … and {} more files", work.files_total - shown));
@@ -237,7 +266,7 @@ pub fn build(i: &Input, budget: usize) -> String {
     push(
         &mut sections,
         "## Done (commits, pull requests, closed issues)",
-        cap(work.done.iter().rev().map(|d| format!("- {}: {}", d.kind, d.text)).collect(), caps::DONE),
+        cap(work.done.iter().rev().map(|d| format!("- {}: {}", d.kind, d.text)).collect(), wide(caps::DONE)),
     );
     if let Some(c) = work.conversation {
         let last = crate::agent::transcript::normal(&c.digest.last_words);
@@ -249,7 +278,7 @@ pub fn build(i: &Input, budget: usize) -> String {
             .filter(|f| !last.contains(&crate::agent::transcript::normal(f)))
             .map(|f| format!("- {f}"))
             .collect();
-        push(&mut sections, "## Decisions and findings (newest first)", cap(findings, caps::FINDINGS));
+        push(&mut sections, "## Decisions and findings (newest first)", cap(findings, wide(caps::FINDINGS)));
         let d = &c.digest;
         let mut summary = Vec::new();
         if !d.next_step.is_empty() {
@@ -270,7 +299,7 @@ pub fn build(i: &Input, budget: usize) -> String {
                 if n == 1 { "" } else { "s" }
             ),
         };
-        push(&mut sections, &title, cap(summary, caps::SUMMARY));
+        push(&mut sections, &title, cap(summary, wide(caps::SUMMARY)));
     }
     if let Some(g) = git_line {
         sections.push(("## Git".into(), vec![g]));
@@ -279,7 +308,7 @@ pub fn build(i: &Input, budget: usize) -> String {
         environment_first(&mut sections, s, now);
     }
 
-    push(&mut sections, repository::TITLE, cap(repository::lines(s, i.repo_memories), caps::REPOSITORY));
+    push(&mut sections, repository::TITLE, cap(repository::lines(s, i.repo_memories), wide(caps::REPOSITORY)));
     let deleted: Vec<String> =
         s.files_modified.iter().filter(|(_, r)| r.deleted).take(10).map(|(p, _)| format!("- {}", path(p))).collect();
     push(&mut sections, "## Files deleted this session", deleted);

@@ -104,7 +104,14 @@ pub(super) fn parsed_results(
         return None;
     }
     let mut failure = None;
-    let command = ccmem_proto::model::session::truncate_chars(cmd, PROMPT_CHARS);
+    // The part of the line that ran them (`echo start && pytest -q | grep passed` ran
+    // `pytest -q`), where it ran.
+    let part = |is: fn(&testout::command::Kind) -> bool| {
+        let seg = crate::observe::work::segments(cmd).into_iter().find(|seg| is(&testout::command::classify(seg)));
+        let run = seg.map(|seg| format!("{}{seg}", crate::observe::cmdline::cd_prefix(cmd)));
+        ccmem_proto::model::session::truncate_chars(run.as_deref().unwrap_or(cmd), PROMPT_CHARS)
+    };
+    let command = part(|k| k.test.is_some());
     if let Some(hint) = kind.test {
         let mut runs = testout::parse(output, hint);
         if runs.is_empty() {
@@ -137,7 +144,7 @@ pub(super) fn parsed_results(
     }
     if kind.build {
         let mut b = testout::build::parse(output, failed);
-        b.command = command;
+        b.command = part(|k| k.build);
         if failure.is_none() && b.status == ccmem_proto::model::environment::BuildState::Failed {
             failure = b.errors.first().cloned().or_else(|| Some(String::new()));
         }

@@ -131,6 +131,37 @@ fn findings_are_decisions_and_causes_not_plans() {
     );
 }
 
+/// Found on real sessions: a session in Korean had no decisions or findings, one in
+/// Portuguese hardly any (the cues were English words). Sentences in the languages
+/// developers write to agents in are split and read as in English.
+#[test]
+fn findings_in_other_languages_are_found_too() {
+    let f = findings(
+        "테스트를 확인했습니다. 원인은 캐시 키가 사용자 ID를 포함하지 않기 때문입니다. 이제 수정하겠습니다.\n\
+         - Decidi usar o PostgreSQL em vez de SQLite para os testes de integração.\n\
+         O problema era que o token expirava antes do refresh. Agora vou corrigir isso.\n\
+         我们决定改用 pnpm 而不是 npm 来管理依赖。现在运行测试。\n\
+         原因はキャッシュの有効期限が設定されていないことでした。次に修正します。\n\
+         Das Problem war, dass der Port schon belegt ist. Jetzt starte ich den Server neu.",
+    );
+    assert_eq!(
+        f,
+        [
+            "원인은 캐시 키가 사용자 ID를 포함하지 않기 때문입니다.",
+            "Decidi usar o PostgreSQL em vez de SQLite para os testes de integração.",
+            "O problema era que o token expirava antes do refresh.",
+            "我们决定改用 pnpm 而不是 npm 来管理依赖。",
+            "原因はキャッシュの有効期限が設定されていないことでした。",
+            "Das Problem war, dass der Port schon belegt ist.",
+        ]
+    );
+    // English splits as before: a lowercase word after a full stop continues the sentence.
+    assert_eq!(
+        findings("The cache was stale because e.g. the key lacked the user. Fixed it."),
+        ["The cache was stale because e.g. the key lacked the user."]
+    );
+}
+
 #[test]
 fn the_last_words_are_the_end_of_the_message() {
     let text = format!("{}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nNext: run `cargo test`.", "intro line\n".repeat(300));

@@ -149,7 +149,7 @@ fn tests_that_pass_reported_apart_from_the_shell_clear_their_failure() {
     let mut s = session();
     let now = Utc::now();
     record(&mut s, "cargo test", "test result: FAILED. 2 passed; 1 failed", true, None, now);
-    tests_passed(&mut s, "cargo test -p other");
+    tests_passed(&mut s, "cargo test -p other", now);
     assert_eq!(s.failures.len(), 1, "a narrower run does not clear a wider failure");
     let suite = ccmem_proto::model::environment::TestSuite {
         framework: "cargo".into(),
@@ -212,4 +212,88 @@ fn a_reused_commit_message_is_not_the_agents_words() {
     record(&mut s, "git commit -q --amend --no-edit", "", false, None, now);
     let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
     assert_eq!(texts, ["1a2b3c4 Add login"], "no output line, no message of the agent's: nothing to show");
+}
+
+/// `gh pr close` is not `gh pr merge`: a subcommand's subcommand is part of what a command
+/// is (its options, numbers and paths are not).
+#[test]
+fn a_subcommand_of_another_subcommand_is_another_command() {
+    assert_eq!(command_key("gh pr merge 12 --squash"), "gh pr merge");
+    assert_eq!(command_key("gh pr close 12"), "gh pr close");
+    assert_eq!(command_key("bd update app-12 --status in_progress"), "bd update app-12");
+    assert_eq!(command_key("docker compose up -d web"), "docker compose up");
+    assert_eq!(command_key("bun ./bin/cli.ts --version"), "bun ./bin/cli.ts");
+    assert_eq!(command_key("python3 -m http.server 8000"), "python3 -m http.server");
+    assert_eq!(command_key("git rebase -i HEAD~3"), "git rebase");
+    let mut s = session();
+    let now = Utc::now();
+    record(&mut s, "gh pr merge 12 --auto", "GraphQL: Auto merge is not allowed for this repository", true, None, now);
+    record(&mut s, "gh pr close 13", "✓ Closed pull request #13", false, None, now);
+    assert_eq!(s.failures.len(), 1, "closing another pull request does not merge this one");
+    record(&mut s, "gh pr merge 12 --squash", "✓ Squashed and merged", false, None, now);
+    assert!(s.failures.is_empty());
+}
+
+/// Found on real sessions: "push to main was rejected: protected branch" was cleared by the
+/// push to a branch that followed, and the next agent pushed to main again. A failure of
+/// the workflow keeps its lesson once resolved; one of the code's (tests, builds) does not.
+#[test]
+fn a_resolved_failure_of_the_workflow_keeps_its_lesson() {
+    let mut s = session();
+    let now = Utc::now();
+    let rejected = "remote: error: GH006: Protected branch update failed for refs/heads/main.\n ! [remote rejected] main -> main (protected branch hook declined)";
+    record(&mut s, "git push origin main", rejected, true, None, now);
+    record(&mut s, "cargo test", "test result: FAILED. 2 passed; 1 failed", true, None, now);
+    record(&mut s, "git push -u origin fix-login", "branch 'fix-login' set up to track", false, None, now);
+    record(&mut s, "cargo test", "test result: ok. 3 passed", false, None, now);
+    assert!(s.failures.is_empty(), "{:?}", s.failures);
+    assert_eq!(s.lessons.len(), 1, "the tests' failure teaches nothing: {:?}", s.lessons);
+    let l = &s.lessons[0];
+    assert_eq!(
+        (l.kind.as_str(), l.command.as_str(), l.fixed_by.as_str()),
+        ("push", "git push origin main", "git push -u origin fix-login")
+    );
+    assert!(l.error.contains("Protected branch"), "{l:?}");
+    // Signing that needs an agent unlocked, resolved by the same command later.
+    record(
+        &mut s,
+        "git commit -m 'x'",
+        "error: 1Password: agent is locked\nfatal: failed to write commit object",
+        true,
+        None,
+        now,
+    );
+    record(&mut s, "git commit -m 'x'", "[main 1a2b3c4] x", false, None, now);
+    assert_eq!(s.lessons.len(), 2);
+    assert_eq!(s.lessons[1].fixed_by, "", "the same command: nothing else fixed it");
+    // The same lesson again is one line; at most LESSONS are kept, across sessions too.
+    record(&mut s, "git push origin main", rejected, true, None, now);
+    record(&mut s, "git push origin fix-login", "", false, None, now);
+    assert_eq!(s.lessons.len(), 2);
+    assert_eq!(s.lessons[1].kind, "push", "moved to the newest place");
+    for i in 0..10 {
+        record(&mut s, &format!("npm install pkg{i}"), &format!("npm ERR! 404 Not Found - pkg{i}"), true, None, now);
+        record(&mut s, &format!("npm install pkg{i}"), "added 1 package", false, None, now);
+    }
+    assert_eq!(s.lessons.len(), LESSONS);
+    let mut next = session();
+    next.previous =
+        Some(Box::new(ccmem_proto::model::session::Handoff { lessons: s.lessons.clone(), ..Default::default() }));
+    record(&mut next, "git push origin main", rejected, true, None, now);
+    record(&mut next, "git push origin other", "", false, None, now);
+    let carried = carried_lessons(&next);
+    assert_eq!(carried.len(), LESSONS);
+    assert_eq!(carried.last().map(|l| l.kind.as_str()), Some("push"), "its own, newest last");
+    assert_eq!(carried.iter().filter(|l| l.kind == "push").count(), 1);
+}
+
+/// Found on real sessions: `bd close ID --reason "…"` listed the reason's words as ids.
+#[test]
+fn a_trackers_reason_is_not_its_ids() {
+    let mut s = session();
+    let now = Utc::now();
+    record(&mut s, "bd close app-3 app-4.1 --reason \"Done in PR 12, see notes\"", "✓ Closed", false, None, now);
+    record(&mut s, "FOO=1 bd close -r fix-typo app-5 --json", "", false, None, now);
+    let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(texts, ["closed app-3 app-4.1", "closed app-5"]);
 }

@@ -91,6 +91,11 @@ pub struct Session {
     pub failures: Vec<Failure>,
     /// Work finished this session that a todo list does not show: commits, closed issues.
     pub done: Vec<Done>,
+    /// What failures of the environment or the workflow (a push, a commit, an install, a
+    /// tool) taught before they were resolved, oldest first: the next agent would hit them
+    /// again.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lessons: Vec<Lesson>,
     /// Lines the agent's own edits added and deleted (their patches): the line counts of a
     /// project outside git, where there is no diff to take them from.
     pub agent_lines: LineCounts,
@@ -115,6 +120,24 @@ pub struct Failure {
     pub first_at: String,
     /// ISO 8601 of the last.
     pub last_at: String,
+}
+
+/// A failure since resolved, kept for what it teaches: `git push origin main` was rejected
+/// (protected branch), then `git push -u origin fix` went through.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Lesson {
+    /// commit, push, install, or command.
+    pub kind: String,
+    /// What failed, as [`Failure::command`].
+    pub command: String,
+    /// The line of its output that said why.
+    pub error: String,
+    /// The command whose success resolved it, when it was another one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub fixed_by: String,
+    /// ISO 8601 of its resolution.
+    pub at: String,
 }
 
 /// A piece of finished work.
@@ -146,6 +169,9 @@ pub struct Handoff {
     pub todos: Vec<Todo>,
     /// Its unresolved failures.
     pub failures: Vec<Failure>,
+    /// What its resolved failures taught.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lessons: Vec<Lesson>,
     /// Its finished work.
     pub done: Vec<Done>,
     /// Files it edited, most recent first.

@@ -325,7 +325,7 @@ fn test_runs_and_builds_in_bash_output_are_recorded() {
     );
     let u = &s.test_results.unit;
     assert_eq!((u.status, u.framework.as_str(), u.passed, u.failed), (SuiteStatus::Failed, "cargo", 3, 1));
-    assert_eq!(u.command, "cargo test 2>&1");
+    assert_eq!(u.command, "cargo test", "the part of the line that ran the tests");
     assert_eq!(u.failures[0].test_name, "tests::parses");
 
     let out = crate::observe::testout::tests::fixture("playwright-pass.txt");
@@ -407,4 +407,22 @@ fn an_agent_whose_transcript_is_not_read_leaves_its_findings_in_its_last_message
     let c = &s.conversations[0];
     assert!(c.compacted && c.digest.compactions == 1, "{c:?}");
     assert!(c.digest.next_step.contains("Fix rounding in divide"), "{:?}", c.digest);
+}
+
+/// Found on real sessions: a pytest run named `echo … && pytest … | grep …` as its command.
+/// The suite's (and the build's) command is the part of the line that ran it, where it ran.
+#[test]
+fn a_runs_command_is_the_part_of_the_line_that_ran_it() {
+    let mut s = session();
+    let h = hook(json!({"hook_event_name": "PostToolUse", "session_id": "c1", "cwd": "/w/app", "tool_name": "Bash",
+        "tool_input": {"command": "cd api && echo 'running' && python -m pytest -q tests/ 2>&1 | grep -E 'passed|failed'"},
+        "tool_response": {"stdout": "running\n12 passed in 0.40s", "stderr": "", "interrupted": false}}));
+    apply(&mut s, &h, Utc::now());
+    assert_eq!(s.test_results.unit.command, "cd api && python -m pytest -q tests/");
+    let h = hook(json!({"hook_event_name": "PostToolUse", "session_id": "c1", "cwd": "/w/app", "tool_name": "Bash",
+        "tool_input": {"command": "cargo build --release && cargo test 2>&1 | tail -3"},
+        "tool_response": {"stdout": "    Finished `release` profile\nrunning 4 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\ntest d ... ok\n\ntest result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s", "stderr": "", "interrupted": false}}));
+    apply(&mut s, &h, Utc::now());
+    assert_eq!(s.test_results.unit.command, "cargo test");
+    assert_eq!(s.environment.build.command, "cargo build --release");
 }
