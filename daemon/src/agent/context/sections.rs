@@ -19,6 +19,18 @@ pub(super) fn state_line(w: &Work, s: &Session) -> String {
     if let Some(t) = w.todos.iter().find(|t| t.status == TodoStatus::InProgress) {
         return format!("Under way: {}.", t.active_form.trim_end_matches('.'));
     }
+    // Prompts that came after the list last changed: the work went on past it.
+    let since = w
+        .conversation
+        .filter(|c| !c.todos.is_empty() && c.todos_at > 0)
+        .map_or(0, |c| c.message_count.saturating_sub(c.todos_at));
+    if !w.todos.is_empty() && open == 0 && w.failures.is_empty() && since > 0 {
+        return format!(
+            "All {} done, but the work went on after them ({} since){last_commit}.",
+            ccmem_proto::count(w.todos.len() as u64, "todo", "todos"),
+            ccmem_proto::count(since, "prompt", "prompts")
+        );
+    }
     if !w.todos.is_empty() && open == 0 && w.failures.is_empty() {
         return format!(
             "Finished: all {} done{last_commit}.",

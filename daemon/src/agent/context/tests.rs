@@ -338,3 +338,44 @@ fn conversations_ending_in_the_same_second_keep_their_order() {
     let r = crate::agent::hooks::resumable(&s, std::time::Duration::from_secs(3600), now, None);
     assert_eq!(r.map(|c| c.id.as_str()), Some("c6"));
 }
+
+/// Found on real sessions (#32): "Finished: all 4 todos done" led the context while the work
+/// had gone on after the list, with new prompts, commits and a pull request.
+#[test]
+fn a_done_list_the_work_went_past_is_not_finished() {
+    let now = chrono::Utc::now();
+    let mut s =
+        crate::session::rules::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+    let done = |c: &str| Todo { id: None, content: c.into(), status: TodoStatus::Completed, active_form: c.into() };
+    let mut c = Conversation {
+        id: "c1".into(),
+        todos: vec![done("Design"), done("Build")],
+        todos_at: 1,
+        message_count: 1,
+        tool_calls: 3,
+        ..Default::default()
+    };
+    let memory = Facts::default();
+    let context = |s: &Session, c: &Conversation| {
+        build(
+            &Input {
+                session: s,
+                conversation: Some(c),
+                resume_id: None,
+                memory: &memory,
+                global_facts: &[],
+                after_compact: false,
+                memories: &[],
+                repo_memories: &[],
+                now,
+            },
+            MAX_BUDGET,
+        )
+    };
+    s.conversations.push(c.clone());
+    assert!(context(&s, &c).contains("Finished: all 2 todos done."), "{}", context(&s, &c));
+    c.message_count = 3;
+    let ctx = context(&s, &c);
+    assert!(ctx.contains("All 2 todos done, but the work went on after them (2 prompts since)."), "{ctx}");
+    assert!(!ctx.contains("Finished"), "{ctx}");
+}

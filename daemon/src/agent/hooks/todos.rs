@@ -47,6 +47,7 @@ pub(super) fn change_task(s: &mut Session, conv: &str, ch: TaskChange) {
     }
     if let Some(c) = find(s, conv) {
         c.todos = todos.clone();
+        c.todos_at = c.message_count;
     }
     let _ = session::apply_quietly(s, SessionEvent::Todos { todos }, chrono::Utc::now());
 }

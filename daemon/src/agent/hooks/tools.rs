@@ -37,6 +37,7 @@ pub(super) fn tool_use(
         Tool::Plan(todos) => {
             if let Some(c) = find(s, conv) {
                 c.todos = todos.clone();
+                c.todos_at = c.message_count;
             }
             // A plan carried on from another conversation (another agent's, a handoff) is one
             // plan: the same items in the others' lists take their new status.

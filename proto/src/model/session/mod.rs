@@ -216,6 +216,10 @@ pub struct Conversation {
     pub prompts: Vec<String>,
     /// Its own task list.
     pub todos: Vec<Todo>,
+    /// Its prompt count when the task list last changed (0: not known): prompts after it mean
+    /// the work went on past the list.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub todos_at: u64,
     /// Compacted at least once: summaries lose exact details.
     pub compacted: bool,
     /// Its first prompt (the task it was started for), redacted.
