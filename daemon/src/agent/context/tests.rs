@@ -2,6 +2,21 @@ use super::*;
 use ccmem_proto::model::facts::Goal;
 use ccmem_proto::model::session::Todo;
 
+/// The input for `s` alone: no conversation, memories or facts.
+fn plain<'a>(s: &'a Session, memory: &'a Facts, now: DateTime<Utc>) -> Input<'a> {
+    Input {
+        session: s,
+        conversation: None,
+        resume_id: None,
+        memory,
+        global_facts: &[],
+        after_compact: false,
+        memories: &[],
+        repo_memories: &[],
+        now,
+    }
+}
+
 fn rich_session() -> Session {
     let now = chrono::Utc::now();
     let mut s =
@@ -160,17 +175,7 @@ fn failing_tests_recorded_without_a_command_have_a_line_of_their_own() {
     s.test_results.unit.failures =
         vec![TestFailure { test_name: "login works".into(), file: "a.test.ts".into(), ..Default::default() }];
     let memory = Facts::default();
-    let input = Input {
-        session: &s,
-        conversation: None,
-        resume_id: None,
-        memory: &memory,
-        global_facts: &[],
-        after_compact: false,
-        memories: &[],
-        repo_memories: &[],
-        now,
-    };
+    let input = plain(&s, &memory, now);
     let c = build(&input, DEFAULT_BUDGET);
     assert!(
         c.contains(&format!(
@@ -229,17 +234,7 @@ fn repository_text_is_quoted_wherever_it_appears() {
         s.files_modified.insert(name.into(), Default::default());
     }
     let memory = Facts::default();
-    let input = Input {
-        session: &s,
-        conversation: None,
-        resume_id: None,
-        memory: &memory,
-        global_facts: &[],
-        after_compact: false,
-        memories: &[],
-        repo_memories: &[],
-        now,
-    };
+    let input = plain(&s, &memory, now);
     let c = build(&input, MAX_BUDGET);
     assert!(
         c.contains("All 1 todo done, but failures remain (below); last commit 7ab8c74.\n"),
@@ -356,22 +351,8 @@ fn a_done_list_the_work_went_past_is_not_finished() {
         ..Default::default()
     };
     let memory = Facts::default();
-    let context = |s: &Session, c: &Conversation| {
-        build(
-            &Input {
-                session: s,
-                conversation: Some(c),
-                resume_id: None,
-                memory: &memory,
-                global_facts: &[],
-                after_compact: false,
-                memories: &[],
-                repo_memories: &[],
-                now,
-            },
-            MAX_BUDGET,
-        )
-    };
+    let context =
+        |s: &Session, c: &Conversation| build(&Input { conversation: Some(c), ..plain(s, &memory, now) }, MAX_BUDGET);
     s.conversations.push(c.clone());
     assert!(context(&s, &c).contains("Finished: all 2 todos done."), "{}", context(&s, &c));
     c.message_count = 3;
