@@ -523,3 +523,38 @@ fn installs_keep_links_the_first_backup_and_the_users_own_files() {
     assert!(gemini["hooks"]["SessionStart"].to_string().contains("--agent gemini"), "{gemini}");
     assert!(env.home.join(".pi/agent/extensions/ccmem.ts").exists(), "the agents after the broken one are done");
 }
+
+/// The tester's third round: Gemini CLI's comments were gone for good after an uninstall
+/// (the backup that held them was deleted), Codex's `config.toml` kept as a link became a
+/// file, and Cursor's `{"version":1,"hooks":{}}` came back as `{}`. An uninstall gives back
+/// the user's own file as it was, and links stay links.
+#[test]
+fn an_uninstall_gives_back_the_users_file_as_it_was() {
+    let env = Env::new();
+    let gemini = env.home.join(".gemini/settings.json");
+    std::fs::create_dir_all(gemini.parent().unwrap()).unwrap();
+    let commented = "{\n // comment\n \"theme\": \"Dracula\", /* block */\n \"url\": \"http://x//y/*z*/\"\n}\n";
+    std::fs::write(&gemini, commented).unwrap();
+    let cursor = env.home.join(".cursor/hooks.json");
+    std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    std::fs::write(&cursor, "{\"version\":1,\"hooks\":{}}").unwrap();
+    let dotfiles = env.home.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(dotfiles.join("codex.toml"), "model = \"o4\"\n").unwrap();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    let codex = env.home.join(".codex/config.toml");
+    std::os::unix::fs::symlink(dotfiles.join("codex.toml"), &codex).unwrap();
+    for agent in ["gemini", "cursor", "codex"] {
+        assert_ok(&env.ctl(&["hooks", "install", "--agent", agent]), agent);
+    }
+    assert!(std::fs::read_to_string(&gemini).unwrap().contains("--agent gemini"));
+    assert!(std::fs::symlink_metadata(&codex).unwrap().file_type().is_symlink(), "Codex's config is still a link");
+    assert!(std::fs::read_to_string(dotfiles.join("codex.toml")).unwrap().contains("model = \"o4\""));
+    for agent in ["gemini", "cursor", "codex"] {
+        assert_ok(&env.ctl(&["hooks", "uninstall", "--agent", agent]), agent);
+    }
+    assert_eq!(std::fs::read_to_string(&gemini).unwrap(), commented, "comments and all");
+    assert_eq!(std::fs::read_to_string(&cursor).unwrap(), "{\"version\":1,\"hooks\":{}}");
+    assert!(std::fs::symlink_metadata(&codex).unwrap().file_type().is_symlink(), "still a link");
+    assert_eq!(std::fs::read_to_string(dotfiles.join("codex.toml")).unwrap().trim(), "model = \"o4\"");
+}

@@ -62,6 +62,8 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     }
     write_settings(&hooks_path, &after, changed, installing, false)?;
     if trust_changed {
+        // A config kept as a link is written where it leads, as the hooks file is.
+        let config_path = through_link(&config_path)?;
         let backup = atomic::with_suffix(&config_path, ".ccmem-backup");
         if installing && config_path.exists() && !backup.exists() {
             std::fs::copy(&config_path, &backup)

@@ -95,6 +95,18 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     let mut after = before.clone();
     let changed =
         if installing { install_flat(&mut after, &command(Some(Agent::Cursor))?) } else { uninstall_flat(&mut after) };
+    // The user's own file (backed up at the install) keeps its `version` and `hooks` keys,
+    // however empty: an uninstall gives back what it had.
+    if !installing && changed && after.as_object().is_some_and(|o| o.is_empty()) {
+        if let Ok(mut original) = read(&atomic::with_suffix(&through_link(&path)?, ".ccmem-backup")) {
+            uninstall_flat(&mut original);
+            // Only keys and no hooks: nothing the user has since removed comes back.
+            let hooks = original.get("hooks").and_then(Value::as_object);
+            if hooks.is_none_or(|h| h.values().all(|l| l.as_array().is_some_and(Vec::is_empty))) {
+                after = original;
+            }
+        }
+    }
     if write_settings(&path, &after, changed, installing, dry_run)? {
         report(&path, installing, changed, json_out);
     }

@@ -169,14 +169,8 @@ pub(crate) fn write_settings(
     }
     // A settings file kept as a link (a dotfiles repository) is written where it leads,
     // and stays a link.
-    let linked;
-    let path = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            linked = std::fs::canonicalize(path).map_err(|e| format!("{} leads nowhere: {e}", path.display()))?;
-            linked.as_path()
-        }
-        _ => path,
-    };
+    let linked = through_link(path)?;
+    let path = linked.as_path();
     let backup = atomic::with_suffix(path, ".ccmem-backup");
     if changed && installing {
         // The first backup is the user's own settings: a later install does not replace it.
@@ -191,16 +185,40 @@ pub(crate) fn write_settings(
         // Uninstalled: what ccmem added goes, and nothing more. A file left holding nothing
         // that was not there before the install (no backup of it) was ccmem's alone, and
         // goes; one the user had stays, however little it holds.
+        // What is left is what the user had before the install: their own file comes back
+        // as it was, comments and layout (Gemini CLI's settings) included.
+        let original = std::fs::read(&backup).ok();
+        let same = |b: &Vec<u8>| serde_json::from_slice::<Value>(&without_comments(b)).ok().as_ref() == Some(after);
         let emptied = after.as_object().is_some_and(|o| o.is_empty());
-        let r = if emptied && !backup.exists() {
-            std::fs::remove_file(path)
-        } else {
-            atomic::write(path, text.as_bytes(), false)
+        let r = match original.as_ref().filter(|b| same(b)) {
+            Some(b) => atomic::write(path, b, false),
+            None if emptied && original.is_none() => std::fs::remove_file(path),
+            None => atomic::write(path, text.as_bytes(), false),
         };
         r.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let _ = std::fs::remove_file(&backup);
+        match original {
+            // The settings changed since the install, and only the backup has the comments.
+            Some(b) if !same(&b) && without_comments(&b) != b => eprintln!(
+                "note: {} is kept: it holds the comments your settings had before the install",
+                backup.display()
+            ),
+            _ => {
+                let _ = std::fs::remove_file(&backup);
+            }
+        }
     }
     Ok(true)
+}
+
+/// Where a settings file kept as a link (a dotfiles repository) leads: it is written there,
+/// and stays a link. Any other path as it is.
+pub(crate) fn through_link(path: &Path) -> Result<PathBuf, String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).map_err(|e| format!("{} leads nowhere: {e}", path.display()))
+        }
+        _ => Ok(path.to_path_buf()),
+    }
 }
 
 /// Says what an install or uninstall did to `path`.

@@ -634,11 +634,23 @@ pub(super) fn built_in() -> Vec<Spec> {
         // sentence sets or tells one ("Set the password to …", "The admin password is now …"),
         // and of letters only when they look generated ("use the password febwNEJIEbTXevfY";
         // "the password to the server" is prose). Emphasis around the name or the value is
-        // looked past (`use the password **…**`).
+        // looked past (`use the password **…**`). Also "pw"/"pwd", a passphrase of four or more
+        // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of)\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<w>[A-Za-z]{10,64})\b)"#,
-            &["password", "passwd", "passphrase", "passcode"],
+            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd?|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|—|-)\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            &[
+                "password",
+                "passwd",
+                "passphrase",
+                "passcode",
+                "pw",
+                "passwort",
+                "kennwort",
+                "contrase",
+                "senha",
+                "mot de passe",
+            ],
             Some(prose_password),
         ),
         // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
@@ -692,6 +704,9 @@ fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         (q, !word || values::letters_random(v))
     } else if let Some(s) = c.name("s") {
         (s, true)
+    } else if let Some(p) = c.name("p") {
+        // Words joined into a passphrase (`correct-horse-battery-staple`): four or more.
+        (p, true)
     } else if let Some(w) = c.name("w") {
         (w, values::letters_random(w.as_str()))
     } else {
