@@ -52,6 +52,17 @@ fn budgets() -> (Duration, Duration) {
         None => (START_BUDGET, REPLY_WAIT),
     }
 }
+
+/// How long a hook waits for the agent to have written the turn's end to its own log:
+/// [`LOG_WAIT`], or `CCMEM_HOOK_TIMEOUT_MS` on a machine too loaded for it.
+fn log_wait() -> Duration {
+    match std::env::var(TIMEOUT_VAR).ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(ms) => Duration::from_millis(ms.min(60_000)),
+        None => LOG_WAIT,
+    }
+}
+/// See [`log_wait`]: the agent writes its log behind, seldom by more than a few milliseconds.
+const LOG_WAIT: Duration = Duration::from_millis(1000);
 /// Characters of any one string kept from a tool's input (or other text of the agent's).
 const KEEP_CHARS: usize = 32 * 1024;
 /// Characters of any one string kept from a tool's output: its start and its end, where a
@@ -110,7 +121,7 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
     }
     let copilot = agent.is_some_and(|a| a.eq_ignore_ascii_case("copilot"));
     if copilot {
-        copilot::take_last_words_from_the_events(&mut payload);
+        copilot::take_last_words_from_the_events(&mut payload, log_wait());
     }
     // Claude Code tells its hooks where it was started in the environment only.
     if let (Some(map), Some(dir)) = (payload.as_object_mut(), std::env::var_os("CLAUDE_PROJECT_DIR")) {
