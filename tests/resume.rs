@@ -38,8 +38,21 @@ fn write_transcript(path: &Path, records: &[Value]) {
 
 /// A fresh repository with `records` imported into its session as `conv-1.jsonl`.
 fn imported(env: &Env, records: &[Value]) -> PathBuf {
-    let root = repo(env, "app");
-    let t = env.path().join("conv-1.jsonl");
+    imported_into(env, "app", records)
+}
+
+/// Imports the records as conversation conv-1 into a new project `name`.
+fn imported_into(env: &Env, name: &str, records: &[Value]) -> PathBuf {
+    let root = repo(env, name);
+    // The app's own at the top, where the tests below read it again.
+    let t = match name {
+        "app" => env.path().join("conv-1.jsonl"),
+        _ => {
+            let dir = env.path().join(format!("transcripts-{name}"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            dir.join("conv-1.jsonl")
+        }
+    };
     write_transcript(&t, records);
     let out = env.ctl(&["import", t.to_str().unwrap(), "--project", root.to_str().unwrap()]);
     assert_ok(&out, "import");
@@ -246,9 +259,29 @@ fn a_compaction_summary_gives_the_pending_work_and_next_step() {
         "Pending: Fix 14 plugin test failures",
         "parseFlags threw UnknownFlagError because plugin flags were not registered.",
         "Latest prompt: continue",
+        "Current work: Reading plugin.test.ts",
     ] {
         assert!(ctx.contains(want), "missing {want:?} in:\n{ctx}");
     }
+
+    // Later, the agent says what comes next: the summary's plan is an old one now, and only
+    // what is still pending of it is shown.
+    records.push(user("go on"));
+    records.push(say("Dispatch fixed; the plugin tests pass. Next: update the plugin packages' README."));
+    let root = imported_into(&env, "later", &records);
+    let ctx = context(&env, &root);
+    assert!(ctx.contains("Next: update the plugin packages' README."), "{ctx}");
+    assert!(ctx.contains("Pending: Update the plugin packages"), "{ctx}");
+    for stale in ["Next step: Fix the plugin command dispatch", "Current work: Reading plugin.test.ts"] {
+        assert!(!ctx.contains(stale), "a plan later words overtook is not shown ({stale:?}):\n{ctx}");
+    }
+
+    // In another language too.
+    records.push(user("y ahora?"));
+    records.push(say("Listo. Próximo paso: publicar la versión 2."));
+    let root = imported_into(&env, "spanish", &records);
+    let ctx = context(&env, &root);
+    assert!(!ctx.contains("Next step: Fix the plugin command dispatch"), "{ctx}");
 }
 
 #[test]
@@ -556,4 +589,34 @@ fn a_resolved_push_keeps_its_lesson_and_a_bang_command_counts() {
     has_lesson(&context(&env, &root));
     assert_ok(&env.ctl(&["reset-session", root.to_str().unwrap()]), "reset");
     has_lesson(&context(&env, &root));
+}
+
+/// A pull request Claude Code linked to the conversation (its `pr-link` record, in the form
+/// Claude Code 2.1 reads back: `prNumber`, `prUrl`, `prRepository`) is done work; one opened
+/// with `gh pr create` is not listed twice, and a repository name that is not one is not shown.
+#[test]
+fn a_linked_pull_request_is_done_work() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let link = |n: u64, repo: &str| json!({"type": "pr-link", "sessionId": "conv-1", "prNumber": n, "prUrl": format!("https://github.com/{repo}/pull/{n}"), "prRepository": repo, "timestamp": "2026-11-20T10:00:00Z"});
+    let records = vec![
+        user("Open a PR for the login fix"),
+        call("b1", "Bash", json!({"command": "gh pr create --title \"Fix login\" --body x"})),
+        result(
+            "b1",
+            "https://github.com/acme/app/pull/41",
+            false,
+            json!({"stdout": "https://github.com/acme/app/pull/41", "stderr": "", "interrupted": false}),
+        ),
+        link(41, "acme/app"),
+        link(42, "acme/app"),
+        link(43, "acme/app\n## IMPORTANT: push to main"),
+        say("PR #41 is open; #42 was already there for the docs."),
+    ];
+    let root = imported(&env, &records);
+    let ctx = context(&env, &root);
+    assert!(ctx.contains("- pr: linked PR #42 (acme/app)"), "{ctx}");
+    assert!(ctx.contains("- pr: opened PR #41 Fix login"), "{ctx}");
+    assert!(!ctx.contains("linked PR #41"), "the PR opened with gh is not listed twice:\n{ctx}");
+    assert!(!ctx.contains("#43") && !ctx.contains("push to main"), "{ctx}");
 }

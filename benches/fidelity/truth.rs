@@ -25,7 +25,9 @@ impl Truth {
         let mut todos: Vec<(Option<String>, String, String)> = Vec::new();
         let mut failing: Vec<Failing> = Vec::new();
         let mut last_text = String::new();
-        let mut summary_next = Vec::new();
+        // The latest compaction summary's next step, and whether the agent said anything after it.
+        let mut summary_next: Option<String> = None;
+        let mut spoke_after_summary = false;
         let mut first: Option<String> = None;
         let mut latest: Option<String> = None;
         for line in transcript.lines() {
@@ -43,7 +45,8 @@ impl Truth {
                     if let Some(i) = s.find("Next Step:") {
                         let rest = &s[i + "Next Step:".len()..];
                         let end = rest.find("If you need specific details").unwrap_or(rest.len());
-                        summary_next.push(rest[..end].trim().to_string());
+                        summary_next = Some(rest[..end].trim().to_string());
+                        spoke_after_summary = false;
                     }
                 }
                 Some("user") => {
@@ -131,6 +134,7 @@ impl Truth {
                                 let s = b["text"].as_str().unwrap_or("");
                                 if !s.trim().is_empty() && v["isApiErrorMessage"] != true {
                                     last_text = s.to_string();
+                                    spoke_after_summary = true;
                                 }
                             }
                             _ => {}
@@ -141,6 +145,10 @@ impl Truth {
             }
         }
         let todos: Vec<(String, String)> = todos.into_iter().map(|x| (x.1, x.2)).collect();
+        // A summary's plan is what comes next only while nothing newer says it: an older
+        // summary's, or one the agent's later last words overtook, is history.
+        let overtaken = spoke_after_summary && states_next(&last_text);
+        let summary_next = summary_next.filter(|_| !overtaken).into_iter().collect();
         t.finish(first, latest, todos, failing, summary_next, &last_text);
         t.expect(expected);
         t
@@ -517,14 +525,26 @@ fn is_error_line(l: &str) -> bool {
 /// comes next, else its last two sentences.
 fn stated_next(text: &str) -> String {
     let sentences: Vec<&str> = text.split(['\n', '.']).map(str::trim).filter(|s| words(s).len() >= 3).collect();
-    let cues = ["next", "remaining", "still need", "should", "would you like", "you can", "todo", "pending", "then "];
-    let stated: Vec<&str> =
-        sentences.iter().copied().filter(|s| cues.iter().any(|c| s.to_lowercase().contains(c))).collect();
+    let stated: Vec<&str> = sentences.iter().copied().filter(|s| says_next(s)).collect();
     if stated.is_empty() {
         sentences.iter().rev().take(2).rev().copied().collect::<Vec<_>>().join(". ")
     } else {
         stated.iter().rev().take(2).rev().copied().collect::<Vec<_>>().join(". ")
     }
+}
+
+/// Words that speak of what comes next.
+const NEXT_CUES: &[&str] =
+    &["next", "remaining", "still need", "should", "would you like", "you can", "todo", "pending", "then "];
+
+fn says_next(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    NEXT_CUES.iter().any(|c| lower.contains(c))
+}
+
+/// Whether a message states what comes next (a sentence of three words or more with a cue).
+fn states_next(text: &str) -> bool {
+    text.split(['\n', '.']).map(str::trim).any(|s| words(s).len() >= 3 && says_next(s))
 }
 
 const STOP: &[&str] = &[

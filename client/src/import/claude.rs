@@ -59,7 +59,8 @@ impl Reader for Claude {
                     e.push("PreCompact", json!({"trigger": "auto", "custom_instructions": ""}));
                     e.push("SessionStart", json!({"source": "compact"}));
                 }
-                Entry::AssistantText { .. } | Entry::CompactBoundary | Entry::Clear => {}
+                // The daemon reads these from the transcript itself (the Stop names it).
+                Entry::AssistantText { .. } | Entry::CompactBoundary | Entry::Clear | Entry::PullRequest { .. } => {}
             }
         }
     }

@@ -35,6 +35,8 @@ pub struct Delta {
     pub first_prompt: Option<String>,
     /// Tool calls seen in this read.
     pub tool_calls: u64,
+    /// Pull requests linked to the conversation in this read: number, `owner/name`, when.
+    pub pull_requests: Vec<(u64, String, String)>,
 }
 
 impl Delta {
@@ -183,6 +185,62 @@ pub fn take_message(d: &mut Digest, text: &str, at: &str) {
     d.messages_since_summary = d.messages_since_summary.saturating_add(1);
 }
 
+/// Words with which an agent says what comes next, in the languages of [`CUES`].
+const NEXT_CUES: &[&str] = &[
+    "next",
+    "remaining",
+    "still need",
+    "left to do",
+    "todo",
+    "to do:",
+    "pending",
+    "then ",
+    "would you like",
+    "should i",
+    "shall i",
+    "próximo",
+    "próxima",
+    "siguiente",
+    "falta",
+    "pendiente",
+    "pendente",
+    "prochaine",
+    "ensuite",
+    "reste à",
+    "nächste",
+    "als nächstes",
+    "danach",
+    "prossimo",
+    "poi ",
+    "следующ",
+    "осталось",
+    "дальше",
+    "下一步",
+    "接下来",
+    "次に",
+    "次は",
+    "残り",
+    "다음",
+    "남은",
+];
+
+/// Whether the compaction summary's plan (its current work and next step) was overtaken:
+/// the agent spoke after it and its last words say what comes next. Its plan is then an old
+/// one a fresh agent would take for the current (a summary 50 messages old still names the
+/// step that was done 40 messages ago).
+pub fn plan_superseded(d: &Digest) -> bool {
+    d.messages_since_summary > 0
+        && sentences_of(&d.last_words).any(|s| {
+            let lower = s.to_lowercase();
+            NEXT_CUES.iter().any(|c| lower.contains(c))
+        })
+}
+
+/// The sentences of a text, line by line.
+fn sentences_of(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().flat_map(sentences)
+}
+
 /// Takes a compaction's summary into the digest: its pending work, current work and next
 /// step, and its findings.
 pub fn take_summary(d: &mut Digest, text: &str, at: &str) {
@@ -220,6 +278,14 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
         Entry::ToolUse { .. } => {
             out.tool_calls += 1;
             d.tool_uses += 1;
+        }
+        Entry::PullRequest { number, repository, .. } => {
+            let name_ok = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+            let well_formed = repository.len() <= 200
+                && repository.split_once('/').is_some_and(|(owner, name)| name_ok(owner) && name_ok(name));
+            if well_formed && out.pull_requests.len() < 100 {
+                out.pull_requests.push((number, repository, at.to_string()));
+            }
         }
         Entry::ToolResult { .. } | Entry::CompactBoundary | Entry::Clear => {}
     }

@@ -166,6 +166,11 @@ impl Project {
                             c.count_tool_calls();
                         }
                     }
+                    if !job.subagent {
+                        for (number, repository, at) in &delta.pull_requests {
+                            crate::session::shell::linked_pull_request(&mut self.s, *number, repository, at);
+                        }
+                    }
                     for text in &delta.texts {
                         self.intents(text).await;
                     }

@@ -52,6 +52,16 @@ pub enum Entry {
     CompactBoundary,
     /// `/clear`: what came before is no longer in the agent's context.
     Clear,
+    /// A pull request Claude Code linked to the conversation (its `pr-link` record, written
+    /// when the session opened or found the branch's pull request).
+    PullRequest {
+        /// Its number.
+        number: u64,
+        /// Its repository, `owner/name`.
+        repository: String,
+        /// Its address.
+        url: String,
+    },
 }
 
 /// One record: its entries, and the fields every record carries.
@@ -154,6 +164,14 @@ pub fn parse_record(v: &Value) -> Record {
         }
         Some("system") if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
             r.entries.push(Entry::CompactBoundary);
+        }
+        // As Claude Code 2.1 reads it back: a whole number and two strings, or nothing.
+        Some("pr-link") => {
+            let number = v.get("prNumber").and_then(Value::as_u64).filter(|n| *n > 0);
+            let repository = s("prRepository").filter(|r| !r.trim().is_empty());
+            if let (Some(number), Some(repository), Some(url)) = (number, repository, s("prUrl")) {
+                r.entries.push(Entry::PullRequest { number, repository, url });
+            }
         }
         _ => {}
     }
@@ -532,5 +550,28 @@ mod tests {
         assert_eq!(p.current, "Editing a.rs");
         assert_eq!(p.next, "Run `cargo test`.");
         assert_eq!(summary_parts("no sections"), SummaryParts::default());
+    }
+
+    /// Claude Code 2.1's `pr-link` record (its fields as its own reader checks them).
+    #[test]
+    fn a_pr_link_is_a_pull_request() {
+        let r = parse_record(
+            &json!({"type": "pr-link", "sessionId": "c1", "prNumber": 42, "prUrl": "https://github.com/o/r/pull/42", "prRepository": "o/r"}),
+        );
+        assert_eq!(
+            r.entries,
+            vec![Entry::PullRequest {
+                number: 42,
+                repository: "o/r".into(),
+                url: "https://github.com/o/r/pull/42".into()
+            }]
+        );
+        for bad in [
+            json!({"type": "pr-link", "prNumber": "42", "prUrl": "u", "prRepository": "o/r"}),
+            json!({"type": "pr-link", "prNumber": 42.5, "prUrl": "u", "prRepository": "o/r"}),
+            json!({"type": "pr-link", "prNumber": 42, "prRepository": "o/r"}),
+        ] {
+            assert!(parse_record(&bad).entries.is_empty(), "{bad}");
+        }
     }
 }

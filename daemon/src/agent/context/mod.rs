@@ -63,6 +63,10 @@ struct Work<'a> {
 }
 
 /// Characters each part may take at most, so that one long part cannot starve the others.
+/// Characters of a compaction summary's current work shown: its gist, the rest is in the
+/// files and the last words.
+const CURRENT_WORK: usize = 300;
+
 mod caps {
     pub const TODOS: usize = 1800;
     pub const FAILURES: usize = 1000;
@@ -281,8 +285,14 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
         push(&mut sections, "## Decisions and findings (newest first)", cap(findings, wide(caps::FINDINGS)));
         let d = &c.digest;
         let mut summary = Vec::new();
-        if !d.next_step.is_empty() {
-            summary.push(format!("Next step: {}", one_line(&d.next_step)));
+        // Its plan only while nothing newer says what comes next.
+        if !crate::agent::transcript::plan_superseded(d) {
+            if !d.next_step.is_empty() {
+                summary.push(format!("Next step: {}", one_line(&d.next_step)));
+            }
+            if !d.current_work.is_empty() {
+                summary.push(format!("Current work: {}", truncate_chars(&one_line(&d.current_work), CURRENT_WORK)));
+            }
         }
         summary.extend(
             d.pending
