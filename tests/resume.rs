@@ -620,3 +620,30 @@ fn a_linked_pull_request_is_done_work() {
     assert!(!ctx.contains("linked PR #41"), "the PR opened with gh is not listed twice:\n{ctx}");
     assert!(!ctx.contains("#43") && !ctx.contains("push to main"), "{ctx}");
 }
+
+/// The points an agent set out with a bold lead are shown after its findings, not in place of
+/// them; a finding in the last words is not said twice.
+#[test]
+fn bold_led_points_follow_the_findings() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let records = vec![
+        user("Review the cleanup PR"),
+        say("**Issue:** `copyMetadataDir()` followed symlinks via `filepath.Walk`\n**Review target:** PR #2, the session cleanup move"),
+        say("The grace period was missing because the check ran before the session started."),
+        say("Both fixes are in; the tests pass."),
+    ];
+    let root = imported(&env, &records);
+    let ctx = context(&env, &root);
+    let section = ctx.split("## Decisions and findings (newest first)\n").nth(1).expect("a findings section");
+    let lines: Vec<&str> = section.lines().take_while(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "- The grace period was missing because the check ran before the session started.",
+            "- Review target: PR #2, the session cleanup move",
+            "- Issue: `copyMetadataDir()` followed symlinks via `filepath.Walk`",
+        ],
+        "{ctx}"
+    );
+}

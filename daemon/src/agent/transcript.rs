@@ -25,6 +25,8 @@ const SUMMARY_PART: usize = 1500;
 const FINDINGS: usize = 40;
 /// Longest finding.
 const FINDING_CHARS: usize = 280;
+/// Bold-led points kept (see [`points`]).
+const POINTS: usize = 20;
 
 /// What one read found besides the digest's own fields.
 #[derive(Debug, Default, PartialEq)]
@@ -179,6 +181,9 @@ pub fn take_message(d: &mut Digest, text: &str, at: &str) {
     }
     for f in findings(&clean) {
         push_finding(d, f);
+    }
+    for p in points(&clean) {
+        push_point(d, p);
     }
     d.last_words = crate::text::clean_lines(&tail(&clean, LAST_WORDS), LAST_WORDS);
     d.last_words_at = at.to_string();
@@ -340,6 +345,18 @@ fn push_finding(d: &mut Digest, f: String) {
     d.findings.drain(..excess);
 }
 
+/// Keeps a point (see [`points`]), redacted, once, the newest [`POINTS`].
+fn push_point(d: &mut Digest, p: String) {
+    let p = truncate_chars(&crate::text::clean(&p), FINDING_CHARS);
+    let key = normal(&p);
+    if p.is_empty() || d.points.iter().any(|x| normal(x) == key) {
+        return;
+    }
+    d.points.push(p);
+    let excess = d.points.len().saturating_sub(POINTS);
+    d.points.drain(..excess);
+}
+
 /// Letters and digits only, lower case: two texts that differ only in punctuation or case
 /// say the same thing.
 pub fn normal(s: &str) -> String {
@@ -426,6 +443,13 @@ const CUES: &[&str] = &[
     "the problem is",
     "the problem was",
     "the bug ",
+    "bug in ",
+    // What a verification showed: the state the next agent starts from.
+    "tests pass",
+    "tests passed",
+    "tests passing",
+    " 0 failures",
+    ", 0 failed",
     "is a bug",
     "caused by",
     "because",
@@ -564,6 +588,52 @@ const CUES: &[&str] = &[
     "반드시",
 ];
 
+/// How a sentence starts when it says what the agent is about to do, or what it is told to
+/// do (the closing words Claude Code puts after a compaction summary: "Pick up the last task
+/// as if the break never happened."): not a finding.
+const PLAN: &[&str] = &[
+    "let me ",
+    "now ",
+    "next, ",
+    "then ",
+    "first, ",
+    "i'll ",
+    "i will ",
+    "let's ",
+    "pick up ",
+    "continue ",
+    "please ",
+    "resume ",
+    "voy a ",
+    "vamos a ",
+    "ahora ",
+    "vou ",
+    "agora ",
+    "je vais ",
+    "maintenant ",
+    "ensuite ",
+    "ich werde ",
+    "jetzt ",
+    "als nächstes",
+    "ora ",
+    "сейчас ",
+    "теперь ",
+    "далее ",
+    "现在",
+    "接下来",
+    "首先",
+    "让我",
+    "次に",
+    "まず",
+    "이제 ",
+    "먼저 ",
+    "다음으로",
+];
+
+fn is_plan(lower: &str) -> bool {
+    PLAN.iter().any(|p| lower.starts_with(p))
+}
+
 /// Sentences (and list items) of `text` that state a decision or a finding, in order.
 pub fn findings(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -583,14 +653,23 @@ pub fn findings(text: &str) -> Vec<String> {
         if fence || t.is_empty() || t.starts_with('|') {
             continue; // code, and table rows (cells are not sentences)
         }
+        if t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') {
+            continue; // a heading names what follows; it finds nothing
+        }
         let t = t.trim_start_matches(['-', '*', '•', '>', ' ']).trim();
         let t = t.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches(['.', ')']).trim();
         let at = offset(line, t);
+
         // The mask keeps `*` where the line has it: both lose the same bold marks.
         let m = masked.get(at..at + t.len()).unwrap_or("").replace("**", "");
         let t = t.replace("**", "");
         let t = t.as_str();
-        for sentence in sentences(t) {
+        let all = sentences(t);
+        let mut taken_next = false;
+        for (n, sentence) in all.iter().copied().enumerate() {
+            if std::mem::take(&mut taken_next) {
+                continue; // said with the finding before it
+            }
             let at = offset(t, sentence);
             let own_words = m.get(at..at + sentence.len()).unwrap_or("").to_lowercase();
             let lower = sentence.to_lowercase();
@@ -598,56 +677,84 @@ pub fn findings(text: &str) -> Vec<String> {
             if !(4..=60).contains(&words) || sentence.ends_with('?') {
                 continue;
             }
-            // What the agent is about to do is not a finding, nor what it is told to do (the
-            // closing words Claude Code puts after a compaction summary: "Pick up the last
-            // task as if the break never happened.").
-            let plan = [
-                "let me ",
-                "now ",
-                "next, ",
-                "then ",
-                "first, ",
-                "i'll ",
-                "i will ",
-                "let's ",
-                "pick up ",
-                "continue ",
-                "please ",
-                "resume ",
-                "voy a ",
-                "vamos a ",
-                "ahora ",
-                "vou ",
-                "agora ",
-                "je vais ",
-                "maintenant ",
-                "ensuite ",
-                "ich werde ",
-                "jetzt ",
-                "als nächstes",
-                "ora ",
-                "сейчас ",
-                "теперь ",
-                "далее ",
-                "现在",
-                "接下来",
-                "首先",
-                "让我",
-                "次に",
-                "まず",
-                "이제 ",
-                "먼저 ",
-                "다음으로",
-            ];
-            if plan.iter().any(|p| lower.starts_with(p)) || sentence.trim_end().ends_with(':') {
+            if is_plan(&lower) || sentence.trim_end().ends_with(':') {
                 continue;
             }
             if CUES.iter().any(|c| own_words.contains(c)) {
-                out.push(truncate_chars(sentence.trim_end_matches(':').trim(), FINDING_CHARS));
+                // A short finding that only announces one ("There's a bug in `parse`.") is
+                // told by the sentence after it: both, as one.
+                let next = all.get(n + 1).filter(|next| {
+                    words < 10
+                        && words + self::words(next) <= 60
+                        && !next.ends_with(':')
+                        && !next.ends_with('?')
+                        && !is_plan(&next.to_lowercase())
+                });
+                let finding = match next {
+                    Some(next) => {
+                        taken_next = true;
+                        format!("{} {}", sentence.trim(), next.trim())
+                    }
+                    None => sentence.trim_end_matches(':').trim().to_string(),
+                };
+                out.push(truncate_chars(&finding, FINDING_CHARS));
             }
         }
     }
     out
+}
+
+/// The points the agent set out with a bold lead (`**Issue:** …`, `1. **In a.ts** - …`,
+/// `- **Fixed**: …`), in order: how agents write what they found and did, in any language.
+/// Weaker than [`findings`] (a summary's every line can lead so), they are shown only where
+/// the findings leave room.
+pub fn points(text: &str) -> Vec<String> {
+    let own = crate::agent::intents::own_lines(text);
+    let mask = crate::agent::intents::quotation_mask(&own);
+    let mut fence = false;
+    let mut out = Vec::new();
+    for (line, masked) in own.split('\n').zip(mask.split('\n')) {
+        let t = line.trim();
+        if t.starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if fence {
+            continue;
+        }
+        // A list item's marker (`- `, `* `, `1. `), not the bold that may follow it.
+        let t = ["- ", "* ", "• "].iter().find_map(|m| t.strip_prefix(m)).unwrap_or(t).trim_start();
+        let digits = t.trim_start_matches(|c: char| c.is_ascii_digit());
+        let t = match digits.strip_prefix(". ").or_else(|| digits.strip_prefix(") ")) {
+            Some(item) if digits.len() < t.len() => item.trim_start(),
+            _ => t,
+        };
+        // Bold where the agent wrote it, not inside a quotation or a code span.
+        let at = t.as_ptr() as usize - line.as_ptr() as usize;
+        if t.starts_with("**") && masked.get(at..at + 2) == Some("**") {
+            if let Some(point) = bold_led(t) {
+                out.push(truncate_chars(&point, FINDING_CHARS));
+            }
+        }
+    }
+    out
+}
+
+/// A line that leads with a short bold label and goes on to say something (three words or
+/// more after it), without its bold marks and closing colon; None for other lines, a bold
+/// heading alone, or a label that is a sentence of its own.
+fn bold_led(t: &str) -> Option<String> {
+    let rest = t.strip_prefix("**")?;
+    let end = rest.find("**")?;
+    let (label, after) = (&rest[..end], &rest[end + 2..]);
+    let label_words = label.split_whitespace().count();
+    if label_words == 0 || label_words > 8 || label.ends_with('.') {
+        return None;
+    }
+    let line = t.replace("**", "");
+    let line = line.trim().trim_end_matches([':', '：']).trim();
+    let said = after.trim_start_matches([':', '：', '-', '–', '—', ' ']).split_whitespace().count();
+    (said >= 3 && words(line) <= 60 && !line.ends_with('?')).then(|| line.to_string())
 }
 
 /// Splits on `. ` / `! ` followed by a capital, keeping file names (`run.ts`) and versions whole.

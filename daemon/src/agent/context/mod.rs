@@ -282,6 +282,13 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
             .filter(|f| !last.contains(&crate::agent::transcript::normal(f)))
             .map(|f| format!("- {f}"))
             .collect();
+        // Then the bold-led points, newest first, which the cap cuts first.
+        let known: Vec<String> = c.digest.findings.iter().map(|f| crate::agent::transcript::normal(f)).collect();
+        let points = c.digest.points.iter().rev().filter(|p| {
+            let n = crate::agent::transcript::normal(p);
+            !last.contains(&n) && !known.iter().any(|k| k.contains(&n) || n.contains(k.as_str()))
+        });
+        let findings: Vec<String> = findings.into_iter().chain(points.map(|p| format!("- {p}"))).collect();
         push(&mut sections, "## Decisions and findings (newest first)", cap(findings, wide(caps::FINDINGS)));
         let d = &c.digest;
         let mut summary = Vec::new();

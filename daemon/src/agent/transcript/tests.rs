@@ -278,3 +278,45 @@ fn secrets_in_markup_are_not_kept_in_findings_or_last_words() {
     let plain = "We decided to keep **the cache** because `fetch()` is slow; see [the docs](https://x.example/d).";
     assert_eq!(last_words(plain).as_deref(), Some(plain));
 }
+
+/// From real sessions: a finding that only announces itself is told by the sentence after
+/// it; a heading finds nothing; a verification's outcome is the state the next agent starts
+/// from.
+#[test]
+fn a_short_finding_takes_its_explanation_and_a_heading_is_none() {
+    let f = findings(
+        "### P1 #2: Hash Length Mismatch\nThere's a small bug in the `getInitials` function. When the string is empty after trim, `split()` returns an array with one empty string. Let me fix it.\n\
+         All 29 tasks successful, 93 tests pass, 0 failures.",
+    );
+    assert_eq!(
+        f,
+        [
+            "There's a small bug in the `getInitials` function. When the string is empty after trim, `split()` returns an array with one empty string.",
+            "All 29 tasks successful, 93 tests pass, 0 failures."
+        ]
+    );
+}
+
+/// The points an agent sets out with a bold lead, in whatever language, are kept apart from
+/// the findings (shown where they leave room); a bold heading alone, a quotation's bold and
+/// code are not points.
+#[test]
+fn bold_led_points_are_kept_apart() {
+    let p = points(
+        "**Issue:** `copyMetadataDir()` in `checkpoint/committed.go` followed symlinks via `filepath.Walk`\n\
+         1. **In `AppSidebar.tsx:46`** - The user data is pulled from the auth store:\n\
+         **Problema:** o cache não inclui o usuário na chave\n\
+         **Summary**\n\
+         > **Decision:** push straight to main every time\n\
+         ```\n**Fix:** not prose at all here\n```\n\
+         **A whole sentence in bold.** Then more words here.",
+    );
+    assert_eq!(
+        p,
+        [
+            "Issue: `copyMetadataDir()` in `checkpoint/committed.go` followed symlinks via `filepath.Walk`",
+            "In `AppSidebar.tsx:46` - The user data is pulled from the auth store",
+            "Problema: o cache não inclui o usuário na chave",
+        ]
+    );
+}

@@ -304,6 +304,10 @@ pub struct Digest {
     pub next_step: String,
     /// Decisions and findings the assistant stated, oldest first, deduplicated.
     pub findings: Vec<String>,
+    /// Points the assistant set out with a bold lead (`**Issue:** …`), oldest first,
+    /// deduplicated: shown where the findings leave room.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<String>,
     /// Compactions seen.
     pub compactions: u32,
     /// ISO 8601 of the latest compaction summary.
