@@ -179,6 +179,17 @@ fn push_done(s: &mut Session, (kind, text): (&'static str, String), at: String) 
     if text.is_empty() || s.done.iter().any(|d| d.kind == kind && d.text == text) {
         return;
     }
+    // A tracker task closed is no longer under way.
+    if let Some(ids) = text.strip_prefix("closed ").filter(|_| kind == "task") {
+        let ids: Vec<&str> = ids.split_whitespace().collect();
+        s.done.retain(|d| {
+            !(d.kind == "task"
+                && d.text
+                    .strip_prefix("started ")
+                    .and_then(|r| r.split_whitespace().next())
+                    .is_some_and(|id| ids.contains(&id)))
+        });
+    }
     s.done.push(Done { at, kind: kind.into(), text });
     let excess = s.done.len().saturating_sub(DONE);
     s.done.drain(..excess);
@@ -228,6 +239,18 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
             ["gh", "issue", "close", n, ..] => {
                 return Some(("issue", format!("closed issue #{}", n.trim_start_matches('#'))))
             }
+            ["gh", "issue", "reopen", n, ..] => {
+                return Some(("issue", format!("reopened issue #{}", n.trim_start_matches('#'))))
+            }
+            ["gh", "issue", "create", ..] => {
+                let url = output.split_whitespace().find(|t| t.contains("/issues/")).unwrap_or("");
+                let n = url.rsplit('/').next().filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))?;
+                let title = quoted_after(&segment, &["--title", "-t"]).unwrap_or_default();
+                return Some(("issue", format!("opened issue #{n} {title}").trim().into()));
+            }
+            ["gh", "pr", "close", n, ..] if !n.starts_with('-') => {
+                return Some(("pr", format!("closed PR {}", n.trim_start_matches('#'))))
+            }
             ["bd" | "beads", "close", ..] => {
                 let words: Vec<String> = shell_words(&segment).into_iter().filter(|w| !is_assignment(w)).collect();
                 let ids = tracker_ids(words.get(2..).unwrap_or_default());
@@ -237,6 +260,14 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
                 if rest.windows(2).any(|p| p[0] == "--status" && matches!(p[1], "closed" | "done" | "completed")) =>
             {
                 return Some(("task", format!("closed {id}")));
+            }
+            // Taken up: the tracker says so to whoever looks next, and so does the context
+            // until it is closed.
+            ["bd" | "beads", "update", id, rest @ ..]
+                if !id.starts_with('-')
+                    && rest.windows(2).any(|p| p[0] == "--status" && matches!(p[1], "in_progress" | "in-progress")) =>
+            {
+                return Some(("task", format!("started {id} (in progress)")));
             }
             _ => {}
         }

@@ -269,7 +269,7 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
     });
     push(
         &mut sections,
-        "## Done (commits, pull requests, closed issues)",
+        "## Done (commits, pull requests, issues, tracker tasks)",
         cap(work.done.iter().rev().map(|d| format!("- {}: {}", d.kind, d.text)).collect(), wide(caps::DONE)),
     );
     if let Some(c) = work.conversation {

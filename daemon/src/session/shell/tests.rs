@@ -297,3 +297,39 @@ fn a_trackers_reason_is_not_its_ids() {
     let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
     assert_eq!(texts, ["closed app-3 app-4.1", "closed app-5"]);
 }
+
+/// Issue trackers' changes the agent made from the shell: a bd task taken up shows as under
+/// way until it is closed; issues opened and reopened, pull requests closed.
+#[test]
+fn tracker_changes_are_kept_until_they_are_done() {
+    let mut s = session();
+    let now = Utc::now();
+    record(&mut s, "bd update app-7 --status in_progress", "✓ Updated issue: app-7", false, None, now);
+    record(&mut s, "bd update app-8 --status in-progress --json", "{}", false, None, now);
+    record(
+        &mut s,
+        "gh issue create --title \"Flaky upload test\" --body x",
+        "https://github.com/o/app/issues/57",
+        false,
+        None,
+        now,
+    );
+    record(&mut s, "gh issue create --title \"No URL printed\"", "", false, None, now);
+    record(&mut s, "gh issue reopen 12", "✓ Reopened issue #12", false, None, now);
+    record(&mut s, "gh pr close 40 --comment stale", "✓ Closed pull request #40", false, None, now);
+    let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "started app-7 (in progress)",
+            "started app-8 (in progress)",
+            "opened issue #57 Flaky upload test",
+            "reopened issue #12",
+            "closed PR 40"
+        ]
+    );
+    record(&mut s, "bd close app-7", "✓ Closed app-7", false, None, now);
+    let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
+    assert!(!texts.contains(&"started app-7 (in progress)") && texts.contains(&"closed app-7"), "{texts:?}");
+    assert!(texts.contains(&"started app-8 (in progress)"), "{texts:?}");
+}
