@@ -37,29 +37,26 @@ fn tail(path: &Path) -> Option<String> {
 const START_BUDGET: Duration = Duration::from_millis(300);
 /// How long SessionStart waits for its context.
 const REPLY_WAIT: Duration = Duration::from_secs(2);
-/// Overrides both, in milliseconds, for machines where 300 ms does not start a process
+/// Overrides all three, in milliseconds, for machines where 300 ms does not start a process
 /// (a loaded CI runner, a home on a network file system).
 const TIMEOUT_VAR: &str = "CCMEM_HOOK_TIMEOUT_MS";
 
-/// (start budget, reply wait): the defaults, or both `CCMEM_HOOK_TIMEOUT_MS` (at most a
-/// minute; the agent's own hook timeout is the real limit).
+/// `CCMEM_HOOK_TIMEOUT_MS`, when set (at most a minute; the agent's own hook timeout is the
+/// real limit).
+fn timeout_override() -> Option<Duration> {
+    let ms = std::env::var(TIMEOUT_VAR).ok().and_then(|v| v.trim().parse::<u64>().ok())?;
+    Some(Duration::from_millis(ms.min(60_000)))
+}
+
+/// (start budget, reply wait): the defaults, or both the override.
 fn budgets() -> (Duration, Duration) {
-    match std::env::var(TIMEOUT_VAR).ok().and_then(|v| v.trim().parse::<u64>().ok()) {
-        Some(ms) => {
-            let d = Duration::from_millis(ms.min(60_000));
-            (d, d)
-        }
-        None => (START_BUDGET, REPLY_WAIT),
-    }
+    timeout_override().map_or((START_BUDGET, REPLY_WAIT), |d| (d, d))
 }
 
 /// How long a hook waits for the agent to have written the turn's end to its own log:
-/// [`LOG_WAIT`], or `CCMEM_HOOK_TIMEOUT_MS` on a machine too loaded for it.
+/// [`LOG_WAIT`], or the override on a machine too loaded for it.
 fn log_wait() -> Duration {
-    match std::env::var(TIMEOUT_VAR).ok().and_then(|v| v.trim().parse::<u64>().ok()) {
-        Some(ms) => Duration::from_millis(ms.min(60_000)),
-        None => LOG_WAIT,
-    }
+    timeout_override().unwrap_or(LOG_WAIT)
 }
 /// See [`log_wait`]: the agent writes its log behind, seldom by more than a few milliseconds.
 const LOG_WAIT: Duration = Duration::from_millis(1000);
