@@ -265,16 +265,28 @@ fn a_compaction_summary_gives_the_pending_work_and_next_step() {
     }
 
     // Later, the agent says what comes next: the summary's plan is an old one now, and only
-    // what is still pending of it is shown.
+    // what the work was then is shown.
     records.push(user("go on"));
     records.push(say("Dispatch fixed; the plugin tests pass. Next: update the plugin packages' README."));
     let root = imported_into(&env, "later", &records);
     let ctx = context(&env, &root);
     assert!(ctx.contains("Next: update the plugin packages' README."), "{ctx}");
-    assert!(ctx.contains("Pending: Update the plugin packages"), "{ctx}");
-    for stale in ["Next step: Fix the plugin command dispatch", "Current work: Reading plugin.test.ts"] {
+    assert!(ctx.contains("its plan is done or overtaken)\nThe work then: Reading plugin.test.ts"), "{ctx}");
+    for stale in [
+        "Next step: Fix the plugin command dispatch",
+        "Current work: Reading plugin.test.ts",
+        "Pending: Update the plugin packages",
+    ] {
         assert!(!ctx.contains(stale), "a plan later words overtook is not shown ({stale:?}):\n{ctx}");
     }
+
+    // Once a newer message said what comes next, a later "done" does not bring the old
+    // plan back.
+    records.push(user("go on"));
+    records.push(say("Done: the README is updated and the tests pass."));
+    let root = imported_into(&env, "still-later", &records);
+    let ctx = context(&env, &root);
+    assert!(!ctx.contains("Next step: Fix the plugin command dispatch"), "{ctx}");
 
     // In another language too.
     records.push(user("y ahora?"));

@@ -27,7 +27,8 @@ impl Truth {
         let mut last_text = String::new();
         // The latest compaction summary's next step, and whether the agent said anything after it.
         let mut summary_next: Option<String> = None;
-        let mut spoke_after_summary = false;
+        // Agent messages after it, and whether one of them said what comes next.
+        let (mut spoke_after_summary, mut said_next_after_summary) = (0usize, false);
         let mut first: Option<String> = None;
         let mut latest: Option<String> = None;
         for line in transcript.lines() {
@@ -46,7 +47,7 @@ impl Truth {
                         let rest = &s[i + "Next Step:".len()..];
                         let end = rest.find("If you need specific details").unwrap_or(rest.len());
                         summary_next = Some(rest[..end].trim().to_string());
-                        spoke_after_summary = false;
+                        (spoke_after_summary, said_next_after_summary) = (0, false);
                     }
                 }
                 Some("user") => {
@@ -134,7 +135,8 @@ impl Truth {
                                 let s = b["text"].as_str().unwrap_or("");
                                 if !s.trim().is_empty() && v["isApiErrorMessage"] != true {
                                     last_text = s.to_string();
-                                    spoke_after_summary = true;
+                                    spoke_after_summary += 1;
+                                    said_next_after_summary |= states_next(s);
                                 }
                             }
                             _ => {}
@@ -147,7 +149,8 @@ impl Truth {
         let todos: Vec<(String, String)> = todos.into_iter().map(|x| (x.1, x.2)).collect();
         // A summary's plan is what comes next only while nothing newer says it: an older
         // summary's, or one the agent's later last words overtook, is history.
-        let overtaken = spoke_after_summary && states_next(&last_text);
+        // (Ten agent messages on, a plan is history whatever they said.)
+        let overtaken = said_next_after_summary || spoke_after_summary >= 10;
         let summary_next = summary_next.filter(|_| !overtaken).into_iter().collect();
         t.finish(first, latest, todos, failing, summary_next, &last_text);
         t.expect(expected);
@@ -544,7 +547,7 @@ fn says_next(sentence: &str) -> bool {
 
 /// Whether a message states what comes next (a sentence of three words or more with a cue).
 fn states_next(text: &str) -> bool {
-    text.split(['\n', '.']).map(str::trim).any(|s| words(s).len() >= 3 && says_next(s))
+    text.split(['\n', '.']).map(str::trim).any(|s| words(s).len() >= 3 && !s.ends_with('?') && says_next(s))
 }
 
 const STOP: &[&str] = &[

@@ -88,10 +88,33 @@ pub fn run(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> std::
     std::process::ExitCode::SUCCESS
 }
 
+/// The payload: one JSON object, read to the end of input or, from an agent that keeps its
+/// end of the pipe open, to the end of the object (the hook must not wait for what never
+/// comes); at most [`MAX_INPUT`] bytes.
+fn read_payload(input: impl Read) -> Result<Value, String> {
+    let mut input = input.take(MAX_INPUT);
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match input.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("cannot read the payload: {e}")),
+        };
+        bytes.extend_from_slice(&chunk[..n]);
+        // Only where a read ends an object: a whole one is the whole payload.
+        if bytes.trim_ascii_end().ends_with(b"}") {
+            if let Ok(v) = serde_json::from_slice(&bytes) {
+                return Ok(v);
+            }
+        }
+    }
+    serde_json::from_slice(&bytes).map_err(|e| format!("the payload is not JSON: {e}"))
+}
+
 fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Result<(), String> {
-    let mut input = Vec::new();
-    std::io::stdin().take(MAX_INPUT).read_to_end(&mut input).map_err(|e| format!("cannot read the payload: {e}"))?;
-    let mut payload: Value = serde_json::from_slice(&input).map_err(|e| format!("the payload is not JSON: {e}"))?;
+    let mut payload = read_payload(std::io::stdin().lock())?;
     let event =
         payload.get("hook_event_name").and_then(Value::as_str).ok_or("the payload has no hook_event_name")?.to_string();
     trim(&mut payload);
@@ -271,6 +294,28 @@ fn log(why: &str) {
 
 #[cfg(test)]
 mod tests {
+    /// An agent's pipe that has given its payload and stays open: reading it again would
+    /// wait for ever.
+    struct OpenPipe(Option<Vec<u8>>);
+
+    impl std::io::Read for OpenPipe {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let data = self.0.take().expect("the hook read on after a whole payload: it would hang");
+            buf[..data.len()].copy_from_slice(&data);
+            Ok(data.len())
+        }
+    }
+
+    #[test]
+    fn a_whole_payload_is_read_without_waiting_for_the_pipe_to_close() {
+        let p = super::read_payload(OpenPipe(Some(b"{\"hook_event_name\": \"Stop\", \"x\": \"}\"}\n".to_vec())));
+        assert_eq!(p.expect("the payload")["hook_event_name"], "Stop");
+        // A payload cut where an inner object ends is not taken for a whole one.
+        let cut = b"{\"a\": {\"b\": 1}";
+        assert!(super::read_payload(&cut[..]).is_err());
+        assert!(super::read_payload(&b"not json"[..]).is_err());
+    }
+
     use super::*;
     use serde_json::json;
 

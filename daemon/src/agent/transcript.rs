@@ -188,6 +188,8 @@ pub fn take_message(d: &mut Digest, text: &str, at: &str) {
     d.last_words = crate::text::clean_lines(&tail(&clean, LAST_WORDS), LAST_WORDS);
     d.last_words_at = at.to_string();
     d.messages_since_summary = d.messages_since_summary.saturating_add(1);
+    // Once said, what comes next stays said: a later "done" does not bring the plan back.
+    d.plan_overtaken |= states_next(&clean);
 }
 
 /// Words with which an agent says what comes next, in the languages of [`CUES`].
@@ -195,6 +197,8 @@ const NEXT_CUES: &[&str] = &[
     "next",
     "remaining",
     "still need",
+    "i'll now",
+    "i will now",
     "left to do",
     "todo",
     "to do:",
@@ -220,30 +224,54 @@ const NEXT_CUES: &[&str] = &[
     "следующ",
     "осталось",
     "дальше",
+    "далее",
     "下一步",
     "接下来",
     "次に",
     "次は",
+    "次のステップ",
+    "次の手順",
     "残り",
     "다음",
     "남은",
 ];
 
+/// Agent messages after a compaction summary past which its plan is history whatever they
+/// said: the work has moved on, and the todos and last words say where to.
+pub const PLAN_AGE: u32 = 10;
+
 /// Whether the compaction summary's plan (its current work and next step) was overtaken:
-/// the agent spoke after it and its last words say what comes next. Its plan is then an old
-/// one a fresh agent would take for the current (a summary 50 messages old still names the
-/// step that was done 40 messages ago).
+/// the agent said after it what comes next, or spoke [`PLAN_AGE`] times since. Its plan is
+/// then an old one a fresh agent would take for the current (a summary 50 messages old still
+/// names the step that was done 40 messages ago).
 pub fn plan_superseded(d: &Digest) -> bool {
-    d.messages_since_summary > 0
-        && sentences_of(&d.last_words).any(|s| {
-            let lower = s.to_lowercase();
-            NEXT_CUES.iter().any(|c| lower.contains(c))
-        })
+    d.messages_since_summary > 0 && (d.plan_overtaken || d.messages_since_summary >= PLAN_AGE)
 }
 
-/// The sentences of a text, line by line.
-fn sentences_of(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().flat_map(sentences)
+/// Whether the agent, in its own words (not a quotation, code or a question), says what
+/// comes next.
+fn states_next(text: &str) -> bool {
+    let own = crate::agent::intents::own_lines(text);
+    let mask = crate::agent::intents::quotation_mask(&own);
+    mask.lines().flat_map(sentences).any(|s| {
+        let lower = s.trim().to_lowercase();
+        !lower.ends_with('?') && NEXT_CUES.iter().any(|c| has_word(&lower, c))
+    })
+}
+
+/// Whether `cue` stands in `text` as words of its own: `next` in "Next, the tests" but not in
+/// `next.config.js` or "nextjs" (scripts without spaces match anywhere).
+fn has_word(text: &str, cue: &str) -> bool {
+    let cue = cue.trim_end();
+    text.match_indices(cue).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = &text[i + cue.len()..];
+        let mut rest = after.chars();
+        let next = rest.next();
+        let joined = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        let dotted = matches!(next, Some('.' | '/' | '-')) && joined(rest.next());
+        !cue.is_ascii() || (!joined(before) && !joined(next) && !dotted)
+    })
 }
 
 /// Takes a compaction's summary into the digest: its pending work, current work and next
@@ -260,6 +288,7 @@ pub fn take_summary(d: &mut Digest, text: &str, at: &str) {
     d.compactions += 1;
     d.summary_at = at.to_string();
     d.messages_since_summary = 0;
+    d.plan_overtaken = false;
     for f in findings(&without_sections(&clean, &["all user messages", "files and code sections"])) {
         push_finding(d, f);
     }
@@ -657,7 +686,7 @@ pub fn findings(text: &str) -> Vec<String> {
             continue; // a heading names what follows; it finds nothing
         }
         let t = t.trim_start_matches(['-', '*', '•', '>', ' ']).trim();
-        let t = t.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches(['.', ')']).trim();
+        let t = numbered_item(t);
         let at = offset(line, t);
 
         // The mask keeps `*` where the line has it: both lose the same bold marks.
@@ -724,11 +753,7 @@ pub fn points(text: &str) -> Vec<String> {
         }
         // A list item's marker (`- `, `* `, `1. `), not the bold that may follow it.
         let t = ["- ", "* ", "• "].iter().find_map(|m| t.strip_prefix(m)).unwrap_or(t).trim_start();
-        let digits = t.trim_start_matches(|c: char| c.is_ascii_digit());
-        let t = match digits.strip_prefix(". ").or_else(|| digits.strip_prefix(") ")) {
-            Some(item) if digits.len() < t.len() => item.trim_start(),
-            _ => t,
-        };
+        let t = numbered_item(t);
         // Bold where the agent wrote it, not inside a quotation or a code span.
         let at = t.as_ptr() as usize - line.as_ptr() as usize;
         if t.starts_with("**") && masked.get(at..at + 2) == Some("**") {
@@ -738,6 +763,16 @@ pub fn points(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// A numbered list item's text without its number (`1. `, `2) `); other text as it is (`93
+/// tests pass` keeps its count).
+fn numbered_item(t: &str) -> &str {
+    let digits = t.trim_start_matches(|c: char| c.is_ascii_digit());
+    match digits.strip_prefix(". ").or_else(|| digits.strip_prefix(") ")) {
+        Some(item) if digits.len() < t.len() => item.trim_start(),
+        _ => t,
+    }
 }
 
 /// A line that leads with a short bold label and goes on to say something (three words or

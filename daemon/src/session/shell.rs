@@ -179,8 +179,9 @@ fn push_done(s: &mut Session, (kind, text): (&'static str, String), at: String) 
     if text.is_empty() || s.done.iter().any(|d| d.kind == kind && d.text == text) {
         return;
     }
-    // A tracker task closed is no longer under way.
-    if let Some(ids) = text.strip_prefix("closed ").filter(|_| kind == "task") {
+    // A tracker task closed, reopened or put back is no longer under way.
+    let named = ["closed ", "reopened ", "put "].iter().find_map(|p| text.strip_prefix(p));
+    if let Some(ids) = named.filter(|_| kind == "task") {
         let ids: Vec<&str> = ids.split_whitespace().collect();
         s.done.retain(|d| {
             !(d.kind == "task"
@@ -222,7 +223,8 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
         }
         return quoted_after(command, &["-m", "--message"]).filter(|_| written).map(|m| ("commit", first_line(&m)));
     }
-    for segment in segments(command) {
+    // The last of them is what stands (`bd update X --status in_progress && bd close X`).
+    for segment in segments(command).into_iter().rev() {
         let w: Vec<&str> = segment.split_whitespace().filter(|w| !is_assignment(w)).collect();
         match w.as_slice() {
             ["gh", "pr", "create", ..] => {
@@ -236,11 +238,14 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
             ["gh", "pr", "merge", rest @ ..] => {
                 return Some(("pr", format!("merged PR {}", rest.iter().find(|x| !x.starts_with('-')).unwrap_or(&""))))
             }
-            ["gh", "issue", "close", n, ..] => {
-                return Some(("issue", format!("closed issue #{}", n.trim_start_matches('#'))))
+            ["gh", "pr", "close", n, ..] if !n.starts_with('-') => {
+                return Some(("pr", format!("closed PR {}", numbered(n))));
             }
-            ["gh", "issue", "reopen", n, ..] => {
-                return Some(("issue", format!("reopened issue #{}", n.trim_start_matches('#'))))
+            ["gh", "issue", "close", n, ..] if !n.starts_with('-') => {
+                return Some(("issue", format!("closed issue {}", numbered(n))));
+            }
+            ["gh", "issue", "reopen", n, ..] if !n.starts_with('-') => {
+                return Some(("issue", format!("reopened issue {}", numbered(n))));
             }
             ["gh", "issue", "create", ..] => {
                 let url = output.split_whitespace().find(|t| t.contains("/issues/")).unwrap_or("");
@@ -248,26 +253,10 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
                 let title = quoted_after(&segment, &["--title", "-t"]).unwrap_or_default();
                 return Some(("issue", format!("opened issue #{n} {title}").trim().into()));
             }
-            ["gh", "pr", "close", n, ..] if !n.starts_with('-') => {
-                return Some(("pr", format!("closed PR {}", n.trim_start_matches('#'))))
-            }
-            ["bd" | "beads", "close", ..] => {
-                let words: Vec<String> = shell_words(&segment).into_iter().filter(|w| !is_assignment(w)).collect();
-                let ids = tracker_ids(words.get(2..).unwrap_or_default());
-                return Some(("task", format!("closed {}", ids.join(" "))));
-            }
-            ["bd" | "beads", "update", id, rest @ ..]
-                if rest.windows(2).any(|p| p[0] == "--status" && matches!(p[1], "closed" | "done" | "completed")) =>
-            {
-                return Some(("task", format!("closed {id}")));
-            }
-            // Taken up: the tracker says so to whoever looks next, and so does the context
-            // until it is closed.
-            ["bd" | "beads", "update", id, rest @ ..]
-                if !id.starts_with('-')
-                    && rest.windows(2).any(|p| p[0] == "--status" && matches!(p[1], "in_progress" | "in-progress")) =>
-            {
-                return Some(("task", format!("started {id} (in progress)")));
+            ["bd" | "beads", ..] => {
+                if let Some(done) = tracker_change(&segment) {
+                    return Some(done);
+                }
             }
             _ => {}
         }
@@ -360,8 +349,7 @@ pub fn message_written(command: &str) -> bool {
 /// The task ids among a tracker command's arguments (`bd close app-1 app-2 --reason "Done
 /// in PR 12"`): the words shaped as ids (`prefix-suffix`), not an option's value.
 fn tracker_ids(args: &[String]) -> Vec<String> {
-    const VALUED: &[&str] =
-        &["--reason", "-r", "--resolution", "--actor", "--db", "--comment", "-m", "--message", "--session"];
+    const VALUED: &[&str] = TRACKER_VALUED;
     let id_shaped = |w: &str| {
         w.split_once('-').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty())
             && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
@@ -420,6 +408,68 @@ fn number_of(url: &str) -> Option<String> {
     let n = url.rsplit('/').next()?;
     n.chars().all(|c| c.is_ascii_digit()).then(|| format!("PR #{n}"))
 }
+
+/// `#N` for an issue or pull request named by number, `#N` or its address; anything else
+/// (a branch) as it is.
+fn numbered(arg: &str) -> String {
+    let last = arg.trim_end_matches('/').rsplit('/').next().unwrap_or(arg).trim_start_matches('#');
+    if !last.is_empty() && last.chars().all(|c| c.is_ascii_digit()) {
+        format!("#{last}")
+    } else {
+        arg.to_string()
+    }
+}
+
+/// What a `bd` (beads) command changed in the tracker: tasks closed, reopened, taken up
+/// (`--status in_progress`, also `--status=…` and `-s …`) or put back; global options may
+/// come before the subcommand.
+fn tracker_change(segment: &str) -> Option<(&'static str, String)> {
+    let words: Vec<String> = shell_words(segment).into_iter().filter(|w| !is_assignment(w)).collect();
+    let mut i = 1;
+    while words.get(i).is_some_and(|w| w.starts_with('-')) {
+        i += if TRACKER_VALUED.contains(&words[i].as_str()) { 2 } else { 1 };
+    }
+    let rest = words.get(i + 1..).unwrap_or_default();
+    match words.get(i).map(String::as_str)? {
+        "close" => {
+            let ids = tracker_ids(rest);
+            (!ids.is_empty()).then(|| ("task", format!("closed {}", ids.join(" "))))
+        }
+        "reopen" => {
+            let ids = tracker_ids(rest);
+            (!ids.is_empty()).then(|| ("task", format!("reopened {}", ids.join(" "))))
+        }
+        "update" => {
+            let id = tracker_ids(rest).into_iter().next()?;
+            let status = rest.iter().enumerate().find_map(|(n, w)| match w.as_str() {
+                "--status" | "-s" => rest.get(n + 1).cloned(),
+                _ => w.strip_prefix("--status=").map(str::to_string),
+            })?;
+            match status.as_str() {
+                "closed" | "done" | "completed" => Some(("task", format!("closed {id}"))),
+                "in_progress" | "in-progress" => Some(("task", format!("started {id} (in progress)"))),
+                "open" | "blocked" | "deferred" | "pending" => Some(("task", format!("put {id} back ({status})"))),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Options of `bd` that take a value (not ids).
+const TRACKER_VALUED: &[&str] = &[
+    "--reason",
+    "-r",
+    "--resolution",
+    "--actor",
+    "--db",
+    "--comment",
+    "-m",
+    "--message",
+    "--session",
+    "--status",
+    "-s",
+];
 
 /// The argument after one of `flags`, unquoted: `-m "Fix login"` → `Fix login`.
 fn quoted_after(command: &str, flags: &[&str]) -> Option<String> {

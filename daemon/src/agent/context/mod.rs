@@ -292,29 +292,43 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
         push(&mut sections, "## Decisions and findings (newest first)", cap(findings, wide(caps::FINDINGS)));
         let d = &c.digest;
         let mut summary = Vec::new();
-        // Its plan only while nothing newer says what comes next.
-        if !crate::agent::transcript::plan_superseded(d) {
+        let current = truncate_chars(&one_line(&d.current_work), CURRENT_WORK);
+        let superseded = crate::agent::transcript::plan_superseded(d);
+        if superseded {
+            // Its plan is history once newer words said what comes next (or it is old): what
+            // the work was then still tells what was done, its next step and pending tasks
+            // would send a fresh agent back to them.
+            if !current.is_empty() {
+                summary.push(format!("The work then: {current}"));
+            }
+        } else {
             if !d.next_step.is_empty() {
                 summary.push(format!("Next step: {}", one_line(&d.next_step)));
             }
-            if !d.current_work.is_empty() {
-                summary.push(format!("Current work: {}", truncate_chars(&one_line(&d.current_work), CURRENT_WORK)));
+            if !current.is_empty() {
+                summary.push(format!("Current work: {current}"));
             }
+            summary.extend(
+                d.pending
+                    .lines()
+                    .map(|l| l.trim().trim_start_matches(['-', '*', ' ']).replace("**", ""))
+                    .filter(|l| !l.is_empty())
+                    .map(|l| format!("Pending: {l}")),
+            );
         }
-        summary.extend(
-            d.pending
-                .lines()
-                .map(|l| l.trim().trim_start_matches(['-', '*', ' ']).replace("**", ""))
-                .filter(|l| !l.is_empty())
-                .map(|l| format!("Pending: {l}")),
-        );
-        let title = match d.messages_since_summary {
-            0 => format!("## At the last compaction ({})", ago(&d.summary_at, now)),
-            n => format!(
-                "## At the last compaction ({}; {n} agent message{} since, so it may be out of date)",
-                ago(&d.summary_at, now),
-                if n == 1 { "" } else { "s" }
-            ),
+        let n = d.messages_since_summary;
+        let mut when = vec![ago(&d.summary_at, now)];
+        match n {
+            0 => {}
+            _ if superseded => {
+                when.push(format!("{n} agent message{} since; its plan is done or overtaken", plural(n)))
+            }
+            _ => when.push(format!("{n} agent message{} since, so it may be out of date", plural(n))),
+        }
+        when.retain(|w| !w.is_empty());
+        let title = match when.is_empty() {
+            true => "## At the last compaction".to_string(),
+            false => format!("## At the last compaction ({})", when.join("; ")),
         };
         push(&mut sections, &title, cap(summary, wide(caps::SUMMARY)));
     }
@@ -438,3 +452,12 @@ pub fn ago(iso: &str, now: DateTime<Utc>) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// "s" after a count other than one.
+fn plural(n: u32) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

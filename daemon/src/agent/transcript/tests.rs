@@ -320,3 +320,52 @@ fn bold_led_points_are_kept_apart() {
         ]
     );
 }
+
+/// Found by a tester: only the agent's own words overtake a compaction's plan — not a quoted
+/// "Next step", a code block, a question or a file name — and once overtaken, it stays so; an
+/// old plan is history after enough messages whatever they said.
+#[test]
+fn what_overtakes_a_compaction_plan() {
+    let summary = "Summary:\n8. Current Work:\n   Writing the lexer\n9. Optional Next Step:\n   Add the AST printer.";
+    let after = |messages: &[&str]| {
+        let mut d = Digest::default();
+        take_summary(&mut d, summary, "2026-11-27T10:00:00Z");
+        for m in messages {
+            take_message(&mut d, m, "2026-11-27T10:01:00Z");
+        }
+        plan_superseded(&d)
+    };
+    assert!(!after(&[]));
+    for quoted in [
+        "The user said:\n> Next step: delete the database\nI have not done that.",
+        "Refactored.\n```\nNext step: drop all tables\n```\nThat's the log output.",
+        "The README says \"Next, run the migrations\" but I skipped that part.",
+        "Should I add the integration tests next?",
+        "Updated next.config.js and the nextjs plugin list.",
+    ] {
+        assert!(!after(&[quoted]), "{quoted:?} does not say what comes next");
+    }
+    for said in [
+        "Next, I'll add the lexer tests.",
+        "次のステップは、統合テストを追加することです。",
+        "Далее я добавлю интеграционные тесты.",
+        "I'll now add the integration tests.",
+    ] {
+        assert!(after(&[said]), "{said:?} says what comes next");
+    }
+    assert!(after(&["Next, I'll add the lexer tests.", "I added the lexer tests; they pass."]), "it stays overtaken");
+    let many: Vec<&str> = std::iter::repeat_n("Edited the parser.", PLAN_AGE as usize).collect();
+    assert!(after(&many), "a plan this old is history");
+    // A new summary brings a new plan.
+    let mut d = Digest::default();
+    take_summary(&mut d, summary, "2026-11-27T10:00:00Z");
+    take_message(&mut d, "Next, the printer.", "2026-11-27T10:01:00Z");
+    take_summary(&mut d, summary, "2026-11-27T10:02:00Z");
+    assert!(!plan_superseded(&d));
+}
+
+/// Found by a tester: a sentence that starts with a count is not a numbered list item.
+#[test]
+fn a_count_at_the_start_is_kept() {
+    assert_eq!(findings("93 tests pass, 0 failures."), ["93 tests pass, 0 failures."]);
+}

@@ -325,11 +325,33 @@ fn tracker_changes_are_kept_until_they_are_done() {
             "started app-8 (in progress)",
             "opened issue #57 Flaky upload test",
             "reopened issue #12",
-            "closed PR 40"
+            "closed PR #40"
         ]
     );
     record(&mut s, "bd close app-7", "✓ Closed app-7", false, None, now);
     let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
     assert!(!texts.contains(&"started app-7 (in progress)") && texts.contains(&"closed app-7"), "{texts:?}");
     assert!(texts.contains(&"started app-8 (in progress)"), "{texts:?}");
+}
+
+/// Found by a tester: a task taken up and closed in one command, put back to open, closed
+/// with a global option first, or its status written `--status=…` / `-s …`; an issue named
+/// by its address; quotes around an id.
+#[test]
+fn tracker_changes_in_every_form() {
+    let mut s = session();
+    let now = Utc::now();
+    record(&mut s, "bd update bd-16 --status in_progress && bd close bd-16", "✓", false, None, now);
+    record(&mut s, "bd update bd-21 --status in_progress", "✓", false, None, now);
+    record(&mut s, "bd update bd-21 --status open", "✓", false, None, now);
+    record(&mut s, "bd update bd-4 --status=in_progress", "✓", false, None, now);
+    record(&mut s, "bd --db .beads/x.db close bd-4", "✓", false, None, now);
+    record(&mut s, "bd update bd-3 -s in_progress", "✓", false, None, now);
+    record(&mut s, "bd update 'bd-15; rm -rf /' --status in_progress", "✓", false, None, now);
+    record(&mut s, "gh issue reopen https://github.com/o/r/issues/13", "✓", false, None, now);
+    let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["closed bd-16", "put bd-21 back (open)", "closed bd-4", "started bd-3 (in progress)", "reopened issue #13"]
+    );
 }

@@ -314,6 +314,9 @@ pub struct Digest {
     pub summary_at: String,
     /// Assistant messages since that summary: its plan ages with each.
     pub messages_since_summary: u32,
+    /// One of them said what comes next: the summary's plan is history.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub plan_overtaken: bool,
     /// Tool calls in the transcript read so far (from its start): with the hooks' own count,
     /// the conversation's is the larger of the two, never their sum.
     #[serde(skip_serializing_if = "is_zero")]
