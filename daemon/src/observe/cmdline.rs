@@ -18,7 +18,10 @@ pub fn pipelines(line: &str) -> Vec<Vec<String>> {
             pipeline.push(c.trim().to_string());
         }
     };
+    // The line so far (for the here-documents it opens).
+    let mut line_so_far = String::new();
     while let Some(c) = chars.next() {
+        line_so_far.push(c);
         match (quote, c) {
             (Some(q), c) if c == q => {
                 quote = None;
@@ -28,6 +31,7 @@ pub fn pipelines(line: &str) -> Vec<Vec<String>> {
                 cmd.push(c);
                 if let Some(n) = chars.next() {
                     cmd.push(n);
+                    line_so_far.push(n);
                 }
             }
             (Some(_), c) => cmd.push(c),
@@ -43,7 +47,28 @@ pub fn pipelines(line: &str) -> Vec<Vec<String>> {
             (None, '|') => end_cmd(&mut cmd, &mut pipeline),
             // `2>&1` and `>&2` redirect; a lone `&` or `&&` separates.
             (None, '&') if cmd.ends_with('>') || chars.peek() == Some(&'>') => cmd.push(c),
+            // A here-document's body is the command's input, not commands: it stays with the
+            // command that reads it, up to its delimiter's line.
+            (None, '\n') if !heredocs(&line_so_far).is_empty() => {
+                for (word, tabs) in heredocs(&std::mem::take(&mut line_so_far)) {
+                    cmd.push('\n');
+                    loop {
+                        let line: String = chars.by_ref().take_while(|c| *c != '\n').collect();
+                        let ends = if tabs { line.trim_start_matches('\t') } else { line.as_str() } == word;
+                        cmd.push_str(&line);
+                        if ends || chars.peek().is_none() {
+                            break;
+                        }
+                        cmd.push('\n');
+                    }
+                }
+                end_cmd(&mut cmd, &mut pipeline);
+                out.push(std::mem::take(&mut pipeline));
+            }
             (None, ';' | '&' | '\n') => {
+                if c == '\n' {
+                    line_so_far.clear();
+                }
                 if c == '&' && chars.peek() == Some(&'&') {
                     chars.next();
                 }
@@ -56,6 +81,58 @@ pub fn pipelines(line: &str) -> Vec<Vec<String>> {
     end_cmd(&mut cmd, &mut pipeline);
     out.push(pipeline);
     out.retain(|p| !p.is_empty());
+    out
+}
+
+/// The here-documents a command opens, in order: each delimiter, and whether its closing
+/// line may be indented with tabs (`<<-`). Only `<<WORD`, `<<'WORD'` and `<<"WORD"` with a
+/// word that starts with a letter or `_` (`$((1<<2))` is a shift; `<<<` a here-string), and
+/// only outside quotes (the command as kept has its quotes).
+fn heredocs(cmd: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut quote: Option<char> = None;
+    let b: Vec<char> = cmd.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\\' => i += 1,
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '<'
+                && b.get(i + 1) == Some(&'<')
+                && b.get(i + 2) != Some(&'<')
+                && (i == 0 || b[i - 1] != '<') =>
+            {
+                let mut j = i + 2;
+                let tabs = b.get(j) == Some(&'-');
+                if tabs {
+                    j += 1;
+                }
+                while b.get(j) == Some(&' ') {
+                    j += 1;
+                }
+                let quoted = matches!(b.get(j), Some('\'' | '"')).then(|| b[j]);
+                if quoted.is_some() {
+                    j += 1;
+                }
+                let start = j;
+                while b.get(j).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.') {
+                    j += 1;
+                }
+                let word: String = b[start..j].iter().collect();
+                let closed = quoted.is_none_or(|q| b.get(j) == Some(&q));
+                if closed && word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                    out.push((word, tabs));
+                }
+                i = j;
+                continue;
+            }
+            None => {}
+        }
+        i += 1;
+    }
     out
 }
 
@@ -132,6 +209,28 @@ pub fn lexical(p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by a tester: a here-document's body was read as commands (`gh issue reopen 99`
+    /// inside `cat <<EOF` counted as done). Its body stays with the command that reads it;
+    /// what follows its delimiter is commands again; a shift or a here-string opens none.
+    #[test]
+    fn a_here_documents_body_is_not_commands() {
+        let p = pipelines("cat <<EOF > notes.md\ngh issue reopen 99\nEOF\ngit status");
+        assert_eq!(
+            p,
+            vec![vec!["cat <<EOF > notes.md\ngh issue reopen 99\nEOF".to_string()], vec!["git status".to_string()]]
+        );
+        let p = pipelines("git commit -F - <<-'MSG' && git push\n\tFix login; rm -rf /\n\tMSG\nnpm test");
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert_eq!(p[1], vec!["git push\n\tFix login; rm -rf /\n\tMSG".to_string()]);
+        assert_eq!(p[2], vec!["npm test".to_string()]);
+        // Not here-documents: a shift, a here-string, `<<` in quotes.
+        for line in ["echo $((1<<2))\nnpm test", "cat <<< 'x'\nnpm test", "echo '<<EOF'\nnpm test"] {
+            assert_eq!(pipelines(line).last(), Some(&vec!["npm test".to_string()]), "{line:?}");
+        }
+        // A body never closed ends with the command line.
+        assert_eq!(pipelines("cat <<EOF\nno end").len(), 1);
+    }
 
     #[test]
     fn where_a_command_works() {
