@@ -179,17 +179,47 @@ pub fn take_message(d: &mut Digest, text: &str, at: &str) {
     if clean.trim().is_empty() {
         return; // nothing but intents
     }
-    for f in findings(&clean) {
+    let own = OwnWords::of(&clean);
+    for f in findings_in(&own) {
         push_finding(d, f);
     }
-    for p in points(&clean) {
+    for p in points_in(&own) {
         push_point(d, p);
     }
     d.last_words = crate::text::clean_lines(&tail(&clean, LAST_WORDS), LAST_WORDS);
     d.last_words_at = at.to_string();
     d.messages_since_summary = d.messages_since_summary.saturating_add(1);
     // Once said, what comes next stays said: a later "done" does not bring the plan back.
-    d.plan_overtaken |= states_next(&clean);
+    d.plan_overtaken |= states_next(&own);
+}
+
+/// A message's own words, read once for its findings, points and what comes next: without
+/// what it quotes as blocks (block quotes, code, HTML), and a mask of it with what it quotes
+/// inline blanked byte for byte (a sentence says something only where its words are the
+/// agent's own, not inside a quotation or a code span).
+struct OwnWords {
+    text: String,
+    mask: String,
+}
+
+impl OwnWords {
+    fn of(message: &str) -> Self {
+        let text = crate::agent::intents::own_lines(message);
+        let mask = crate::agent::intents::quotation_mask(&text);
+        OwnWords { text, mask }
+    }
+
+    /// Its lines outside code fences, each with its mask.
+    fn lines(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut fence = false;
+        self.text.split('\n').zip(self.mask.split('\n')).filter(move |(line, _)| {
+            if line.trim().starts_with("```") {
+                fence = !fence;
+                return false;
+            }
+            !fence
+        })
+    }
 }
 
 /// Words with which an agent says what comes next, in the languages of [`CUES`].
@@ -250,10 +280,8 @@ pub fn plan_superseded(d: &Digest) -> bool {
 
 /// Whether the agent, in its own words (not a quotation, code or a question), says what
 /// comes next.
-fn states_next(text: &str) -> bool {
-    let own = crate::agent::intents::own_lines(text);
-    let mask = crate::agent::intents::quotation_mask(&own);
-    mask.lines().flat_map(sentences).any(|s| {
+fn states_next(own: &OwnWords) -> bool {
+    own.lines().flat_map(|(_, masked)| sentences(masked)).any(|s| {
         let lower = s.trim().to_lowercase();
         !lower.ends_with('?') && NEXT_CUES.iter().any(|c| has_word(&lower, c))
     })
@@ -665,22 +693,18 @@ fn is_plan(lower: &str) -> bool {
 
 /// Sentences (and list items) of `text` that state a decision or a finding, in order.
 pub fn findings(text: &str) -> Vec<String> {
+    findings_in(&OwnWords::of(text))
+}
+
+/// [`findings`] of a message read once.
+fn findings_in(own: &OwnWords) -> Vec<String> {
     let mut out = Vec::new();
-    let mut fence = false;
-    let own = crate::agent::intents::own_lines(text);
-    // What the agent quotes inline, blanked byte for byte: a sentence is a decision only when
-    // its decision words are the agent's own, not inside a quotation or a code span.
-    let mask = crate::agent::intents::quotation_mask(&own);
     // Where `part` (a slice of `of`) starts in it.
     let offset = |of: &str, part: &str| part.as_ptr() as usize - of.as_ptr() as usize;
-    for (line, masked) in own.split('\n').zip(mask.split('\n')) {
+    for (line, masked) in own.lines() {
         let t = line.trim();
-        if t.starts_with("```") {
-            fence = !fence;
-            continue;
-        }
-        if fence || t.is_empty() || t.starts_with('|') {
-            continue; // code, and table rows (cells are not sentences)
+        if t.is_empty() || t.starts_with('|') {
+            continue; // table rows (cells are not sentences)
         }
         if t.starts_with('#') && t.trim_start_matches('#').starts_with(' ') {
             continue; // a heading names what follows; it finds nothing
@@ -738,19 +762,14 @@ pub fn findings(text: &str) -> Vec<String> {
 /// Weaker than [`findings`] (a summary's every line can lead so), they are shown only where
 /// the findings leave room.
 pub fn points(text: &str) -> Vec<String> {
-    let own = crate::agent::intents::own_lines(text);
-    let mask = crate::agent::intents::quotation_mask(&own);
-    let mut fence = false;
+    points_in(&OwnWords::of(text))
+}
+
+/// [`points`] of a message read once.
+fn points_in(own: &OwnWords) -> Vec<String> {
     let mut out = Vec::new();
-    for (line, masked) in own.split('\n').zip(mask.split('\n')) {
+    for (line, masked) in own.lines() {
         let t = line.trim();
-        if t.starts_with("```") {
-            fence = !fence;
-            continue;
-        }
-        if fence {
-            continue;
-        }
         // A list item's marker (`- `, `* `, `1. `), not the bold that may follow it.
         let t = ["- ", "* ", "• "].iter().find_map(|m| t.strip_prefix(m)).unwrap_or(t).trim_start();
         let t = numbered_item(t);

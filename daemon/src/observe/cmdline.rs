@@ -47,27 +47,22 @@ pub fn pipelines(line: &str) -> Vec<Vec<String>> {
             (None, '|') => end_cmd(&mut cmd, &mut pipeline),
             // `2>&1` and `>&2` redirect; a lone `&` or `&&` separates.
             (None, '&') if cmd.ends_with('>') || chars.peek() == Some(&'>') => cmd.push(c),
-            // A here-document's body is the command's input, not commands: it stays with the
-            // command that reads it, up to its delimiter's line.
-            (None, '\n') if !heredocs(&line_so_far).is_empty() => {
-                for (word, tabs) in heredocs(&std::mem::take(&mut line_so_far)) {
-                    cmd.push('\n');
-                    loop {
-                        let line: String = chars.by_ref().take_while(|c| *c != '\n').collect();
-                        let ends = if tabs { line.trim_start_matches('\t') } else { line.as_str() } == word;
-                        cmd.push_str(&line);
-                        if ends || chars.peek().is_none() {
-                            break;
-                        }
-                        cmd.push('\n');
-                    }
-                }
-                end_cmd(&mut cmd, &mut pipeline);
-                out.push(std::mem::take(&mut pipeline));
-            }
             (None, ';' | '&' | '\n') => {
+                // A here-document's body is the command's input, not commands: it stays with
+                // the command that reads it, up to its delimiter's line.
                 if c == '\n' {
-                    line_so_far.clear();
+                    for (word, tabs) in heredocs(&std::mem::take(&mut line_so_far)) {
+                        cmd.push('\n');
+                        loop {
+                            let line: String = chars.by_ref().take_while(|c| *c != '\n').collect();
+                            let ends = if tabs { line.trim_start_matches('\t') } else { line.as_str() } == word;
+                            cmd.push_str(&line);
+                            if ends || chars.peek().is_none() {
+                                break;
+                            }
+                            cmd.push('\n');
+                        }
+                    }
                 }
                 if c == '&' && chars.peek() == Some(&'&') {
                     chars.next();

@@ -349,7 +349,6 @@ pub fn message_written(command: &str) -> bool {
 /// The task ids among a tracker command's arguments (`bd close app-1 app-2 --reason "Done
 /// in PR 12"`): the words shaped as ids (`prefix-suffix`), not an option's value.
 fn tracker_ids(args: &[String]) -> Vec<String> {
-    const VALUED: &[&str] = TRACKER_VALUED;
     let id_shaped = |w: &str| {
         w.split_once('-').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty())
             && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
@@ -361,7 +360,7 @@ fn tracker_ids(args: &[String]) -> Vec<String> {
             continue;
         }
         if w.starts_with('-') {
-            skip = VALUED.contains(&w.as_str());
+            skip = TRACKER_VALUED.contains(&w.as_str());
         } else if id_shaped(w) {
             out.push(w.clone());
         }
