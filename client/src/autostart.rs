@@ -19,19 +19,20 @@ pub fn is_absent(e: &io::Error) -> bool {
 const LOG_ROTATE_BYTES: u64 = 8 << 20;
 
 /// Starts `ccmemd` for `socket` and waits, with a growing back-off, until it answers or
-/// `timeout` passes.
+/// `timeout` passes. A daemon that cannot start gives its own reason.
 pub fn start_and_connect(socket: &Path, timeout: Duration) -> Result<Conn, String> {
     let deadline = Instant::now() + timeout;
     let exe = find_daemon().ok_or_else(|| {
         "cannot find ccmemd next to ccmemctl or on PATH; install ccmem again (`npm i -g ccmem`, or `cargo install --locked --path .`)"
             .to_string()
     })?;
-    let log = paths::daemon_log_file().ok();
-    let mut child = spawn(&exe, socket, log.as_deref()).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let (mut child, output) = spawn(&exe, socket).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     let mut pause = Duration::from_millis(1);
     loop {
         match Conn::connect_within(socket, timeout.max(Duration::from_millis(100))) {
             Ok(mut c) => {
+                // (A piped stderr closes with `child` here: the daemon's later log lines then
+                // fail to be written rather than fill a pipe nobody reads.)
                 // The start-up budget bounded the connect; requests get the usual time.
                 c.set_timeout(crate::conn::IO_TIMEOUT).map_err(|e| e.to_string())?;
                 return Ok(c);
@@ -42,8 +43,7 @@ pub fn start_and_connect(socket: &Path, timeout: Duration) -> Result<Conn, Strin
         // A daemon that lost the race to another one exits 0: keep waiting for the winner.
         if let Ok(Some(status)) = child.try_wait() {
             if !status.success() {
-                let see = log.as_ref().map(|l| format!("; see {}", l.display())).unwrap_or_default();
-                return Err(format!("ccmemd exited at start-up ({status}){see}"));
+                return Err(output.failure(&mut child, status));
             }
         }
         if Instant::now() >= deadline {
@@ -54,20 +54,70 @@ pub fn start_and_connect(socket: &Path, timeout: Duration) -> Result<Conn, Strin
     }
 }
 
-fn spawn(exe: &Path, socket: &Path, log: Option<&Path>) -> io::Result<Child> {
-    let mut cmd = Command::new(exe);
-    cmd.arg("--socket").arg(socket).stdin(Stdio::null());
-    match log.and_then(|l| paths::open_log(l, LOG_ROTATE_BYTES).ok()) {
-        Some(file) => {
-            let dup = file.try_clone()?;
-            cmd.stdout(dup).stderr(file);
+/// Where a started daemon's output goes: its log from an offset, or (no log can be opened)
+/// a pipe read once it has exited.
+enum Output {
+    Log { path: PathBuf, from: u64 },
+    Pipe { log_error: String },
+}
+
+/// Bytes of a failed daemon's output read for its reason.
+const REASON_BYTES: u64 = 64 << 10;
+
+impl Output {
+    /// Why the daemon exited with `status`: the reason it gave ([`paths::START_FAILURE`]),
+    /// else its exit status, and where its log is.
+    fn failure(&self, child: &mut Child, status: std::process::ExitStatus) -> String {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut text = Vec::new();
+        match self {
+            Output::Log { path, from } => {
+                if let Ok(mut f) = std::fs::File::open(path) {
+                    if f.seek(SeekFrom::Start(*from)).is_ok() {
+                        let _ = f.take(REASON_BYTES).read_to_end(&mut text);
+                    }
+                }
+            }
+            Output::Pipe { .. } => {
+                if let Some(err) = child.stderr.take() {
+                    let _ = err.take(REASON_BYTES).read_to_end(&mut text);
+                }
+            }
         }
-        None => {
-            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        let text = String::from_utf8_lossy(&text);
+        let reason = text.lines().rev().find_map(|l| l.strip_prefix(paths::START_FAILURE)).map(str::trim);
+        let said = match reason {
+            Some(r) => format!("ccmemd cannot start: {r}"),
+            None => format!("ccmemd exited at start-up ({status})"),
+        };
+        match self {
+            Output::Log { path, .. } => format!("{said}; its log: {}", path.display()),
+            Output::Pipe { log_error } if reason.is_none() => format!("{said}; no log either: {log_error}"),
+            Output::Pipe { .. } => said,
         }
     }
+}
+
+fn spawn(exe: &Path, socket: &Path) -> io::Result<(Child, Output)> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("--socket").arg(socket).stdin(Stdio::null()).stdout(Stdio::null());
+    let log = paths::daemon_log_file().and_then(|l| paths::open_log(&l, LOG_ROTATE_BYTES).map(|f| (l, f)));
+    let output = match log {
+        Ok((path, file)) => {
+            let from = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let dup = file.try_clone()?;
+            cmd.stdout(dup).stderr(file);
+            Output::Log { path, from }
+        }
+        Err(e) => {
+            // Its reason is read once it has exited; a daemon that runs writes its log to
+            // a pipe nobody reads after this client is gone, which it survives.
+            cmd.stderr(Stdio::piped());
+            Output::Pipe { log_error: e.to_string() }
+        }
+    };
     detach(&mut cmd);
-    cmd.spawn()
+    Ok((cmd.spawn()?, output))
 }
 
 /// Its own session: no controlling terminal, so closing the terminal does not stop it, and

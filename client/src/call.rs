@@ -28,6 +28,7 @@ pub(crate) fn project_path(path: Option<PathBuf>) -> Result<PathBuf, Error> {
         Some(p) => std::path::absolute(&p),
         None => std::env::current_dir(),
     }
+    .map(|p| paths::lexical(&p))
     .map_err(|e| Error::Failed(format!("cannot resolve the project path: {e}")))
 }
 

@@ -13,29 +13,37 @@ use std::path::PathBuf;
     name = "ccmemctl",
     version,
     about = "the client of ccmem, session memory for AI coding agents",
-    long_about = "ccmemctl talks to ccmemd, the per-user daemon that keeps each project's work session \
-(prompts, todos, files edited, test and build results, dev servers, the agent's last words) and \
-checkpoints it into the project's .claude directory. Claude Code's hooks run `ccmemctl hook` on \
-every event; at the next session start the agent is given where it left off. The daemon is \
-started on demand unless --no-start or CCMEM_NO_AUTOSTART=1."
+    long_about = "The client of ccmem, session memory for AI coding agents.
+
+ccmemctl talks to ccmemd, the per-user daemon that keeps each project's work session: the
+prompts, todos, files edited, test and build results, dev servers and the agent's last words.
+It saves them into the project's .claude directory.
+
+The agent's hooks run ccmemctl on every event. At the next session start, the agent is told
+where it left off.
+
+The daemon is started when needed, unless --no-start or CCMEM_NO_AUTOSTART=1."
 )]
 pub struct Cli {
     /// Socket of the daemon [default: $CCMEM_SOCKET, else $XDG_RUNTIME_DIR/ccmem/ccmemd.sock]
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", help_heading = GLOBAL)]
     pub socket: Option<PathBuf>,
 
     /// Print machine-readable JSON instead of text
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
 
     /// Do not start the daemon if it is not running
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub no_start: bool,
 
     /// What to do
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The heading of the options every command takes.
+const GLOBAL: &str = "Global options";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -63,7 +71,9 @@ pub enum Command {
     },
     /// List the projects with a live session
     Projects,
-    /// List the project's sessions, newest first, with their conversations (the one resume-id names is marked)
+    /// List the project's sessions, newest first, with their conversations
+    ///
+    /// The conversation `resume-id` names is marked.
     History {
         /// A directory or file inside the project
         path: Option<PathBuf>,
@@ -77,7 +87,8 @@ pub enum Command {
     Checkpoint {
         /// A directory or file inside the project
         path: Option<PathBuf>,
-        /// Why
+        /// Why it is taken, kept in the checkpoint as its reason: manual (saved by hand), or
+        /// phase_complete (a phase of the work is finished)
         #[arg(long, value_enum, default_value_t = Reason::Manual)]
         reason: Reason,
         /// Notes to keep with the session (replaces its context notes)
@@ -85,14 +96,17 @@ pub enum Command {
         note: Option<String>,
     },
     /// Handle one agent hook event: the JSON payload on stdin (for the agent's hook settings;
-    /// always exits 0)
+    /// always exits 0). Hidden from the list: the agent runs it, not people
+    #[command(hide = true)]
     Hook {
         /// The agent sending it: claude (the default), codex, gemini, opencode, pi, copilot, cursor
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },
-    /// Replay an agent's recorded conversation into the project's session, as its hooks
-    /// would have delivered it: a Claude Code transcript (~/.claude/projects/<dir>/<id>.jsonl),
+    /// Replay an agent's recorded conversation into the project's session
+    ///
+    /// Each event is replayed as the agent's hooks would have delivered it, at the time it
+    /// happened. The file can be a Claude Code transcript (~/.claude/projects/<dir>/<id>.jsonl),
     /// a Codex rollout (~/.codex/sessions/…/rollout-*.jsonl), a Gemini CLI chat
     /// (~/.gemini/tmp/<project>/chats/session-*.jsonl), a Pi or Oh My Pi session
     /// (~/.pi/agent/sessions/…/*.jsonl), or an OpenCode export (`opencode export ID > f.json`)
@@ -111,24 +125,28 @@ pub enum Command {
         #[arg(long, value_name = "CHARS", value_parser = clap::value_parser!(u64).range(200..=10_000))]
         budget: Option<u64>,
     },
-    /// Print the id of the project's most recent conversation: claude --resume "$(ccmemctl resume-id)"
+    /// Print the id of the project's most recent conversation
+    ///
+    /// For example: claude --resume "$(ccmemctl resume-id)"
     ResumeId {
         /// A directory or file inside the project
         path: Option<PathBuf>,
     },
-    /// Install or remove ccmem's hooks in Claude Code's settings
+    /// Install or remove ccmem's hooks in an agent's settings
     Hooks {
         /// What to do
         #[command(subcommand)]
         action: HooksAction,
     },
-    /// Show the daemon's configuration and where each value came from, or reload it
+    /// Show every setting, its value and where it came from, or reload the configuration
     Config {
         /// What to do
         #[command(subcommand)]
         action: ConfigAction,
     },
-    /// Print a shell completion script: `ccmemctl completions bash > ~/.local/share/bash-completion/completions/ccmemctl`
+    /// Print a shell completion script
+    ///
+    /// For example: `ccmemctl completions bash > ~/.local/share/bash-completion/completions/ccmemctl`
     Completions {
         /// The shell
         #[arg(value_enum)]
@@ -136,16 +154,23 @@ pub enum Command {
     },
     /// Print the man page (roff): `ccmemctl man | man -l -`
     Man,
-    /// Check the installation: daemon, socket, service, hooks, watch limits, git, MCP server, directories
+    /// Check the installation and say how to fix what is wrong
+    ///
+    /// Checks the daemon, its configuration, the socket, the service, the agents' hooks, the
+    /// watch limits, git, the MCP server and the directories. Exits 1 when a check fails.
     Doctor,
-    /// Run ccmemd as a user service (systemd socket activation on Linux, launchd on macOS, a logon task on Windows)
+    /// Run ccmemd as a user service, started at login
+    ///
+    /// systemd socket activation on Linux, launchd on macOS, a logon task on Windows.
     Service {
         /// What to do
         #[command(subcommand)]
         action: crate::service::Action,
     },
-    /// Write the session memory report (.claude/session-memory.md) now and print its path;
-    /// --stdout prints it instead; --check FILE validates a report file (no daemon needed)
+    /// Write the session memory report (.claude/session-memory.md) now
+    ///
+    /// Prints its path; --stdout prints the report instead; --check FILE validates a report
+    /// file (no daemon needed).
     Report {
         /// A directory or file inside the project (default: the current directory)
         #[arg(value_name = "PATH")]
@@ -153,12 +178,14 @@ pub enum Command {
         /// Print the report instead of writing it
         #[arg(long, conflicts_with = "check")]
         stdout: bool,
-        /// Check a report file against seed 000's rules and list what is wrong (exit 1 if anything)
+        /// Check a report file's format and list what is wrong (exit 1 if anything)
         #[arg(long, value_name = "FILE")]
         check: Option<PathBuf>,
     },
-    /// Record test results from a runner's output on stdin, or from a JUnit XML file:
-    /// `cargo test 2>&1 | ccmemctl test-report`, `ccmemctl test-report --junit report.xml`
+    /// Record test results from a runner's output on stdin, or from a JUnit XML file
+    ///
+    /// For example: `cargo test 2>&1 | ccmemctl test-report`, or
+    /// `ccmemctl test-report --junit report.xml`.
     TestReport {
         /// A directory or file inside the project (default: the current directory)
         #[arg(value_name = "PATH")]
@@ -177,18 +204,23 @@ pub enum Command {
         #[arg(long)]
         e2e: bool,
     },
-    /// Knowledge memories: typed markdown notes (decisions, learnings, gotchas…) in global,
-    /// project, local or enterprise scope, with links, search and health checks
+    /// Knowledge memories: notes of decisions, learnings, gotchas… kept across sessions
+    ///
+    /// Typed markdown notes in global, project, local or enterprise scope, with links,
+    /// search and health checks.
     Memory {
         /// What to do
         #[command(subcommand)]
         action: crate::commands::memory::Action,
     },
-    /// Serve the agent over MCP on stdin/stdout: its memories, facts, goals and session as
-    /// tools (add to Claude Code: `claude mcp add ccmem -- ccmemctl mcp`; the plugin does)
+    /// Serve the agent over MCP on stdin/stdout
+    ///
+    /// Its memories, facts, goals and session as tools. To add it to Claude Code:
+    /// `claude mcp add ccmem -- ccmemctl mcp` (the plugin does).
     Mcp,
-    /// The facts and goals the agent asked to keep ([REMEMBER: …], [GOAL: …]): list them,
-    /// forget a fact, mark a goal done
+    /// The facts and goals the agent asked to keep: list, forget, mark done
+    ///
+    /// The agent keeps them by writing [REMEMBER: …] and [GOAL: …].
     Facts {
         /// What to do (default: list)
         #[command(subcommand)]
@@ -197,8 +229,9 @@ pub enum Command {
         #[arg(long, global = true, value_name = "PATH")]
         project: Option<PathBuf>,
     },
-    /// Record an event in the project's session, given as JSON (or read from stdin), e.g.
-    /// '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'
+    /// Record an event in the project's session, given as JSON (or read from stdin)
+    ///
+    /// For example: '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'
     #[command(after_help = EVENT_KINDS)]
     Event {
         /// The event as JSON; `-` or absent reads it from stdin

@@ -39,12 +39,14 @@ pub fn run(socket: &Path, json: bool) -> Result<(), crate::Error> {
     if json {
         crate::output::print_json(&checks);
     } else {
+        let colour = colour_wanted();
         for c in &checks {
-            let mark = match c.status {
-                "ok" => "✓",
-                "warn" => "!",
-                _ => "✗",
+            let (mark, sgr) = match c.status {
+                "ok" => ("✓", "32"),
+                "warn" => ("!", "33"),
+                _ => ("✗", "31"),
             };
+            let mark = if colour { format!("\x1b[1;{sgr}m{mark}\x1b[0m") } else { mark.to_string() };
             println!("{mark} {}: {}", c.name, c.detail);
             if let Some(f) = &c.fix {
                 println!("    fix: {f}");
@@ -58,10 +60,25 @@ pub fn run(socket: &Path, json: bool) -> Result<(), crate::Error> {
     }
 }
 
+/// Colour for the marks: on a terminal, unless `NO_COLOR` is set (no-color.org) or the
+/// terminal is `dumb`.
+fn colour_wanted() -> bool {
+    use std::io::IsTerminal;
+    let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    // The Windows console shows escape sequences as text unless told otherwise; Windows
+    // Terminal reads them.
+    let reads_escapes = cfg!(unix) || set("WT_SESSION");
+    reads_escapes
+        && std::io::stdout().is_terminal()
+        && !set("NO_COLOR")
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
 /// Every check, in order.
 pub fn checks(socket: &Path) -> Vec<Check> {
     let mut out = Vec::new();
     let peer = daemon(socket, &mut out);
+    config(socket, peer.is_some(), &mut out);
     let refused = peer.is_some() && project(socket, &mut out);
     #[cfg(unix)]
     permissions(socket, &mut out);
@@ -124,6 +141,87 @@ fn project(socket: &Path, out: &mut Vec<Check>) -> bool {
             out.push(ok(NAME, format!("{} can be tracked", cwd.display())));
             false
         }
+    }
+}
+
+/// The configuration file, read as the daemon reads it: by the running daemon (which also
+/// says whether the file changed since into something a restart would stop on), else by
+/// `ccmemd --check-config`. A broken file stops the daemon from starting.
+fn config(socket: &Path, running: bool, out: &mut Vec<Check>) {
+    const NAME: &str = "configuration";
+    let checked = if running { by_the_daemon(socket) } else { by_ccmemd() };
+    match checked {
+        Some(Ok(file)) => out.push(ok(NAME, file)),
+        Some(Err(why)) => {
+            let fix = if running {
+                "correct the file, then `ccmemctl config reload` (until then the daemon keeps the configuration it read last)"
+            } else {
+                "correct the file: ccmemd does not start until it reads"
+            };
+            // A daemon that is not running cannot be started with it: not "nothing to do".
+            if let Some(d) = out.iter_mut().find(|c| c.name == "daemon" && c.status == "warn") {
+                d.status = "fail";
+                d.fix = Some("it cannot start until the configuration is corrected (below)".into());
+            }
+            out.push(bad(NAME, "fail", why, fix));
+        }
+        None => {}
+    }
+}
+
+/// The running daemon's word on its configuration file: its name, or what is wrong with it.
+fn by_the_daemon(socket: &Path) -> Option<Result<String, String>> {
+    let mut conn = Conn::connect(socket).ok()?;
+    conn.hello().ok()?;
+    let r: ccmem_proto::wire::api::ConfigReply =
+        conn.call(method::CONFIG_SHOW, &ccmem_proto::wire::api::ConfigParams::default()).ok()?;
+    Some(match r.problem {
+        Some(p) => Err(p),
+        None => Ok(file_state(&r.file)),
+    })
+}
+
+/// `ccmemd --check-config`, within a few seconds: the file's name, or the daemon's error.
+fn by_ccmemd() -> Option<Result<String, String>> {
+    let exe = crate::autostart::find_daemon()?;
+    let mut child = std::process::Command::new(exe)
+        .arg("--check-config")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    fn read(r: Option<impl std::io::Read>) -> String {
+        use std::io::Read;
+        let mut text = String::new();
+        if let Some(r) = r {
+            let _ = r.take(64 << 10).read_to_string(&mut text);
+        }
+        text.trim().to_string()
+    }
+    let said = read(child.stdout.take());
+    let err = read(child.stderr.take());
+    Some(if status.success() { Ok(said) } else { Err(err.trim_start_matches("ccmemd: ").to_string()) })
+}
+
+/// "FILE is good", or that there is none.
+fn file_state(file: &Path) -> String {
+    if file.exists() {
+        format!("{} is good", file.display())
+    } else {
+        format!("{} does not exist: the defaults apply", file.display())
     }
 }
 

@@ -14,6 +14,11 @@ pub struct Args {
     #[arg(long)]
     pub config_template: bool,
 
+    /// Read the configuration as start-up would, say whether it is good, and exit (1 when
+    /// it is not)
+    #[arg(long, conflicts_with = "config_template")]
+    pub check_config: bool,
+
     /// Configuration file [default: $XDG_CONFIG_HOME/ccmem/config.toml, when it exists]
     #[arg(long, env = "CCMEM_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,

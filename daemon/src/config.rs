@@ -169,7 +169,10 @@ fn read_table(file: &Path, required: bool) -> Result<toml::Table, String> {
     match ccmem_proto::files::untrusted::read_string(file, 1 << 20) {
         Ok(text) => text.parse::<toml::Table>().map_err(|e| format!("{}: {}", file.display(), parse_error(&e))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(toml::Table::new()),
-        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+        Err(e) => match file.parent().and_then(ccmem_proto::wire::paths::file_in_the_way) {
+            Some(f) => Err(format!("cannot read {}: {} is a file, not a directory", file.display(), f.display())),
+            None => Err(format!("cannot read {}: {e}", file.display())),
+        },
     }
 }
 
@@ -439,14 +442,49 @@ pub struct Reloader {
     /// The configuration read at start: what is in force for the keys that need a restart.
     started: Config,
     tx: tokio::sync::watch::Sender<Arc<Live>>,
+    /// The last check of the files on disk, by their size and modification times.
+    checked: std::sync::Mutex<Option<(Stamps, Option<String>)>>,
 }
+
+/// The size and modification time of the configuration file and the patterns file (None
+/// for one that cannot be read): what a check of them depends on.
+type Stamps = [Option<(u64, std::time::SystemTime)>; 2];
 
 impl Reloader {
     /// Starts from `config` (already loaded); returns the reloader and the receiver tasks watch.
     pub fn new(args: Args, given: Given, config: Config) -> (Arc<Self>, LiveRx) {
         let (tx, rx) = tokio::sync::watch::channel(Arc::new(config.live.clone()));
         let started = config.clone();
-        (Arc::new(Self { args, given, current: std::sync::Mutex::new(config), started, tx }), rx)
+        let checked = std::sync::Mutex::new(None);
+        (Arc::new(Self { args, given, current: std::sync::Mutex::new(config), started, tx, checked }), rx)
+    }
+
+    /// Why the configuration files as they are now would stop a restart (or be refused by a
+    /// reload), if they would: read as start-up reads them. Read again only when they
+    /// changed, so that every SessionStart may ask.
+    pub fn file_problem(&self) -> Option<String> {
+        let stamp = |p: Option<PathBuf>| {
+            let m = std::fs::metadata(p?).ok()?;
+            Some((m.len(), m.modified().ok()?))
+        };
+        let patterns = self.args.redact_patterns.clone().or_else(|| {
+            ccmem_proto::wire::paths::config_dir().ok().map(|d| d.join(ccmem_proto::wire::paths::REDACT_PATTERNS_FILE))
+        });
+        let now: Stamps = [stamp(file_path(&self.args).ok()), stamp(patterns)];
+        let mut checked = match self.checked.lock() {
+            Ok(c) => c,
+            Err(p) => p.into_inner(),
+        };
+        match &*checked {
+            Some((was, problem)) if *was == now => problem.clone(),
+            _ => {
+                // Shown to the user and maybe the agent: a token typed into the wrong key is
+                // quoted in the error.
+                let problem = load(&self.args, &self.given).err().map(|e| ccmem_proto::redact::redact(&e).into_owned());
+                *checked = Some((now, problem.clone()));
+                problem
+            }
+        }
     }
 
     /// The configuration in force.

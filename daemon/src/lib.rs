@@ -61,6 +61,9 @@ pub fn main() -> ExitCode {
             *p = abs;
         }
     }
+    if args.check_config {
+        return check_config(&args, &given);
+    }
     leave_the_clients_directory();
     logging::init(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("ccmemd").build() {
@@ -74,6 +77,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             tracing::error!("{e:#}");
+            start_failed(&format!("{e:#}"));
             ExitCode::FAILURE
         }
     };
@@ -81,6 +85,33 @@ pub fn main() -> ExitCode {
     // keep the process alive after it said it stopped.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     code
+}
+
+/// `ccmemd --check-config`: the configuration read as start-up reads it; the error, as
+/// start-up would give it, on stderr.
+fn check_config(args: &cli::Args, given: &config::Given) -> ExitCode {
+    use std::io::Write;
+    match config::load(args, given) {
+        Ok(c) => {
+            let file = c.file.display();
+            let state = if c.file.exists() { "is good" } else { "does not exist: the defaults apply" };
+            let _ = writeln!(std::io::stdout(), "{file} {state}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "ccmemd: {}", ccmem_proto::redact::redact(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The reason a start failed, as the last line of stderr (the log of a daemon a client
+/// started), marked so that the client finds it and shows it to the user.
+fn start_failed(why: &str) {
+    use std::io::Write;
+    let why = ccmem_proto::redact::redact(why);
+    let line = why.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ");
+    let _ = writeln!(std::io::stderr(), "{}{line}", paths::START_FAILURE);
 }
 
 /// The daemon outlives the client that started it, often from inside a repository (a hook

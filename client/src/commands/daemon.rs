@@ -126,10 +126,16 @@ pub(super) fn version(ctx: &Ctx) -> Result<(), Error> {
 pub(super) fn service(ctx: &Ctx, action: crate::service::Action) -> Result<(), Error> {
     // A daemon started on demand holds the socket the service manager must bind.
     let stop = || stop_daemon(ctx).map(|_| ()).map_err(|e| format!("cannot stop the running ccmemd: {e:?}"));
-    if ctx.json && action == crate::service::Action::Status {
+    if action == crate::service::Action::Status {
         let (home, config) = crate::service::home_and_config().map_err(Error::Failed)?;
-        output::print_json(&crate::service::status(&home, &config));
-        return Ok(());
+        let st = crate::service::status(&home, &config);
+        if ctx.json {
+            output::print_json(&st);
+        } else {
+            println!("{}", st.lines().join("\n"));
+        }
+        // As `systemctl status` does, scripts can ask whether there is a service at all.
+        return if st.installed() { Ok(()) } else { Err(Error::Quiet) };
     }
     let said = crate::service::act(action, stop).map_err(Error::Failed)?;
     let done: Vec<&str> = said.lines().collect();

@@ -48,7 +48,7 @@ pub enum Action {
         #[arg(long)]
         title: String,
         /// A tag: lowercase and hyphenated (repeat for more; at least one)
-        #[arg(long = "tag", value_name = "TAG")]
+        #[arg(long = "tag", value_name = "TAG", required = true)]
         tags: Vec<String>,
         /// The slug [default: <type>-<words of the title>]
         #[arg(long)]

@@ -12,7 +12,14 @@ pub(super) fn config(ctx: &Ctx, action: cli::ConfigAction) -> Result<(), Error> 
     };
     let r: api::ConfigReply = with_daemon(ctx, |c, _| c.call(method, &params))?;
     show(ctx, &r, || output::config(&r));
-    Ok(())
+    // The values shown are the ones in force; the file as it is would stop the next start.
+    match r.problem {
+        Some(_) if ctx.json => Err(Error::Quiet),
+        Some(p) => Err(Error::Failed(format!(
+            "the configuration file is broken: {p}\n(the values above are the ones in force; ccmemd will not start again with this file, and `ccmemctl config reload` refuses it)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Shell completions.

@@ -18,6 +18,7 @@ use std::time::Duration;
 mod codex;
 mod copilot;
 mod gemini;
+mod notice;
 
 /// How much of the end of an agent's own record of the conversation a hook reads.
 const TAIL: u64 = 512 * 1024;
@@ -79,13 +80,41 @@ const MAX_INPUT: u64 = 64 << 20;
 /// Runs the hook against `socket` (default: the usual resolution), starting the daemon if
 /// `autostart`, for `agent` (`codex`, …; Claude Code when None); always exit code 0.
 pub fn run(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> std::process::ExitCode {
-    let result = std::panic::catch_unwind(|| forward(socket, autostart, agent));
+    let mut to = None;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| forward(socket, autostart, agent, &mut to)));
     match result {
         Ok(Ok(())) => {}
-        Ok(Err(why)) => log(&why),
+        Ok(Err(Failed { why, unreachable })) => {
+            log(&why);
+            // The daemon cannot be reached or started: the session goes unrecorded, and the
+            // user (never the agent) hears of it when it starts.
+            if let Some(to) = to.filter(|t| unreachable && t.starts) {
+                let text = format!("ccmem is not recording this session: {why}. `ccmemctl doctor` says how to fix it.");
+                notice::print(&to, "", Some(&text));
+            }
+        }
         Err(_) => log("the hook panicked"),
     }
     std::process::ExitCode::SUCCESS
+}
+
+/// Why a hook did not get through, and whether it is because ccmem cannot run (rather
+/// than a payload it refused).
+struct Failed {
+    why: String,
+    unreachable: bool,
+}
+
+impl From<String> for Failed {
+    fn from(why: String) -> Self {
+        Failed { why, unreachable: false }
+    }
+}
+
+impl From<&str> for Failed {
+    fn from(why: &str) -> Self {
+        Failed { why: why.to_string(), unreachable: false }
+    }
 }
 
 /// The payload: one JSON object, read to the end of input or, from an agent that keeps its
@@ -113,7 +142,14 @@ fn read_payload(input: impl Read) -> Result<Value, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("the payload is not JSON: {e}"))
 }
 
-fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Result<(), String> {
+/// Sends the payload and prints the reply; `to` is set to who hears it once the payload is
+/// read.
+fn forward(
+    socket: Option<&Path>,
+    autostart: bool,
+    agent: Option<&str>,
+    to: &mut Option<notice::Audience>,
+) -> Result<(), Failed> {
     let mut payload = read_payload(std::io::stdin().lock())?;
     let event =
         payload.get("hook_event_name").and_then(Value::as_str).ok_or("the payload has no hook_event_name")?.to_string();
@@ -130,17 +166,19 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
     };
     // The agent is named for the daemon's adapters; Claude Code's payloads go as they come.
     let agent = agent.map(str::trim).filter(|a| !a.is_empty() && !a.eq_ignore_ascii_case("claude"));
+    let agent = agent.map(str::to_ascii_lowercase);
+    let agent = agent.as_deref();
     if let (Some(map), Some(name)) = (payload.as_object_mut(), agent) {
-        map.insert(ccmem_proto::wire::api::AGENT_KEY.into(), Value::String(name.to_ascii_lowercase()));
+        map.insert(ccmem_proto::wire::api::AGENT_KEY.into(), Value::String(name.to_string()));
     }
-    if agent.is_some_and(|a| a.eq_ignore_ascii_case("codex")) {
+    let audience = to.insert(notice::Audience::of(&event, agent, &payload));
+    if agent == Some("codex") {
         codex::add_exit_code(&mut payload);
     }
-    if agent.is_some_and(|a| a.eq_ignore_ascii_case("gemini")) {
+    if agent == Some("gemini") {
         gemini::take_last_words_from_the_chat(&mut payload);
     }
-    let copilot = agent.is_some_and(|a| a.eq_ignore_ascii_case("copilot"));
-    if copilot {
+    if agent == Some("copilot") {
         copilot::take_last_words_from_the_events(&mut payload, log_wait());
     }
     // Claude Code tells its hooks where it was started in the environment only.
@@ -149,29 +187,17 @@ fn forward(socket: Option<&Path>, autostart: bool, agent: Option<&str>) -> Resul
             map.entry("project_dir").or_insert_with(|| Value::String(dir.to_string()));
         }
     }
-    let socket = paths::socket_path(socket).map_err(|e| e.to_string())?;
+    let unreachable = |why: String| Failed { why, unreachable: true };
+    let socket = paths::socket_path(socket).map_err(|e| unreachable(e.to_string()))?;
     let (start_budget, reply_wait) = budgets();
-    let mut conn = connect(&socket, autostart, start_budget, reply_wait)?;
+    let mut conn = connect(&socket, autostart, start_budget, reply_wait).map_err(unreachable)?;
     // Every event waits for the daemon's word that it is queued (before it is handled), so
     // that the agent's next event cannot overtake it. Only SessionStart waits for more.
-    let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| format!("{event}: {e:?}"))?;
-    {
-        if !reply.additional_context.is_empty() {
-            let mut out = serde_json::json!({
-                "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": reply.additional_context}
-            });
-            // Copilot CLI reads the context from the top level only, Cursor (by its
-            // documentation) as `additional_context`.
-            if copilot {
-                out["additionalContext"] = serde_json::Value::String(reply.additional_context);
-            } else if agent.is_some_and(|a| a.eq_ignore_ascii_case("cursor")) {
-                out["additional_context"] = serde_json::Value::String(reply.additional_context);
-            }
-            let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "{out}");
-            let _ = stdout.flush();
-        }
-    }
+    let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| match e {
+        crate::conn::CallError::Io(io) => unreachable(format!("{event}: lost the connection to ccmemd: {io}")),
+        other => Failed::from(format!("{event}: {other:?}")),
+    })?;
+    notice::print(audience, &reply.additional_context, reply.notice.as_deref().filter(|_| audience.starts));
     Ok(())
 }
 

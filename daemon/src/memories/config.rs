@@ -260,10 +260,105 @@ impl Files {
     }
 }
 
+/// What each key of `config.json` does, for `ccmemctl config show`.
+const ABOUT: &[(&str, &str)] = &[
+    ("embedding.provider", "where memories' embeddings come from: ollama, openai or disabled (text search only)"),
+    ("embedding.endpoint", "the embedding server's URL"),
+    ("embedding.model", "the embedding model"),
+    ("embedding.fallbackModels", "models tried in order when the model is not installed"),
+    ("embedding.cacheDirectory", "the embeddings cache, a directory in each memory directory"),
+    ("scopes.default", "where `memory write` puts a memory without --scope: auto, global, project or local"),
+    ("scopes.enterprise.enabled", "whether the organisation's memories are searched and shown"),
+    ("scopes.enterprise.path", "the organisation's memory directory"),
+    ("quality.orphanThreshold", "days before a memory without links is flagged"),
+    ("quality.minQualityScore", "the quality score below which `memory health` flags a memory (0 to 100)"),
+];
+
+/// The knowledge memories' settings as `ccmemctl config show` lists them (`memory.` before
+/// each key): the user's `config.json` in `global`, under the project's in `project`, over
+/// the defaults; each with the file it comes from. Problems with the files come second.
+pub fn entries(global: Option<&Path>, project: Option<&Path>) -> (Vec<ccmem_proto::wire::api::ConfigEntry>, Vec<String>) {
+    let mut files = Files::default();
+    let mut warnings = Vec::new();
+    let mut read = |p: Option<&Path>| match p.map(|p| files.read(p)) {
+        Some(Ok(Some(v))) if v.is_object() => Some(v),
+        Some(Ok(Some(_))) => {
+            warnings.push(format!("{}: must be a JSON object; ignored", p.map(Path::display).map(|d| d.to_string()).unwrap_or_default()));
+            None
+        }
+        Some(Err(e)) => {
+            warnings.push(format!("{e}; ignored"));
+            None
+        }
+        _ => None,
+    };
+    let global_v = read(global);
+    let mut project_v = read(project);
+    if let (Some(v), Some(p)) = (project_v.as_mut(), project) {
+        for key in without_repository_only_keys(v) {
+            warnings.push(format!("{}: `{key}` ignored: only the user's own config.json may set it", p.display()));
+        }
+    }
+    let layers: Vec<(PathBuf, Value)> = [(global, &global_v), (project, &project_v)]
+        .into_iter()
+        .filter_map(|(p, v)| Some((p?.to_path_buf(), v.clone()?)))
+        .collect();
+    if let Err(e) = resolve(&layers) {
+        warnings.push(format!("the memories' configuration is refused, memory commands fail until it is fixed: {e}"));
+    }
+    let get = |v: &Option<Value>, key: &str| key.split('.').try_fold(v.as_ref()?, |v, k| v.get(k)).cloned();
+    let defaults = defaults();
+    let entries = ABOUT
+        .iter()
+        .map(|(key, about)| {
+            let (value, source) = match (get(&project_v, key), get(&global_v, key)) {
+                (Some(v), _) => (v, format!("project file {}", project.map(Path::display).map(|d| d.to_string()).unwrap_or_default())),
+                (None, Some(v)) => (v, format!("memory config file {}", global.map(Path::display).map(|d| d.to_string()).unwrap_or_default())),
+                (None, None) => (get(&Some(defaults.clone()), key).unwrap_or(Value::Null), "default".to_string()),
+            };
+            let value = match value {
+                Value::String(s) => ccmem_proto::quote::name(&s).into_owned(),
+                Value::Null => "none".to_string(),
+                other => ccmem_proto::quote::name(&other.to_string()).into_owned(),
+            };
+            ccmem_proto::wire::api::ConfigEntry {
+                key: format!("memory.{key}"),
+                value,
+                source,
+                about: about.to_string(),
+                applies: "next memory command".to_string(),
+            }
+        })
+        .collect();
+    (entries, warnings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn config_show_lists_every_memory_setting_with_its_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (global, project) = (tmp.path().join("g.json"), tmp.path().join("p.json"));
+        std::fs::write(&global, r#"{"embedding": {"provider": "ollama"}, "quality": {"orphanThreshold": 7}}"#).unwrap();
+        std::fs::write(&project, r#"{"quality": {"orphanThreshold": 9}, "embedding": {"endpoint": "http://x:1"}}"#).unwrap();
+        let (entries, warnings) = entries(Some(&global), Some(&project));
+        let find = |k: &str| entries.iter().find(|e| e.key == k).unwrap_or_else(|| panic!("{k}"));
+        assert_eq!(entries.len(), ABOUT.len());
+        assert_eq!(find("memory.embedding.provider").value, "ollama");
+        assert!(find("memory.embedding.provider").source.contains("g.json"));
+        assert_eq!(find("memory.quality.orphanThreshold").value, "9");
+        assert!(find("memory.quality.orphanThreshold").source.starts_with("project file"));
+        assert_eq!(find("memory.embedding.endpoint").source, "default", "a repository may not set it");
+        assert_eq!(find("memory.scopes.enterprise.path").value, "none");
+        assert_eq!(find("memory.embedding.fallbackModels").value, r#"["nomic-embed-text","all-minilm"]"#);
+        assert!(warnings.iter().any(|w| w.contains("embedding.endpoint")), "{warnings:?}");
+        std::fs::write(&global, "{not json").unwrap();
+        let (_, warnings) = entries(Some(&global), None);
+        assert!(warnings.iter().any(|w| w.contains("not valid JSON")), "{warnings:?}");
+    }
 
     #[test]
     fn defaults_are_the_seeds_with_embeddings_off() {

@@ -188,17 +188,7 @@ pub fn work_dir(command: &str, cwd: &Path) -> Option<PathBuf> {
 
 /// `a/b/../c` → `a/c`, without asking the file system.
 pub fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
+    ccmem_proto::wire::paths::lexical(p)
 }
 
 #[cfg(test)]

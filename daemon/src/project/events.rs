@@ -97,7 +97,7 @@ impl Project {
                 }
                 _ => String::new(),
             };
-            let _ = reply.send(HookReply { additional_context });
+            let _ = reply.send(HookReply { additional_context, notice: None });
         }
         if let Some(text) = fx.intents_in {
             self.intents(&text).await;

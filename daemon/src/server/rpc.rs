@@ -163,7 +163,14 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 shared.projects.send(&root, Msg::Hook { hook, reply: None }).await;
                 return to_value(api::HookReply::default());
             }
-            to_value(ask(shared, &root, |reply| Msg::Hook { hook, reply: Some(reply) }).await?)
+            let mut reply = ask(shared, &root, |reply| Msg::Hook { hook, reply: Some(reply) }).await?;
+            // The user hears of a configuration that the next start would stop on, while
+            // this daemon still runs on the previous one.
+            let reloader = shared.projects.ctx().config.clone();
+            reply.notice = tokio::task::spawn_blocking(move || reloader.file_problem()).await.unwrap_or_default().map(
+                |why| format!("ccmem's configuration is broken and ccmem will not start again with it: {why}. Fix the file; `ccmemctl config show` checks it."),
+            );
+            to_value(reply)
         }
         method::CONTEXT => {
             let p: api::ContextParams = parse(name, params)?;
@@ -204,22 +211,27 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::CONFIG_SHOW => {
             let p: api::ConfigParams = parse(name, params)?;
             let cfg = shared.projects.ctx().config.current();
-            let (project, warnings) = match p.path {
-                Some(path) => {
-                    let root = root_of(name, path).await?;
-                    match tokio::task::spawn_blocking(move || crate::config::project(&root)).await {
-                        Ok(Ok(pc)) => (Some(pc), Vec::new()),
-                        Ok(Err(e)) => (None, vec![e]),
-                        Err(e) => (None, vec![e.to_string()]),
-                    }
-                }
-                None => (None, Vec::new()),
+            let root = match p.path {
+                Some(path) => Some(root_of(name, path).await?),
+                None => None,
             };
-            to_value(api::ConfigReply {
-                file: cfg.file.clone(),
-                entries: crate::config::entries(&cfg, project.as_ref()),
-                warnings,
-            })
+            let reloader = shared.projects.ctx().config.clone();
+            let read = tokio::task::spawn_blocking(move || {
+                let (project, mut warnings) = match root.as_deref().map(crate::config::project) {
+                    Some(Ok(pc)) => (Some(pc), Vec::new()),
+                    Some(Err(e)) => (None, vec![e]),
+                    None => (None, Vec::new()),
+                };
+                let mut entries = crate::config::entries(&cfg, project.as_ref());
+                // Every setting in one view: the knowledge memories' `config.json` too.
+                let global = crate::memories::global_dir().map(|d| d.join("config.json"));
+                let local = root.map(|r| crate::memories::project_dir(&r).join("config.json"));
+                let (memory, memory_warnings) = crate::memories::config::entries(global.as_deref(), local.as_deref());
+                entries.extend(memory);
+                warnings.extend(memory_warnings);
+                api::ConfigReply { file: cfg.file.clone(), entries, warnings, problem: reloader.file_problem() }
+            });
+            to_value(read.await.map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("cannot read the configuration: {e}")))?)
         }
         method::CONFIG_RELOAD => {
             let reloader = shared.projects.ctx().config.clone();
@@ -231,6 +243,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 file: cfg.file.clone(),
                 entries: crate::config::entries(&cfg, None),
                 warnings: Vec::new(),
+                problem: None,
             })
         }
         method::REPORT => {

@@ -129,14 +129,47 @@ pub fn account_home() -> Option<PathBuf> {
 }
 
 /// Creates `dir` and its missing parents with mode 0700 (less the umask); nothing when it
-/// exists.
+/// exists. An error names the directory, and the file in the way when there is one (a
+/// `HOME` that is a file gives "not a directory" for a path the user never chose).
 pub fn create_private_dirs(dir: &Path) -> io::Result<()> {
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(dir)
+    b.create(dir).map_err(|e| {
+        let why = match file_in_the_way(dir) {
+            Some(f) => format!("{} is a file, not a directory", f.display()),
+            None => e.to_string(),
+        };
+        io::Error::new(e.kind(), format!("cannot create {}: {why}", dir.display()))
+    })
 }
+
+/// `p` without `.` components and with each `..` taking away the component before it, as a
+/// shell's `cd` reads a path: how ccmem prints and sends the paths it is given.
+pub fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The file that stands where `dir` or one of its parents should be a directory (a `HOME`
+/// that is a file), if any: the real cause of a "not a directory" error.
+pub fn file_in_the_way(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()))
+}
+
+/// The line a daemon that cannot start writes to its standard error (its log) last: the
+/// client that started it finds the reason there and shows it.
+pub const START_FAILURE: &str = "ccmemd: cannot start: ";
 
 /// Opens a log file for appending (mode 0600, its directory 0700), first moving it to
 /// `<name>.1` when it has grown past `rotate_over` bytes.

@@ -233,4 +233,8 @@ pub struct ConfigReply {
     /// Problems with the project's file, if one was asked about.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The configuration file as it is now cannot be read (the values shown are the ones
+    /// in force): the error a restart or a reload would stop on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }

@@ -250,6 +250,10 @@ pub struct HookReply {
     /// Text for the agent's context (SessionStart); empty for nothing.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub additional_context: String,
+    /// For the user, never the agent: why ccmem cannot work as it should (its configuration
+    /// file is broken), with how to fix it (SessionStart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// The field of a hook payload `ccmemctl import` numbers its events with (1, 2, …), so that
