@@ -19,7 +19,8 @@ import { spawnSync } from "node:child_process"
 const CCMEMCTL = "__CCMEMCTL__"
 const TIMEOUT_MS = 5000
 
-// One event to ccmem; the context its reply carries, or "".
+// One event to ccmem; its reply: the context for the conversation, and a notice for the
+// user when ccmem cannot work (once per session), each "" when there is none.
 function send(payload) {
   try {
     const r = spawnSync(CCMEMCTL, ["hook", "--agent", "opencode"], {
@@ -30,15 +31,18 @@ function send(payload) {
       windowsHide: true,
     })
     const line = (r.stdout || "").trim().split("\n").pop()
-    if (!line) return ""
-    const out = JSON.parse(line)
-    return (out && out.hookSpecificOutput && out.hookSpecificOutput.additionalContext) || ""
+    if (!line) return { context: "", notice: "" }
+    const out = JSON.parse(line) || {}
+    return {
+      context: (out.hookSpecificOutput && out.hookSpecificOutput.additionalContext) || "",
+      notice: out.systemMessage || "",
+    }
   } catch {
-    return ""
+    return { context: "", notice: "" }
   }
 }
 
-export const CcmemPlugin = async ({ directory }) => {
+export const CcmemPlugin = async ({ directory, client }) => {
   const context = new Map() // conversation → ccmem's context for it
   const started = new Set() // conversations told to ccmem in this process
   const children = new Set() // a subagent's conversations: part of their parent's work
@@ -46,13 +50,19 @@ export const CcmemPlugin = async ({ directory }) => {
   const failed = new Set() // tool calls whose failure was told
 
   const event = (name, sessionID, fields) =>
-    send({ hook_event_name: name, session_id: sessionID, cwd: directory, ...fields })
+    send({ hook_event_name: name, session_id: sessionID, cwd: directory, ...fields }).context
 
   const start = (sessionID, source) => {
     if (!sessionID || started.has(sessionID) || children.has(sessionID)) return
     started.add(sessionID)
-    const text = event("session.start", sessionID, { source })
-    if (text) context.set(sessionID, text)
+    const reply = send({ hook_event_name: "session.start", session_id: sessionID, cwd: directory, source })
+    if (reply.context) context.set(sessionID, reply.context)
+    // For the user alone: a toast in the TUI, never the conversation.
+    if (reply.notice && client && client.tui && client.tui.showToast) {
+      Promise.resolve(
+        client.tui.showToast({ body: { title: "ccmem", message: reply.notice, variant: "warning", duration: 15000 } }),
+      ).catch(() => {})
+    }
   }
 
   const guard = (fn) => async (...args) => {

@@ -19,8 +19,9 @@ import { spawnSync } from "node:child_process";
 const CCMEMCTL = "__CCMEMCTL__";
 const TIMEOUT_MS = 5000;
 
-// One event to ccmem; the context its reply carries, or "".
-function send(payload: Record<string, unknown>): string {
+// One event to ccmem; its reply: the context for the conversation, and a notice for the
+// user when ccmem cannot work (once per session), each "" when there is none.
+function send(payload: Record<string, unknown>): { context: string; notice: string } {
   try {
     const r = spawnSync(CCMEMCTL, ["hook", "--agent", "pi"], {
       input: JSON.stringify(payload),
@@ -30,11 +31,11 @@ function send(payload: Record<string, unknown>): string {
       windowsHide: true,
     });
     const line = (r.stdout || "").trim().split("\n").pop();
-    if (!line) return "";
+    if (!line) return { context: "", notice: "" };
     const out = JSON.parse(line);
-    return out?.hookSpecificOutput?.additionalContext ?? "";
+    return { context: out?.hookSpecificOutput?.additionalContext ?? "", notice: out?.systemMessage ?? "" };
   } catch {
-    return "";
+    return { context: "", notice: "" };
   }
 }
 
@@ -55,8 +56,9 @@ export default function (pi: any) {
   let cwd = process.cwd();
   let context = "";
 
-  const event = (name: string, fields: Record<string, unknown>): string =>
-    sessionId ? send({ hook_event_name: name, session_id: sessionId, cwd, ...fields }) : "";
+  const reply = (name: string, fields: Record<string, unknown>) =>
+    sessionId ? send({ hook_event_name: name, session_id: sessionId, cwd, ...fields }) : { context: "", notice: "" };
+  const event = (name: string, fields: Record<string, unknown>): string => reply(name, fields).context;
 
   const on = (name: string, fn: (e: any, ctx: any) => any) =>
     pi.on(name, async (e: any, ctx: any) => {
@@ -76,7 +78,10 @@ export default function (pi: any) {
     // has messages is a resumed one.
     const entries = ctx.sessionManager.getEntries?.() ?? [];
     const resumed = e?.reason === "resume" || e?.reason === "fork" || entries.some((x: any) => x?.type === "message");
-    context = event("session_start", { source: resumed ? "resume" : "startup" });
+    const r = reply("session_start", { source: resumed ? "resume" : "startup" });
+    context = r.context;
+    // For the user alone: a warning line in Pi's interface, never the conversation.
+    if (r.notice && ctx?.hasUI) ctx.ui?.notify?.(r.notice, "warning");
   });
 
   on("before_agent_start", (e) => {
