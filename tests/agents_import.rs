@@ -68,6 +68,28 @@ fn a_real_codex_rollout_is_imported_as_codex_sessions_hooks_would_have_sent_it()
     assert!(conv["compacted"] == true, "{conv:#}");
     let ctx = text(&env.ctl(&["context", status["root"].as_str().unwrap_or_default()]).stdout);
     assert!(ctx.contains("codex resume 019f1f6f-311c-7543-b0f9-f126da3c5434"), "{ctx}");
+
+    // It keeps its own times (2026-07-01, 20:46:51 to 21:17:16), not the import's.
+    assert_eq!(conv["last_activity"], "2026-07-01T21:17:16Z", "{conv:#}");
+    assert_eq!(status["session"]["created_at"], "2026-07-01T20:46:51Z");
+    let x = &status["session"];
+    let env_times = format!("{} {} {}", x["test_results"], x["done"], x["failures"]);
+    let today = chrono_today();
+    assert!(!env_times.contains(&today) && env_times.contains("2026-07-01T2"), "{env_times}");
+    let files = status["session"]["files_modified"].as_object().unwrap();
+    assert!(
+        files.values().all(|f| f["last_modified"].as_str().is_some_and(|t| t.starts_with("2026-07-01T2"))),
+        "{files:?}"
+    );
+    // `import` and `history` count the same tool calls.
+    let history = env.ctl_json(&["history", status["root"].as_str().unwrap()]);
+    assert_eq!(history["conversations"][0]["tool_calls"], summary["tool_calls"], "{history:#}");
+}
+
+/// Today's date as the daemon writes it (`YYYY-MM-DD`), from the system clock.
+fn chrono_today() -> String {
+    let out = std::process::Command::new("date").args(["-u", "+%Y-%m-%d"]).output().expect("date");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 #[test]

@@ -53,7 +53,11 @@ fn a_broken_config_is_said_by_config_show_doctor_status_and_the_session_start() 
     // doctor fails on it, with the same words.
     let out = env.ctl(&["doctor"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-    assert!(text(&out.stdout).contains(&format!("✗ configuration: {}", config_file(&env).display())), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains(&format!("✗ configuration: {}", config_file(&env).display())),
+        "{}",
+        text(&out.stdout)
+    );
     assert!(text(&out.stdout).contains(ITS_ERROR));
 
     // The session start tells the user (systemMessage, never the context), once a session.

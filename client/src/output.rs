@@ -299,7 +299,8 @@ pub fn session_context(p: &ProjectStatus, x: &Session) -> String {
     environment(&mut s, x);
     let done = &x.context_snapshot.completed_steps;
     if !done.is_empty() {
-        let _ = writeln!(s, "\n{}Completed ({} task{}):", deco("✅ "), done.len(), if done.len() == 1 { "" } else { "s" });
+        let _ =
+            writeln!(s, "\n{}Completed ({} task{}):", deco("✅ "), done.len(), if done.len() == 1 { "" } else { "s" });
         list(&mut s, done.iter().rev().cloned().collect());
     }
     let mut files: Vec<(&Box<str>, &ccmem_proto::model::session::FileRecord)> = x.files_modified.iter().collect();

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 pub(super) struct Claude {
     turns: Turns,
     calls: HashMap<String, (String, Value)>,
+    /// Commands the user ran with `!`, numbered: each is a call of its own.
+    user_commands: u64,
 }
 
 impl Default for Claude {
@@ -19,6 +21,7 @@ impl Default for Claude {
         Self {
             turns: Turns::new("SessionStart", ("UserPromptSubmit", "prompt"), ("Stop", "last_assistant_message")),
             calls: HashMap::new(),
+            user_commands: 0,
         }
     }
 }
@@ -35,12 +38,22 @@ impl Reader for Claude {
             match entry {
                 Entry::Prompt { text } => self.turns.prompt(e, &text),
                 Entry::ToolUse { id, name, input } => {
+                    // Counted as the daemon counts them (a call left without its result
+                    // too), so that `import` and `history` agree.
+                    if !transcript::is_user_command(&id) {
+                        e.summary.tool_calls += 1;
+                    }
                     self.calls.insert(id, (name, input));
                 }
                 Entry::ToolResult { id, is_error, text, structured } => {
                     let Some((name, input)) = self.calls.remove(&id) else { continue };
                     self.turns.within(e);
-                    e.summary.tool_calls += 1;
+                    let id = if id == transcript::USER_BASH {
+                        self.user_commands += 1;
+                        format!("{id}-{}", self.user_commands)
+                    } else {
+                        id
+                    };
                     if is_error {
                         let p = json!({"tool_name": name, "tool_input": input, "tool_use_id": id, "error": text});
                         e.push("PostToolUseFailure", p);

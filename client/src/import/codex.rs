@@ -49,10 +49,10 @@ impl Reader for Codex {
                         self.turns.prompt(e, text);
                     }
                 }
-                "agent_message" => self.turns.said(p.get("message").and_then(Value::as_str).unwrap_or_default()),
+                "agent_message" => self.turns.said(e, p.get("message").and_then(Value::as_str).unwrap_or_default()),
                 "task_complete" => {
                     if let Some(words) = p.get("last_agent_message").and_then(Value::as_str) {
-                        self.turns.said(words);
+                        self.turns.said(e, words);
                     }
                     self.turns.end(e);
                 }

@@ -100,6 +100,7 @@ impl Reader for Gemini {
         let mut turns = Turns::new("SessionStart", ("BeforeAgent", "prompt"), ("AfterAgent", "prompt_response"));
         self.at.clear();
         for m in std::mem::take(&mut self.messages) {
+            e.at(&m);
             match m.get("type").and_then(Value::as_str) {
                 Some("user") => {
                     let parts = m.get("content").and_then(Value::as_array);
@@ -122,7 +123,7 @@ impl Reader for Gemini {
                         e.summary.tool_calls += 1;
                         e.push("AfterTool", after_tool(call));
                     }
-                    turns.said(m.get("content").and_then(Value::as_str).unwrap_or_default());
+                    turns.said(e, m.get("content").and_then(Value::as_str).unwrap_or_default());
                 }
                 _ => {}
             }

@@ -123,6 +123,8 @@ pub(crate) struct Emit {
     project: String,
     /// The recorded working directory, rewritten to the project.
     origin: Option<String>,
+    /// When the record being read happened (RFC 3339): its events keep that time.
+    pub(crate) time: Option<String>,
     out: Vec<Value>,
     /// Counts, for the summary.
     pub summary: Summary,
@@ -137,6 +139,7 @@ impl Emit {
             transcript: transcript.to_string_lossy().into_owned(),
             project: project.to_string_lossy().into_owned(),
             origin: None,
+            time: None,
             out: Vec::new(),
             summary: Summary {
                 transcript: transcript.into(),
@@ -162,10 +165,34 @@ impl Emit {
         }
     }
 
-    /// One payload: `event` with `fields`, its paths the project's.
+    /// The time of a record (or message) read: its `timestamp` (RFC 3339, or milliseconds),
+    /// or OpenCode's `time.created`. A record without one keeps the time of the one before.
+    pub(crate) fn at(&mut self, v: &Value) {
+        let found = ["/timestamp", "/time/created", "/info/time/created"].iter().find_map(|k| v.pointer(k));
+        let time = match found {
+            Some(Value::String(t)) => chrono::DateTime::parse_from_rfc3339(t).ok().map(|t| t.to_utc()),
+            Some(Value::Number(n)) => n.as_i64().and_then(chrono::DateTime::from_timestamp_millis),
+            _ => None,
+        };
+        if let Some(t) = time {
+            self.time = Some(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+        }
+    }
+
+    /// One payload: `event` with `fields`, its paths the project's, at the time of the
+    /// record being read.
     pub(crate) fn push(&mut self, event: &str, fields: Value) {
+        let time = self.time.clone();
+        self.push_at(event, fields, time);
+    }
+
+    /// [`Emit::push`], at `time`.
+    fn push_at(&mut self, event: &str, fields: Value, time: Option<String>) {
         let mut p = self.rewrite(fields);
         if let Value::Object(m) = &mut p {
+            if let Some(t) = time {
+                m.insert(ccmem_proto::wire::api::EVENT_TIME.into(), json!(t));
+            }
             m.insert("hook_event_name".into(), json!(event));
             m.insert("session_id".into(), json!(self.summary.conversation_id));
             m.insert("transcript_path".into(), json!(self.transcript));
@@ -308,7 +335,10 @@ pub fn replay(
                 continue;
             }
             match serde_json::from_str::<Value>(&line) {
-                Ok(v) => reader.record(&v, &mut emit),
+                Ok(v) => {
+                    emit.at(&v);
+                    reader.record(&v, &mut emit)
+                }
                 Err(_) => emit.summary.bad_lines += 1,
             }
             for p in emit.take() {
@@ -368,6 +398,8 @@ pub(crate) struct Turns {
     open: bool,
     /// The agent's latest text in the open turn.
     pub last_words: Option<String>,
+    /// When the open turn's last event happened: its end's time.
+    last_at: Option<String>,
 }
 
 impl Turns {
@@ -376,7 +408,7 @@ impl Turns {
         prompt: (&'static str, &'static str),
         stop: (&'static str, &'static str),
     ) -> Self {
-        Self { start, prompt, stop, started: false, open: false, last_words: None }
+        Self { start, prompt, stop, started: false, open: false, last_words: None, last_at: None }
     }
 
     /// The conversation's start (once).
@@ -392,23 +424,28 @@ impl Turns {
         self.start(e);
         self.end(e);
         self.open = true;
+        self.last_at = e.time.clone();
         e.summary.prompts += 1;
         e.push(self.prompt.0, json!({ self.prompt.1: text }));
     }
 
-    /// The agent's text in the open turn (the last one is its last words).
-    pub(crate) fn said(&mut self, text: &str) {
+    /// The agent's text in the open turn (the last one is its last words), read at the time
+    /// `e` is at.
+    pub(crate) fn said(&mut self, e: &Emit, text: &str) {
         if !text.trim().is_empty() {
             self.last_words = Some(text.to_string());
+            self.last_at = e.time.clone();
         }
     }
 
-    /// Ends the open turn with the agent's stop event and its last words.
+    /// Ends the open turn with the agent's stop event and its last words, at the time of
+    /// its last event.
     pub(crate) fn end(&mut self, e: &mut Emit) {
         if self.open {
             self.open = false;
             let words = self.last_words.take();
-            e.push(self.stop.0, json!({ self.stop.1: words }));
+            let at = self.last_at.take().or_else(|| e.time.clone());
+            e.push_at(self.stop.0, json!({ self.stop.1: words }), at);
         }
     }
 
@@ -417,6 +454,7 @@ impl Turns {
     pub(crate) fn within(&mut self, e: &mut Emit) {
         self.start(e);
         self.open = true;
+        self.last_at = e.time.clone();
     }
 }
 

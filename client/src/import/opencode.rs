@@ -19,6 +19,7 @@ impl Reader for Opencode {
             Turns::new("session.start", ("chat.message", "prompt"), ("session.idle", "last_assistant_message"));
         for m in doc.get("messages").and_then(Value::as_array).into_iter().flatten() {
             let info = m.get("info").unwrap_or(&Value::Null);
+            e.at(m);
             let parts = m.get("parts").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
             match info.get("role").and_then(Value::as_str) {
                 Some("user") => {
@@ -42,7 +43,7 @@ impl Reader for Opencode {
                     for p in parts {
                         match p.get("type").and_then(Value::as_str) {
                             Some("tool") => tool(&mut turns, e, p),
-                            Some("text") => turns.said(p.get("text").and_then(Value::as_str).unwrap_or_default()),
+                            Some("text") => turns.said(e, p.get("text").and_then(Value::as_str).unwrap_or_default()),
                             _ => {}
                         }
                     }

@@ -56,7 +56,7 @@ impl Reader for Pi {
                                         }
                                     }
                                     Some("text") => {
-                                        turns.said(block.get("text").and_then(Value::as_str).unwrap_or_default())
+                                        turns.said(e, block.get("text").and_then(Value::as_str).unwrap_or_default())
                                     }
                                     _ => {}
                                 }

@@ -22,6 +22,53 @@ mod claude_code {
         replayed(Format::Claude, "/t/c1.jsonl", lines)
     }
 
+    /// An old transcript keeps its times: each event carries its record's, a turn's end the
+    /// time of the turn's last event (not the next prompt's); the user's `!` commands are
+    /// numbered calls of their own, not counted as the agent's.
+    #[test]
+    fn replayed_events_keep_the_transcripts_times() {
+        let lines = [
+            json!({"type": "user", "sessionId": "abc", "timestamp": "2025-10-26T10:00:00.000Z", "message": {"content": "Add login"}}),
+            json!({"type": "assistant", "timestamp": "2025-10-26T10:01:00.000Z", "message": {"content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "npm test"}},
+                {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "sleep 100"}}]}}),
+            json!({"type": "user", "timestamp": "2025-10-26T10:02:00.000Z", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}}),
+            json!({"type": "user", "timestamp": "2025-10-26T11:00:00.000Z", "message": {"content": "<bash-input>ls</bash-input>"}}),
+            json!({"type": "user", "message": {"content": "<bash-stdout>a</bash-stdout><bash-stderr></bash-stderr>"}}),
+            json!({"type": "user", "timestamp": "2025-10-26T11:05:00.000Z", "message": {"content": "<bash-input>pwd</bash-input>"}}),
+            json!({"type": "user", "message": {"content": "<bash-stdout>/w</bash-stdout><bash-stderr></bash-stderr>"}}),
+            json!({"type": "user", "timestamp": "2025-10-27T09:00:00.000Z", "message": {"content": "next"}}),
+        ];
+        let mut e = Emit::new(Format::Claude, Path::new("/t/c1.jsonl"), Path::new("/w/app"));
+        let mut r = reader_for(Format::Claude, Path::new("/t/c1.jsonl"));
+        let mut out = Vec::new();
+        for l in &lines {
+            e.at(l);
+            r.record(l, &mut e);
+            out.extend(e.take());
+        }
+        r.finish(&mut e);
+        out.extend(e.take());
+        let at = |name: &str, n: usize| {
+            out.iter()
+                .filter(|p| p["hook_event_name"] == name)
+                .nth(n)
+                .map(|p| p[ccmem_proto::wire::api::EVENT_TIME].clone())
+        };
+        assert_eq!(at("UserPromptSubmit", 0), Some(json!("2025-10-26T10:00:00.000Z")));
+        assert_eq!(at("PostToolUse", 0), Some(json!("2025-10-26T10:02:00.000Z")));
+        assert_eq!(
+            at("Stop", 0),
+            Some(json!("2025-10-26T11:05:00.000Z")),
+            "the turn's last event, not the next prompt"
+        );
+        assert_eq!(at("UserPromptSubmit", 1), Some(json!("2025-10-27T09:00:00.000Z")));
+        let ids: Vec<&str> = out.iter().filter_map(|p| p["tool_use_id"].as_str()).collect();
+        assert_eq!(ids, ["t1", "user-bash-1", "user-bash-2"], "each of the user's commands is a call of its own");
+        assert_eq!(e.summary.tool_calls, 2, "the agent's calls, the unanswered one too");
+    }
+
     #[test]
     fn a_transcript_replays_as_the_hooks_would_have_sent_it() {
         let out = records(&[

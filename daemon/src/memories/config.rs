@@ -277,13 +277,19 @@ const ABOUT: &[(&str, &str)] = &[
 /// The knowledge memories' settings as `ccmemctl config show` lists them (`memory.` before
 /// each key): the user's `config.json` in `global`, under the project's in `project`, over
 /// the defaults; each with the file it comes from. Problems with the files come second.
-pub fn entries(global: Option<&Path>, project: Option<&Path>) -> (Vec<ccmem_proto::wire::api::ConfigEntry>, Vec<String>) {
+pub fn entries(
+    global: Option<&Path>,
+    project: Option<&Path>,
+) -> (Vec<ccmem_proto::wire::api::ConfigEntry>, Vec<String>) {
     let mut files = Files::default();
     let mut warnings = Vec::new();
     let mut read = |p: Option<&Path>| match p.map(|p| files.read(p)) {
         Some(Ok(Some(v))) if v.is_object() => Some(v),
         Some(Ok(Some(_))) => {
-            warnings.push(format!("{}: must be a JSON object; ignored", p.map(Path::display).map(|d| d.to_string()).unwrap_or_default()));
+            warnings.push(format!(
+                "{}: must be a JSON object; ignored",
+                p.map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+            ));
             None
         }
         Some(Err(e)) => {
@@ -312,8 +318,17 @@ pub fn entries(global: Option<&Path>, project: Option<&Path>) -> (Vec<ccmem_prot
         .iter()
         .map(|(key, about)| {
             let (value, source) = match (get(&project_v, key), get(&global_v, key)) {
-                (Some(v), _) => (v, format!("project file {}", project.map(Path::display).map(|d| d.to_string()).unwrap_or_default())),
-                (None, Some(v)) => (v, format!("memory config file {}", global.map(Path::display).map(|d| d.to_string()).unwrap_or_default())),
+                (Some(v), _) => (
+                    v,
+                    format!("project file {}", project.map(Path::display).map(|d| d.to_string()).unwrap_or_default()),
+                ),
+                (None, Some(v)) => (
+                    v,
+                    format!(
+                        "memory config file {}",
+                        global.map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+                    ),
+                ),
                 (None, None) => (get(&Some(defaults.clone()), key).unwrap_or(Value::Null), "default".to_string()),
             };
             let value = match value {
@@ -343,7 +358,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (global, project) = (tmp.path().join("g.json"), tmp.path().join("p.json"));
         std::fs::write(&global, r#"{"embedding": {"provider": "ollama"}, "quality": {"orphanThreshold": 7}}"#).unwrap();
-        std::fs::write(&project, r#"{"quality": {"orphanThreshold": 9}, "embedding": {"endpoint": "http://x:1"}}"#).unwrap();
+        std::fs::write(&project, r#"{"quality": {"orphanThreshold": 9}, "embedding": {"endpoint": "http://x:1"}}"#)
+            .unwrap();
         let (entries, warnings) = entries(Some(&global), Some(&project));
         let find = |k: &str| entries.iter().find(|e| e.key == k).unwrap_or_else(|| panic!("{k}"));
         assert_eq!(entries.len(), ABOUT.len());

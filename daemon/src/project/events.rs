@@ -64,7 +64,7 @@ impl Project {
             }
             return;
         }
-        let now = chrono::Utc::now();
+        let now = hook.at.unwrap_or_else(chrono::Utc::now);
         let mut fx = hooks::apply(&mut self.s, &hook, now);
         for e in &fx.agent_edits {
             let at = Instant::now();

@@ -231,7 +231,10 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 warnings.extend(memory_warnings);
                 api::ConfigReply { file: cfg.file.clone(), entries, warnings, problem: reloader.file_problem() }
             });
-            to_value(read.await.map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("cannot read the configuration: {e}")))?)
+            to_value(
+                read.await
+                    .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("cannot read the configuration: {e}")))?,
+            )
         }
         method::CONFIG_RELOAD => {
             let reloader = shared.projects.ctx().config.clone();

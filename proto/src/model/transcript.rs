@@ -217,6 +217,14 @@ fn prompt(text: &str, out: &mut Vec<Entry>) {
 /// the latest one.
 pub const USER_BASH: &str = "user-bash";
 
+/// Whether a tool call id is a command the user ran with `!` ([`USER_BASH`], numbered
+/// `user-bash-N` when `ccmemctl import` replays them): the user's work, not the agent's
+/// tool call, so not counted as one.
+pub fn is_user_command(id: &str) -> bool {
+    id.strip_prefix(USER_BASH)
+        .is_some_and(|n| n.is_empty() || n.strip_prefix('-').is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+}
+
 /// What stands between `open` and the next `close` in `text`.
 fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
     let start = text.find(open)? + open.len();

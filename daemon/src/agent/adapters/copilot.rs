@@ -65,6 +65,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         project_dir: path(v, "project_dir").filter(|p| p.is_absolute()),
         delivery: super::delivery(&name, delivery),
         import_seq: v.get(ccmem_proto::wire::api::IMPORT_SEQ).and_then(Value::as_u64).filter(|n| *n > 0),
+        at: None,
         kind,
     })
 }

@@ -58,6 +58,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
             _ => None,
         },
         import_seq: v.get(ccmem_proto::wire::api::IMPORT_SEQ).and_then(Value::as_u64).filter(|n| *n > 0),
+        at: None,
         kind,
     })
 }

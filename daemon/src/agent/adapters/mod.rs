@@ -41,6 +41,13 @@ pub fn parse(v: &Value) -> Option<Hook> {
         _ => claude::parse(v)?,
     };
     hook.agent = agent;
+    // A replayed event (`ccmemctl import`) happened when its transcript says; never later
+    // than now, which is when a live one happens.
+    hook.at = v
+        .get(ccmem_proto::wire::api::EVENT_TIME)
+        .and_then(Value::as_str)
+        .and_then(crate::clock::parse_iso)
+        .filter(|t| *t <= chrono::Utc::now());
     Some(hook)
 }
 

@@ -53,6 +53,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         project_dir: None,
         delivery: super::delivery(&name, delivery),
         import_seq: v.get(ccmem_proto::wire::api::IMPORT_SEQ).and_then(Value::as_u64).filter(|n| *n > 0),
+        at: None,
         kind,
     })
 }

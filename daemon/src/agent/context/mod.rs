@@ -150,7 +150,7 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
     let mut head = vec![if s.session_id.is_empty() {
         format!("Project {project}, no live session.")
     } else {
-        format!("Project {project}, session {}, {} min.", s.session_id, s.statistics.session_duration_minutes)
+        format!("Project {project}, session {}, {}.", s.session_id, span(s.statistics.session_duration_minutes))
     }];
     if let Some(p) = previous {
         head.push(format!(
@@ -436,6 +436,15 @@ pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
         }
     }
     out
+}
+
+/// A session's length as a person says it: "12 min", "5 h", "148 days".
+fn span(minutes: u64) -> String {
+    match minutes {
+        m if m < 120 => format!("{m} min"),
+        m if m < 48 * 60 => format!("{} h", m / 60),
+        m => format!("{} days", m / (24 * 60)),
+    }
 }
 
 /// "just now", "12 min ago", "3 h ago", "2 days ago"; "" for an unreadable time.

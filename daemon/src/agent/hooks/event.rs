@@ -27,6 +27,8 @@ pub struct Hook {
     /// conversation already took from an import is not counted again, whatever stopped the
     /// import and sent it twice (a daemon shut down midway, the command run again).
     pub import_seq: Option<u64>,
+    /// When it happened, for an event replayed from a transcript; None: now.
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
     /// What happened.
     pub kind: Kind,
 }

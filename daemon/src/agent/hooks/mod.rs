@@ -140,7 +140,14 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             }
         }
         Kind::ToolUse { tool, .. } => {
-            if let Some(c) = find(s, &conv_id) {
+            // Counted as the transcript counts them: the agent's calls, not the user's `!`
+            // commands (`import` and `history` say the same number).
+            let users = h
+                .delivery
+                .as_deref()
+                .and_then(|d| d.split_once(':'))
+                .is_some_and(|(_, id)| ccmem_proto::model::transcript::is_user_command(id));
+            if let Some(c) = find(s, &conv_id).filter(|_| !users) {
                 c.hook_tool_calls += 1;
                 c.count_tool_calls();
             }
@@ -266,9 +273,12 @@ pub fn resumable<'a>(
     s.conversations
         .iter()
         .filter(|c| Some(c.id.as_str()) != except)
+        // An imported conversation keeps its own (old) times and was brought in to be
+        // carried on: it is resumable while its session lives.
         .filter(|c| {
-            crate::clock::parse_iso(&c.last_activity)
-                .is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
+            c.imported_events > 0
+                || crate::clock::parse_iso(&c.last_activity)
+                    .is_some_and(|t| (now - t).to_std().map(|d| d < ttl).unwrap_or(true))
         })
         .max_by(|a, b| (a.did_work(), a.recency()).cmp(&(b.did_work(), b.recency())))
 }

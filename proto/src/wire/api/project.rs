@@ -260,6 +260,11 @@ pub struct HookReply {
 /// the daemon takes each event of an import once however often it is sent.
 pub const IMPORT_SEQ: &str = "ccmem_import_seq";
 
+/// The field of a hook payload that says when the event happened (RFC 3339), for events
+/// replayed from a transcript (`ccmemctl import`): test runs, failures, edits and the
+/// session's span then keep the transcript's times. A live event happens when it arrives.
+pub const EVENT_TIME: &str = "ccmem_time";
+
 /// The field of a hook payload `ccmemctl hook --agent NAME` names the agent in (`codex`,
 /// …); a payload without it is Claude Code's.
 pub const AGENT_KEY: &str = "ccmem_agent";
