@@ -208,3 +208,19 @@ fn output_is_plain_in_pipes_aligned_and_complete() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(!text(&out.stdout).is_empty());
 }
+
+/// `watch ng2`, then a Claude Code session started in `ng2/sub`: one project, one session.
+#[test]
+fn a_session_inside_a_live_project_without_git_joins_it() {
+    let env = Env::new();
+    let ng2 = env.path().join("ng2");
+    std::fs::create_dir_all(ng2.join("sub")).unwrap();
+    let ng2 = std::fs::canonicalize(&ng2).unwrap();
+    assert_ok(&env.ctl(&["watch", ng2.to_str().unwrap()]), "watch");
+    let p = printed(&hook(&env, &start(&ng2.join("sub"), "c1")));
+    let ctx = p[0]["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_else(|| panic!("{p:?}"));
+    assert!(ctx.contains(&format!("(`{}`)", ng2.display())), "{ctx}");
+    let projects = env.ctl_json(&["projects"]);
+    let roots: Vec<&str> = projects["projects"].as_array().unwrap().iter().filter_map(|p| p["root"].as_str()).collect();
+    assert_eq!(roots, [ng2.to_str().unwrap()], "{projects:#}");
+}

@@ -402,13 +402,49 @@ const SYSTEM_ROOTS: &[&str] = &[
     "/Applications",
 ];
 
-/// The project root for `path`: the nearest ancestor (or itself) holding `.git` (a directory,
-/// or a file for worktrees and submodules), else the canonical path itself.
-pub fn resolve_root(path: &Path) -> io::Result<PathBuf> {
+/// What marks a project's top directory when there is no git: a manifest, or the
+/// `.claude` directory Claude Code (and ccmem) keep there.
+const MARKERS: &[&str] = &[
+    "package.json",
+    "Cargo.toml",
+    "pyproject.toml",
+    "setup.py",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "Gemfile",
+    "composer.json",
+    "mix.exs",
+    "deno.json",
+    "pubspec.yaml",
+    "Package.swift",
+    ".claude",
+];
+
+/// The project root for `path`, given the roots of the live projects:
+/// - the nearest ancestor (or itself) holding `.git` (a directory, or a file for worktrees
+///   and submodules), or the live project that holds it, whichever is nearer: a directory
+///   inside a live project without git is part of it, not a project of its own;
+/// - else the nearest ancestor with a project marker ([`MARKERS`]) that may be a project
+///   (not the home directory, whose `.claude` is Claude Code's own);
+/// - else the directory itself.
+pub fn resolve_root(path: &Path, live: &[PathBuf]) -> io::Result<PathBuf> {
     let canon = ccmem_proto::files::within::canonical(path)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot resolve {}: {e}", path.display())))?;
     let dir = if canon.is_dir() { canon } else { canon.parent().map(Path::to_path_buf).unwrap_or(canon) };
-    Ok(dir.ancestors().find(|a| a.join(".git").exists()).unwrap_or(&dir).to_path_buf())
+    let git = dir.ancestors().find(|a| a.join(".git").exists());
+    let holder = live.iter().filter(|r| dir.starts_with(r)).max_by_key(|r| r.components().count());
+    let nearest = match (git, holder) {
+        (Some(g), Some(h)) if h.starts_with(g) => Some(h.as_path()),
+        (Some(g), _) => Some(g),
+        (None, h) => h.map(PathBuf::as_path),
+    };
+    if let Some(root) = nearest {
+        return Ok(root.to_path_buf());
+    }
+    let marked = dir.ancestors().filter(|a| MARKERS.iter().any(|m| a.join(m).exists())).find(|a| refused(a).is_none());
+    Ok(marked.unwrap_or(&dir).to_path_buf())
 }
 
 /// The scanner tells each project its dev servers through the registry.
@@ -432,21 +468,54 @@ mod tests {
         let base = std::fs::canonicalize(tmp.path()).unwrap();
         let plain = base.join("plain/sub");
         std::fs::create_dir_all(&plain).unwrap();
-        assert_eq!(resolve_root(&plain).unwrap(), plain);
+        assert_eq!(resolve_root(&plain, &[]).unwrap(), plain);
 
         let repo = base.join("repo");
         std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::create_dir_all(repo.join("src/deep")).unwrap();
         std::fs::write(repo.join("src/deep/f.rs"), "").unwrap();
-        assert_eq!(resolve_root(&repo.join("src/deep")).unwrap(), repo);
-        assert_eq!(resolve_root(&repo.join("src/deep/f.rs")).unwrap(), repo);
-        assert_eq!(resolve_root(&repo.join("src/deep/../deep")).unwrap(), repo);
+        assert_eq!(resolve_root(&repo.join("src/deep"), &[]).unwrap(), repo);
+        assert_eq!(resolve_root(&repo.join("src/deep/f.rs"), &[]).unwrap(), repo);
+        assert_eq!(resolve_root(&repo.join("src/deep/../deep"), &[]).unwrap(), repo);
 
         let wt = base.join("worktree");
         std::fs::create_dir_all(&wt).unwrap();
         std::fs::write(wt.join(".git"), "gitdir: /elsewhere\n").unwrap();
-        assert_eq!(resolve_root(&wt).unwrap(), wt);
+        assert_eq!(resolve_root(&wt, &[]).unwrap(), wt);
 
-        assert!(resolve_root(&base.join("missing")).is_err());
+        assert!(resolve_root(&base.join("missing"), &[]).is_err());
+    }
+
+    /// Found by a new user: `watch ng2`, then a session started in `ng2/sub`, gave two
+    /// sessions. A directory inside a live project is part of it; without one, the nearest
+    /// directory with a project's marker is the project.
+    #[test]
+    fn a_directory_inside_a_live_project_without_git_belongs_to_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let ng2 = base.join("ng2");
+        std::fs::create_dir_all(ng2.join("sub/deeper")).unwrap();
+        assert_eq!(resolve_root(&ng2.join("sub/deeper"), &[ng2.clone()]).unwrap(), ng2);
+        assert_eq!(resolve_root(&ng2.join("sub"), &[]).unwrap(), ng2.join("sub"), "no marker: the directory");
+        // The deepest live project that holds it.
+        let inner = ng2.join("sub");
+        assert_eq!(resolve_root(&ng2.join("sub/deeper"), &[ng2.clone(), inner.clone()]).unwrap(), inner);
+        // A git repository inside a live project is its own.
+        let repo = ng2.join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        assert_eq!(resolve_root(&repo.join("src"), &[ng2.clone()]).unwrap(), repo);
+        // A live project inside a repository (tracked before `git init`) keeps its own.
+        assert_eq!(resolve_root(&repo.join("src"), &[repo.join("src")]).unwrap(), repo.join("src"));
+
+        // No live project: the nearest marker.
+        let app = base.join("app");
+        std::fs::create_dir_all(app.join("src/components")).unwrap();
+        std::fs::write(app.join("package.json"), "{}").unwrap();
+        assert_eq!(resolve_root(&app.join("src/components"), &[]).unwrap(), app);
+        let tool = base.join("tool");
+        std::fs::create_dir_all(tool.join(".claude")).unwrap();
+        std::fs::create_dir_all(tool.join("src")).unwrap();
+        assert_eq!(resolve_root(&tool.join("src"), &[]).unwrap(), tool);
     }
 }

@@ -88,12 +88,12 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             to_value(api::ShutdownReply { pid: std::process::id() })
         }
         method::WATCH => {
-            let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
+            let root = root_of(shared, name, parse::<api::PathParams>(name, params)?.path).await?;
             to_value(ask(shared, &root, |reply| Msg::Watch { reply }).await?)
         }
         method::UNWATCH => {
             let path = parse::<api::PathParams>(name, params)?.path;
-            let root = match root_of(name, path.clone()).await {
+            let root = match root_of(shared, name, path.clone()).await {
                 Ok(root) => root,
                 // A project deleted or moved away cannot be resolved any more: its live
                 // session is the one whose root the path names (or lies in).
@@ -110,7 +110,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::PROJECTS => to_value(api::ProjectList { projects: shared.projects.list().await }),
         method::EVENT => {
             let p: api::EventParams = parse(name, params)?;
-            let root = root_of(name, p.path).await?;
+            let root = root_of(shared, name, p.path).await?;
             if notification {
                 // Fire and forget: the sender does not wait for the session to take it.
                 shared.projects.send(&root, Msg::Event { event: p.event, reply: None }).await;
@@ -123,17 +123,17 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         }
         method::CHECKPOINT => {
             let p: api::CheckpointParams = parse(name, params)?;
-            let root = root_of(name, p.path).await?;
+            let root = root_of(shared, name, p.path).await?;
             fresh_servers(shared, &root).await;
             let r = ask(shared, &root, |reply| Msg::Checkpoint { reason: p.reason, note: p.note, reply }).await?;
             to_value(r.map_err(RpcError::app)?)
         }
         method::RESET => {
-            let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
+            let root = root_of(shared, name, parse::<api::PathParams>(name, params)?.path).await?;
             to_value(ask(shared, &root, |reply| Msg::Reset { reply }).await?)
         }
         method::HISTORY => {
-            let root = root_of(name, parse::<api::PathParams>(name, params)?.path).await?;
+            let root = root_of(shared, name, parse::<api::PathParams>(name, params)?.path).await?;
             to_value(history(shared, root).await?)
         }
         method::HOOK => {
@@ -148,7 +148,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 Some(dir) if !cwd.starts_with(dir) => dir.clone(),
                 _ => cwd,
             };
-            let root = match root_of(name, cwd.clone()).await {
+            let root = match root_of(shared, name, cwd.clone()).await {
                 Ok(root) => root,
                 Err(e) => {
                     // The agent works somewhere that is not a project: nothing is recorded.
@@ -181,13 +181,13 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                     format!("budget {b} is out of range: {lo} to {hi} characters"),
                 ));
             }
-            let root = root_of(name, p.path).await?;
+            let root = root_of(shared, name, p.path).await?;
             fresh_servers(shared, &root).await;
             to_value(ask(shared, &root, |reply| Msg::Context { budget: p.budget, reply }).await?)
         }
         method::FACTS => {
             let p: api::FactsParams = parse(name, params)?;
-            let root = root_of(name, p.path).await?;
+            let root = root_of(shared, name, p.path).await?;
             let global = &shared.projects.ctx().global;
             let (memory, changed) = match (p.edit, p.global) {
                 (Some(edit), true) => {
@@ -212,7 +212,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             let p: api::ConfigParams = parse(name, params)?;
             let cfg = shared.projects.ctx().config.current();
             let root = match p.path {
-                Some(path) => Some(root_of(name, path).await?),
+                Some(path) => Some(root_of(shared, name, path).await?),
                 None => None,
             };
             let reloader = shared.projects.ctx().config.clone();
@@ -251,14 +251,14 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         }
         method::REPORT => {
             let p: api::ReportParams = parse(name, params)?;
-            let root = root_of(name, p.path).await?;
+            let root = root_of(shared, name, p.path).await?;
             fresh_servers(shared, &root).await;
             let r = ask(shared, &root, |reply| Msg::Report { write: p.write, reply }).await?;
             to_value(r.map_err(RpcError::app)?)
         }
         method::TEST_REPORT => {
             let p: api::TestReportParams = parse(name, params)?;
-            let root = root_of(name, p.path.clone()).await?;
+            let root = root_of(shared, name, p.path.clone()).await?;
             let runs = tokio::task::spawn_blocking(move || crate::observe::testout::report(&p))
                 .await
                 .map_err(|e| RpcError::app(format!("reading the report failed: {e}")))?
@@ -299,7 +299,7 @@ async fn memory(name: &str, params: Value, shared: &Arc<Shared>) -> Result<Value
     // A directory that cannot be a project (the home directory, say) has no project scope:
     // its memories are the user's global ones.
     let project = match path {
-        Some(p) => Some(resolved(name, p).await?).filter(|root| projects::refused(root).is_none()),
+        Some(p) => Some(resolved(shared, name, p).await?).filter(|root| projects::refused(root).is_none()),
         None => None,
     };
     let mut reply = shared.projects.ctx().memories.request(project, req).await.map_err(|f| {
@@ -365,7 +365,7 @@ async fn status(name: &str, p: api::StatusParams, shared: &Arc<Shared>) -> Resul
     let project = match p.path {
         None => None,
         Some(path) => {
-            let root = resolved(name, path).await?;
+            let root = resolved(shared, name, path).await?;
             if let Some(why) = projects::refused(&root) {
                 // The daemon's own status still answers; the path's refusal is its warning.
                 let mut st = project::not_live(&root);
@@ -420,8 +420,8 @@ async fn history(shared: &Arc<Shared>, root: PathBuf) -> Result<api::HistoryRepl
 
 /// The project root for a client's path. File-system calls go to the blocking pool: a hung
 /// mount must not stall a worker.
-async fn root_of(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
-    let root = resolved(name, path).await?;
+async fn root_of(shared: &Arc<Shared>, name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
+    let root = resolved(shared, name, path).await?;
     match projects::refused(&root) {
         Some(why) => Err(RpcError::app(why)),
         None => Ok(root),
@@ -436,11 +436,12 @@ fn gone_root(shared: &Arc<Shared>, path: &Path) -> Option<PathBuf> {
 }
 
 /// The root `path` resolves to, whether or not it may be a project.
-async fn resolved(name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
+async fn resolved(shared: &Arc<Shared>, name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
     if !path.is_absolute() {
         return Err(RpcError::invalid_params(name, format!("path must be absolute, got {}", path.display())));
     }
-    tokio::task::spawn_blocking(move || projects::resolve_root(&path))
+    let live = shared.projects.roots();
+    tokio::task::spawn_blocking(move || projects::resolve_root(&path, &live))
         .await
         .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("cannot resolve the project: {e}")))?
         .map_err(|e| RpcError::app(e.to_string()))
