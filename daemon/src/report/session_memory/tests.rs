@@ -55,13 +55,40 @@ fn an_empty_session_makes_a_minimal_valid_report() {
     assert_eq!(validate(&m), Vec::<String>::new());
     assert_eq!(m.summary.completion_status, "0/0 tasks complete (0.0%): no task list or todos yet");
     assert_eq!(m.summary.major_blocker, None);
-    // No template padding: one line for tests never run, no blocks for a build never seen.
+    // No template padding (issue #33): one sentence for a section with nothing in it, no
+    // block for what was never seen, every section seed 000 requires still there.
     let md = report::serialize(&m);
-    assert!(md.contains("No test run seen."), "{md}");
-    for padding in ["Pass Rate", "Status: not-run", "### Build", "### Dependencies", "## Where You Left Off"] {
+    for sentence in [
+        report::NO_TASKS,
+        report::NO_BLOCKERS,
+        report::NO_TESTS,
+        report::NO_ENVIRONMENT,
+        report::NO_FILES,
+        report::NO_STEPS,
+    ] {
+        assert!(md.contains(sentence), "{sentence} missing:\n{md}");
+    }
+    for padding in [
+        "Pass Rate",
+        "Status: not-run",
+        "### Build",
+        "### Dependencies",
+        "## Where You Left Off",
+        "**Source**: none",
+        "No phases.",
+        "**Current Task**: none",
+        "**Next Tasks**: none",
+        "Not run.",
+        "No servers.",
+        "None.",
+    ] {
         assert!(!md.contains(padding), "{padding} in an empty report:\n{md}");
     }
-    assert_eq!(report::parse(&md).warnings, Vec::<String>::new());
+    for section in report::SECTIONS {
+        assert!(md.contains(&format!("\n## {section}\n")), "{section} missing:\n{md}");
+    }
+    assert_eq!(report::check(&md), Vec::<String>::new());
+    assert_eq!(report::parse(&md).memory, m);
 }
 
 #[test]

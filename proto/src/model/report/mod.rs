@@ -37,6 +37,29 @@ pub const SECTIONS: [&str; 7] = [
 /// What the Test Results section says when no test run was seen.
 pub const NO_TESTS: &str = "No test run seen.";
 
+// Seed 000 requires every section of [`SECTIONS`], not the blocks inside them: a block with
+// nothing in it is left out, and a section left with nothing says so in one sentence (these
+// below), which the reader skips. Reports written before (with `**Source**: none`,
+// `No phases.`, `Not run.`, `No servers.`, `None.`) still read the same.
+
+/// What the Task Status section says when there is no task list and no todos.
+pub const NO_TASKS: &str = "No task list or todos seen yet.";
+
+/// What the Task Status section says after its source and phases when no task is open.
+pub const NO_OPEN_TASKS: &str = "No open tasks.";
+
+/// What the Blockers section says when nothing stands in the way.
+pub const NO_BLOCKERS: &str = "No blockers.";
+
+/// What the Environment State section says when no server, install or build was seen.
+pub const NO_ENVIRONMENT: &str = "No dev servers, installs or builds seen.";
+
+/// What the Files Needing Attention section says when no file does.
+pub const NO_FILES: &str = "No files need attention.";
+
+/// What the Next Steps section says when no step is known.
+pub const NO_STEPS: &str = "No next steps yet.";
+
 /// The title of the section ccmem adds after the Executive Summary.
 pub const WORK: &str = "Where You Left Off";
 

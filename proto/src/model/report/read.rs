@@ -169,7 +169,10 @@ pub fn parse(text: &str) -> Parsed {
 
     match lines.section("Task Status") {
         None => w.push("missing section: Task Status".into()),
-        Some(sec) => read_tasks(sec, &mut m.task_status, &mut w),
+        Some(sec) => {
+            warn_if_empty(sec, "Task Status", &mut w);
+            read_tasks(sec, &mut m.task_status, &mut w)
+        }
     }
 
     match lines.section("Blockers") {
@@ -198,15 +201,15 @@ pub fn parse(text: &str) -> Parsed {
     match lines.section("Test Results") {
         None => w.push("missing section: Test Results".into()),
         Some(sec) => {
+            warn_if_empty(sec, "Test Results", &mut w);
             let last = sec.iter().find_map(|l| l.strip_prefix("**Last Run**: ")).map(|v| unesc(v.trim_end()));
             m.test_results.last_run = last.filter(|v| v != "never");
-            let none = sec.iter().any(|l| l.trim_end() == NO_TESTS);
+            // A suite that never ran has no block (older reports said `Not run.` in it).
             for (title, e2e) in [("Unit Tests", false), ("E2E Tests", true)] {
                 match sub(sec, title) {
                     Some(block) if block.iter().any(|l| l.trim_end() == "Not run.") => {}
                     Some(block) => *m.test_results.suite_mut(e2e) = read_suite(block, title, &mut w),
-                    None if none => {}
-                    None => w.push(format!("Test Results: no {title}")),
+                    None => {}
                 }
             }
         }
@@ -214,13 +217,17 @@ pub fn parse(text: &str) -> Parsed {
 
     match lines.section("Environment State") {
         None => w.push("missing section: Environment State".into()),
-        Some(sec) => read_environment(sec, &mut m.environment, &mut w),
+        Some(sec) => {
+            warn_if_empty(sec, "Environment State", &mut w);
+            read_environment(sec, &mut m.environment, &mut w)
+        }
     }
 
     match lines.section("Files Needing Attention") {
         None => w.push("missing section: Files Needing Attention".into()),
         Some(sec) => {
-            for l in sec.iter().filter(|l| l.trim() != "None." && !l.trim().is_empty()) {
+            // `None.` is what older reports said for no file.
+            for l in sec.iter().filter(|l| !["None.", NO_FILES, ""].contains(&l.trim())) {
                 match read_file_ref(l) {
                     Some(f) => m.files_needing_attention.push(f),
                     None => w.push(format!("Files Needing Attention: cannot read {:?}", l.trim())),
@@ -254,12 +261,20 @@ pub fn parse(text: &str) -> Parsed {
     Parsed { memory: m, warnings: w }
 }
 
+/// A section is written with at least a sentence in it ([`NO_TASKS`], [`NO_TESTS`],
+/// [`NO_ENVIRONMENT`]); one with nothing lost its lines.
+fn warn_if_empty(sec: &[&str], title: &str, w: &mut Vec<String>) {
+    if sec.iter().all(|l| l.trim().is_empty()) {
+        w.push(format!("{title}: the section is empty"));
+    }
+}
+
 fn read_tasks(sec: &[&str], t: &mut TaskStatus, w: &mut Vec<String>) {
+    // No source is no line (older reports wrote `**Source**: none`).
     match sec.iter().find_map(|l| l.strip_prefix("**Source**: ")).map(str::trim_end) {
-        Some("none") => {}
+        None | Some("none") => {}
         Some(v) if v.len() >= 2 && v.starts_with('`') && v.ends_with('`') => t.source_file = unesc(&v[1..v.len() - 1]),
         Some(v) => t.source_file = unesc(v),
-        None => w.push("Task Status: no **Source**".into()),
     }
     let cur = sec.iter().position(|l| l.starts_with("**Current Task**:")).unwrap_or(sec.len());
     let next = sec.iter().position(|l| l.starts_with("**Next Tasks**:")).unwrap_or(sec.len());
@@ -326,6 +341,7 @@ fn read_suite(block: &[&str], title: &str, w: &mut Vec<String>) -> TestSuite {
 }
 
 fn read_environment(sec: &[&str], e: &mut EnvironmentState, w: &mut Vec<String>) {
+    // No server is no block (older reports said `No servers.` in it).
     if let Some(block) = sub(sec, "Servers") {
         let (rows, _) = read_table(block, 0, 8, "Servers", w);
         for r in rows {
@@ -340,8 +356,6 @@ fn read_environment(sec: &[&str], e: &mut EnvironmentState, w: &mut Vec<String>)
                 stopped_at: opt_cell(&r[7]),
             });
         }
-    } else {
-        w.push("Environment State: no Servers".into());
     }
     let dep = |v: &str| match v {
         "up-to-date" => DependencyState::UpToDate,

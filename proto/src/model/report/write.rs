@@ -50,50 +50,11 @@ pub fn serialize(m: &SessionMemory) -> String {
         o.push('\n');
     }
 
-    let t = &m.task_status;
-    let _ = writeln!(o, "## Task Status\n");
-    if t.source_file.is_empty() {
-        o.push_str("**Source**: none\n\n");
-    } else if t.source_file == AGENT_TODOS {
-        let _ = writeln!(o, "**Source**: {AGENT_TODOS}\n");
-    } else {
-        let _ = writeln!(o, "**Source**: `{}`\n", esc(&t.source_file));
-    }
-    if t.phases.is_empty() {
-        o.push_str("No phases.\n\n");
-    } else {
-        let rows = t
-            .phases
-            .iter()
-            .map(|p| {
-                // A phase's name and a task's title are the task list's text: quoted.
-                vec![quote(&p.name), p.completed.to_string(), p.total.to_string(), format!("{:.1}%", p.percentage)]
-            })
-            .collect();
-        write_table(&mut o, &["Phase", "Completed", "Total", "Progress"], rows);
-        o.push('\n');
-    }
-    let task_rows =
-        |ts: &[TaskReference]| ts.iter().map(|r| vec![esc(&r.id), quote(&r.title), quote(&r.phase)]).collect();
-    match &t.current_task {
-        None => o.push_str("**Current Task**: none\n\n"),
-        Some(r) => {
-            o.push_str("**Current Task**:\n\n");
-            write_table(&mut o, &["ID", "Task", "Phase"], task_rows(std::slice::from_ref(r)));
-            o.push('\n');
-        }
-    }
-    if t.next_tasks.is_empty() {
-        o.push_str("**Next Tasks**: none\n\n");
-    } else {
-        o.push_str("**Next Tasks**:\n\n");
-        write_table(&mut o, &["ID", "Task", "Phase"], task_rows(&t.next_tasks));
-        o.push('\n');
-    }
+    write_tasks(&mut o, &m.task_status);
 
     let _ = writeln!(o, "## Blockers\n");
     if m.blockers.is_empty() {
-        o.push_str("No blockers.\n\n");
+        let _ = writeln!(o, "{NO_BLOCKERS}\n");
     }
     for p in [Priority::High, Priority::Medium, Priority::Low] {
         let rows: Vec<Vec<String>> = m
@@ -118,101 +79,13 @@ pub fn serialize(m: &SessionMemory) -> String {
         }
     }
 
-    let tr = &m.test_results;
-    let _ = writeln!(o, "## Test Results\n");
-    if *tr == TestResults::default() {
-        let _ = writeln!(o, "{NO_TESTS}\n");
-    } else {
-        let _ = writeln!(o, "**Last Run**: {}\n", tr.last_run.as_deref().map(esc).unwrap_or_else(|| "never".into()));
-        for (title, suite) in [("Unit Tests", &tr.unit), ("E2E Tests", &tr.e2e)] {
-            let _ = writeln!(o, "### {title}\n");
-            if *suite == TestSuite::default() {
-                let _ = writeln!(o, "Not run.\n");
-            } else {
-                write_suite(&mut o, suite);
-            }
-        }
-    }
+    write_tests(&mut o, &m.test_results);
 
-    let e = &m.environment;
-    let _ = writeln!(o, "## Environment State\n");
-    let _ = writeln!(o, "### Servers\n");
-    if e.servers.is_empty() {
-        o.push_str("No servers.\n\n");
-    } else {
-        let rows = e
-            .servers
-            .iter()
-            .map(|v| {
-                // A process's name and command line are whatever the project's scripts chose.
-                vec![
-                    quote(&v.process),
-                    v.port.to_string(),
-                    esc(&v.url),
-                    opt_num(v.pid),
-                    match v.status {
-                        ServerStatus::Running => "running".into(),
-                        ServerStatus::Stopped => "stopped".into(),
-                    },
-                    quote(&v.command),
-                    esc(&v.started_at),
-                    esc(&opt(&v.stopped_at)),
-                ]
-            })
-            .collect();
-        write_table(&mut o, &["Process", "Port", "URL", "PID", "Status", "Command", "Started", "Stopped"], rows);
-        o.push('\n');
-    }
-    let d = &e.dependencies;
-    if d.seen() {
-        let _ = writeln!(o, "### Dependencies\n");
-        let _ = writeln!(o, "- Status: {}", dep_state(d.status));
-        let _ = writeln!(o, "- Package Manager: {}", esc(&d.package_manager));
-        let _ = writeln!(o, "- Last Install: {}", d.last_install.as_deref().map(esc).unwrap_or_else(|| "never".into()));
-        if let Some(n) = d.outdated_count {
-            let _ = writeln!(o, "- Outdated Packages: {n}");
-        }
-        o.push('\n');
-        if !d.managers.is_empty() {
-            let rows = d
-                .managers
-                .iter()
-                .map(|x| {
-                    vec![
-                        esc(&x.package_manager),
-                        esc(&x.lockfile),
-                        dep_state(x.status).into(),
-                        esc(&opt(&x.last_install)),
-                        esc(&x.detail),
-                    ]
-                })
-                .collect();
-            write_table(&mut o, &["Manager", "Lockfile", "Status", "Last Install", "Detail"], rows);
-            o.push('\n');
-        }
-    }
-    let b = &e.build;
-    if *b != BuildStatus::default() {
-        let _ = writeln!(o, "### Build\n");
-        let _ = writeln!(o, "- Status: {}", build_state(b.status));
-        let _ = writeln!(o, "- Last Build: {}", b.last_build.as_deref().map(esc).unwrap_or_else(|| "never".into()));
-        if let Some(dir) = &b.output_dir {
-            let _ = writeln!(o, "- Output Directory: {}", esc(dir));
-        }
-        if !b.command.is_empty() {
-            let _ = writeln!(o, "- Command: {}", esc(&b.command));
-        }
-        o.push('\n');
-        if !b.errors.is_empty() {
-            // The build's own output: quoted.
-            write_table(&mut o, &["Error"], b.errors.iter().map(|x| vec![quote(x)]).collect());
-            o.push('\n');
-        }
-    }
+    write_environment(&mut o, &m.environment);
 
     let _ = writeln!(o, "## Files Needing Attention\n");
     if m.files_needing_attention.is_empty() {
-        o.push_str("None.\n\n");
+        let _ = writeln!(o, "{NO_FILES}\n");
     } else {
         for (i, f) in m.files_needing_attention.iter().enumerate() {
             let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
@@ -224,7 +97,7 @@ pub fn serialize(m: &SessionMemory) -> String {
 
     let _ = writeln!(o, "## Next Steps\n");
     if m.next_steps.is_empty() {
-        o.push_str("None.\n\n");
+        let _ = writeln!(o, "{NO_STEPS}\n");
     }
     for p in [StepPriority::Immediate, StepPriority::ShortTerm, StepPriority::MediumTerm, StepPriority::LongTerm] {
         let steps: Vec<&NextStep> = m.next_steps.iter().filter(|s| s.priority == p).collect();
@@ -241,6 +114,165 @@ pub fn serialize(m: &SessionMemory) -> String {
     o.push_str("---\n\n");
     let _ = writeln!(o, "*Generated by ccmem session memory v{}*", esc(&md.version));
     o
+}
+
+/// The Task Status section: the source, the phases, the current and next tasks, each only
+/// when there is one; [`NO_TASKS`] when there is nothing at all, [`NO_OPEN_TASKS`] when no
+/// task is left open.
+fn write_tasks(o: &mut String, t: &TaskStatus) {
+    let _ = writeln!(o, "## Task Status\n");
+    if t.source_file.is_empty() && t.phases.is_empty() && t.current_task.is_none() && t.next_tasks.is_empty() {
+        let _ = writeln!(o, "{NO_TASKS}\n");
+        return;
+    }
+    if t.source_file == AGENT_TODOS {
+        let _ = writeln!(o, "**Source**: {AGENT_TODOS}\n");
+    } else if !t.source_file.is_empty() {
+        let _ = writeln!(o, "**Source**: `{}`\n", esc(&t.source_file));
+    }
+    if !t.phases.is_empty() {
+        let rows = t
+            .phases
+            .iter()
+            .map(|p| {
+                // A phase's name and a task's title are the task list's text: quoted.
+                vec![quote(&p.name), p.completed.to_string(), p.total.to_string(), format!("{:.1}%", p.percentage)]
+            })
+            .collect();
+        write_table(o, &["Phase", "Completed", "Total", "Progress"], rows);
+        o.push('\n');
+    }
+    let task_rows =
+        |ts: &[TaskReference]| ts.iter().map(|r| vec![esc(&r.id), quote(&r.title), quote(&r.phase)]).collect();
+    if let Some(r) = &t.current_task {
+        o.push_str("**Current Task**:\n\n");
+        write_table(o, &["ID", "Task", "Phase"], task_rows(std::slice::from_ref(r)));
+        o.push('\n');
+    }
+    if !t.next_tasks.is_empty() {
+        o.push_str("**Next Tasks**:\n\n");
+        write_table(o, &["ID", "Task", "Phase"], task_rows(&t.next_tasks));
+        o.push('\n');
+    }
+    if t.current_task.is_none() && t.next_tasks.is_empty() {
+        let _ = writeln!(o, "{NO_OPEN_TASKS}\n");
+    }
+}
+
+/// The Test Results section: the last run and a block per suite that ran; [`NO_TESTS`]
+/// when none did.
+fn write_tests(o: &mut String, tr: &TestResults) {
+    let _ = writeln!(o, "## Test Results\n");
+    if *tr == TestResults::default() {
+        let _ = writeln!(o, "{NO_TESTS}\n");
+        return;
+    }
+    if let Some(t) = &tr.last_run {
+        let _ = writeln!(o, "**Last Run**: {}\n", esc(t));
+    }
+    for (title, suite) in [("Unit Tests", &tr.unit), ("E2E Tests", &tr.e2e)] {
+        // A suite never run has nothing to say (most projects have no end-to-end tests).
+        if *suite != TestSuite::default() {
+            let _ = writeln!(o, "### {title}\n");
+            write_suite(o, suite);
+        }
+    }
+}
+
+/// The Environment State section: a block each for the servers, the dependencies and the
+/// build, when seen; [`NO_ENVIRONMENT`] when none was.
+fn write_environment(o: &mut String, e: &EnvironmentState) {
+    let _ = writeln!(o, "## Environment State\n");
+    if e.servers.is_empty() && !e.dependencies.seen() && e.build == BuildStatus::default() {
+        let _ = writeln!(o, "{NO_ENVIRONMENT}\n");
+        return;
+    }
+    write_servers(o, &e.servers);
+    write_dependencies(o, &e.dependencies);
+    write_build(o, &e.build);
+}
+
+/// The servers' block, left out when no server was seen.
+fn write_servers(o: &mut String, servers: &[ServerInfo]) {
+    if servers.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "### Servers\n");
+    let rows = servers
+        .iter()
+        .map(|v| {
+            // A process's name and command line are whatever the project's scripts chose.
+            vec![
+                quote(&v.process),
+                v.port.to_string(),
+                esc(&v.url),
+                opt_num(v.pid),
+                match v.status {
+                    ServerStatus::Running => "running".into(),
+                    ServerStatus::Stopped => "stopped".into(),
+                },
+                quote(&v.command),
+                esc(&v.started_at),
+                esc(&opt(&v.stopped_at)),
+            ]
+        })
+        .collect();
+    write_table(o, &["Process", "Port", "URL", "PID", "Status", "Command", "Started", "Stopped"], rows);
+    o.push('\n');
+}
+
+/// The dependencies' block, left out when no package manager or install was seen.
+fn write_dependencies(o: &mut String, d: &DependencyStatus) {
+    if !d.seen() {
+        return;
+    }
+    let _ = writeln!(o, "### Dependencies\n");
+    let _ = writeln!(o, "- Status: {}", dep_state(d.status));
+    let _ = writeln!(o, "- Package Manager: {}", esc(&d.package_manager));
+    let _ = writeln!(o, "- Last Install: {}", d.last_install.as_deref().map(esc).unwrap_or_else(|| "never".into()));
+    if let Some(n) = d.outdated_count {
+        let _ = writeln!(o, "- Outdated Packages: {n}");
+    }
+    o.push('\n');
+    if !d.managers.is_empty() {
+        let rows = d
+            .managers
+            .iter()
+            .map(|x| {
+                vec![
+                    esc(&x.package_manager),
+                    esc(&x.lockfile),
+                    dep_state(x.status).into(),
+                    esc(&opt(&x.last_install)),
+                    esc(&x.detail),
+                ]
+            })
+            .collect();
+        write_table(o, &["Manager", "Lockfile", "Status", "Last Install", "Detail"], rows);
+        o.push('\n');
+    }
+}
+
+/// The build's block, left out when no build was seen.
+fn write_build(o: &mut String, b: &BuildStatus) {
+    if *b == BuildStatus::default() {
+        return;
+    }
+    let _ = writeln!(o, "### Build\n");
+    let _ = writeln!(o, "- Status: {}", build_state(b.status));
+    let _ = writeln!(o, "- Last Build: {}", b.last_build.as_deref().map(esc).unwrap_or_else(|| "never".into()));
+    if let Some(dir) = &b.output_dir {
+        let _ = writeln!(o, "- Output Directory: {}", esc(dir));
+    }
+    if !b.command.is_empty() {
+        let _ = writeln!(o, "- Command: {}", esc(&b.command));
+    }
+    o.push('\n');
+    if !b.errors.is_empty() {
+        // The build's own output: quoted.
+        write_table(o, &["Error"], b.errors.iter().map(|x| vec![quote(x)]).collect());
+        o.push('\n');
+    }
 }
 
 fn write_suite(o: &mut String, s: &TestSuite) {
