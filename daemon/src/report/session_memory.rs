@@ -57,11 +57,7 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
         .filter(|p| !p.trim().is_empty())
         .map(|p| crate::text::quoted(&p, 190))
         .unwrap_or_else(|| if total > 0 && done == total { "Complete".into() } else { "unknown".into() });
-    let next_action =
-        steps.first().map(|n| n.action.clone()).unwrap_or_else(|| match s.context_snapshot.active_task.as_str() {
-            "" => "Start the next task".into(),
-            a => format!("Continue {}", one_line(a)),
-        });
+    let next_action = steps.first().map(|n| n.action.clone()).unwrap_or_else(|| carry_on(s));
     let mut m = SessionMemory {
         metadata: SessionMetadata {
             project_name: line(&s.project_name, 200),
@@ -112,6 +108,50 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
     tidy(&mut m);
     fit(&mut m);
     m
+}
+
+/// The summary's next action when no step is known: the task the agent was on.
+fn carry_on(s: &Session) -> String {
+    let task = one_line(&s.context_snapshot.active_task);
+    if task.is_empty() {
+        return "Start the next task".into();
+    }
+    // "yes", "3", "continue": the user's answer to the agent names no task; where the
+    // conversation stopped does (the Where You Left Off section has it).
+    if is_short_reply(&task) && latest_prompt(s).as_deref() == Some(task.as_str()) {
+        return format!(
+            "Resume where the last conversation stopped (its last prompt was {})",
+            crate::text::quoted(&task, 60)
+        );
+    }
+    as_action(&task)
+}
+
+/// Fewer than three words: too short to name a task.
+fn is_short_reply(text: &str) -> bool {
+    text.split_whitespace().filter(|w| w.chars().any(char::is_alphabetic)).count() < 3
+}
+
+/// The first line of the user's latest prompt, if any.
+fn latest_prompt(s: &Session) -> Option<String> {
+    s.commands_executed
+        .iter()
+        .rev()
+        .find(|c| c.workflow.as_deref() == Some("prompt"))
+        .map(|c| one_line(c.command.lines().next().unwrap_or("")))
+}
+
+/// A todo, a task or a step the agent named, as an action: as it is when it starts with a
+/// verb ("fix the login" → "Fix the login"), else after "Continue with:", since glued after a
+/// verb its own capital reads oddly ("Continue The username…", "Complete Update the docs").
+fn as_action(text: &str) -> String {
+    let text = one_line(text);
+    if report::is_imperative(&text) {
+        let mut chars = text.chars();
+        chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
+    } else {
+        format!("Continue with: {text}")
+    }
 }
 
 /// One line, no surrounding space, at most `max` characters.
@@ -283,7 +323,7 @@ fn next_steps(
             for t in todos.take(4) {
                 out.push(NextStep {
                     priority: StepPriority::ShortTerm,
-                    action: format!("Complete {}", t.content),
+                    action: as_action(&t.content),
                     reference: None,
                 });
             }
@@ -294,7 +334,7 @@ fn next_steps(
         if s.todos.iter().any(|t| &t.content == n) {
             continue;
         }
-        let action = if report::is_imperative(n) { n.clone() } else { format!("Complete {n}") };
+        let action = as_action(n);
         if !out.iter().any(|o| o.action == action) {
             out.push(NextStep { priority: StepPriority::MediumTerm, action, reference: None });
         }

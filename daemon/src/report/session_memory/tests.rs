@@ -294,3 +294,70 @@ fn a_report_with_every_list_full_is_cut_to_fit() {
     }
     assert!(m.test_results.unit.more_failures > 0, "failing tests past five are counted, not listed");
 }
+
+/// Issue #33: a todo's or a task's text is never glued after a verb with its capital kept
+/// ("Continue The username…", "Complete Update plugin packages"): it is the action itself
+/// when it starts with a verb, else it follows "Continue with:"; and a short reply to the
+/// agent ("yes") is not taken for the task.
+#[test]
+fn the_next_action_and_steps_read_as_sentences() {
+    use ccmem_proto::model::session::{SessionEvent, Todo};
+    let now = Utc::now();
+    let fresh = || session::start(PathBuf::from("/w/app"), "app".into(), session::new_id(now, None), now, None);
+    let prompt = |s: &mut Session, text: &str| {
+        let ev = SessionEvent::Command {
+            command: text.into(),
+            workflow: Some("prompt".into()),
+            status: None,
+            duration_seconds: None,
+        };
+        session::apply(s, ev, now).unwrap();
+        s.context_snapshot.active_task = text.into();
+    };
+
+    // A request that is not a verb's object.
+    let mut s = fresh();
+    prompt(&mut s, "The username I am logged in with is jnarowski but the menu says Guest User");
+    let m = assemble(&s, None, &[], now);
+    assert_eq!(
+        m.summary.next_action,
+        "Continue with: The username I am logged in with is jnarowski but the menu says Guest User"
+    );
+    // One that is an order already, lower-cased.
+    let mut s = fresh();
+    prompt(&mut s, "fix the guest user label in the menu");
+    assert_eq!(assemble(&s, None, &[], now).summary.next_action, "Fix the guest user label in the menu");
+    // An answer to the agent names no task.
+    for reply in ["yes", "3", "continue"] {
+        let mut s = fresh();
+        prompt(&mut s, reply);
+        assert_eq!(
+            assemble(&s, None, &[], now).summary.next_action,
+            format!("Resume where the last conversation stopped (its last prompt was \"{reply}\")")
+        );
+    }
+
+    // Todos and the agent's own next steps: each an action that reads.
+    let mut s = fresh();
+    let todo = |content: &str| Todo {
+        id: None,
+        content: content.into(),
+        status: ccmem_proto::model::session::TodoStatus::Pending,
+        active_form: String::new(),
+    };
+    s.todos = vec![todo("Update plugin packages (codegen, pull, backfill)"), todo("Plugin docs")];
+    s.context_snapshot.next_steps = vec!["notes for the 0.2 release".into(), "run the benches".into()];
+    let m = assemble(&s, None, &[], now);
+    let actions: Vec<&str> = m.next_steps.iter().map(|n| n.action.as_str()).collect();
+    assert_eq!(
+        actions,
+        [
+            "Update plugin packages (codegen, pull, backfill)",
+            "Continue with: Plugin docs",
+            "Continue with: notes for the 0.2 release",
+            "Run the benches"
+        ]
+    );
+    assert_eq!(m.summary.next_action, "Update plugin packages (codegen, pull, backfill)");
+    assert_eq!(validate(&m), Vec::<String>::new());
+}
