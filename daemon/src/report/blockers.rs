@@ -7,7 +7,7 @@
 //! read again only when its size or time changed: never a whole-repository scan.
 
 use crate::observe::tasks::TaskList;
-use ccmem_proto::model::environment::{BuildState, DependencyState, SuiteStatus};
+use ccmem_proto::model::environment::{BuildState, DependencyState, SuiteStatus, TestFailure, TestSuite};
 use ccmem_proto::model::report::{limits, BlockerEntry, Priority};
 use ccmem_proto::model::session::{truncate_chars, Session};
 use std::collections::HashMap;
@@ -181,9 +181,6 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
         if suite.status != SuiteStatus::Failed {
             continue;
         }
-        // The tests' names and messages are the run's output, which the repository's code
-        // controls: quoted.
-        let names: Vec<String> = suite.failures.iter().take(3).map(|f| crate::text::quoted(&f.test_name, 80)).collect();
         let first = suite.failures.first();
         let ran = format!("{} failed", ccmem_proto::command_or(&suite.command, "The test run"));
         out.push(entry(
@@ -199,14 +196,7 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
                 Some(m) => with_quote(&format!("{ran}, output: "), m, 500),
                 None => ran,
             },
-            if names.is_empty() {
-                format!(
-                    "Rerun {} with its whole output to see which tests fail, and fix them",
-                    ccmem_proto::command_or(&suite.command, "the tests")
-                )
-            } else {
-                format!("Fix the failing tests: {}", names.join(", "))
-            },
+            fix_tests(suite),
         ));
     }
     let b = &s.environment.build;
@@ -267,6 +257,85 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
     out.sort_by_key(|b| b.priority);
     out.truncate(limits::BLOCKERS);
     out
+}
+
+/// The action for a failed suite: its failing tests named, and what failed outside any test
+/// (an error while loading a file, tests that did not build or run) counted and said in
+/// words, with the first such error, rather than listing the runner's placeholder names.
+fn fix_tests(suite: &TestSuite) -> String {
+    use crate::observe::testout::{DID_NOT_BUILD, DID_NOT_RUN, OUTSIDE_ANY_TEST};
+    if suite.failures.is_empty() {
+        return format!(
+            "Rerun {} with its whole output to see which tests fail, and fix them",
+            ccmem_proto::command_or(&suite.command, "the tests")
+        );
+    }
+    fn is(name: &str) -> impl Fn(&&TestFailure) -> bool + '_ {
+        move |f| f.test_name == name
+    }
+    let named: Vec<&TestFailure> = suite
+        .failures
+        .iter()
+        .filter(|f| ![OUTSIDE_ANY_TEST, DID_NOT_BUILD, DID_NOT_RUN].contains(&f.test_name.as_str()))
+        .collect();
+    let outside = suite.failures.iter().filter(is(OUTSIDE_ANY_TEST)).count();
+    let unbuilt: Vec<&TestFailure> = suite.failures.iter().filter(is(DID_NOT_BUILD)).collect();
+    let mut parts = Vec::new();
+    if !named.is_empty() {
+        parts.push(failing_tests(&named, suite.more_failures));
+    }
+    match outside {
+        0 => {}
+        1 => parts.push("the error outside any test".to_string()),
+        n => parts.push(format!("the {n} errors outside any test")),
+    }
+    if !unbuilt.is_empty() {
+        // go names the package that did not build; a compiler's error names none.
+        let packages: Vec<String> =
+            unbuilt.iter().filter(|f| !f.file.is_empty()).map(|f| quoted_path(&f.file)).collect();
+        parts.push(if packages.is_empty() {
+            "the build of the tests".into()
+        } else {
+            format!("the build of {}", and_list(&packages))
+        });
+    }
+    if suite.failures.iter().any(|f| f.test_name == DID_NOT_RUN) {
+        parts.push("what keeps the tests from running".into());
+    }
+    let action = format!("Fix {}{}", and_list(&parts), ccmem_proto::command_after(" in ", &suite.command));
+    // Named tests say where to look; an error outside them says it only in its message.
+    let messages: Vec<&str> =
+        suite.failures.iter().filter(|f| !named.contains(f)).filter_map(|f| f.message.as_deref()).collect();
+    match messages.first() {
+        Some(first) if named.is_empty() => {
+            let which = if messages.iter().all(|m| m == first) { ": " } else { ", the first: " };
+            with_quote(&format!("{action}{which}"), first, 300)
+        }
+        _ => action,
+    }
+}
+
+/// `the failing test "a"`, `the failing tests "a", "b" and "c"`, `… and 4 more`: at most
+/// three named. A test's name is the run's output, which the repository's code controls:
+/// quoted.
+fn failing_tests(named: &[&TestFailure], more_failures: u64) -> String {
+    const SHOWN: usize = 3;
+    let mut names: Vec<String> = named.iter().take(SHOWN).map(|f| crate::text::quoted(&f.test_name, 80)).collect();
+    let more = named.len().saturating_sub(SHOWN) as u64 + more_failures;
+    if more > 0 {
+        names.push(format!("{more} more"));
+    }
+    let plural = named.len() as u64 + more_failures > 1;
+    format!("the failing test{} {}", if plural { "s" } else { "" }, and_list(&names))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// Files a task relies on that are not there: named by a done task (high: the work is
@@ -353,6 +422,65 @@ mod tests {
         );
         assert!(comments_in("README.md", b"# TODO list\n<!-- TODO: fix link -->\n").iter().map(|c| c.line).eq([2]));
         assert!(comments_in("a.bin", b"\0\0 // TODO x").is_empty());
+    }
+
+    /// Issue #33: a run whose failures the runner could not name ("(error outside a test)",
+    /// "(build)") gets an action that counts them and says what failed, not one listing the
+    /// placeholders ("Fix the failing tests: \"(error outside a test)\", \"(error outside a
+    /// test)\"").
+    #[test]
+    fn failing_tests_are_named_or_counted_never_listed_by_placeholder() {
+        use crate::observe::testout::{self, DID_NOT_BUILD, OUTSIDE_ANY_TEST};
+        // Real: bun's two errors outside any test (obsessiondb/chkit, in ../shared/transcripts).
+        let out = testout::tests::fixture("bun-tail-errors.txt");
+        let mut suite = testout::parse(&out, Some("bun"))[0].suite.clone();
+        suite.command = "bun test packages/cli/src/".into();
+        assert!(suite.failures.iter().all(|f| f.test_name == OUTSIDE_ANY_TEST), "{suite:#?}");
+        assert_eq!(
+            fix_tests(&suite),
+            "Fix the 2 errors outside any test in `bun test packages/cli/src/`: \"error: Missing CLICKHOUSE_URL or CLICKHOUSE_HOST\""
+        );
+        let fail = |name: &str, file: &str, message: &str| TestFailure {
+            file: file.into(),
+            line: None,
+            test_name: name.into(),
+            message: Some(message.into()),
+        };
+        let run = |failures: Vec<TestFailure>, more_failures: u64| TestSuite {
+            failures,
+            more_failures,
+            command: "cargo test".into(),
+            status: SuiteStatus::Failed,
+            ..TestSuite::default()
+        };
+        let cases = [
+            (run(vec![fail("parses", "", "x")], 0), "Fix the failing test \"parses\" in `cargo test`"),
+            (
+                run((1..=5).map(|i| fail(&format!("t{i}"), "", "x")).collect(), 1),
+                "Fix the failing tests \"t1\", \"t2\", \"t3\" and 3 more in `cargo test`",
+            ),
+            (
+                run(vec![fail("parses", "", "x"), fail(OUTSIDE_ANY_TEST, "", "boom")], 0),
+                "Fix the failing test \"parses\" and the error outside any test in `cargo test`",
+            ),
+            (
+                run(vec![fail(DID_NOT_BUILD, "", "error[E0308]: mismatched types")], 0),
+                "Fix the build of the tests in `cargo test`: \"error[E0308]: mismatched types\"",
+            ),
+            (
+                run(vec![fail(DID_NOT_BUILD, "./calc", "FAIL ./calc [build failed]")], 0),
+                "Fix the build of \"./calc\" in `cargo test`: \"FAIL ./calc [build failed]\"",
+            ),
+            (
+                run(vec![fail(OUTSIDE_ANY_TEST, "", "error: a"), fail(OUTSIDE_ANY_TEST, "", "error: b")], 0),
+                "Fix the 2 errors outside any test in `cargo test`, the first: \"error: a\"",
+            ),
+        ];
+        for (suite, want) in cases {
+            let got = fix_tests(&suite);
+            assert_eq!(got, want);
+            assert!(ccmem_proto::model::report::is_imperative(&got), "{got}");
+        }
     }
 
     #[test]

@@ -278,7 +278,7 @@ fn next_steps(
     }
     let failing = |suite: &TestSuite| suite.status == SuiteStatus::Failed;
     if (failing(&s.test_results.unit) || failing(&s.test_results.e2e))
-        && !out.iter().any(|n| n.action.starts_with("Fix the failing tests"))
+        && !out.iter().any(|n| n.action.starts_with("Fix the failing test"))
     {
         let cmd =
             if failing(&s.test_results.unit) { &s.test_results.unit.command } else { &s.test_results.e2e.command };

@@ -122,8 +122,8 @@ pub(super) fn parsed_results(
             // recognised: no result, never a pass.
             let compile_error = testout::build::parse(output, false).errors.into_iter().next();
             let (name, why) = match compile_error {
-                Some(e) => ("(build)", Some(e)),
-                None if failed => ("(run)", testout::build::parse(output, true).errors.into_iter().next()),
+                Some(e) => (testout::DID_NOT_BUILD, Some(e)),
+                None if failed => (testout::DID_NOT_RUN, testout::build::parse(output, true).errors.into_iter().next()),
                 None => return None,
             };
             let mut suite = TestSuite {
@@ -161,7 +161,7 @@ pub(super) fn suite_failure(suite: &TestSuite) -> String {
     if let Some(f) = suite.failures.first().filter(|f| suite.passed + suite.failed == 0 && f.test_name.starts_with('('))
     {
         let why = f.message.clone().unwrap_or_default();
-        return if f.test_name == "(build)" { format!("the tests did not build: {why}") } else { why };
+        return if f.test_name == testout::DID_NOT_BUILD { format!("the tests did not build: {why}") } else { why };
     }
     let mut text = format!("{} failed, {} passed", suite.failed, suite.passed);
     if let Some(f) = suite.failures.first() {

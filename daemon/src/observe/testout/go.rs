@@ -48,7 +48,7 @@ pub fn go_test(out: &str) -> Option<Run> {
     for line in &lines {
         if line.starts_with("FAIL") && (line.contains("[build failed]") || line.contains("[setup failed]")) {
             let pkg = line.split_whitespace().nth(1).unwrap_or("");
-            failures.push(failure(pkg, None, "(build)", Some(line)));
+            failures.push(failure(pkg, None, super::DID_NOT_BUILD, Some(line)));
         }
     }
     let mut s = suite("go", passed, failed, skipped, None);

@@ -167,7 +167,7 @@ pub fn bun(out: &str) -> Option<Run> {
     let mut k = 0;
     while failures.len() < failed as usize && failures.len() < 20 {
         let msg = errors.get(k).or(errors.first()).copied();
-        failures.push(failure("", None, "(error outside a test)", msg));
+        failures.push(failure("", None, super::OUTSIDE_ANY_TEST, msg));
         k += 1;
     }
     let mut s = suite("bun", passed, failed, skipped, None);

@@ -176,6 +176,15 @@ fn suite(framework: &str, passed: u64, failed: u64, skipped: u64, total: Option<
     }
 }
 
+/// The name given to a failure outside any test (a test file that throws when loaded): the
+/// runner counts it as a failed test but names none.
+pub const OUTSIDE_ANY_TEST: &str = "(error outside a test)";
+/// The name given to the failure of tests that did not build (a compile error; go's
+/// `[build failed]` package, named in its file).
+pub const DID_NOT_BUILD: &str = "(build)";
+/// The name given to the failure of a test command that did not start (a missing script).
+pub const DID_NOT_RUN: &str = "(run)";
+
 /// A failure with its message cut to its first line and seed 000's length.
 fn failure(file: &str, line: Option<u32>, name: &str, message: Option<&str>) -> TestFailure {
     TestFailure {
