@@ -171,7 +171,9 @@ pub(super) fn suite_failure(suite: &TestSuite) -> String {
             format!(" ({}{})", f.file, f.line.map(|l| format!(":{l}")).unwrap_or_default())
         };
         let msg = f.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
-        text.push_str(&format!("; {}{at}{msg}", f.test_name));
+        // The runner named no test: say where the error was, not the placeholder.
+        let name = if f.test_name == testout::OUTSIDE_ANY_TEST { "outside any test" } else { &f.test_name };
+        text.push_str(&format!("; {name}{at}{msg}"));
     }
     text
 }

@@ -134,6 +134,20 @@ fn notices_compactions_and_endings_are_recorded() {
     assert_eq!((fx.read_transcript, fx.read_agent_transcript.as_deref()), (None, Some("/t/agent-1.jsonl")));
 }
 
+/// Issue #33: a failure outside any test is said so in the session's failures (and the
+/// report's Where You Left Off), not by the runner's placeholder name.
+#[test]
+fn an_error_outside_any_test_is_said_in_words() {
+    let out = crate::observe::testout::tests::fixture("bun-tail-errors.txt");
+    let mut s = session();
+    let h = hook(json!({"hook_event_name": "PostToolUse", "session_id": "c1", "cwd": "/w/app", "tool_name": "Bash",
+        "tool_input": {"command": "bun test packages/cli/src/ 2>&1 | tail -30"},
+        "tool_response": {"stdout": out, "stderr": "", "interrupted": false}}));
+    apply(&mut s, &h, Utc::now());
+    let errors: Vec<&str> = s.failures.iter().filter(|f| f.kind == "tests").map(|f| f.error.as_str()).collect();
+    assert_eq!(errors, ["2 failed, 86 passed; outside any test: error: Missing CLICKHOUSE_URL or CLICKHOUSE_HOST"]);
+}
+
 #[test]
 fn tests_that_do_not_build_fail_even_when_a_pipe_hides_the_exit_status() {
     let fixture = |n: &str| crate::observe::testout::tests::fixture(n);
