@@ -263,7 +263,7 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
 /// (an error while loading a file, tests that did not build or run) counted and said in
 /// words, with the first such error, rather than listing the runner's placeholder names.
 fn fix_tests(suite: &TestSuite) -> String {
-    use crate::observe::testout::{DID_NOT_BUILD, DID_NOT_RUN, OUTSIDE_ANY_TEST};
+    use crate::observe::testout::{DID_NOT_BUILD, DID_NOT_RUN, OUTSIDE_ANY_TEST, OUTSIDE_ANY_TEST_WORDS};
     if suite.failures.is_empty() {
         return format!(
             "Rerun {} with its whole output to see which tests fail, and fix them",
@@ -286,8 +286,8 @@ fn fix_tests(suite: &TestSuite) -> String {
     }
     match outside {
         0 => {}
-        1 => parts.push("the error outside any test".to_string()),
-        n => parts.push(format!("the {n} errors outside any test")),
+        1 => parts.push(format!("the error {OUTSIDE_ANY_TEST_WORDS}")),
+        n => parts.push(format!("the {n} errors {OUTSIDE_ANY_TEST_WORDS}")),
     }
     if !unbuilt.is_empty() {
         // go names the package that did not build; a compiler's error names none.

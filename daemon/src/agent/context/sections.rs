@@ -2,6 +2,7 @@
 //! conversations, each as lines.
 
 use super::*;
+use crate::observe::testout;
 
 /// Where the work stands, in one line: finished, or what is under way.
 pub(super) fn state_line(w: &Work, s: &Session) -> String {
@@ -182,9 +183,16 @@ pub(super) fn failing_tests(s: &Session) -> Vec<(String, String)> {
                 (false, None) => format!(" ({})", path(&f.file)),
             };
             let msg = f.message.as_deref().map(|m| format!(": {}", code(m, ERROR))).unwrap_or_default();
-            let line = format!("  - test {}{at}{msg}", code(&f.test_name, 160));
+            // The runner named no test: said in words, which the failure's error line uses too
+            // (so that it is not repeated under it).
+            let (name, what) = if f.test_name == testout::OUTSIDE_ANY_TEST {
+                (testout::OUTSIDE_ANY_TEST_WORDS.to_string(), format!("an error {}", testout::OUTSIDE_ANY_TEST_WORDS))
+            } else {
+                (f.test_name.clone(), format!("test {}", code(&f.test_name, 160)))
+            };
+            let line = format!("  - {what}{at}{msg}");
             if !out.iter().any(|(_, l)| *l == line) {
-                out.push((f.test_name.clone(), line));
+                out.push((name, line));
             }
         }
         let more = suite.failures.len().saturating_sub(5) as u64 + suite.more_failures;

@@ -185,6 +185,40 @@ fn failing_tests_recorded_without_a_command_have_a_line_of_their_own() {
     );
 }
 
+/// Issue #33: errors the runner counted outside any test are said so, once, not listed as
+/// a test named "(error outside a test)".
+#[test]
+fn errors_outside_any_test_are_said_in_words_once() {
+    use crate::observe::testout::{OUTSIDE_ANY_TEST, OUTSIDE_ANY_TEST_WORDS};
+    use ccmem_proto::model::environment::{SuiteStatus, TestFailure};
+    let now = chrono::Utc::now();
+    let mut s =
+        crate::session::rules::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+    s.test_results.unit.status = SuiteStatus::Failed;
+    let outside =
+        TestFailure { test_name: OUTSIDE_ANY_TEST.into(), message: Some("error: no DB".into()), ..Default::default() };
+    s.test_results.unit.failures = vec![outside.clone(), outside];
+    let memory = Facts::default();
+    // Results recorded on their own: the error is a line of its own, said in words.
+    let c = build(&plain(&s, &memory, now), DEFAULT_BUDGET);
+    assert!(
+        c.contains("- tests: the last recorded run failed\n  - an error outside any test: `error: no DB`\n"),
+        "{c}"
+    );
+    assert!(!c.contains(OUTSIDE_ANY_TEST), "{c}");
+    // Under a failure whose error line says it already: not repeated.
+    s.failures.push(Failure {
+        kind: "tests".into(),
+        command: "bun test".into(),
+        error: format!("2 failed, 86 passed; {OUTSIDE_ANY_TEST_WORDS}: error: no DB"),
+        count: 1,
+        first_at: crate::clock::iso(now),
+        last_at: crate::clock::iso(now),
+    });
+    let c = build(&plain(&s, &memory, now), DEFAULT_BUDGET);
+    assert_eq!(c.matches("no DB").count(), 1, "{c}");
+}
+
 /// Text the repository controls — the last commit's subject, the branch, a test's name and
 /// message, a build's error line, a dev server's command, a file's name — is never in a line
 /// of ccmem's own: the commit's subject only in the quoted block, the rest in code spans

@@ -172,7 +172,8 @@ pub(super) fn suite_failure(suite: &TestSuite) -> String {
         };
         let msg = f.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
         // The runner named no test: say where the error was, not the placeholder.
-        let name = if f.test_name == testout::OUTSIDE_ANY_TEST { "outside any test" } else { &f.test_name };
+        let name =
+            if f.test_name == testout::OUTSIDE_ANY_TEST { testout::OUTSIDE_ANY_TEST_WORDS } else { &f.test_name };
         text.push_str(&format!("; {name}{at}{msg}"));
     }
     text

@@ -179,6 +179,9 @@ fn suite(framework: &str, passed: u64, failed: u64, skipped: u64, total: Option<
 /// The name given to a failure outside any test (a test file that throws when loaded): the
 /// runner counts it as a failed test but names none.
 pub const OUTSIDE_ANY_TEST: &str = "(error outside a test)";
+/// How ccmem says [`OUTSIDE_ANY_TEST`] in its own lines (a failure's error, the report's
+/// actions, the agent's context).
+pub const OUTSIDE_ANY_TEST_WORDS: &str = "outside any test";
 /// The name given to the failure of tests that did not build (a compile error; go's
 /// `[build failed]` package, named in its file).
 pub const DID_NOT_BUILD: &str = "(build)";
