@@ -190,26 +190,32 @@ fn forward(
     let unreachable = |why: String| Failed { why, unreachable: true };
     let socket = paths::socket_path(socket).map_err(|e| unreachable(e.to_string()))?;
     let (start_budget, reply_wait) = budgets();
-    let mut conn = connect(&socket, autostart, start_budget, reply_wait).map_err(unreachable)?;
+    let mut conn = connect(&socket, autostart, start_budget, reply_wait)?;
     // Every event waits for the daemon's word that it is queued (before it is handled), so
-    // that the agent's next event cannot overtake it. Only SessionStart waits for more.
-    let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| match e {
-        crate::conn::CallError::Io(io) => unreachable(format!("{event}: lost the connection to ccmemd: {io}")),
-        other => Failed::from(format!("{event}: {other:?}")),
-    })?;
+    // that the agent's next event cannot overtake it. Only SessionStart waits for more. (A
+    // daemon that took the event but answered late still records it: nothing to tell.)
+    let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| format!("{event}: {e:?}"))?;
     notice::print(audience, &reply.additional_context, reply.notice.as_deref().filter(|_| audience.starts));
     Ok(())
 }
 
 /// Connects within `wait`, or starts the daemon within `budget`; either way each request
 /// then waits `wait` at most.
-fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> Result<Conn, String> {
+/// A daemon that is simply not running while auto-start is off is the user's choice (a
+/// service to come, a pause): that failure is not theirs to hear of at every session start.
+fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> Result<Conn, Failed> {
+    let unreachable = |why: String| Failed { why, unreachable: true };
     let mut conn = match Conn::connect_within(socket, wait) {
         Ok(c) => c,
-        Err(e) if autostart && crate::autostart::is_absent(&e) => crate::autostart::start_and_connect(socket, budget)?,
-        Err(e) => return Err(format!("cannot reach ccmemd at {}: {e}", socket.display())),
+        Err(e) if crate::autostart::is_absent(&e) && autostart => {
+            crate::autostart::start_and_connect(socket, budget).map_err(unreachable)?
+        }
+        Err(e) => {
+            let why = format!("cannot reach ccmemd at {}: {e}", socket.display());
+            return Err(Failed { why, unreachable: !crate::autostart::is_absent(&e) });
+        }
     };
-    conn.set_timeout(wait).map_err(|e| e.to_string())?;
+    conn.set_timeout(wait).map_err(|e| unreachable(e.to_string()))?;
     Ok(conn)
 }
 
