@@ -133,7 +133,7 @@ pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
         );
     }
     // Compile them now: a bad pattern is the file's error, not a surprise later.
-    ccmem_proto::redact::Redactor::new(&c.live.redact_patterns)
+    ccmem_proto::redact::check_patterns(&c.live.redact_patterns)
         .map_err(|e| format!("{}: key `redact.patterns`: {e}", file.display()))?;
     Ok(c)
 }
@@ -455,14 +455,18 @@ impl Reloader {
     pub fn new(args: Args, given: Given, config: Config) -> (Arc<Self>, LiveRx) {
         let (tx, rx) = tokio::sync::watch::channel(Arc::new(config.live.clone()));
         let started = config.clone();
+        // The files were just read without a problem.
         let checked = std::sync::Mutex::new(None);
-        (Arc::new(Self { args, given, current: std::sync::Mutex::new(config), started, tx, checked }), rx)
+        let me = Self { args, given, current: std::sync::Mutex::new(config), started, tx, checked };
+        let stamps = me.stamps();
+        if let Ok(mut c) = me.checked.lock() {
+            *c = Some((stamps, None));
+        }
+        (Arc::new(me), rx)
     }
 
-    /// Why the configuration files as they are now would stop a restart (or be refused by a
-    /// reload), if they would: read as start-up reads them. Read again only when they
-    /// changed, so that every SessionStart may ask.
-    pub fn file_problem(&self) -> Option<String> {
+    /// The configuration files' sizes and modification times, now.
+    fn stamps(&self) -> Stamps {
         let stamp = |p: Option<PathBuf>| {
             let m = std::fs::metadata(p?).ok()?;
             Some((m.len(), m.modified().ok()?))
@@ -470,7 +474,14 @@ impl Reloader {
         let patterns = self.args.redact_patterns.clone().or_else(|| {
             ccmem_proto::wire::paths::config_dir().ok().map(|d| d.join(ccmem_proto::wire::paths::REDACT_PATTERNS_FILE))
         });
-        let now: Stamps = [stamp(file_path(&self.args).ok()), stamp(patterns)];
+        [stamp(file_path(&self.args).ok()), stamp(patterns)]
+    }
+
+    /// Why the configuration files as they are now would stop a restart (or be refused by a
+    /// reload), if they would: read as start-up reads them. Read again only when they
+    /// changed, so that every SessionStart may ask.
+    pub fn file_problem(&self) -> Option<String> {
+        let now = self.stamps();
         let mut checked = match self.checked.lock() {
             Ok(c) => c,
             Err(p) => p.into_inner(),

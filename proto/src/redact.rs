@@ -528,6 +528,15 @@ fn current() -> Arc<Redactor> {
     }
 }
 
+/// Checks extra patterns as [`Redactor::new`] would take them, without compiling the
+/// built-in rules (a configuration check must stay cheap): the first bad one's error.
+pub fn check_patterns(extra: &[(String, String)]) -> Result<(), String> {
+    for (kind, pat) in extra {
+        Regex::new(pat).map_err(|e| format!("redaction pattern {kind:?} is not a valid regex: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Sets the filter used by [`redact`]: the built-in rules plus `extra`. On an invalid
 /// pattern the filter in force stays and the error names the pattern.
 pub fn install(extra: &[(String, String)]) -> Result<(), String> {

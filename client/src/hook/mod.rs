@@ -105,6 +105,13 @@ struct Failed {
     unreachable: bool,
 }
 
+impl Failed {
+    /// The daemon cannot be reached or started.
+    fn unreachable(why: String) -> Self {
+        Failed { why, unreachable: true }
+    }
+}
+
 impl From<String> for Failed {
     fn from(why: String) -> Self {
         Failed { why, unreachable: false }
@@ -187,8 +194,7 @@ fn forward(
             map.entry("project_dir").or_insert_with(|| Value::String(dir.to_string()));
         }
     }
-    let unreachable = |why: String| Failed { why, unreachable: true };
-    let socket = paths::socket_path(socket).map_err(|e| unreachable(e.to_string()))?;
+    let socket = paths::socket_path(socket).map_err(|e| Failed::unreachable(e.to_string()))?;
     let (start_budget, reply_wait) = budgets();
     let mut conn = connect(&socket, autostart, start_budget, reply_wait)?;
     // Every event waits for the daemon's word that it is queued (before it is handled), so
@@ -200,22 +206,20 @@ fn forward(
 }
 
 /// Connects within `wait`, or starts the daemon within `budget`; either way each request
-/// then waits `wait` at most.
-/// A daemon that is simply not running while auto-start is off is the user's choice (a
+/// then waits `wait` at most. A daemon that is simply not running while auto-start is off is the user's choice (a
 /// service to come, a pause): that failure is not theirs to hear of at every session start.
 fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> Result<Conn, Failed> {
-    let unreachable = |why: String| Failed { why, unreachable: true };
     let mut conn = match Conn::connect_within(socket, wait) {
         Ok(c) => c,
         Err(e) if crate::autostart::is_absent(&e) && autostart => {
-            crate::autostart::start_and_connect(socket, budget).map_err(unreachable)?
+            crate::autostart::start_and_connect(socket, budget).map_err(Failed::unreachable)?
         }
         Err(e) => {
             let why = format!("cannot reach ccmemd at {}: {e}", socket.display());
             return Err(Failed { why, unreachable: !crate::autostart::is_absent(&e) });
         }
     };
-    conn.set_timeout(wait).map_err(|e| unreachable(e.to_string()))?;
+    conn.set_timeout(wait).map_err(|e| Failed::unreachable(e.to_string()))?;
     Ok(conn)
 }
 

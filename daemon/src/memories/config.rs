@@ -360,9 +360,9 @@ mod tests {
         std::fs::write(&global, r#"{"embedding": {"provider": "ollama"}, "quality": {"orphanThreshold": 7}}"#).unwrap();
         std::fs::write(&project, r#"{"quality": {"orphanThreshold": 9}, "embedding": {"endpoint": "http://x:1"}}"#)
             .unwrap();
-        let (entries, warnings) = entries(Some(&global), Some(&project));
-        let find = |k: &str| entries.iter().find(|e| e.key == k).unwrap_or_else(|| panic!("{k}"));
-        assert_eq!(entries.len(), ABOUT.len());
+        let (shown, warnings) = entries(Some(&global), Some(&project));
+        let find = |k: &str| shown.iter().find(|e| e.key == k).unwrap_or_else(|| panic!("{k}"));
+        assert_eq!(shown.len(), ABOUT.len());
         assert_eq!(find("memory.embedding.provider").value, "ollama");
         assert!(find("memory.embedding.provider").source.contains("g.json"));
         assert_eq!(find("memory.quality.orphanThreshold").value, "9");
