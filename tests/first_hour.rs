@@ -224,3 +224,20 @@ fn a_session_inside_a_live_project_without_git_joins_it() {
     let roots: Vec<&str> = projects["projects"].as_array().unwrap().iter().filter_map(|p| p["root"].as_str()).collect();
     assert_eq!(roots, [ng2.to_str().unwrap()], "{projects:#}");
 }
+
+/// A ccmemctl without its ccmemd (a broken install): the session's start tells the user.
+#[test]
+fn a_missing_daemon_program_is_told_at_the_session_start() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let bin = env.path().join("lonely");
+    std::fs::create_dir_all(&bin).unwrap();
+    copy_executable(std::path::Path::new(CCMEMCTL), &bin.join("ccmemctl"));
+    let mut cmd = std::process::Command::new(bin.join("ccmemctl"));
+    env.apply(&mut cmd);
+    cmd.arg("hook").env("PATH", "/usr/bin:/bin").env("CCMEM_HOOK_TIMEOUT_MS", "20000");
+    let p = printed(&feed(&env, cmd, &start(&root, "c1")));
+    let said = p.first().and_then(|o| o["systemMessage"].as_str()).unwrap_or_else(|| panic!("{p:?}"));
+    assert!(said.contains("cannot find ccmemd") && said.contains("install ccmem again"), "{said}");
+    assert!(env.daemons_running().is_empty());
+}

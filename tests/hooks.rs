@@ -298,16 +298,7 @@ fn a_daemon_that_never_accepts_does_not_hold_the_hook() {
         });
         let took = t.elapsed();
         assert_eq!(out.status.code(), Some(0), "{event}");
-        assert!(out.stderr.is_empty(), "{event}: {out:?}");
-        // The user (never the agent) hears at the session's start that it is not recorded.
-        let said = text(&out.stdout);
-        if event == "SessionStart" {
-            let v: serde_json::Value = serde_json::from_str(said.trim()).unwrap_or_else(|e| panic!("{e}: {said}"));
-            assert!(v["systemMessage"].as_str().is_some_and(|m| m.contains("not recording")), "{said}");
-            assert!(v.get("hookSpecificOutput").is_none(), "{said}");
-        } else {
-            assert!(said.is_empty(), "{event}: {said}");
-        }
+        assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{event}: {out:?}");
         // A hang is forever; the limit is 0.3 s. Generous for a loaded machine.
         assert!(took < Duration::from_secs(10), "{event} took {took:?}");
     }

@@ -105,7 +105,6 @@ fn validation_names_the_field_and_the_rule() {
     let long_content = "c".repeat(50_001);
     for (args, want) in [
         (vec!["--type", "decision", "--title", "T", "--tag", "OAuth"], "tags[0]: must be lowercase and hyphenated"),
-        (vec!["--type", "decision", "--title", "T"], "tags: must not be empty"),
         (vec!["--type", "decision", "--title", "", "--tag", "a"], "title: must be 1-200 characters (got 0)"),
         (vec!["--type", "decision", "--title", &long_title, "--tag", "a"], "title: must be 1-200 characters (got 201)"),
         (vec!["--type", "decision", "--title", "T", "--tag", "a", "--slug", "Bad_Slug"], "slug: must match"),
@@ -123,6 +122,10 @@ fn validation_names_the_field_and_the_rule() {
         let e = failure(&mem(&env, &root, &a));
         assert!(e.contains(want), "{args:?}: {e}");
     }
+    // No tag at all: clap's usage error, with --tag in the usage line.
+    let out = mem(&env, &root, &["write", "--type", "decision", "--title", "T"]);
+    assert_eq!(out.status.code(), Some(2), "a missing tag is a usage error");
+    assert!(text(&out.stderr).contains("--tag <TAG>"), "{}", text(&out.stderr));
     let out = mem(&env, &root, &["write", "--type", "idea", "--title", "T", "--tag", "a"]);
     assert_eq!(out.status.code(), Some(2), "a bad enum is a usage error");
     assert!(text(&out.stderr).contains("decision, learning, artifact, gotcha, breadcrumb, hub"));
