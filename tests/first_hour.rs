@@ -150,6 +150,16 @@ fn help_has_global_options_apart_hides_the_hook_and_speaks_plainly() {
     let top = help(&["--help"]);
     assert!(!top.lines().any(|l| l.trim_start().starts_with("hook ")), "hook is hidden:\n{top}");
     assert!(top.lines().all(|l| l.chars().count() <= 100), "no line over 100 characters:\n{top}");
+    // Every command's help fits 100 columns in a pipe (clap wraps it).
+    for args in [
+        &["import", "--help"][..],
+        &["memory", "write", "--help"],
+        &["hooks", "install", "--help"],
+        &["status", "--help"],
+    ] {
+        let h = help(args);
+        assert!(h.lines().all(|l| l.chars().count() <= 100), "{args:?}:\n{h}");
+    }
     let checkpoint = help(&["checkpoint", "--help"]);
     assert!(checkpoint.contains("phase_complete (a phase of the work is finished)"), "{checkpoint}");
     for args in [&["report", "--help"][..], &["--help"], &["memory", "--help"], &["hooks", "install", "--help"]] {
@@ -195,9 +205,12 @@ fn output_is_plain_in_pipes_aligned_and_complete() {
     let s = text(&out.stdout);
     let rows: Vec<&str> = s.lines().skip_while(|l| !l.starts_with("KEY")).collect();
     let column = rows[0].find("VALUE").unwrap();
+    let applies = rows[0].find("APPLIES").unwrap();
     for row in &rows {
-        assert_eq!(row.char_indices().nth(column).map(|(_, c)| c != ' '), Some(true), "aligned: {row:?}\n{s}");
-        assert_eq!(row.chars().nth(column - 1), Some(' '), "aligned: {row:?}\n{s}");
+        // A value too long for its column has its row to itself, the rest aligned below it.
+        let at = if row.starts_with(' ') { applies } else { column };
+        assert_eq!(row.chars().nth(at).map(|c| c != ' '), Some(true), "aligned: {row:?}\n{s}");
+        assert_eq!(row.chars().nth(at - 1), Some(' '), "aligned: {row:?}\n{s}");
     }
     let orphan = rows.iter().find(|l| l.starts_with("memory.quality.orphanThreshold")).unwrap_or_else(|| panic!("{s}"));
     assert!(orphan.contains(" 7 ") && orphan.contains(&memory.join("config.json").display().to_string()), "{orphan}");
@@ -240,4 +253,32 @@ fn a_missing_daemon_program_is_told_at_the_session_start() {
     let said = p.first().and_then(|o| o["systemMessage"].as_str()).unwrap_or_else(|| panic!("{p:?}"));
     assert!(said.contains("cannot find ccmemd") && said.contains("install ccmem again"), "{said}");
     assert!(env.daemons_running().is_empty());
+}
+
+/// A bad `CCMEM_*` variable is a bad flag of the daemon's: the start-up error says which.
+/// A knowledge memories' config.json that every memory command would refuse fails
+/// `config show` and `doctor` too.
+#[test]
+fn a_bad_variable_or_memory_config_is_said_too() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let out = env.ctl_cmd(&["status", root.to_str().unwrap()]).env("CCMEM_SESSION_TTL", "2 days").output().unwrap();
+    env.note_daemon();
+    assert_eq!(out.status.code(), Some(3));
+    let err = text(&out.stderr);
+    assert!(err.contains("ccmemd cannot start") && err.contains("--session-ttl"), "{err}");
+
+    let memory = env.home.join(".claude/memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("config.json"), r#"{"embedding": {"provider": "olama"}}"#).unwrap();
+    let out = env.ctl(&["config", "show"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("olama"), "{}", text(&out.stderr));
+    let out = env.ctl(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("✗ configuration") && text(&out.stdout).contains("olama"),
+        "{}",
+        text(&out.stdout)
+    );
 }

@@ -25,7 +25,7 @@ where it left off.
 The daemon is started when needed, unless --no-start or CCMEM_NO_AUTOSTART=1."
 )]
 pub struct Cli {
-    /// Socket of the daemon [default: $CCMEM_SOCKET, else $XDG_RUNTIME_DIR/ccmem/ccmemd.sock]
+    /// The daemon's socket [default: $CCMEM_SOCKET or $XDG_RUNTIME_DIR/ccmem/ccmemd.sock]
     #[arg(long, global = true, value_name = "PATH", help_heading = GLOBAL)]
     pub socket: Option<PathBuf>,
 

@@ -156,7 +156,7 @@ fn config(socket: &Path, running: bool, out: &mut Vec<Check>) {
             let fix = if running {
                 "correct the file, then `ccmemctl config reload` (until then the daemon keeps the configuration it read last)"
             } else {
-                "correct the file: ccmemd does not start until it reads"
+                "correct it: ccmemd cannot start until then"
             };
             // A daemon that is not running cannot be started with it: not "nothing to do".
             if let Some(d) = out.iter_mut().find(|c| c.name == "daemon" && c.status == "warn") {
@@ -169,15 +169,17 @@ fn config(socket: &Path, running: bool, out: &mut Vec<Check>) {
     }
 }
 
-/// The running daemon's word on its configuration file: its name, or what is wrong with it.
+/// The running daemon's word on its configuration file: its name, or what is wrong with it
+/// (the knowledge memories' `config.json` included).
 fn by_the_daemon(socket: &Path) -> Option<Result<String, String>> {
     let mut conn = Conn::connect(socket).ok()?;
     conn.hello().ok()?;
     let r: ccmem_proto::wire::api::ConfigReply =
         conn.call(method::CONFIG_SHOW, &ccmem_proto::wire::api::ConfigParams::default()).ok()?;
-    Some(match r.problem {
-        Some(p) => Err(p),
-        None => Ok(file_state(&r.file)),
+    Some(match (r.problem, r.memory_problem) {
+        (Some(p), _) => Err(p),
+        (None, Some(m)) => Err(format!("the knowledge memories' config.json is refused (memory commands fail): {m}")),
+        (None, None) => Ok(file_state(&r.file)),
     })
 }
 
@@ -215,7 +217,11 @@ fn by_ccmemd() -> Option<Result<String, String>> {
     }
     let said = read(child.stdout.take());
     let err = read(child.stderr.take());
-    Some(if status.success() { Ok(said) } else { Err(err.trim_start_matches("ccmemd: ").to_string()) })
+    // Its error: the marked reason of a failed start (a bad `CCMEM_*` variable gives clap's
+    // usage text around it), else its first line.
+    let reason = err.lines().rev().find_map(|l| l.strip_prefix(paths::START_FAILURE)).map(str::to_string);
+    let first = || err.lines().next().unwrap_or_default().trim_start_matches("ccmemd: ").to_string();
+    Some(if status.success() { Ok(said) } else { Err(reason.unwrap_or_else(first)) })
 }
 
 /// "FILE is good", or that there is none.
@@ -243,6 +249,17 @@ fn daemon(socket: &Path, out: &mut Vec<Check>) -> Option<HelloReply> {
     const NAME: &str = "daemon";
     let mut conn = match Conn::connect(socket) {
         Ok(c) => c,
+        Err(e) if !crate::autostart::is_absent(&e) => {
+            // Not "nobody is there": nobody can be (a socket path too long for the system,
+            // a directory that cannot be entered).
+            out.push(bad(
+                NAME,
+                "fail",
+                format!("cannot connect to {}: {e}", socket.display()),
+                "set CCMEM_SOCKET (or --socket) to a short path in a directory of your own",
+            ));
+            return None;
+        }
         Err(e) => {
             // Auto-start needs ccmemd beside ccmemctl or on PATH.
             out.push(match crate::autostart::find_daemon() {

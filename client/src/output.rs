@@ -520,7 +520,12 @@ pub fn config(r: &ccmem_proto::wire::api::ConfigReply) -> String {
     let width = |i: usize, cap: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0).min(cap);
     let (k, v, a) = (width(0, 40), width(1, 24), width(2, 24));
     for [key, value, applies, source] in &rows {
-        let _ = writeln!(s, "{key:<k$}  {value:<v$}  {applies:<a$}  {source}");
+        if value.chars().count() > v {
+            // A value past its column (a list) has the row to itself; the rest go below it.
+            let _ = writeln!(s, "{key:<k$}  {value}\n{:<k$}  {:<v$}  {applies:<a$}  {source}", "", "");
+        } else {
+            let _ = writeln!(s, "{key:<k$}  {value:<v$}  {applies:<a$}  {source}");
+        }
     }
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");

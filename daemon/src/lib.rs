@@ -43,10 +43,13 @@ const STARTING_PEER_WAIT: Duration = Duration::from_secs(3);
 pub fn main() -> ExitCode {
     let started = Instant::now();
     heap::limit_arenas();
-    let matches = <cli::Args as clap::CommandFactory>::command().get_matches();
+    let matches = match <cli::Args as clap::CommandFactory>::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return bad_arguments(e),
+    };
     let args = match <cli::Args as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(a) => a,
-        Err(e) => e.exit(),
+        Err(e) => return bad_arguments(e),
     };
     let given = cli::given(&matches);
     if args.config_template {
@@ -85,6 +88,21 @@ pub fn main() -> ExitCode {
     // keep the process alive after it said it stopped.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     code
+}
+
+/// clap's error (or help, or version) as clap prints it; an error is also the reason the
+/// start failed, in the line a client that started the daemon looks for (a bad `CCMEM_*`
+/// variable is a bad flag).
+fn bad_arguments(e: clap::Error) -> ExitCode {
+    if e.use_stderr() {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default().trim_start_matches("error: ");
+        let _ = e.print();
+        start_failed(first);
+        return ExitCode::from(2);
+    }
+    let _ = e.print();
+    ExitCode::SUCCESS
 }
 
 /// `ccmemd --check-config`: the configuration read as start-up reads it; the error, as

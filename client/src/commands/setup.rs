@@ -13,12 +13,21 @@ pub(super) fn config(ctx: &Ctx, action: cli::ConfigAction) -> Result<(), Error> 
     let r: api::ConfigReply = with_daemon(ctx, |c, _| c.call(method, &params))?;
     show(ctx, &r, || output::config(&r));
     // The values shown are the ones in force; the file as it is would stop the next start.
-    match r.problem {
-        Some(_) if ctx.json => Err(Error::Quiet),
-        Some(p) => Err(Error::Failed(format!(
+    let mut problems = Vec::new();
+    if let Some(p) = &r.problem {
+        problems.push(format!(
             "the configuration file is broken: {p}\n(the values above are the ones in force; ccmemd will not start again with this file, and `ccmemctl config reload` refuses it)"
-        ))),
-        None => Ok(()),
+        ));
+    }
+    if let Some(p) = &r.memory_problem {
+        problems.push(format!(
+            "the knowledge memories' configuration is refused (memory commands fail until it is fixed): {p}"
+        ));
+    }
+    match (problems.is_empty(), ctx.json) {
+        (true, _) => Ok(()),
+        (false, true) => Err(Error::Quiet),
+        (false, false) => Err(Error::Failed(problems.join("\n"))),
     }
 }
 

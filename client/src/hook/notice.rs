@@ -27,7 +27,8 @@ impl Audience {
         let session = ["session_id", "sessionId", "conversation_id"]
             .iter()
             .find_map(|k| payload.get(k).and_then(Value::as_str))
-            .filter(|s| !s.is_empty() && s.len() <= 256)
+            // One line of the file that remembers them.
+            .filter(|s| !s.is_empty() && s.len() <= 256 && !s.chars().any(char::is_control))
             .map(str::to_string);
         Audience { agent: agent.map(str::to_string), session, starts: name.eq_ignore_ascii_case("sessionstart") }
     }
@@ -81,23 +82,29 @@ fn user_text(text: &str) -> String {
     ccmem_proto::printable::text(&text).lines().map(str::trim).collect::<Vec<_>>().join(" ")
 }
 
-/// Conversations remembered as told, at most.
-const REMEMBERED: usize = 64;
+/// Bytes of told conversations kept: past this, the file starts again with the latest.
+const REMEMBERED_BYTES: u64 = 16 << 10;
 
 /// Whether `session` has not been told yet (then it is, from now on). Without a session id
 /// or a place to remember it in, every start is told: a start is rare, silence is worse.
+/// Each id is one line appended (one write, whole, however many hooks run at once).
 fn first_notice(session: Option<&str>) -> bool {
+    use std::io::Write;
     let (Some(session), Ok(dir)) = (session, paths::state_dir()) else { return true };
     let file = dir.join("hook-notices");
-    let told = ccmem_proto::files::untrusted::read(&file, 64 << 10).unwrap_or_default();
-    let told = String::from_utf8_lossy(&told);
-    let mut ids: Vec<&str> = told.lines().filter(|l| !l.is_empty()).collect();
-    if ids.contains(&session) {
+    let told = ccmem_proto::files::untrusted::read(&file, REMEMBERED_BYTES).unwrap_or_default();
+    if String::from_utf8_lossy(&told).lines().any(|l| l == session) {
         return false;
     }
-    ids.push(session);
-    let keep = &ids[ids.len().saturating_sub(REMEMBERED)..];
-    let _ = paths::create_private_dirs(&dir)
-        .and_then(|()| ccmem_proto::files::atomic::write(&file, (keep.join("\n") + "\n").as_bytes(), false));
+    if told.len() as u64 >= REMEMBERED_BYTES {
+        let _ = std::fs::remove_file(&file);
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    if let Ok(mut f) = paths::create_private_dirs(&dir).and_then(|()| opts.open(&file)) {
+        let _ = f.write_all(format!("{session}\n").as_bytes());
+    }
     true
 }

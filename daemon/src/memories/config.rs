@@ -274,13 +274,20 @@ const ABOUT: &[(&str, &str)] = &[
     ("quality.minQualityScore", "the quality score below which `memory health` flags a memory (0 to 100)"),
 ];
 
-/// The knowledge memories' settings as `ccmemctl config show` lists them (`memory.` before
-/// each key): the user's `config.json` in `global`, under the project's in `project`, over
-/// the defaults; each with the file it comes from. Problems with the files come second.
-pub fn entries(
-    global: Option<&Path>,
-    project: Option<&Path>,
-) -> (Vec<ccmem_proto::wire::api::ConfigEntry>, Vec<String>) {
+/// The knowledge memories' settings, as `ccmemctl config show` lists them.
+#[derive(Debug, Default)]
+pub struct Shown {
+    /// Each key (`memory.` before it) with its value and the file it comes from.
+    pub entries: Vec<ccmem_proto::wire::api::ConfigEntry>,
+    /// What was ignored in the files.
+    pub warnings: Vec<String>,
+    /// Why the files are refused (memory commands fail), if they are.
+    pub problem: Option<String>,
+}
+
+/// The knowledge memories' settings: the user's `config.json` in `global`, under the
+/// project's in `project`, over the defaults.
+pub fn entries(global: Option<&Path>, project: Option<&Path>) -> Shown {
     let mut files = Files::default();
     let mut warnings = Vec::new();
     let mut read = |p: Option<&Path>| match p.map(|p| files.read(p)) {
@@ -309,9 +316,7 @@ pub fn entries(
         .into_iter()
         .filter_map(|(p, v)| Some((p?.to_path_buf(), v.clone()?)))
         .collect();
-    if let Err(e) = resolve(&layers) {
-        warnings.push(format!("the memories' configuration is refused, memory commands fail until it is fixed: {e}"));
-    }
+    let problem = resolve(&layers).err();
     let get = |v: &Option<Value>, key: &str| key.split('.').try_fold(v.as_ref()?, |v, k| v.get(k)).cloned();
     let defaults = defaults();
     let entries = ABOUT
@@ -345,7 +350,7 @@ pub fn entries(
             }
         })
         .collect();
-    (entries, warnings)
+    Shown { entries, warnings, problem }
 }
 
 #[cfg(test)]
@@ -360,7 +365,8 @@ mod tests {
         std::fs::write(&global, r#"{"embedding": {"provider": "ollama"}, "quality": {"orphanThreshold": 7}}"#).unwrap();
         std::fs::write(&project, r#"{"quality": {"orphanThreshold": 9}, "embedding": {"endpoint": "http://x:1"}}"#)
             .unwrap();
-        let (shown, warnings) = entries(Some(&global), Some(&project));
+        let Shown { entries: shown, warnings, problem } = entries(Some(&global), Some(&project));
+        assert!(problem.is_none(), "{problem:?}");
         let find = |k: &str| shown.iter().find(|e| e.key == k).unwrap_or_else(|| panic!("{k}"));
         assert_eq!(shown.len(), ABOUT.len());
         assert_eq!(find("memory.embedding.provider").value, "ollama");
@@ -372,8 +378,12 @@ mod tests {
         assert_eq!(find("memory.embedding.fallbackModels").value, r#"["nomic-embed-text","all-minilm"]"#);
         assert!(warnings.iter().any(|w| w.contains("embedding.endpoint")), "{warnings:?}");
         std::fs::write(&global, "{not json").unwrap();
-        let (_, warnings) = entries(Some(&global), None);
-        assert!(warnings.iter().any(|w| w.contains("not valid JSON")), "{warnings:?}");
+        let shown = entries(Some(&global), None);
+        assert!(shown.warnings.iter().any(|w| w.contains("not valid JSON")), "{:?}", shown.warnings);
+        // A value the memories refuse: every memory command would fail, and config show says so.
+        std::fs::write(&global, r#"{"embedding": {"provider": "olama"}}"#).unwrap();
+        let shown = entries(Some(&global), None);
+        assert!(shown.problem.as_deref().is_some_and(|p| p.contains("olama")), "{:?}", shown.problem);
     }
 
     #[test]

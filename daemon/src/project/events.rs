@@ -29,6 +29,17 @@ pub(super) struct ReadJob {
     subagent: bool,
 }
 
+/// After an event replayed from a transcript at `at`: the session spans the work it holds
+/// (it began no later than `at`), and its activity, which expiry counts from, is now.
+fn replayed(s: &mut ccmem_proto::model::session::Session, at: chrono::DateTime<chrono::Utc>) {
+    let real = chrono::Utc::now();
+    s.last_activity = crate::clock::iso(real);
+    s.last_updated = s.last_activity.clone();
+    if crate::clock::parse_iso(&s.created_at).is_some_and(|start| at < start) {
+        s.created_at = crate::clock::iso(at);
+    }
+}
+
 impl Project {
     pub(super) async fn hook(&mut self, hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>>) {
         if let Some(key) = &hook.delivery {
@@ -66,6 +77,9 @@ impl Project {
         }
         let now = hook.at.unwrap_or_else(chrono::Utc::now);
         let mut fx = hooks::apply(&mut self.s, &hook, now);
+        if hook.at.is_some() {
+            replayed(&mut self.s, now);
+        }
         for e in &fx.agent_edits {
             let at = Instant::now();
             if self.recent_edits.get(&e.rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT) {

@@ -443,7 +443,10 @@ pub fn resolve_root(path: &Path, live: &[PathBuf]) -> io::Result<PathBuf> {
     if let Some(root) = nearest {
         return Ok(root.to_path_buf());
     }
-    let marked = dir.ancestors().filter(|a| MARKERS.iter().any(|m| a.join(m).exists())).find(|a| refused(a).is_none());
+    // A manifest is a file, `.claude` a directory: a directory named `package.json` marks nothing.
+    let marks =
+        |a: &Path| MARKERS.iter().any(|m| if *m == ".claude" { a.join(m).is_dir() } else { a.join(m).is_file() });
+    let marked = dir.ancestors().filter(|a| marks(a)).find(|a| refused(a).is_none());
     Ok(marked.unwrap_or(&dir).to_path_buf())
 }
 
@@ -495,7 +498,7 @@ mod tests {
         let base = std::fs::canonicalize(tmp.path()).unwrap();
         let ng2 = base.join("ng2");
         std::fs::create_dir_all(ng2.join("sub/deeper")).unwrap();
-        assert_eq!(resolve_root(&ng2.join("sub/deeper"), &[ng2.clone()]).unwrap(), ng2);
+        assert_eq!(resolve_root(&ng2.join("sub/deeper"), std::slice::from_ref(&ng2)).unwrap(), ng2);
         assert_eq!(resolve_root(&ng2.join("sub"), &[]).unwrap(), ng2.join("sub"), "no marker: the directory");
         // The deepest live project that holds it.
         let inner = ng2.join("sub");
@@ -504,7 +507,7 @@ mod tests {
         let repo = ng2.join("repo");
         std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::create_dir_all(repo.join("src")).unwrap();
-        assert_eq!(resolve_root(&repo.join("src"), &[ng2.clone()]).unwrap(), repo);
+        assert_eq!(resolve_root(&repo.join("src"), std::slice::from_ref(&ng2)).unwrap(), repo);
         // A live project inside a repository (tracked before `git init`) keeps its own.
         assert_eq!(resolve_root(&repo.join("src"), &[repo.join("src")]).unwrap(), repo.join("src"));
 

@@ -198,6 +198,11 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
             },
             fix_tests(suite),
         ));
+        // Found when the run happened (an imported transcript's own time), not when the
+        // report is written.
+        if let (Some(b), Some(at)) = (out.last_mut(), &suite.ran_at) {
+            b.detected_at = Some(at.clone());
+        }
     }
     let b = &s.environment.build;
     if b.status == BuildState::Failed {
@@ -214,6 +219,9 @@ pub fn build(s: &Session, tasks: Option<&TaskList>, comments: &[Comment], now: &
             }
         };
         out.push(entry(Priority::High, None, title, description, action));
+        if let (Some(entry), Some(at)) = (out.last_mut(), &b.last_build) {
+            entry.detected_at = Some(at.clone());
+        }
     }
     for m in &s.environment.dependencies.managers {
         if m.status == DependencyState::Outdated {
@@ -428,6 +436,19 @@ mod tests {
     /// "(build)") gets an action that counts them and says what failed, not one listing the
     /// placeholders ("Fix the failing tests: \"(error outside a test)\", \"(error outside a
     /// test)\"").
+    #[test]
+    fn a_failures_detected_time_is_when_it_happened() {
+        let mut s = Session::default();
+        s.test_results.unit = TestSuite {
+            status: SuiteStatus::Failed,
+            failed: 1,
+            ran_at: Some("2026-02-22T10:09:03Z".into()),
+            ..TestSuite::default()
+        };
+        let b = build(&s, None, &[], "2026-11-27T13:38:00Z");
+        assert_eq!(b[0].detected_at.as_deref(), Some("2026-02-22T10:09:03Z"), "{b:?}");
+    }
+
     #[test]
     fn failing_tests_are_named_or_counted_never_listed_by_placeholder() {
         use crate::observe::testout::{self, DID_NOT_BUILD, OUTSIDE_ANY_TEST};

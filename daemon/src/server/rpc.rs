@@ -226,10 +226,16 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 // Every setting in one view: the knowledge memories' `config.json` too.
                 let global = crate::memories::global_dir().map(|d| d.join("config.json"));
                 let local = root.map(|r| crate::memories::project_dir(&r).join("config.json"));
-                let (memory, memory_warnings) = crate::memories::config::entries(global.as_deref(), local.as_deref());
-                entries.extend(memory);
-                warnings.extend(memory_warnings);
-                api::ConfigReply { file: cfg.file.clone(), entries, warnings, problem: reloader.file_problem() }
+                let memory = crate::memories::config::entries(global.as_deref(), local.as_deref());
+                entries.extend(memory.entries);
+                warnings.extend(memory.warnings);
+                api::ConfigReply {
+                    file: cfg.file.clone(),
+                    entries,
+                    warnings,
+                    problem: reloader.file_problem(),
+                    memory_problem: memory.problem,
+                }
             });
             to_value(
                 read.await
@@ -247,6 +253,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 entries: crate::config::entries(&cfg, None),
                 warnings: Vec::new(),
                 problem: None,
+                memory_problem: None,
             })
         }
         method::REPORT => {

@@ -98,8 +98,21 @@ pub fn apply_scan(s: &mut Session, listening: &[ServerInfo], now: DateTime<Utc>)
     changed
 }
 
-/// A test run's results replace the suite's last ones.
+/// Whether what happened at `now` is older than what is recorded as of `recorded`: an
+/// imported transcript replayed after a newer one must not take the place of the newer
+/// results.
+fn older(recorded: Option<&String>, now: DateTime<Utc>) -> bool {
+    // Only a replayed event happens in the past: a live one is now, whatever the wall clock
+    // did (set back, it must not make live results look older than the last ones).
+    let replayed = now < Utc::now() - chrono::Duration::minutes(1);
+    replayed && recorded.and_then(|t| crate::clock::parse_iso(t)).is_some_and(|t| t > now)
+}
+
+/// A test run's results replace the suite's last ones (unless those are newer).
 pub fn apply_tests(s: &mut Session, mut suite: TestSuite, e2e: bool, now: DateTime<Utc>) {
+    if older(s.test_results.suite_mut(e2e).ran_at.as_ref(), now) {
+        return;
+    }
     suite.framework = truncate_chars(&clean(&suite.framework), 50);
     suite.command = clean(&suite.command);
     suite.failures = suite.failures.into_iter().map(clean_failure).collect();
@@ -131,6 +144,9 @@ fn clean_failure(f: TestFailure) -> TestFailure {
 
 /// A build's outcome.
 pub fn apply_build(s: &mut Session, mut b: BuildStatus, now: DateTime<Utc>) {
+    if older(s.environment.build.last_build.as_ref(), now) {
+        return;
+    }
     b.command = clean(&b.command);
     b.errors =
         b.errors.iter().map(|e| truncate_chars(&clean(e), limits::MESSAGE_CHARS)).take(limits::BUILD_ERRORS).collect();
@@ -228,6 +244,31 @@ mod tests {
             command: "node server.js --token=s3cr3t-v4lue".into(),
             ..Default::default()
         }
+    }
+
+    /// Found by a tester: transcripts imported in glob order, an older one after a newer
+    /// one, put the older test run and build in place of the newer ones.
+    #[test]
+    fn an_older_replayed_run_does_not_replace_a_newer_one() {
+        let mut s = session();
+        let suite = |framework: &str| TestSuite {
+            framework: framework.into(),
+            status: ccmem_proto::model::environment::SuiteStatus::Passed,
+            passed: 1,
+            total: 1,
+            ..Default::default()
+        };
+        let newer = Utc::now() - chrono::Duration::days(30);
+        let older = Utc::now() - chrono::Duration::days(300);
+        apply_tests(&mut s, suite("go"), false, newer);
+        apply_tests(&mut s, suite("vitest"), false, older);
+        assert_eq!(s.test_results.unit.framework, "go");
+        apply_build(&mut s, BuildStatus { command: "go build".into(), ..Default::default() }, newer);
+        apply_build(&mut s, BuildStatus { command: "npm run build".into(), ..Default::default() }, older);
+        assert_eq!(s.environment.build.command, "go build");
+        // A live run replaces it, even when the wall clock was set back before it.
+        apply_tests(&mut s, suite("jest"), false, Utc::now());
+        assert_eq!(s.test_results.unit.framework, "jest");
     }
 
     #[test]

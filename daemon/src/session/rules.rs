@@ -69,16 +69,9 @@ pub fn start(root: PathBuf, name: String, id: String, now: DateTime<Utc>, git_st
     }
 }
 
-/// Records activity at `now`; an event replayed from a transcript (earlier than the last
-/// activity) does not move it back: the session's expiry counts from what it last received.
-/// It does move the session's start back, so that the session spans the work it holds.
+/// Records activity now.
 pub fn touch(s: &mut Session, now: DateTime<Utc>) {
-    if parse_iso(&s.last_activity).is_none_or(|last| now > last) {
-        s.last_activity = iso(now);
-    }
-    if parse_iso(&s.created_at).is_some_and(|start| now < start) {
-        s.created_at = iso(now);
-    }
+    s.last_activity = iso(now);
     s.last_updated = s.last_activity.clone();
 }
 

@@ -237,4 +237,8 @@ pub struct ConfigReply {
     /// in force): the error a restart or a reload would stop on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// The knowledge memories' `config.json` files are refused: every memory command fails
+    /// until they are fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_problem: Option<String>,
 }

@@ -105,9 +105,12 @@ pub struct ConversationEntry {
 impl ConversationEntry {
     /// A session's conversations, newest first; `resume` marks the one to resume.
     pub fn list(s: &Session, resume: Option<&str>) -> Vec<Self> {
-        s.conversations
-            .iter()
-            .rev()
+        // Newest first by their own times: a transcript imported after a newer one keeps
+        // its place.
+        let mut newest_first: Vec<&crate::model::session::Conversation> = s.conversations.iter().rev().collect();
+        newest_first.sort_by(|a, b| b.recency().cmp(&a.recency()));
+        newest_first
+            .into_iter()
             .map(|c| Self {
                 id: c.id.clone(),
                 agent: c.agent,
