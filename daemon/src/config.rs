@@ -100,6 +100,9 @@ pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
     let flat = flatten(&table);
     let src = format!("config file {}", file.display());
     for (key, v) in &flat {
+        if empty_section(key, v, KEYS.iter().map(|k| k.name)) {
+            continue;
+        }
         let Some(k) = keys::find(key) else {
             return Err(unknown(key, &file, KEYS.iter().map(|k| k.name)));
         };
@@ -176,16 +179,26 @@ fn read_table(file: &Path, required: bool) -> Result<toml::Table, String> {
     }
 }
 
-/// `{watch = {queue = 1}}` → `watch.queue`.
+/// `{watch = {queue = 1}}` → `watch.queue`. An empty table stays, as a table: `[watchh]`
+/// with nothing in it is still a name to check.
 fn flatten(t: &toml::Table) -> Vec<(String, toml::Value)> {
     let mut out = Vec::new();
     for (k, v) in t {
         match v {
-            toml::Value::Table(sub) => out.extend(flatten(sub).into_iter().map(|(kk, vv)| (format!("{k}.{kk}"), vv))),
+            toml::Value::Table(sub) if !sub.is_empty() => {
+                out.extend(flatten(sub).into_iter().map(|(kk, vv)| (format!("{k}.{kk}"), vv)))
+            }
             v => out.push((k.clone(), v.clone())),
         }
     }
     out
+}
+
+/// An empty table named as a section of known keys (`[watch]` with its keys commented
+/// out): nothing to read.
+fn empty_section<'a>(key: &str, v: &toml::Value, mut known: impl Iterator<Item = &'a str>) -> bool {
+    let prefix = format!("{key}.");
+    v.as_table().is_some_and(toml::Table::is_empty) && known.any(|k| k.starts_with(&prefix))
 }
 
 fn duration(v: &toml::Value, off: bool) -> Result<Option<Duration>, String> {
@@ -343,6 +356,9 @@ fn read_project(root: &Path) -> Result<ProjectConfig, String> {
     let table = read_table(&file, false)?;
     let mut p = ProjectConfig { file: file.exists().then(|| file.clone()), ..Default::default() };
     for (key, v) in flatten(&table) {
+        if empty_section(&key, &v, PROJECT_KEYS.iter().copied()) {
+            continue;
+        }
         let err = |e: String| format!("{}: key `{key}`: {e}", file.display());
         match key.as_str() {
             // A repository's own file: never so short that its sessions are forgotten at once

@@ -186,3 +186,26 @@ fn a_projects_values_are_quoted_on_one_line_in_its_errors() {
         }
     }
 }
+
+/// Found by a tester: an empty `[watchh]` (a typo, its keys commented out) passed the check.
+/// An empty section of known keys is nothing to read; an empty table anywhere else is named.
+#[test]
+fn empty_tables_are_checked_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("config.toml");
+    let a = args(&["--config", f.to_str().unwrap()]);
+    std::fs::write(&f, "[watch]\n# ignore = []\n[ports]\n").unwrap();
+    assert!(load(&a, &Given::new()).is_ok(), "known sections, their keys commented out");
+    std::fs::write(&f, "[watchh]\n").unwrap();
+    let e = load(&a, &Given::new()).unwrap_err();
+    assert!(e.contains("unknown key `watchh`"), "{e}");
+    std::fs::write(&f, "session_ttl = {}\n").unwrap();
+    let e = load(&a, &Given::new()).unwrap_err();
+    assert!(e.contains("key `session_ttl`"), "{e}");
+    // A project's file: the same.
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(dir.path().join(".claude/ccmem.toml"), "[watch]\n").unwrap();
+    assert!(project(dir.path()).is_ok());
+    std::fs::write(dir.path().join(".claude/ccmem.toml"), "[tasks]\n[nope]\n").unwrap();
+    assert!(project(dir.path()).unwrap_err().contains("nope"));
+}
