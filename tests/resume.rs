@@ -196,7 +196,7 @@ fn an_imported_session_carries_todos_failures_commits_and_last_words() {
         "- [ ] #3 Document the OAuth flow",
         "- tests: `npx vitest run` failed",
         "TypeError: verify is not a function",
-        "- commit: 1a2b3c4 Add the token endpoint",
+        "- commit: Add the token endpoint",
         "> The root cause is that jwt.verify is asynchronous in this version.",
         "> Next: make the login handler await verify, then rerun the tests.",
         "- `src/token.ts` (1 edit, created)",

@@ -127,11 +127,8 @@ pub fn refresh_git(s: &mut Session) {
 }
 
 fn write_state(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        ccmem_proto::files::untrusted::create_dir_under(root, dir)?;
-    }
     atomic::remove_leftovers(path);
-    atomic::write(path, bytes, true)
+    atomic::write_in(root, path, bytes, true)
 }
 
 /// Adds the checkpoint files to the repository's `info/exclude` (the shared one for
@@ -148,16 +145,20 @@ pub(super) fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
             exclude.display()
         )));
     }
-    // A link there could lead anywhere (`~/.ssh/id_rsa`): what it holds would be copied in.
-    if std::fs::symlink_metadata(&exclude).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Ok(Some(format!(
-            "{} is a symbolic link: ccmem does not read or replace it (add .claude/.project-state.json* to your ignore rules yourself)",
-            exclude.display()
-        )));
-    }
-    let current = match ccmem_proto::files::untrusted::read_string(&exclude, 4 << 20) {
-        Ok(t) => t,
+    // `info` must be the repository's own directory, not a link to another one's; the file
+    // is read and replaced through the open directory, so that nothing swapped in between
+    // (a link to `~/.ssh/id_rsa`, whose text would be copied in; a FIFO) is followed.
+    let (Some(info), Some(name)) = (exclude.parent(), exclude.file_name()) else { return Ok(None) };
+    let dir = ccmem_proto::files::dir::Dir::open_under(git_dir, info, true)?;
+    let current = match dir.read_regular(name, 4 << 20) {
+        Ok(b) => ccmem_proto::files::untrusted::text(b),
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) if e.to_string().contains("symbolic link") => {
+            return Ok(Some(format!(
+                "{} is a symbolic link: ccmem does not read or replace it (add .claude/.project-state.json* to your ignore rules yourself)",
+                exclude.display()
+            )))
+        }
         Err(e) => return Err(e),
     };
     let missing: Vec<&str> = EXCLUDES.iter().copied().filter(|l| !current.lines().any(|c| c.trim() == *l)).collect();
@@ -173,11 +174,7 @@ pub(super) fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
         text.push_str(l);
         text.push('\n');
     }
-    // `info` must be the repository's own directory, not a link to another one's.
-    if let Some(dir) = exclude.parent() {
-        ccmem_proto::files::untrusted::create_dir_under(git_dir, dir)?;
-    }
-    atomic::write(&exclude, text.as_bytes(), false).map(|()| None)
+    atomic::write_at(&dir, name, text.as_bytes(), false).map(|()| None)
 }
 
 /// Whether `git_dir` is this checkout's: inside the project, or the git directory of the

@@ -79,6 +79,11 @@ impl Project {
         let mut fx = hooks::apply(&mut self.s, &hook, now);
         if hook.at.is_some() {
             replayed(&mut self.s, now);
+        } else if fx.commit {
+            // The commit is named by git itself, never by what the command printed: by the
+            // first git state read after this (the command has run by now).
+            self.commit_pending = Some(self.seq);
+            self.git_soon();
         }
         for e in &fx.agent_edits {
             let at = Instant::now();

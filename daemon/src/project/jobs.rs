@@ -87,7 +87,7 @@ impl Project {
             match result {
                 JobResult::Checkpoint { copy, out, exclude_done, version, comments } => {
                     self.comments = Some(comments);
-                    self.take_git(&copy);
+                    self.take_git(seq, &copy);
                     self.s.last_checkpoint = copy.last_checkpoint;
                     self.s.saved_at_ms = copy.saved_at_ms;
                     self.exclude_done = exclude_done;
@@ -96,7 +96,7 @@ impl Project {
                     }
                     self.report(&out);
                 }
-                JobResult::Git { copy } => self.take_git(&copy),
+                JobResult::Git { copy } => self.take_git(seq, &copy),
             }
         }
     }
@@ -113,7 +113,15 @@ impl Project {
         }
     }
 
-    pub(super) fn take_git(&mut self, copy: &Session) {
+    pub(super) fn take_git(&mut self, seq: u64, copy: &Session) {
+        // A job started before the commit's hook came may not show it: the next one will.
+        if self.commit_pending.is_some_and(|before| seq > before) {
+            let (hash, _) = crate::agent::context::commit_of(&copy.git.last_commit);
+            if !hash.is_empty() {
+                crate::session::shell::commit_hash(&mut self.s, hash);
+            }
+            self.commit_pending = None;
+        }
         self.s.git = copy.git.clone();
         self.s.git_start = copy.git_start.clone();
         // Outside git the counts are the agent's, kept by the hooks since the copy was made.
@@ -161,6 +169,14 @@ impl Project {
         let out = match job.await {
             Ok((copy, out, exclude_done, comments)) => {
                 self.s = copy;
+                // Its git state was read after every hook before it.
+                if self.commit_pending.take().is_some() {
+                    let head = self.s.git.last_commit.clone();
+                    let (hash, _) = crate::agent::context::commit_of(&head);
+                    if !hash.is_empty() {
+                        crate::session::shell::commit_hash(&mut self.s, hash);
+                    }
+                }
                 self.exclude_done = exclude_done;
                 self.comments = Some(comments);
                 out

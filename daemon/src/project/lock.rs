@@ -14,7 +14,8 @@
 //! project (`cp -a`), the project moved elsewhere, or a claim committed to the repository and
 //! cloned, is not claimed by the daemon the file names, which keeps no session there.
 
-use std::io::{self, Write};
+use ccmem_proto::files::dir::Dir;
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The claim file, relative to the project root.
@@ -63,7 +64,7 @@ fn holder_of(root: &Path, socket: &Path) -> Holder {
     match read(&root.join(LOCK_FILE)) {
         Some(c) if !c.is_for(root) => Holder::Nobody { stale: true },
         Some(c) if c.socket == socket => Holder::This,
-        Some(c) if answers(&c.socket) => Holder::Other(elsewhere(root, c.pid, &c.socket)),
+        Some(c) if answers(&c.socket, c.pid) => Holder::Other(elsewhere(root, c.pid, &c.socket)),
         claim => Holder::Nobody { stale: claim.is_some() },
     }
 }
@@ -84,10 +85,13 @@ struct ClaimFile {
 
 impl ClaimFile {
     /// Whether the claim was made for the directory at `root`, not for the one it was copied
-    /// or moved from.
+    /// or moved from: it must name both (a claim in the old `PID SOCKET` form, or one that
+    /// leaves either out, names no directory, so a repository that commits one claims
+    /// nothing with it).
     fn is_for(&self, root: &Path) -> bool {
-        let same_path = self.root.as_deref().is_none_or(|r| r == path_print(root));
-        let same_dir = self.id.is_none() || self.id == ccmem_proto::files::dir_id(root);
+        let same_path = self.root.as_deref() == Some(path_print(root).as_str());
+        // Where the system has no identities (Windows), neither side has one.
+        let same_dir = self.id == ccmem_proto::files::dir_id(root);
         same_path && same_dir
     }
 }
@@ -115,21 +119,20 @@ pub fn take(root: &Path, socket: &Path) -> Taken {
     if let Err(e) = super::checkpoint::exclude_from_git(root) {
         tracing::debug!(project = %root.display(), error = %e, "cannot exclude the claim file from git");
     }
-    if let Some(dir) = path.parent() {
-        if let Err(e) = ccmem_proto::files::untrusted::create_dir_under(root, dir) {
-            return Taken::None(format!("cannot claim {}: {e}", root.display()));
-        }
-    }
+    let dir = match claim_dir(root, true) {
+        Ok(d) => d,
+        Err(e) => return Taken::None(format!("cannot claim {}: {e}", root.display())),
+    };
     // Twice at most: the second after a stale claim was removed.
     for _ in 0..2 {
-        match create_new(&path, &claim_text(root, socket)) {
+        match create_new(&dir, &claim_text(root, socket)) {
             Ok(()) => return Taken::Mine(Claim { path, socket: socket.to_path_buf() }),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder_of(root, socket) {
                 Holder::Other(why) => return Taken::Elsewhere(why),
                 // Nobody answers there (a daemon that died), or it is this daemon's own, left
                 // by a session that is just ending: taken over.
                 Holder::This | Holder::Nobody { .. } => {
-                    let _ = std::fs::remove_file(&path);
+                    let _ = dir.remove(claim_name());
                 }
             },
             Err(e) => return Taken::None(format!("cannot claim {}: {e}", root.display())),
@@ -151,11 +154,8 @@ pub fn recheck(root: &Path, socket: &Path) -> Result<(), String> {
                 let _ = std::fs::remove_file(&path);
             }
             // Never through a `.claude` that is a link (nor made where there is none).
-            let own_dir = path.parent().is_some_and(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()));
-            if !own_dir {
-                return Ok(());
-            }
-            match create_new(&path, &claim_text(root, socket)) {
+            let Ok(dir) = claim_dir(root, false) else { return Ok(()) };
+            match create_new(&dir, &claim_text(root, socket)) {
                 Ok(()) => Ok(()),
                 // Made by another at this very moment: whoever it names keeps the project.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match read(&path) {
@@ -186,11 +186,21 @@ fn elsewhere(root: &Path, pid: u32, socket: &Path) -> String {
     )
 }
 
-/// Writes a new file (never through a link, never over one that exists).
-fn create_new(path: &Path, text: &str) -> io::Result<()> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    let mut f = opts.open(path)?;
+/// The project's `.claude`, opened without going through a link (made when missing, with
+/// `create`).
+fn claim_dir(root: &Path, create: bool) -> io::Result<Dir> {
+    Dir::open_under(root, &root.join(".claude"), create)
+}
+
+/// The claim file's name in `.claude`.
+fn claim_name() -> &'static std::ffi::OsStr {
+    Path::new(LOCK_FILE).file_name().unwrap_or_default()
+}
+
+/// Writes a new claim in `dir` (never through a link, never over anything that exists, never
+/// blocking on a FIFO).
+fn create_new(dir: &Dir, text: &str) -> io::Result<()> {
+    let mut f = dir.create_new(claim_name(), 0o644)?;
     f.write_all(text.as_bytes())
 }
 
@@ -205,10 +215,39 @@ fn read(path: &Path) -> Option<ClaimFile> {
     Some(ClaimFile { pid: pid.parse().ok()?, socket: PathBuf::from(socket), root: None, id: None })
 }
 
-/// Whether a daemon answers on `socket` (a Unix socket, or a named pipe on Windows).
-fn answers(socket: &Path) -> bool {
+/// How long a daemon named by a claim has to answer ccmem's hello.
+const HELLO_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Whether a ccmemd of this user answers ccmem's own hello on `socket`, as the process
+/// `pid` the claim names. A bare `connect()` proves nothing: a repository's claim can name
+/// any socket on the machine (another program's, a co-user's), and a claim that counted
+/// then would switch ccmem off for the project in silence.
+fn answers(socket: &Path, pid: u32) -> bool {
     use interprocess::local_socket::{prelude::*, Stream};
-    ccmem_proto::wire::paths::socket_name(socket).is_ok_and(|name| Stream::connect(name).is_ok())
+    use std::io::{BufRead, BufReader};
+    let Ok(name) = ccmem_proto::wire::paths::socket_name(socket) else { return false };
+    let Ok(stream) = Stream::connect(name) else { return false };
+    if ccmem_proto::wire::peer::same_user(&stream).is_err() {
+        return false;
+    }
+    if stream.set_recv_timeout(Some(HELLO_WAIT)).is_err() || stream.set_send_timeout(Some(HELLO_WAIT)).is_err() {
+        return false;
+    }
+    let hello = ccmem_proto::wire::api::Hello::this_build("ccmemd");
+    let request = ccmem_proto::wire::rpc::encode_request(Some(1), ccmem_proto::wire::api::method::HELLO, &hello);
+    let mut stream = BufReader::new(stream);
+    if stream.get_mut().write_all(&request).is_err() {
+        return false;
+    }
+    // One line, of a bounded size: a peer that floods or never ends its line is no daemon.
+    let mut line = Vec::new();
+    if (&mut stream).take(64 * 1024).read_until(b'\n', &mut line).is_err() {
+        return false;
+    }
+    let reply = ccmem_proto::wire::rpc::Response::parse(&line).ok().and_then(|r| r.into_result().ok());
+    reply
+        .and_then(|v| serde_json::from_value::<ccmem_proto::wire::api::HelloReply>(v).ok())
+        .is_some_and(|r| r.pid == pid)
 }
 
 #[cfg(test)]
@@ -225,16 +264,42 @@ mod tests {
             let tmp = tempfile::tempdir().unwrap();
             let root = tmp.path().join("proj");
             std::fs::create_dir(&root).unwrap();
-            let other = tmp.path().join("other.sock");
-            let _listener = std::os::unix::net::UnixListener::bind(&other).unwrap();
             std::fs::create_dir_all(root.join(".claude")).unwrap();
-            std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", other.display())).unwrap();
+            let claim_of = |pid: u32, socket: &Path| ClaimFile {
+                pid,
+                socket: socket.to_path_buf(),
+                root: Some(path_print(&root)),
+                id: ccmem_proto::files::dir_id(&root),
+            };
+            let write =
+                |c: &ClaimFile| std::fs::write(root.join(LOCK_FILE), serde_json::to_string(c).unwrap()).unwrap();
+            let other = tmp.path().join("other.sock");
+            let _daemon = hello_server(&other, 4242);
+            write(&claim_of(4242, &other));
             let mine = tmp.path().join("mine.sock");
             match take(&root, &mine) {
                 Taken::Elsewhere(why) => assert!(why.contains("pid 4242") && why.contains("other.sock"), "{why}"),
                 t => panic!("{t:?}"),
             }
             assert!(held_elsewhere(&root, &mine).is_some());
+            // The same claim in the old `PID SOCKET` form names no directory: nothing claimed.
+            std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", other.display())).unwrap();
+            assert_eq!(held_elsewhere(&root, &mine), None, "the old form claims nothing");
+            // A daemon answering as another process than the claim names.
+            write(&claim_of(4243, &other));
+            assert_eq!(held_elsewhere(&root, &mine), None, "another pid");
+            // Something that listens but is no ccmemd: one that never answers, one that
+            // answers something else. Neither holds the project, nor holds the check up.
+            let mute = tmp.path().join("mute.sock");
+            let _mute = std::os::unix::net::UnixListener::bind(&mute).unwrap();
+            write(&claim_of(4242, &mute));
+            let t = std::time::Instant::now();
+            assert_eq!(held_elsewhere(&root, &mine), None, "a socket that never answers");
+            assert!(t.elapsed() < HELLO_WAIT * 3, "bounded: {:?}", t.elapsed());
+            let chatty = tmp.path().join("chatty.sock");
+            let _chatty = line_server(&chatty, b"HTTP/1.1 200 OK\r\n\r\n".to_vec());
+            write(&claim_of(4242, &chatty));
+            assert_eq!(held_elsewhere(&root, &mine), None, "not ccmem's answer");
             // A claim naming a socket nobody listens on: a daemon that died.
             std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", tmp.path().join("gone.sock").display())).unwrap();
             let Taken::Mine(claim) = take(&root, &mine) else { panic!("a dead daemon's claim is taken over") };
@@ -257,13 +322,13 @@ mod tests {
         {
             let tmp = tempfile::tempdir().unwrap();
             let other = tmp.path().join("other.sock");
-            let _listener = std::os::unix::net::UnixListener::bind(&other).unwrap();
             let project = |name: &str| {
                 let root = std::fs::canonicalize(tmp.path()).unwrap().join(name);
                 std::fs::create_dir_all(root.join(".claude")).unwrap();
                 root
             };
             // The other daemon keeps `kept`: its claim stands there.
+            let _daemon = hello_server(&other, std::process::id());
             let kept = project("kept");
             let Taken::Mine(theirs) = take(&kept, &other) else { panic!("claim") };
             let mine = tmp.path().join("mine.sock");
@@ -288,5 +353,37 @@ mod tests {
             let c: ClaimFile = serde_json::from_str(&text).unwrap();
             assert!(c.is_for(&copy) && c.socket == mine && c.pid == std::process::id(), "{text}");
         }
+    }
+
+    /// A socket at `path` that answers every line with `reply` (for as long as the test runs).
+    #[cfg(unix)]
+    fn line_server(path: &Path, reply: Vec<u8>) -> std::thread::JoinHandle<()> {
+        use std::io::{BufRead, BufReader};
+        let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let mut r = BufReader::new(conn);
+                let mut line = Vec::new();
+                while r.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                    if r.get_mut().write_all(&reply).is_err() {
+                        break;
+                    }
+                    line.clear();
+                }
+            }
+        })
+    }
+
+    /// A socket at `path` that answers ccmem's hello as a daemon of process `pid` would.
+    #[cfg(unix)]
+    fn hello_server(path: &Path, pid: u32) -> std::thread::JoinHandle<()> {
+        let reply = ccmem_proto::wire::api::HelloReply {
+            daemon_version: ccmem_proto::VERSION.into(),
+            protocol_version: ccmem_proto::PROTOCOL_VERSION,
+            pid,
+            compatible: true,
+        };
+        let v = serde_json::to_value(reply).unwrap();
+        line_server(path, ccmem_proto::wire::rpc::encode_response(&serde_json::json!(1), &Ok(v)))
     }
 }

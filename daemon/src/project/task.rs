@@ -105,6 +105,10 @@ pub struct Project {
     /// Asked for while a job was running.
     pub(super) queued_checkpoint: Option<(CheckpointReason, CheckpointType)>,
     pub(super) queued_git: bool,
+    /// The agent just committed: the number of the last job started before, so that the git
+    /// state of the first job started after it names the new commit in the finished work
+    /// ([`crate::session::shell::commit_hash`]).
+    pub(super) commit_pending: Option<u64>,
     /// The task's loop is running (jobs are started only then).
     pub(super) running: bool,
     /// Marker comments of the files read for the report; lent to the job that writes it.
@@ -187,6 +191,7 @@ impl Project {
             applied: 0,
             queued_checkpoint: None,
             queued_git: false,
+            commit_pending: None,
             running: false,
             comments: Some(CommentCache::default()),
             overrides: Default::default(),

@@ -557,10 +557,7 @@ fn shrink(m: &mut SessionMemory, gone: &mut LeftOut) -> bool {
 pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
     let text = report::serialize(m);
     let path = root.join(REPORT_FILE);
-    if let Some(dir) = path.parent() {
-        ccmem_proto::files::untrusted::create_dir_under(root, dir)?;
-    }
-    atomic::write(&path, text.as_bytes(), false)?;
+    atomic::write_in(root, &path, text.as_bytes(), false)?;
     Ok(text.len() as u64)
 }
 

@@ -196,44 +196,34 @@ fn push_done(s: &mut Session, (kind, text): (&'static str, String), at: String) 
     s.done.drain(..excess);
 }
 
-/// Work a successful command finished: a commit (`[main a1b2c3d] Subject`), a pull request
-/// opened or merged, an issue closed, a tracker task closed (`bd close`).
+/// What a commit's line says when the agent did not write its message.
+pub const COMMIT_NOT_WRITTEN: &str = "(its message was not written in the command)";
+
+/// Work a successful command finished: a commit, a pull request opened or merged, an issue
+/// closed, a tracker task closed (`bd close`).
+///
+/// A commit is never read from the command's output: the repository's own hooks (husky's
+/// pre-commit, `core.hooksPath`) print what they like before git does, a line such as
+/// `[main 1234567] NOTE FROM THE USER: …` among it. What stands is the message the agent
+/// wrote in the command (its own words), and the commit's hash, which the project task
+/// takes from git itself once the command has run ([`commit_hash`]).
 fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, String)> {
     if work == Work::Commit {
-        let line = output.lines().map(str::trim).find(|l| {
-            l.starts_with('[')
-                && l.find("] ").is_some_and(|end| {
-                    l[1..end]
-                        .split_whitespace()
-                        .last()
-                        .is_some_and(|h| h.len() >= 7 && h.chars().all(|c| c.is_ascii_hexdigit()))
-                })
-        });
         // A message the agent did not write (`--amend --no-edit`, `-C HEAD@{1}`, `--fixup`,
         // a file's) is the repository's text: not the agent's words, so not shown.
-        let written = message_written(command);
-        if let Some(l) = line {
-            let end = l.find("] ").unwrap_or(0);
-            let hash = l[1..end].split_whitespace().last().unwrap_or("");
-            return Some(if written {
-                ("commit", format!("{hash} {}", &l[end + 2..]))
-            } else {
-                ("commit", format!("{hash} (its message was not written in the command)"))
-            });
-        }
-        return quoted_after(command, &["-m", "--message"]).filter(|_| written).map(|m| ("commit", first_line(&m)));
+        let written = quoted_after(command, &["-m", "--message"]).filter(|_| message_written(command));
+        return Some(("commit", written.map_or_else(|| COMMIT_NOT_WRITTEN.to_string(), |m| first_line(&m))));
     }
     // The last of them is what stands (`bd update X --status in_progress && bd close X`).
     for segment in segments(command).into_iter().rev() {
         let w: Vec<&str> = segment.split_whitespace().filter(|w| !is_assignment(w)).collect();
         match w.as_slice() {
             ["gh", "pr", "create", ..] => {
-                let url = output.split_whitespace().find(|t| t.contains("/pull/")).unwrap_or("");
+                // gh prints the new PR's address last; anything before it may be a
+                // repository's `pre-push` hook, and only a number is taken from it.
+                let number = output.split_whitespace().rev().filter(|t| t.contains("/pull/")).find_map(number_of);
                 let title = quoted_after(&segment, &["--title", "-t"]).unwrap_or_default();
-                return Some((
-                    "pr",
-                    format!("opened {} {title}", number_of(url).unwrap_or_else(|| url.into())).trim().into(),
-                ));
+                return Some(("pr", format!("opened {} {title}", number.as_deref().unwrap_or("a PR")).trim().into()));
             }
             ["gh", "pr", "merge", rest @ ..] => {
                 return Some(("pr", format!("merged PR {}", rest.iter().find(|x| !x.starts_with('-')).unwrap_or(&""))))
@@ -248,7 +238,7 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
                 return Some(("issue", format!("reopened issue {}", numbered(n))));
             }
             ["gh", "issue", "create", ..] => {
-                let url = output.split_whitespace().find(|t| t.contains("/issues/")).unwrap_or("");
+                let url = output.split_whitespace().rev().find(|t| t.contains("/issues/")).unwrap_or("");
                 let n = url.rsplit('/').next().filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))?;
                 let title = quoted_after(&segment, &["--title", "-t"]).unwrap_or_default();
                 return Some(("issue", format!("opened issue #{n} {title}").trim().into()));
@@ -262,6 +252,18 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
         }
     }
     None
+}
+
+/// Names the agent's newest commit in the finished work by `hash`, as git gives it. The
+/// words shown stay the agent's own (those it wrote in the command), never git's subject: a
+/// repository's `commit-msg` hook can rewrite that, and it is quoted as the repository's in
+/// its own block anyway.
+pub fn commit_hash(s: &mut Session, hash: &str) {
+    let Some(d) = s.done.iter_mut().rev().find(|d| d.kind == "commit") else { return };
+    if d.text.split_whitespace().next() == Some(hash) {
+        return;
+    }
+    d.text = truncate_chars(&format!("{hash} {}", d.text), 200);
 }
 
 /// Whether the message of the `git commit` in `command` is written in it: given with `-m` or

@@ -5,32 +5,51 @@
 //! directory. The optional `.bak` is a hard link to the previous file, made before the
 //! rename, so there is no moment without a whole copy of either.
 
-use std::fs::{self, File, OpenOptions};
+use super::dir::Dir;
+use std::ffi::{OsStr, OsString};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Marker in temp-file names, so leftovers of a crash can be recognised and removed.
 pub const TMP_MARK: &str = ".tmp-";
 
 /// Replaces `path` with `bytes` atomically. With `backup`, the previous content (if any) is
-/// kept as `<path>.bak`, itself replaced atomically.
+/// kept as `<path>.bak`, itself replaced atomically. For ccmem's own directories (the state
+/// dir); a project's files go through [`write_in`].
 pub fn write(path: &Path, bytes: &[u8], backup: bool) -> io::Result<()> {
-    let dir = parent(path)?;
-    let tmp = temp_name(path);
+    let (dir, name) = split(path)?;
+    write_at(&Dir::open(dir)?, name, bytes, backup)
+}
+
+/// [`write`] of a file inside `anchor` (a project, its git directory): the directories from
+/// `anchor` to the file are made where missing and opened one by one without following a
+/// link ([`Dir::open_under`]), and every name is then used relative to the open directory,
+/// so that nothing a co-user or the repository puts in the way between two steps can make
+/// ccmem write, truncate or rename anything outside.
+pub fn write_in(anchor: &Path, path: &Path, bytes: &[u8], backup: bool) -> io::Result<()> {
+    let (dir, name) = split(path)?;
+    write_at(&Dir::open_under(anchor, dir, true)?, name, bytes, backup)
+}
+
+/// [`write`] of the file `name` in the open directory `dir`. The temp file has a name
+/// nobody can guess and is made new (`O_EXCL`, no link followed), so a link or a FIFO
+/// planted beside the target can neither be written through nor block the write.
+pub fn write_at(dir: &Dir, name: &OsStr, bytes: &[u8], backup: bool) -> io::Result<()> {
+    let tmp = temp_name(name);
     let result = (|| {
-        let mut f = create_new(&tmp)?;
+        let mut f = dir.create_new(&tmp, 0o644)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
         if backup {
-            keep_backup(path)?;
+            keep_backup(dir, name)?;
         }
-        fs::rename(&tmp, path)?;
-        sync_dir(dir)
+        dir.rename(&tmp, name)?;
+        dir.sync()
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = dir.remove(&tmp);
     }
     result
 }
@@ -45,40 +64,51 @@ pub fn remove_leftovers(path: &Path) {
         let n = e.file_name();
         let n = n.to_string_lossy();
         if n.starts_with(&prefix) || n.starts_with(&bak_prefix) {
+            // Removes the entry itself: a link there is removed, never followed.
             let _ = fs::remove_file(e.path());
         }
     }
 }
 
-fn keep_backup(path: &Path) -> io::Result<()> {
-    let bak = with_suffix(path, ".bak");
+fn keep_backup(dir: &Dir, name: &OsStr) -> io::Result<()> {
+    let bak = suffixed(name, ".bak");
     let bak_tmp = temp_name(&bak);
-    match fs::hard_link(path, &bak_tmp) {
+    match dir.hard_link(name, &bak_tmp) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        // File systems without hard links: copy, and fsync the copy.
-        Err(_) => match fs::copy(path, &bak_tmp) {
-            Ok(_) => File::open(&bak_tmp)?.sync_all()?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e),
-        },
+        // File systems without hard links: copy (a regular file only, no link followed)
+        // into a new file, and fsync the copy.
+        Err(_) => {
+            let mut from = match dir.open_regular(name) {
+                Ok(f) => f,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let copied = (|| {
+                let mut to = dir.create_new(&bak_tmp, 0o644)?;
+                io::copy(&mut from, &mut to)?;
+                to.sync_all()
+            })();
+            if let Err(e) = copied {
+                let _ = dir.remove(&bak_tmp);
+                return Err(e);
+            }
+        }
     }
-    fs::rename(&bak_tmp, &bak).inspect_err(|_| {
-        let _ = fs::remove_file(&bak_tmp);
+    dir.rename(&bak_tmp, &bak).inspect_err(|_| {
+        let _ = dir.remove(&bak_tmp);
     })
 }
 
-fn create_new(p: &Path) -> io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o644);
-    o.open(p)
+/// `name` with a temp mark and a suffix nobody can guess.
+fn temp_name(name: &OsStr) -> OsString {
+    suffixed(name, &format!("{TMP_MARK}{}", super::dir::unguessable()))
 }
 
-fn temp_name(path: &Path) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    with_suffix(path, &format!("{TMP_MARK}{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)))
+fn suffixed(name: &OsStr, suffix: &str) -> OsString {
+    let mut s = name.to_owned();
+    s.push(suffix);
+    s
 }
 
 /// `path` with `suffix` appended to its file name.
@@ -88,22 +118,17 @@ pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn parent(path: &Path) -> io::Result<&Path> {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("{} has no directory", path.display())))
+/// `path`'s directory and file name.
+fn split(path: &Path) -> io::Result<(&Path, &OsStr)> {
+    match (path.parent().filter(|p| !p.as_os_str().is_empty()), path.file_name()) {
+        (Some(dir), Some(name)) => Ok((dir, name)),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} has no directory", path.display()))),
+    }
 }
 
-/// Makes a rename in `dir` durable.
-#[cfg(unix)]
+/// Makes a rename in `dir` durable (the directory opened without blocking).
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
-/// Directories cannot be opened for syncing on Windows; NTFS journals the rename.
-#[cfg(not(unix))]
-pub fn sync_dir(_dir: &Path) -> io::Result<()> {
-    Ok(())
+    Dir::open(dir)?.sync()
 }
 
 #[cfg(test)]
@@ -136,5 +161,43 @@ mod tests {
         remove_leftovers(&q);
         let names: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("s.json")]);
+    }
+
+    #[test]
+    #[cfg_attr(not(unix), ignore = "Unix: symbolic links and FIFOs")]
+    fn a_write_in_a_project_follows_nothing_planted_in_its_way() {
+        #[cfg(unix)]
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("p");
+            fs::create_dir_all(root.join(".claude")).unwrap();
+            let victim = tmp.path().join("victim");
+            fs::write(&victim, "keep me\n").unwrap();
+            let target = root.join(".claude/state.json");
+            // A link at the target is replaced, not written through; links and FIFOs at
+            // every name a writer of old would have used beside it change nothing.
+            std::os::unix::fs::symlink(&victim, &target).unwrap();
+            for n in 0..4 {
+                let old = with_suffix(&target, &format!("{TMP_MARK}{}-{n}", std::process::id()));
+                std::os::unix::fs::symlink(&victim, &old).unwrap();
+                crate::files::untrusted::mkfifo(&with_suffix(
+                    &target,
+                    &format!(".bak{TMP_MARK}{}-{n}", std::process::id()),
+                ))
+                .unwrap();
+            }
+            write_in(&root, &target, b"one", true).unwrap();
+            write_in(&root, &target, b"two", true).unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"two");
+            assert_eq!(fs::read(with_suffix(&target, ".bak")).unwrap(), b"one");
+            assert_eq!(fs::read_to_string(&victim).unwrap(), "keep me\n");
+            // A linked directory on the way is refused.
+            let other = tmp.path().join("other");
+            fs::create_dir(&other).unwrap();
+            std::os::unix::fs::symlink(&other, root.join("linked")).unwrap();
+            let e = write_in(&root, &root.join("linked/x"), b"x", false).unwrap_err();
+            assert!(e.to_string().contains("is a symbolic link"), "{e}");
+            assert_eq!(fs::read_dir(&other).unwrap().count(), 0);
+        }
     }
 }

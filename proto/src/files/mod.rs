@@ -1,6 +1,7 @@
 //! Files written whole or not at all, and files read from a repository without trusting it.
 
 pub mod atomic;
+pub mod dir;
 pub mod untrusted;
 pub mod within;
 

@@ -75,33 +75,7 @@ pub fn read_in(root: &Path, path: &Path, max: u64) -> io::Result<Vec<u8>> {
 /// `.git/info`) a link to another project's directory, and what ccmem writes must stay where
 /// it belongs.
 pub fn create_dir_under(anchor: &Path, dir: &Path) -> io::Result<()> {
-    let rel = dir.strip_prefix(anchor).map_err(|_| {
-        io::Error::new(io::ErrorKind::InvalidInput, format!("{} is outside {}", dir.display(), anchor.display()))
-    })?;
-    let mut cur = anchor.to_path_buf();
-    for c in rel.components() {
-        cur.push(c);
-        let meta = match std::fs::symlink_metadata(&cur) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => match std::fs::create_dir(&cur) {
-                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-                _ => std::fs::symlink_metadata(&cur)?,
-            },
-            r => r?,
-        };
-        if meta.file_type().is_symlink() {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "{} is a symbolic link: ccmem does not write through it (it may lead out of the project)",
-                    cur.display()
-                ),
-            ));
-        }
-        if !meta.is_dir() {
-            return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} is not a directory", cur.display())));
-        }
-    }
-    Ok(())
+    super::dir::Dir::open_under(anchor, dir, true).map(drop)
 }
 
 /// [`read`] as UTF-8 text (invalid bytes replaced).

@@ -11,6 +11,12 @@ use chrono::{DateTime, Utc};
 
 mod pack;
 mod repository;
+
+/// Git's `abc1234 subject` (the repository's last commit) as its hash and subject; empty
+/// ones when there is no commit.
+pub fn commit_of(last: &str) -> (&str, &str) {
+    repository::commit(last).unwrap_or(("", ""))
+}
 mod sections;
 
 use pack::*;

@@ -43,6 +43,8 @@ pub struct Effects {
     pub read_agent_transcript: Option<String>,
     /// Files the agent edited: for matching with the watcher's sightings.
     pub agent_edits: Vec<AgentEdit>,
+    /// A `git commit` succeeded: its hash is to be taken from git.
+    pub commit: bool,
 }
 
 /// A file the agent says it edited.

@@ -65,6 +65,10 @@ pub(super) fn tool_use(
             // A run cut short says nothing about the code.
             if !*interrupted {
                 results(s, command, output, *failed, cwd, now);
+                fx.commit |= !*failed
+                    && crate::observe::work::parts(command)
+                        .iter()
+                        .any(|(w, _)| *w == crate::observe::work::Work::Commit);
             }
         }
         Tool::Other => {}

@@ -80,12 +80,19 @@ pub(super) enum Note {
 /// follows then), must not hold a `status` up.
 const COOKIE_WAIT: Duration = Duration::from_millis(1000);
 
+/// This process's part of its cookies' names: random, so that nobody can plant a link or a
+/// FIFO at a cookie's name before it is made (a pid and a counter can be guessed).
+fn cookie_token() -> &'static str {
+    static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TOKEN.get_or_init(ccmem_proto::files::dir::unguessable)
+}
+
 /// The number in a cookie's file name, when `p` is one of this process's cookies.
 fn cookie_number(p: &Path) -> Option<u64> {
     let name = p.file_name()?.to_str()?;
     let rest = name.strip_prefix(COOKIE_PREFIX)?;
-    let (pid, n) = rest.split_once('-')?;
-    (pid == std::process::id().to_string()).then_some(())?;
+    let (token, n) = rest.split_once('-')?;
+    (token == cookie_token()).then_some(())?;
     n.parse().ok()
 }
 
@@ -99,12 +106,18 @@ struct Syncs {
 }
 
 impl Syncs {
-    /// Writes a cookie for `reply` into `dir` (the watched `.git` or the project root). One
-    /// that cannot be written is due at once: the sync is answered at the next turn.
-    fn start(&mut self, dir: &Path, reply: tokio::sync::oneshot::Sender<()>) {
+    /// Writes a cookie for `reply` into `dir` (the watched `.git` or the project `root`).
+    /// One that cannot be written is due at once: the sync is answered at the next turn.
+    /// The cookie is made new under a name nobody can guess, in a directory opened without
+    /// following a link, and never blocks: a link, a file or a FIFO in its way fails it at
+    /// once, and nothing outside the project is ever truncated.
+    fn start(&mut self, root: &Path, dir: &Path, reply: tokio::sync::oneshot::Sender<()>) {
         self.next += 1;
-        let path = dir.join(format!("{COOKIE_PREFIX}{}-{}", std::process::id(), self.next));
-        let deadline = match std::fs::File::create(&path) {
+        let name = format!("{COOKIE_PREFIX}{}-{}", cookie_token(), self.next);
+        let path = dir.join(&name);
+        let made = ccmem_proto::files::dir::Dir::open_under(root, dir, false)
+            .and_then(|d| d.create_new(std::ffi::OsStr::new(&name), 0o600));
+        let deadline = match made {
             Ok(_) => Instant::now() + COOKIE_WAIT,
             Err(e) => {
                 tracing::debug!(cookie = %path.display(), error = %e, "cannot write a sync cookie");
@@ -247,7 +260,7 @@ impl<M: From<Event> + Send + 'static> Task<M> {
             let flush_at = first_pending.map(|f| (last_event + coalesce).min(f + max_delay));
             tokio::select! {
                 _ = self.cancel.cancelled() => break,
-                Some(reply) = sync_rx.recv() => syncs.start(&cookie_dir, reply),
+                Some(reply) = sync_rx.recv() => syncs.start(&self.root, &cookie_dir, reply),
                 _ = sleep_until_opt(syncs.deadline()) => {}
                 _ = inbox.wake.notified() => {
                     // Let a burst gather first: one wake-up then covers many notifications
