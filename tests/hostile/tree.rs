@@ -561,3 +561,104 @@ while time.time() < end:
     let _ = spy.wait();
     assert!(!made.contains("ccmem"), "ccmem wrote into the linked git directory:\n{made}");
 }
+
+/// FIFOs (and links to a file of the user's) at every name ccmem opens or makes in a project (the claim, the state file and its
+/// backup, the report, the exclude file, the memories' files, the project's settings, and
+/// sync cookies named as earlier versions named them, with the daemon's pid): more such
+/// projects than the machine has cores, all asking at once, and the daemon still answers
+/// every other project within its usual time. An `open(2)` of one of them on a worker thread
+/// would block it for ever.
+#[test]
+fn fifos_at_every_name_ccmem_opens_hang_no_daemon_thread() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let names = [
+        ".claude/.ccmemd.lock",
+        ".claude/.project-state.json",
+        ".claude/.project-state.json.bak",
+        ".claude/session-memory.md",
+        ".claude/ccmem.toml",
+        ".claude/memory/config.json",
+        ".claude/memory/index.json",
+        ".claude/memory/graph.json",
+        ".git/info/exclude",
+        "package.json",
+        "TODO.md",
+        ".gitignore",
+    ];
+    let victim = env.path().join("bashrc");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    let hostile: Vec<_> = (0..cores * 2 + 2)
+        .map(|i| {
+            let root = repo(&env, &format!("fifos{i}"));
+            std::fs::create_dir_all(root.join(".claude/memory")).unwrap();
+            std::fs::create_dir_all(root.join(".git/info")).unwrap();
+            for n in names {
+                let _ = std::fs::remove_file(root.join(n));
+                mkfifo(&root.join(n));
+            }
+            // Half of them FIFOs, half links to a file of the user's (a co-user can plant
+            // either in a shared repository's group-writable `.git`).
+            for n in 1..=40 {
+                for dir in [".git/", ""] {
+                    let at = root.join(format!("{dir}.ccmem-cookie-{}-{n}", d.pid));
+                    if i % 2 == 0 {
+                        mkfifo(&at);
+                    } else {
+                        std::os::unix::fs::symlink(&victim, &at).unwrap();
+                    }
+                }
+            }
+            root
+        })
+        .collect();
+    let clean = repo(&env, "clean");
+    let start = Instant::now();
+    // Every hostile project at once: hooks, a status (which syncs with the watcher through
+    // a cookie), a checkpoint (the claim, state, report and exclude files).
+    let busy: Vec<_> = hostile
+        .iter()
+        .flat_map(|root| {
+            let p = root.to_str().unwrap().to_string();
+            let mut start = env.ctl_cmd(&["hook"]);
+            start.stdin(std::process::Stdio::piped());
+            let mut start = start.stdout(std::process::Stdio::null()).spawn().unwrap();
+            let payload = ev(root, "c", "SessionStart", json!({"source": "startup"})).to_string();
+            std::io::Write::write_all(&mut start.stdin.take().unwrap(), payload.as_bytes()).unwrap();
+            let asks = [vec!["status".to_string(), p.clone()], vec!["checkpoint".to_string(), p.clone()]];
+            std::iter::once(start)
+                .chain(asks.into_iter().map(|args| {
+                    env.ctl_cmd(&args.iter().map(String::as_str).collect::<Vec<_>>())
+                        .stdout(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::null())
+                        .spawn()
+                        .unwrap()
+                }))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    // Meanwhile another project's session starts and is answered, as is a plain status.
+    let c = clean.to_str().unwrap();
+    let out = hook(&env, &serde_json::to_vec(&ev(&clean, "ok", "SessionStart", json!({"source": "startup"}))).unwrap());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("ccmem"), "the clean project's context: {}", text(&out.stdout));
+    assert_ok(&within(&env, &["status", c], Duration::from_secs(10)), "status of the clean project");
+    assert_ok(&within(&env, &["status"], Duration::from_secs(10)), "the daemon's status");
+    for mut child in busy {
+        let waited = wait_until(Duration::from_secs(30), || child.try_wait().unwrap().is_some());
+        assert!(waited, "a command on a hostile project never ended: a daemon thread is stuck");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n", "nothing truncated through a link");
+    // A FIFO at one of ccmem's own names (the claim, the state file, the report) is
+    // replaced by the file; one at a file of the project's is left as it is.
+    for root in &hostile {
+        for n in [".claude/ccmem.toml", ".claude/memory/config.json", ".git/info/exclude", "package.json", "TODO.md"] {
+            let m = std::fs::symlink_metadata(root.join(n)).unwrap();
+            assert!(std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()), "{n} was replaced");
+        }
+    }
+    // The hostile projects' own git reads (git itself blocks on a FIFO `.gitignore`) cost
+    // them one time limit each, not the daemon's other projects anything.
+    assert!(start.elapsed() < Duration::from_secs(60), "{:?}", start.elapsed());
+}

@@ -94,10 +94,6 @@ pub fn store_cache(cache: Option<&Path>, slug: &str, c: &Cached) -> std::io::Res
             "the embedding cache directory is a symbolic link: ccmem does not write through it",
         ));
     };
-    match fs::create_dir(d) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
-        _ => {}
-    }
     let entry = EmbeddingCacheEntry {
         slug: slug.to_string(),
         model: c.model.clone(),
@@ -106,7 +102,8 @@ pub fn store_cache(cache: Option<&Path>, slug: &str, c: &Cached) -> std::io::Res
         timestamp: iso(chrono::Utc::now()),
     };
     let bytes = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
-    atomic::write(&cache_file(d, slug), &bytes, false)
+    // Made (and written in) without following a link put at its name meanwhile.
+    atomic::write_in(d.parent().unwrap_or(d), &cache_file(d, slug), &bytes, false)
 }
 
 /// Cosine similarity; 0 for vectors of different length or no length.

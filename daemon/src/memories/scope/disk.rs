@@ -69,6 +69,15 @@ impl ScopeStore {
         }
     }
 
+    /// Replaces one of the scope's files atomically; a project's never through a link on
+    /// the way from the project root, whatever is put there between two steps.
+    pub(super) fn write_own(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        match self.project_root() {
+            Some(root) => atomic::write_in(root, path, bytes, false),
+            None => atomic::write(path, bytes, false),
+        }
+    }
+
     pub(super) fn make_dir(&self) -> io::Result<()> {
         match self.project_root() {
             Some(root) => ccmem_proto::files::untrusted::create_dir_under(root, &self.dir),
@@ -95,7 +104,7 @@ impl ScopeStore {
         if let Some(text) = ignore {
             let path = self.dir.join(".gitignore");
             if !path.exists() {
-                atomic::write(&path, text.as_bytes(), false)?;
+                self.write_own(&path, text.as_bytes())?;
             }
         }
         Ok(())

@@ -246,12 +246,12 @@ impl ScopeStore {
         self.make_dir()?;
         if self.graph_dirty {
             let path = self.graph_path();
-            atomic::write(&path, &to_json(&self.graph), false)?;
+            self.write_own(&path, &to_json(&self.graph))?;
             self.graph_stamp = stamp(&path);
             self.graph_dirty = false;
         }
         if self.index_dirty {
-            atomic::write(&self.index_path(), &self.index_bytes(), false)?;
+            self.write_own(&self.index_path(), &self.index_bytes())?;
             self.index_dirty = false;
             self.index_drift = None;
         }
@@ -262,7 +262,7 @@ impl ScopeStore {
     pub fn save(&mut self, memory: Memory, layout: Layout) -> io::Result<PathBuf> {
         self.prepare_dir()?;
         let path = self.path_of(&memory.slug);
-        atomic::write(&path, frontmatter::render(&memory, &layout).as_bytes(), false)?;
+        self.write_own(&path, frontmatter::render(&memory, &layout).as_bytes())?;
         self.text.put(&memory);
         self.invalid.remove(&path);
         let slug = memory.slug.clone();
