@@ -558,3 +558,78 @@ fn an_uninstall_gives_back_the_users_file_as_it_was() {
     assert!(std::fs::symlink_metadata(&codex).unwrap().file_type().is_symlink(), "still a link");
     assert_eq!(std::fs::read_to_string(dotfiles.join("codex.toml")).unwrap().trim(), "model = \"o4\"");
 }
+
+/// Every string under `v` at a key named `command`.
+fn commands_in(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match x {
+                    Value::String(s) if k == "command" => out.push(s.clone()),
+                    _ => commands_in(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| commands_in(x, out)),
+        _ => {}
+    }
+}
+
+/// ccmemctl installed under a directory whose name holds every character `sh` reads
+/// specially, a command substitution among them: each agent's hook command runs that very
+/// program in the agent's shell (`sh -c`), and nothing the path spells. OpenCode's and Pi's
+/// plugins name it as a string literal.
+#[test]
+fn hook_commands_under_a_path_the_shell_reads_run_that_program_and_nothing_else() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    // No space or quote: earlier versions quoted the path only for those.
+    let dir = env.path().join("a&b;c$(touch pwned)`touch pwned`|d(e)<f>g\\h*i?~j#k!l{o}");
+    std::fs::create_dir_all(&dir).unwrap();
+    copy_executable(Path::new(CCMEMCTL), &dir.join("ccmemctl"));
+    copy_executable(Path::new(CCMEMD), &dir.join("ccmemd"));
+    let root = repo(&env, "proj");
+    for agent in ["claude", "codex", "gemini", "copilot", "cursor", "opencode", "pi"] {
+        let mut install = std::process::Command::new(dir.join("ccmemctl"));
+        env.apply(&mut install);
+        if agent == "pi" {
+            std::fs::create_dir_all(env.home.join(".pi/agent")).unwrap();
+        }
+        assert_ok(&install.args(["hooks", "install", "--agent", agent]).output().unwrap(), agent);
+    }
+    let mut commands = Vec::new();
+    for f in walk(&env.home) {
+        let Ok(t) = std::fs::read_to_string(&f) else { continue };
+        if f.extension().is_some_and(|e| e == "json") {
+            if let Ok(v) = serde_json::from_str::<Value>(&t) {
+                commands_in(&v, &mut commands);
+            }
+        } else if f.extension().is_some_and(|e| e == "js" || e == "ts") {
+            let literal = serde_json::to_string(dir.join("ccmemctl").to_str().unwrap()).unwrap();
+            assert!(t.contains(&literal), "{}: the path as a string literal", f.display());
+        }
+    }
+    commands.sort();
+    commands.dedup();
+    let agents: Vec<&str> = commands.iter().filter_map(|c| c.rsplit_once("--agent ").map(|(_, a)| a)).collect();
+    assert_eq!(agents, ["codex", "copilot", "cursor", "gemini"], "{commands:#?}");
+    assert_eq!(commands.len(), 5, "Claude Code's too: {commands:#?}");
+    for cmd in &commands {
+        let payload = ev(&root, "c", "SessionStart", json!({"source": "startup"})).to_string();
+        let mut sh = std::process::Command::new("sh");
+        env.apply(&mut sh);
+        sh.arg("-c").arg(cmd);
+        let out = feed(&env, sh, payload.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
+        assert!(out.stderr.is_empty(), "{cmd}: {}", text(&out.stderr));
+    }
+    let out = {
+        let mut sh = std::process::Command::new("sh");
+        env.apply(&mut sh);
+        let claude = commands.iter().find(|c| !c.contains("--agent")).unwrap();
+        sh.arg("-c").arg(claude);
+        feed(&env, sh, ev(&root, "fresh", "SessionStart", json!({"source": "startup"})).to_string().as_bytes())
+    };
+    assert!(text(&out.stdout).contains("additionalContext"), "the hook ran ccmemctl: {}", text(&out.stdout));
+    assert!(!env.path().join("pwned").exists() && !env.home.join("pwned").exists(), "the path ran nothing");
+}

@@ -326,28 +326,49 @@ pub(crate) fn without_comments(text: &[u8]) -> Vec<u8> {
 /// naming the agent when it is not Claude Code.
 pub(crate) fn command(agent: Option<Agent>) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find ccmemctl's own path: {e}"))?;
-    let cmd = hook_command(&exe.to_string_lossy(), cfg!(windows));
+    let cmd = hook_command(&exe.to_string_lossy(), cfg!(windows))?;
     Ok(match agent {
         Some(a) if !a.is_default() => format!("{cmd} --agent {}", a.name()),
         _ => cmd,
     })
 }
 
-/// The hook command line for `exe`, as the agent's shell reads it. On Unix that is `sh -c`:
-/// single quotes when needed. Claude Code on Windows runs hooks through Git Bash, or
-/// cmd.exe (PowerShell where Git Bash is missing): backslashes would be eaten by bash, so
-/// the path is written with `/`, which all three accept; bare when it has nothing a shell
-/// reads specially (then it works in all three), else in double quotes (bash and cmd).
-pub fn hook_command(exe: &str, windows: bool) -> String {
+/// Characters no shell an agent runs hooks in reads specially, anywhere in a word.
+fn plain(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c) || (!c.is_ascii() && c.is_alphanumeric())
+}
+
+/// The hook command line for `exe`, as the agent's shell reads it.
+///
+/// On Unix the agents run it with `sh -c`: a path with anything but plain characters (a
+/// space, a quote, `&`, `;`, `$`, `|`, a backtick, `(`, `<`, `>`, `\`, `*`, `~`, a line
+/// break…) is single-quoted, which `sh` reads literally, inner single quotes as `'\''`.
+///
+/// On Windows an agent may run it with Git Bash, cmd.exe or PowerShell. The path is written
+/// with `/`, which all three accept (bash would eat backslashes). Bare when it holds only
+/// plain characters (then all three read it alike). Otherwise in double quotes, which bash
+/// and cmd read alike as long as the path holds none of `$`, a backtick, `%`, `!` or `"`
+/// (bash expands the first two inside them, cmd the next two); such a path cannot be
+/// written for every shell at once, and is refused with the reason rather than installed
+/// to break or to run what the path spells.
+pub fn hook_command(exe: &str, windows: bool) -> Result<String, String> {
     if windows {
         let exe = exe.replace('\\', "/");
-        let plain = exe.chars().all(|c| c.is_alphanumeric() || "/:._-+~@".contains(c));
-        return if plain { format!("{exe} hook") } else { format!("\"{exe}\" hook") };
+        if exe.chars().all(|c| plain(c) && c != '%') {
+            return Ok(format!("{exe} hook"));
+        }
+        if let Some(c) = exe.chars().find(|c| "$`%!\"".contains(*c) || c.is_control()) {
+            return Err(format!(
+                "ccmemctl's path {exe} holds {c:?}, which the shells agents run hooks in (Git Bash, cmd, \
+                 PowerShell) read differently: install ccmem in a directory without it"
+            ));
+        }
+        return Ok(format!("\"{exe}\" hook"));
     }
-    if exe.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
-        format!("'{}' hook", exe.replace('\'', r"'\''"))
+    if exe.chars().all(plain) && !exe.is_empty() {
+        Ok(format!("{exe} hook"))
     } else {
-        format!("{exe} hook")
+        Ok(format!("'{}' hook", exe.replace('\'', r"'\''")))
     }
 }
 
@@ -492,14 +513,26 @@ mod tests {
 
     #[test]
     fn hook_commands_survive_the_agents_shells() {
-        assert_eq!(hook_command("/home/a/.cargo/bin/ccmemctl", false), "/home/a/.cargo/bin/ccmemctl hook");
-        assert_eq!(hook_command("/opt/my tools/ccmemctl", false), "'/opt/my tools/ccmemctl' hook");
-        assert_eq!(hook_command("/opt/it's/ccmemctl", false), r"'/opt/it'\''s/ccmemctl' hook");
+        let unix = |p: &str| hook_command(p, false).unwrap();
+        assert_eq!(unix("/home/a/.cargo/bin/ccmemctl"), "/home/a/.cargo/bin/ccmemctl hook");
+        assert_eq!(unix("/opt/my tools/ccmemctl"), "'/opt/my tools/ccmemctl' hook");
+        assert_eq!(unix("/opt/it's/ccmemctl"), r"'/opt/it'\''s/ccmemctl' hook");
+        // Every character `sh` reads specially is quoted (tests/hooks.rs runs them in `sh`).
+        for c in ["&", ";", "$", "|", "`", "(", ")", "<", ">", "\\", "*", "?", "[", "~", "#", "!", "{", "\n", "\t"] {
+            let cmd = unix(&format!("/opt/a{c}b/ccmemctl"));
+            assert!(cmd.starts_with('\'') && cmd.ends_with("' hook"), "{c:?}: {cmd}");
+        }
         // Windows: Git Bash would read `\U` as an escape; `/` works in bash, cmd and PowerShell.
-        let plain = hook_command(r"C:\Users\Me\.cargo\bin\ccmemctl.exe", true);
+        let plain = hook_command(r"C:\Users\Me\.cargo\bin\ccmemctl.exe", true).unwrap();
         assert_eq!(plain, "C:/Users/Me/.cargo/bin/ccmemctl.exe hook");
-        let spaced = hook_command(r"C:\Program Files\ccmem\ccmemctl.exe", true);
+        let spaced = hook_command(r"C:\Program Files\ccmem\ccmemctl.exe", true).unwrap();
         assert_eq!(spaced, r#""C:/Program Files/ccmem/ccmemctl.exe" hook"#);
+        let amp = hook_command(r"C:\R&D;(x)\ccmemctl.exe", true).unwrap();
+        assert_eq!(amp, r#""C:/R&D;(x)/ccmemctl.exe" hook"#, "cmd and bash read & ; ( ) literally in quotes");
+        for bad in [r"C:\$x\ccmemctl.exe", r"C:\50%off%\ccmemctl.exe", r"C:\a`b\ccmemctl.exe", r"C:\Hi!\ccmemctl.exe"] {
+            let e = hook_command(bad, true).unwrap_err();
+            assert!(e.contains("install ccmem in a directory without it"), "{e}");
+        }
         assert!(is_ours(&plain) && is_ours(&spaced));
     }
 
