@@ -633,3 +633,42 @@ fn hook_commands_under_a_path_the_shell_reads_run_that_program_and_nothing_else(
     assert!(text(&out.stdout).contains("additionalContext"), "the hook ran ccmemctl: {}", text(&out.stdout));
     assert!(!env.path().join("pwned").exists() && !env.home.join("pwned").exists(), "the path ran nothing");
 }
+
+/// A ccmemctl with no ccmemd beside it looks for one on PATH, from a hook that runs in the
+/// project: a repository's `./ccmemd` or `node_modules/.bin/ccmemd` (and `ccmem-mcp`) is
+/// never what starts, whatever relative entries PATH holds; an absolute entry's is.
+#[test]
+fn auto_start_runs_no_program_of_the_projects_from_a_relative_path_entry() {
+    let env = Env::new();
+    let alone = env.path().join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    copy_executable(Path::new(CCMEMCTL), &alone.join("ccmemctl"));
+    let root = repo(&env, "proj");
+    let marker = env.path().join("ran");
+    let planted = format!("#!/bin/sh\necho \"$0\" >> '{}'\n", marker.display());
+    for d in [root.clone(), root.join("node_modules/.bin"), root.join("bin")] {
+        std::fs::create_dir_all(&d).unwrap();
+        write_executable(&d.join("ccmemd"), &planted);
+        write_executable(&d.join("ccmem-mcp"), &planted);
+    }
+    let payload = ev(&root, "c", "SessionStart", json!({"source": "startup"})).to_string();
+    let path = format!(".:node_modules/.bin::bin:{}", std::env::var("PATH").unwrap_or_default());
+    let mut hook = std::process::Command::new(alone.join("ccmemctl"));
+    env.apply(&mut hook);
+    hook.arg("hook").env("PATH", &path).current_dir(&root);
+    let out = feed(&env, hook, payload.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let mut mcp = std::process::Command::new(alone.join("ccmemctl"));
+    env.apply(&mut mcp);
+    let out = mcp.arg("mcp").env("PATH", &path).current_dir(&root).output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "no ccmem-mcp to be had: {}", text(&out.stdout));
+    assert!(!marker.exists(), "ran: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+    // An absolute directory on PATH is the user's choice: its ccmemd starts.
+    let mut hook = std::process::Command::new(alone.join("ccmemctl"));
+    env.apply(&mut hook);
+    hook.arg("hook").env("PATH", format!("{}:{path}", root.join("bin").display())).current_dir(&root);
+    let out = feed(&env, hook, ev(&root, "d", "SessionStart", json!({"source": "startup"})).to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(wait_until(Duration::from_secs(5), || marker.exists()), "the absolute entry's ccmemd was started");
+    assert!(std::fs::read_to_string(&marker).unwrap().contains("/bin/ccmemd"));
+}

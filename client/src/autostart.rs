@@ -174,13 +174,19 @@ pub fn find_daemon() -> Option<PathBuf> {
     find_program("ccmemd")
 }
 
-/// One of ccmem's programs: beside this executable, else the first one on PATH.
+/// One of ccmem's programs: beside this executable, else the first one in an absolute
+/// directory on PATH. Relative entries (`.`, `node_modules/.bin`, an empty one) name
+/// directories of wherever the command runs, and a hook runs in the project: a repository
+/// that commits `./ccmemd` or `node_modules/.bin/ccmemd` must not be what starts.
 pub fn find_program(name: &str) -> Option<PathBuf> {
     let name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join(&name)));
-    beside
-        .filter(|p| p.is_file())
-        .or_else(|| std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(&name)).find(|p| is_executable(p)))
+    beside.filter(|p| p.is_file()).or_else(|| {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join(&name))
+            .find(|p| is_executable(p))
+    })
 }
 
 /// Whether `p` is a file this user could run (on Unix: an execute bit).
