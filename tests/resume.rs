@@ -659,3 +659,38 @@ fn bold_led_points_follow_the_findings() {
         "{ctx}"
     );
 }
+
+/// Records larger than the protocol's frame: an Edit of a large file (Claude Code keeps the
+/// whole original in `toolUseResult`) and a pasted prompt of 20 MB. The import goes on past
+/// them and finishes, each bounded as the live hook bounds its payload; a line larger than
+/// the import reads is skipped as one that is not JSON.
+#[test]
+fn an_import_survives_records_larger_than_a_frame() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let big_file = "fn f() {}\n".repeat(300_000);
+    let pasted = format!("Please look at this log and fix the crash:\n{}", "2026-03-01 INFO tick\n".repeat(1_000_000));
+    let records = [
+        user(&pasted),
+        call("e1", "Edit", json!({"file_path": "/Users/dev/app/src/big.rs", "old_string": "a", "new_string": "b"})),
+        result(
+            "e1",
+            "The file was updated",
+            false,
+            json!({"filePath": "/Users/dev/app/src/big.rs", "originalFile": big_file, "oldString": "a", "newString": "b"}),
+        ),
+        user("now add a test for the crash"),
+        say("Added the test; next: run the suite."),
+    ];
+    let root = repo(&env, "app");
+    let file = env.path().join("conv-1.jsonl");
+    write_transcript(&file, &records);
+    let out = env.ctl(&["--json", "import", file.to_str().unwrap(), "--project", root.to_str().unwrap()]);
+    assert_ok(&out, "import");
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["prompts"], 2, "{summary}");
+    assert_eq!(summary["tool_calls"], 1, "{summary}");
+    let context = text(&env.ctl(&["context", root.to_str().unwrap()]).stdout);
+    assert!(context.contains("src/big.rs"), "the large edit is there: {context}");
+    assert!(context.contains("now add a test for the crash"), "{context}");
+}

@@ -77,6 +77,9 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
             }
             // Numbered, so that the daemon takes each event once however often it is sent.
             let mut p = p.clone();
+            // A record can be larger than a frame (an Edit of a large file keeps the whole
+            // original; a pasted prompt of megabytes): bounded as the live hook bounds it.
+            crate::hook::trim(&mut p);
             p[api::IMPORT_SEQ] = json!(n);
             match c.call::<_, serde_json::Value>(method::HOOK, &p) {
                 Ok(_) => {

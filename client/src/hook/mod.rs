@@ -126,11 +126,14 @@ impl From<&str> for Failed {
 
 /// The payload: one JSON object, read to the end of input or, from an agent that keeps its
 /// end of the pipe open, to the end of the object (the hook must not wait for what never
-/// comes); at most [`MAX_INPUT`] bytes.
+/// comes); at most [`MAX_INPUT`] bytes. The object's end is found by following its nesting
+/// as the bytes come ([`ObjectEnd`]), so the payload is parsed once, whatever its shape:
+/// parsing it again at every read that ends in `}` was quadratic in its size.
 fn read_payload(input: impl Read) -> Result<Value, String> {
     let mut input = input.take(MAX_INPUT);
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
+    let mut end = ObjectEnd::default();
     loop {
         let n = match input.read(&mut chunk) {
             Ok(0) => break,
@@ -139,14 +142,53 @@ fn read_payload(input: impl Read) -> Result<Value, String> {
             Err(e) => return Err(format!("cannot read the payload: {e}")),
         };
         bytes.extend_from_slice(&chunk[..n]);
-        // Only where a read ends an object: a whole one is the whole payload.
-        if bytes.trim_ascii_end().ends_with(b"}") {
-            if let Ok(v) = serde_json::from_slice(&bytes) {
-                return Ok(v);
-            }
+        if end.feed(&chunk[..n]) {
+            break;
         }
     }
     serde_json::from_slice(&bytes).map_err(|e| format!("the payload is not JSON: {e}"))
+}
+
+/// Follows a JSON text's nesting byte by byte (in strings, escapes included) to tell when the
+/// top-level object closes: linear in the input, however it is cut into reads.
+#[derive(Default)]
+struct ObjectEnd {
+    depth: usize,
+    started: bool,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl ObjectEnd {
+    /// Takes the next bytes; true once the first top-level object or array has closed.
+    fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            if self.in_string {
+                match (self.escaped, b) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.started = true;
+                }
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.started && self.depth == 0 {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
 }
 
 /// Sends the payload and prints the reply; `to` is set to who hears it once the payload is
@@ -226,13 +268,26 @@ fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> 
 /// Keeps what the daemon reads and bounds the rest: tool outputs keep the start and the end
 /// of each long string and the result lines between (where test summaries and errors are),
 /// tool inputs the start.
-fn trim(payload: &mut Value) {
+///
+/// Whatever keys the payload has (an agent's own, a transcript record an import replays),
+/// it then fits the protocol's frame: strings anywhere in it are cut shorter and shorter
+/// until it does, so that no record can stop an import or a hook for good.
+pub(crate) fn trim(payload: &mut Value) {
     let original = payload.clone();
     trim_outputs(payload, OUTPUT_KEEP);
-    if serde_json::to_vec(payload).map_or(0, |b| b.len()) > PAYLOAD_BUDGET {
+    if size(payload) > PAYLOAD_BUDGET {
         *payload = original;
         trim_outputs(payload, KEEP_CHARS);
     }
+    let mut keep = KEEP_CHARS;
+    while size(payload) > PAYLOAD_BUDGET && keep > 64 {
+        shorten(payload, keep, false);
+        keep /= 4;
+    }
+}
+
+fn size(v: &Value) -> usize {
+    serde_json::to_vec(v).map_or(0, |b| b.len())
 }
 
 fn trim_outputs(payload: &mut Value, output_keep: usize) {

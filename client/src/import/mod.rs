@@ -239,16 +239,39 @@ fn reader_for(format: Format, transcript: &Path) -> Box<dyn Reader> {
     }
 }
 
+/// The longest line read: a record longer than this is skipped (as a line that is not JSON),
+/// without holding more of it than this in memory.
+const MAX_LINE: u64 = 64 << 20;
+
 /// One line of the file as text: invalid UTF-8 replaced (one bad byte must not stop a
-/// replay), a byte-order mark dropped.
-fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<(usize, String)>> {
+/// replay), a byte-order mark dropped; `None` for a line over [`MAX_LINE`], read past.
+fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<(usize, Option<String>)>> {
     buf.clear();
-    let n = r.read_until(b'\n', buf)?;
+    let mut n = r.by_ref().take(MAX_LINE + 1).read_until(b'\n', buf)?;
     if n == 0 {
         return Ok(None);
     }
+    if buf.len() as u64 > MAX_LINE && buf.last() != Some(&b'\n') {
+        buf.clear();
+        loop {
+            let chunk = r.fill_buf()?;
+            if chunk.is_empty() {
+                break;
+            }
+            let (used, done) = match chunk.iter().position(|b| *b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            r.consume(used);
+            n += used;
+            if done {
+                break;
+            }
+        }
+        return Ok(Some((n, None)));
+    }
     let text = String::from_utf8_lossy(buf);
-    Ok(Some((n, text.trim_start_matches('\u{feff}').to_string())))
+    Ok(Some((n, Some(text.trim_start_matches('\u{feff}').to_string()))))
 }
 
 /// The whole file as one JSON document (at most [`MAX_DOCUMENT`]).
@@ -277,6 +300,7 @@ pub fn check(path: &Path) -> Result<(Format, Option<String>), String> {
     let mut seen = 0;
     let mut json_lines = 0;
     while let Ok(Some((_, line))) = next_line(&mut r, &mut buf) {
+        let line = line.unwrap_or_default();
         if line.trim().is_empty() {
             continue;
         }
@@ -331,6 +355,10 @@ pub fn replay(
         let mut buf = Vec::new();
         while let Some((n, line)) = next_line(&mut lines, &mut buf).map_err(|e| format!("{}: {e}", path.display()))? {
             read += n as u64;
+            let Some(line) = line else {
+                emit.summary.bad_lines += 1;
+                continue;
+            };
             if line.trim().is_empty() {
                 continue;
             }
