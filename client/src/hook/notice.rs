@@ -82,29 +82,82 @@ fn user_text(text: &str) -> String {
     ccmem_proto::printable::text(&text).lines().map(str::trim).collect::<Vec<_>>().join(" ")
 }
 
-/// Bytes of told conversations kept: past this, the file starts again with the latest.
+/// Bytes of told conversations kept: past twice this, the file is cut to its latest ones.
 const REMEMBERED_BYTES: u64 = 16 << 10;
 
 /// Whether `session` has not been told yet (then it is, from now on). Without a session id
 /// or a place to remember it in, every start is told: a start is rare, silence is worse.
-/// Each id is one line appended (one write, whole, however many hooks run at once).
+/// Each id is one line appended (one write, whole, however many hooks run at once). Only
+/// the file's end is read, and a file grown past twice [`REMEMBERED_BYTES`] (by hooks at
+/// once, or by an earlier version) is replaced by its latest lines: it stays bounded, and
+/// what it says stays readable.
 fn first_notice(session: Option<&str>) -> bool {
-    use std::io::Write;
     let (Some(session), Ok(dir)) = (session, paths::state_dir()) else { return true };
+    first_in(&dir, session)
+}
+
+/// [`first_notice`] with its list in `dir`.
+fn first_in(dir: &std::path::Path, session: &str) -> bool {
+    use std::io::Write;
     let file = dir.join("hook-notices");
-    let told = ccmem_proto::files::untrusted::read(&file, REMEMBERED_BYTES).unwrap_or_default();
-    if String::from_utf8_lossy(&told).lines().any(|l| l == session) {
+    let (told, len) = tail(&file, 2 * REMEMBERED_BYTES).unwrap_or_default();
+    let told = String::from_utf8_lossy(&told);
+    // The first line of a tail may be cut: it names nobody.
+    let whole = if len > told.len() as u64 { told.split_once('\n').map_or("", |(_, rest)| rest) } else { &told };
+    if whole.lines().any(|l| l == session) {
         return false;
     }
-    if told.len() as u64 >= REMEMBERED_BYTES {
-        let _ = std::fs::remove_file(&file);
+    if len >= 2 * REMEMBERED_BYTES {
+        let keep = &whole[whole.len().saturating_sub(REMEMBERED_BYTES as usize)..];
+        let keep = keep.split_once('\n').map_or("", |(_, rest)| rest);
+        let _ = ccmem_proto::files::atomic::write(&file, keep.as_bytes(), false);
     }
     let mut opts = std::fs::OpenOptions::new();
     opts.create(true).append(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    if let Ok(mut f) = paths::create_private_dirs(&dir).and_then(|()| opts.open(&file)) {
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    if let Ok(mut f) = paths::create_private_dirs(dir).and_then(|()| opts.open(&file)) {
         let _ = f.write_all(format!("{session}\n").as_bytes());
     }
     true
+}
+
+/// The last `max` bytes of the regular file at `path` (read without blocking), and its length.
+fn tail(path: &std::path::Path, max: u64) -> std::io::Result<(Vec<u8>, u64)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let (mut f, meta) = ccmem_proto::files::untrusted::open(path)?;
+    let len = meta.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(max)))?;
+    let mut b = Vec::new();
+    f.take(max).read_to_end(&mut b)?;
+    Ok((b, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file grown past its cap (as an earlier version let it) is read at its end, and cut
+    /// back: the conversation told is not told again, and the file stays bounded.
+    #[test]
+    fn the_told_list_stays_bounded_and_readable() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("hook-notices");
+        let old: String = (0..20_000).map(|i| format!("conversation-{i:08}\n")).collect();
+        std::fs::write(&file, &old).unwrap();
+        let (told, len) = tail(&file, 2 * REMEMBERED_BYTES).unwrap();
+        assert_eq!(len, old.len() as u64);
+        assert_eq!(told.len() as u64, 2 * REMEMBERED_BYTES);
+        assert!(String::from_utf8_lossy(&told).contains("conversation-00019999"));
+        assert!(!first_in(tmp.path(), "conversation-00019998"), "told already: read at the end");
+        assert!(first_in(tmp.path(), "new-one"), "a new one is told");
+        let after = std::fs::read_to_string(&file).unwrap();
+        assert!(after.len() as u64 <= REMEMBERED_BYTES + 64, "cut back: {}", after.len());
+        assert!(after.ends_with("conversation-00019999\nnew-one\n"), "whole lines, the latest kept");
+        assert!(!first_in(tmp.path(), "new-one"), "and remembered");
+        assert!(!first_in(tmp.path(), "conversation-00019999"));
+    }
 }
