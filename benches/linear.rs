@@ -16,7 +16,6 @@ mod figures;
 use ccmem_daemon::{agent::intents, agent::transcript, observe::tasks, observe::testout, text};
 use ccmem_proto::model::{memory, report, session::Digest};
 use std::io::Write;
-use std::time::Instant;
 
 /// The shapes: each a unit repeated to the size wanted.
 const SHAPES: &[(&str, &str)] = &[
@@ -48,7 +47,6 @@ type Reader = (&'static str, fn(&str));
 
 const READERS: &[Reader] = &[
     ("intents::detect", |t| drop(intents::detect(t))),
-    ("intents::prose", |t| drop(intents::prose(t))),
     ("intents::own_lines", |t| drop(intents::own_lines(t))),
     ("intents::quotation_mask", |t| drop(intents::quotation_mask(t))),
     ("transcript::last_words", |t| drop(transcript::last_words(t))),

@@ -352,3 +352,42 @@ fn shutdown_works_across_versions() {
     assert_ok(&out, "shutdown of a daemon of another version");
     assert!(seen.iter().any(|l| l.contains("\"shutdown\"")), "{seen:?}");
 }
+
+/// Without `XDG_RUNTIME_DIR` the socket goes in the shared temp directory's `ccmem-<uid>`. A
+/// co-user who makes that directory first (one that is not this user's, or one others can
+/// write) cannot stop ccmem for good: it is refused, and ccmem uses a directory in its state
+/// directory, which only this user can make; the log and `doctor` say so.
+#[test]
+fn a_socket_directory_taken_by_someone_else_moves_the_socket_not_stops_ccmem() {
+    let env = Env::new();
+    let tmp = env.path().join("shared-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    set_mode(&tmp, 0o1777);
+    let uid = unsafe { libc::geteuid() };
+    let squatted = tmp.join(format!("ccmem-{uid}"));
+    std::fs::create_dir(&squatted).unwrap();
+    let root_user = uid == 0;
+    if root_user {
+        // A co-user's (nobody's) directory.
+        let c = std::ffi::CString::new(squatted.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+        set_mode(&squatted, 0o755);
+    } else {
+        set_mode(&squatted, 0o777);
+    }
+    let shared = |args: &[&str]| {
+        let mut c = env.ctl_cmd(args);
+        c.env_remove("XDG_RUNTIME_DIR").env("TMPDIR", &tmp);
+        c.output().unwrap()
+    };
+    let out = shared(&["status"]);
+    env.note_daemon();
+    assert_ok(&out, "status starts a daemon all the same");
+    let moved = env.state.join("ccmem/run/ccmemd.sock");
+    assert!(moved.exists(), "the socket is in the state directory");
+    assert_eq!(mode_of(moved.parent().unwrap()), 0o700);
+    assert_eq!(std::fs::read_dir(&squatted).unwrap().count(), 0, "nothing of ccmem's in the squatted directory");
+    let doctor = text(&shared(&["doctor"]).stdout);
+    assert!(doctor.contains("the socket is in") && doctor.contains("instead"), "{doctor}");
+    assert_ok(&shared(&["shutdown"]), "shutdown");
+}

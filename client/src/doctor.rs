@@ -333,6 +333,14 @@ fn permissions(socket: &Path, out: &mut Vec<Check>) {
         }
         _ => {}
     }
+    if let Some(moved) = paths::default_socket_moved() {
+        out.push(bad(
+            "socket directory",
+            "warn",
+            moved,
+            "remove the shared directory if it is stale, or set XDG_RUNTIME_DIR to a private directory of yours",
+        ));
+    }
     if problems.is_empty() {
         out.push(ok(NAME, "directory 0700, socket 0600, both yours"));
     } else {

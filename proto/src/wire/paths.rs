@@ -45,7 +45,49 @@ pub fn default_socket_path() -> io::Result<PathBuf> {
     }
     // macOS's TMPDIR is already per user; elsewhere /tmp is shared, hence the uid and the
     // ownership check in `ensure_private_dir`.
-    Ok(std::env::temp_dir().join(format!("ccmem-{}", euid())).join(SOCKET_FILE))
+    let shared = shared_socket_dir();
+    if shared_dir_taken(&shared).is_some() {
+        return Ok(fallback_socket_dir()?.join(SOCKET_FILE));
+    }
+    Ok(shared.join(SOCKET_FILE))
+}
+
+/// The socket's directory in the shared temp directory, when there is no runtime directory.
+#[cfg(unix)]
+fn shared_socket_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("ccmem-{}", euid()))
+}
+
+/// The socket's directory when the shared one is taken: in the state directory, which only
+/// this user can make.
+#[cfg(unix)]
+fn fallback_socket_dir() -> io::Result<PathBuf> {
+    Ok(state_dir()?.join("run"))
+}
+
+/// Why `dir` (the shared socket directory) cannot be ccmem's: someone made it first (another
+/// user who wants ccmem stopped, or a link), or it is open to others. `None` when it does not
+/// exist or is this user's own private directory.
+#[cfg(unix)]
+fn shared_dir_taken(dir: &Path) -> Option<String> {
+    std::fs::symlink_metadata(dir).ok()?;
+    check_private_dir(dir).err().map(|e| e.to_string())
+}
+
+/// When the default socket is not where it usually is, why and where it is instead: the
+/// shared `$TMPDIR/ccmem-<uid>` (used without `XDG_RUNTIME_DIR`) was made first by someone
+/// else, and ccmem uses a directory only this user can create. For the daemon's log and
+/// `doctor`.
+#[cfg(unix)]
+pub fn default_socket_moved() -> Option<String> {
+    #[cfg(not(target_os = "macos"))]
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| Path::new(&d).is_absolute()) {
+        return None;
+    }
+    let shared = shared_socket_dir();
+    let why = shared_dir_taken(&shared)?;
+    let instead = fallback_socket_dir().map(|d| d.display().to_string()).unwrap_or_default();
+    Some(format!("{why}; the socket is in {instead} instead"))
 }
 
 /// The platform's default socket location (see the module docs).
