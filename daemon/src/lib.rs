@@ -166,7 +166,9 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
     #[cfg(unix)]
     if let Some(dir) = paths::socket_dir(&socket) {
         paths::ensure_private_dir(dir)?;
-        if let Some(moved) = paths::default_socket_moved().filter(|_| socket == paths::default_socket_path().unwrap_or_default()) {
+        if let Some(moved) =
+            paths::default_socket_moved().filter(|_| socket == paths::default_socket_path().unwrap_or_default())
+        {
             tracing::warn!("{moved}");
         }
     }

@@ -388,3 +388,40 @@ fn a_claim_removed_midway_does_not_let_two_daemons_write_one_project() {
     let refused = if by_a.status.success() { &by_b } else { &by_a };
     assert!(text(&refused.stderr).contains("another ccmemd"), "{}", text(&refused.stderr));
 }
+
+/// A repository another user owns, open to this daemon's user by its permissions (a shared
+/// checkout): the daemon keeps its session, as ever, but writes nothing there (no `.claude`,
+/// no claim, no report, no exclude entry, no sync cookie), and `status` says why. Run as
+/// root, with the daemon as a second user.
+#[test]
+#[cfg_attr(not(ccmem_root), ignore = "needs root to run a daemon as another user")]
+fn a_repository_another_user_owns_is_left_alone_and_status_says_so() {
+    let env = Env::new();
+    let root = repo(&env, "shared");
+    // Everyone may write in it, as in a group-writable shared checkout.
+    for entry in walk(&root) {
+        if entry.is_dir() {
+            set_mode(&entry, 0o777);
+        }
+    }
+    let before: Vec<_> = walk(&root);
+    let _d = env.start_daemon_as_nobody(&[]);
+    let ctl = |args: &[&str]| {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = env.ctl_cmd(args);
+        cmd.uid(NOBODY).gid(NOBODY);
+        cmd.output().unwrap()
+    };
+    let p = root.to_str().unwrap();
+    assert_ok(&ctl(&["event", "--project", p, &edit("a.rs").to_string()]), "event");
+    let out = ctl(&["checkpoint", p]);
+    assert_eq!(out.status.code(), Some(1), "nothing written in the project");
+    assert!(text(&out.stderr).contains("as git's safe.directory does"), "{}", text(&out.stderr));
+    let out = ctl(&["status", p, "--json"]);
+    assert_ok(&out, "status");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["project"]["warnings"].to_string().contains("owned by uid 0, not by you"), "{v}");
+    assert!(v["project"]["session"]["files_modified"]["a.rs"].is_object(), "the session is kept: {v}");
+    assert_eq!(walk(&root), before, "not a file of ccmem's in the repository");
+    assert!(!std::fs::read_to_string(root.join(".git/info/exclude")).unwrap_or_default().contains("ccmem"));
+}

@@ -52,6 +52,12 @@ pub fn run(
     session::refresh(s, now);
     let tasks = refresh_from_disk(s);
     let mut out = Outcome::default();
+    let foreign = ccmem_proto::files::owned_by_another(&s.project_root);
+    if let Some(why) = &foreign {
+        // Nothing in the project: not the exclude file, the report or the state file.
+        *exclude_done = true;
+        out.errors.push(format!("cannot write the checkpoint: {why}"));
+    }
     // The exclude entries first: an agent's `git add -A` right after the first checkpoint
     // must not find the state files unexcluded.
     if !*exclude_done {
@@ -82,6 +88,13 @@ pub fn run(
     }
     // The human-readable report beside it (seed 000), from the same session, written first:
     // whoever sees this checkpoint's state file finds its report already there.
+    if foreign.is_some() {
+        s.last_checkpoint = previous;
+        if saved.is_ok() {
+            let _ = store.save_tracker(s);
+        }
+        return out;
+    }
     let memory = crate::report::session_memory::build(s, tasks.as_ref(), comments, now);
     if let Err(e) = crate::report::session_memory::write(&s.project_root, &memory) {
         out.errors.push(format!(

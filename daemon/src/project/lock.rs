@@ -115,6 +115,9 @@ fn claim_text(root: &Path, socket: &Path) -> String {
 /// Claims the project at `root` for this daemon, serving on `socket`.
 pub fn take(root: &Path, socket: &Path) -> Taken {
     let path = root.join(LOCK_FILE);
+    if let Some(why) = ccmem_proto::files::owned_by_another(root) {
+        return Taken::None(why);
+    }
     // Out of commits before it exists: an agent's `git add -A` must never stage it.
     if let Err(e) = super::checkpoint::exclude_from_git(root) {
         tracing::debug!(project = %root.display(), error = %e, "cannot exclude the claim file from git");
@@ -153,7 +156,11 @@ pub fn recheck(root: &Path, socket: &Path) -> Result<(), String> {
             if stale {
                 let _ = std::fs::remove_file(&path);
             }
-            // Never through a `.claude` that is a link (nor made where there is none).
+            // Never through a `.claude` that is a link (nor made where there is none), nor
+            // in a repository another user owns.
+            if ccmem_proto::files::owned_by_another(root).is_some() {
+                return Ok(());
+            }
             let Ok(dir) = claim_dir(root, false) else { return Ok(()) };
             match create_new(&dir, &claim_text(root, socket)) {
                 Ok(()) => Ok(()),

@@ -177,6 +177,11 @@ impl Project {
     pub(super) fn warnings(&self) -> Vec<String> {
         let mut w = self.errors.clone();
         w.extend(self.config_error.clone());
+        if let Some(why) = ccmem_proto::files::owned_by_another(&self.s.project_root) {
+            if !w.iter().any(|e| e.contains(&why)) {
+                w.push(why);
+            }
+        }
         if self.watch_status().is_some_and(|st| st.directories_polled > 0) {
             w.push(watch::limit_warning(&self.ctx.watch));
         }

@@ -28,3 +28,29 @@ pub fn is_same_dir(path: &std::path::Path, known: Option<(u64, u64)>) -> bool {
         None => std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()),
     }
 }
+
+/// Why ccmem writes nothing in the directory `root`: it belongs to another user. A daemon
+/// working in someone else's repository (a shared checkout, a colleague's home read through
+/// group permissions) would otherwise make its `.claude/` and `.git/info/exclude` files its
+/// own; like git's `safe.directory`, ccmem leaves such a repository's files alone. `None`
+/// for this user's own directory (and where the system has no owners).
+pub fn owned_by_another(root: &std::path::Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(root).ok()?.uid();
+        let me = crate::wire::paths::euid();
+        (owner != me).then(|| {
+            format!(
+                "{} is owned by uid {owner}, not by you (uid {me}): ccmem leaves a repository another user owns \
+                 alone, as git's safe.directory does",
+                root.display()
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = root;
+        None
+    }
+}

@@ -115,8 +115,12 @@ impl Syncs {
         self.next += 1;
         let name = format!("{COOKIE_PREFIX}{}-{}", cookie_token(), self.next);
         let path = dir.join(&name);
-        let made = ccmem_proto::files::dir::Dir::open_under(root, dir, false)
-            .and_then(|d| d.create_new(std::ffi::OsStr::new(&name), 0o600));
+        let made = match ccmem_proto::files::owned_by_another(root) {
+            // Nothing of ccmem's in a repository another user owns.
+            Some(why) => Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, why)),
+            None => ccmem_proto::files::dir::Dir::open_under(root, dir, false)
+                .and_then(|d| d.create_new(std::ffi::OsStr::new(&name), 0o600)),
+        };
         let deadline = match made {
             Ok(_) => Instant::now() + COOKIE_WAIT,
             Err(e) => {
