@@ -510,3 +510,114 @@ fn a_project_deleted_and_made_again_at_once_ends_its_session_even_with_its_inode
     let st = env.project_status(&root);
     assert_ne!(st["session"]["session_id"], json!(old_session), "{st:#}");
 }
+
+/// The daemon's inotify instances (each a file descriptor on `anon_inode:inotify`).
+fn inotify_instances(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("inotify")))
+        .count()
+}
+
+/// A user has 128 inotify instances by default, shared with every editor and daemon they
+/// run: the projects are watched through one instance of the daemon's, not one each, so a
+/// daemon with many projects takes one; and each project still hears its own changes only,
+/// a repository inside another included.
+#[test]
+fn many_projects_share_one_inotify_instance() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let before = inotify_instances(d.pid);
+    let roots: Vec<_> = (0..8).map(|i| repo(&env, &format!("p{i}"))).collect();
+    for r in &roots {
+        watch_ready(&env, r);
+    }
+    // A repository inside another: both are projects, both watch its directory.
+    let inner = roots[0].join("vendor/inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    git(&inner, &["init", "-q"]);
+    watch_ready(&env, &inner);
+    let after = inotify_instances(d.pid);
+    assert!(after <= before + 1, "{before} instances before (the daemon's own), {after} with 9 projects");
+    for (i, r) in roots.iter().enumerate() {
+        std::fs::write(r.join(format!("f{i}.rs")), "x").unwrap();
+    }
+    std::fs::write(inner.join("lib.rs"), "x").unwrap();
+    for (i, r) in roots.iter().enumerate() {
+        let f = wait_files(&env, r, "its own edit", |f| f.get(format!("f{i}.rs")).is_some());
+        let own = f.as_object().unwrap().keys().all(|k| k == &format!("f{i}.rs") || k.starts_with("vendor/"));
+        assert!(own, "p{i} hears only its own files: {f}");
+    }
+    wait_files(&env, &inner, "the inner repository's edit", |f| f.get("lib.rs").is_some());
+}
+
+/// A second user whose inotify instances are all taken (by a program of theirs that holds
+/// every one the kernel allows): their daemon cannot have a file watcher, so it polls the
+/// project's directories, edits are still seen, and `status` and `doctor` name the cause
+/// and the fix instead of "starting to watch the files…" for ever.
+#[test]
+#[cfg_attr(not(all(ccmem_root, ccmem_python)), ignore = "needs root (a second user) and python3")]
+fn with_no_inotify_instance_left_the_project_is_polled_and_status_says_why() {
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    // Holds every inotify instance nobody may have, until killed.
+    let mut hog = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ctypes, sys, time\n\
+             libc = ctypes.CDLL(None)\n\
+             fds = []\n\
+             while len(fds) < 100000:\n\
+             \x20   fd = libc.inotify_init()\n\
+             \x20   if fd < 0: break\n\
+             \x20   fds.append(fd)\n\
+             print(len(fds), flush=True)\n\
+             time.sleep(120)\n",
+        ])
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(hog.stdout.take().unwrap()), &mut line).unwrap();
+    let _hog = Kill(hog);
+    assert!(line.trim().parse::<u32>().is_ok_and(|n| n > 0), "the instances taken: {line}");
+    let _d = env.start_daemon_as_nobody(&["--watch-poll-interval", "200ms"]);
+    let root = repo(&env, "proj");
+    let as_nobody = |args: &[&str]| {
+        let mut c = env.ctl_cmd(args);
+        c.uid(NOBODY).gid(NOBODY);
+        c.output().unwrap()
+    };
+    let p = root.to_str().unwrap();
+    let status = || -> Value {
+        let out = as_nobody(&["status", p, "--json"]);
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    };
+    assert_ok(&as_nobody(&["watch", p]), "watch");
+    assert!(wait_until(Duration::from_secs(10), || status()["project"]["watch"]["ready"] == true), "{}", status());
+    let warnings = status()["project"]["warnings"].to_string();
+    assert!(warnings.contains("cannot watch files") && warnings.contains("max_user_instances"), "{warnings}");
+    std::fs::write(root.join("seen.rs"), "x").unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || status()["project"]["session"]["files_modified"]["seen.rs"].is_object()),
+        "polled: {}",
+        status()
+    );
+    let doctor = {
+        let mut c = env.ctl_cmd(&["doctor"]);
+        c.uid(NOBODY).gid(NOBODY).current_dir(&root);
+        text(&c.output().unwrap().stdout)
+    };
+    assert!(doctor.contains("cannot watch files"), "{doctor}");
+}

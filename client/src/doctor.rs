@@ -119,6 +119,14 @@ fn project(socket: &Path, out: &mut Vec<Check>) -> bool {
             "add the big trees to `watch.ignore` in .claude/ccmem.toml",
         ));
     }
+    if let Some(blind) = warnings.iter().find(|w| w.contains("cannot watch files")) {
+        out.push(bad(
+            "project watch",
+            "fail",
+            blind.clone(),
+            "free or raise the limit the message names, then `ccmemctl unwatch` and `ccmemctl watch` the project",
+        ));
+    }
     if let Some(deep) = warnings.iter().find(|w| w.contains("could not be watched or read")) {
         out.push(bad(
             "project watch",

@@ -12,7 +12,7 @@
 //! and trigger a git refresh.
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use notify::{EventKind, RecursiveMode, Watcher};
+use notify::{EventKind, RecursiveMode};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+pub mod hub;
 mod ignores;
 mod task;
 mod tree;
@@ -79,6 +80,8 @@ pub struct Settings {
     /// directories as elsewhere; only the watch calls change. `CCMEM_WATCH_RECURSIVE=1`
     /// chooses it on other systems (the tests run the watcher so on Linux).
     pub recursive_root: bool,
+    /// The daemon's one file watcher, which every project's watches share.
+    pub hub: Arc<hub::Hub>,
 }
 
 impl Settings {
@@ -95,6 +98,7 @@ impl Settings {
             max_project_dirs: env_limit("CCMEM_MAX_PROJECT_DIRS", MAX_PROJECT_DIRS),
             recursive_root: cfg!(target_os = "macos")
                 || std::env::var_os("CCMEM_WATCH_RECURSIVE").is_some_and(|v| v == "1"),
+            hub: Arc::default(),
         }
     }
 }
@@ -131,10 +135,16 @@ pub struct Stats {
     pub unwatchable: AtomicUsize,
     /// The first of them, to name in the warning.
     pub unwatchable_example: std::sync::Mutex<Option<String>>,
+    /// Why no file watcher could be had (the project's directories are polled instead).
+    pub unwatched: std::sync::Mutex<Option<String>>,
 }
 
-/// What `status` and `doctor` say of directories that could not be watched.
+/// What `status` and `doctor` say of directories that could not be watched, and of a
+/// project for which no watcher could be had.
 pub fn unwatchable_warning(root: &Path, stats: &Stats) -> Option<String> {
+    if let Some(why) = stats.unwatched.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        return Some(format!("{}: {why}", root.display()));
+    }
     let n = stats.unwatchable.load(Relaxed);
     if n == 0 {
         return None;

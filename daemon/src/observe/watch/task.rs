@@ -200,11 +200,14 @@ impl<M: From<Event> + Send + 'static> Task<M> {
                 inbox.push(note);
             }
         };
-        let watcher = match notify::recommended_watcher(handler) {
-            Ok(w) => w,
-            Err(e) => {
-                tracing::error!(project = %self.root.display(), error = %e, "cannot watch files; changes will not be seen");
-                return;
+        // The daemon's one watcher; without one, every directory is polled (and status says
+        // why), never a project that silently sees nothing.
+        let watcher = match self.settings.hub.route(Arc::new(handler)) {
+            Ok(w) => Some(w),
+            Err(why) => {
+                tracing::warn!(project = %self.root.display(), "{why}");
+                *self.stats.unwatched.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                None
             }
         };
         let settings = self.settings.clone();

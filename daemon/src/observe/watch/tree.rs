@@ -100,7 +100,7 @@ impl Seen {
 /// The watched tree: what is known of every file, and which directories are watched or polled.
 pub(super) struct Tree {
     pub(super) root: PathBuf,
-    pub(super) watcher: Option<notify::RecommendedWatcher>,
+    pub(super) watcher: Option<super::hub::Route>,
     pub(super) settings: Arc<Settings>,
     pub(super) files: HashMap<Box<str>, Seen>,
     pub(super) watched: HashSet<Box<str>>,
@@ -125,7 +125,7 @@ impl Drop for Tree {
 impl Tree {
     pub(super) fn new(
         root: PathBuf,
-        watcher: notify::RecommendedWatcher,
+        watcher: Option<super::hub::Route>,
         settings: Arc<Settings>,
         extra: &[String],
     ) -> Self {
@@ -133,7 +133,7 @@ impl Tree {
         let root_id = ccmem_proto::files::dir_id(&root);
         Self {
             root,
-            watcher: Some(watcher),
+            watcher,
             settings,
             files: HashMap::new(),
             watched: HashSet::new(),
@@ -311,6 +311,11 @@ impl Tree {
     /// Watches a directory, or polls it when no watch can be had.
     pub(super) fn add_dir(&mut self, rel: &str) {
         if self.watched.contains(rel) || self.polled.contains(rel) {
+            return;
+        }
+        if self.watcher.is_none() {
+            // No watcher could be had (status says why): polled, as over the limit.
+            self.polled.insert(rel.into());
             return;
         }
         let path = if rel.is_empty() { self.root.clone() } else { self.root.join(rel) };

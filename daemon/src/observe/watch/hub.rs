@@ -1,0 +1,298 @@
+//! One file watcher for the whole daemon, shared by every project.
+//!
+//! Each notify watcher is an inotify instance on Linux, and a user has 128 of them by default,
+//! shared with every editor, language server and daemon they run. With one per project, the
+//! projects past that limit never saw a change, in silence. Here the daemon holds one
+//! watcher; each project's watches are routes in it, and each notification goes to the
+//! projects that watch the directory it names (a directory watched by two projects, one
+//! inside the other, is watched once and counted twice). A notification that names no path
+//! (the kernel's queue overflowed) goes to every project, which rescans.
+//!
+//! When no watcher can be had at all (the kernel refuses the instance, no descriptors are
+//! left), [`Hub::route`] says why, and the project polls its directories instead; the next
+//! project asks again.
+
+use notify::{RecursiveMode, Watcher};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// What a project's watcher hears: notify's events, as notify gives them.
+pub type Handler = Arc<dyn Fn(notify::Result<notify::Event>) + Send + Sync>;
+
+/// Who watches what: the routes, and the directories each watches.
+#[derive(Default)]
+struct Routes {
+    next: u64,
+    handlers: HashMap<u64, Handler>,
+    /// Each watched directory and the routes that watch it (recursively or not).
+    dirs: HashMap<PathBuf, Vec<(u64, bool)>>,
+}
+
+impl Routes {
+    /// The routes a notification about `paths` is for.
+    fn for_paths(&self, paths: &[PathBuf]) -> HashSet<u64> {
+        let mut ids = HashSet::new();
+        for p in paths {
+            // The directory itself (its own events), its parent (an entry of it), and any
+            // ancestor watched recursively.
+            for (depth, dir) in p.ancestors().enumerate() {
+                if let Some(watchers) = self.dirs.get(dir) {
+                    ids.extend(watchers.iter().filter(|(_, rec)| depth <= 1 || *rec).map(|(id, _)| *id));
+                }
+            }
+        }
+        ids
+    }
+}
+
+/// The daemon's one watcher and its routes.
+pub struct Hub {
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    routes: Arc<RwLock<Routes>>,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hub")
+    }
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self { watcher: Mutex::new(None), routes: Arc::new(RwLock::new(Routes::default())) }
+    }
+}
+
+fn read(routes: &RwLock<Routes>) -> std::sync::RwLockReadGuard<'_, Routes> {
+    routes.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write(routes: &RwLock<Routes>) -> std::sync::RwLockWriteGuard<'_, Routes> {
+    routes.write().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Hub {
+    /// A route for one project's watcher, whose notifications go to `handler`; or why no
+    /// watcher can be had (then the project polls).
+    pub fn route(self: &Arc<Self>, handler: Handler) -> Result<Route, String> {
+        self.ensure_watcher()?;
+        let mut r = write(&self.routes);
+        r.next += 1;
+        let id = r.next;
+        r.handlers.insert(id, handler);
+        Ok(Route { hub: self.clone(), id, dirs: HashMap::new() })
+    }
+
+    /// The one watcher, made when first needed (and again after a failure: the limit that
+    /// refused it may have been raised, or descriptors freed).
+    fn ensure_watcher(&self) -> Result<(), String> {
+        let mut w = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        if w.is_some() {
+            return Ok(());
+        }
+        let routes = self.routes.clone();
+        let made = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let r = read(&routes);
+            match res {
+                Ok(ev) if ev.paths.is_empty() || ev.need_rescan() => {
+                    r.handlers.values().for_each(|h| h(Ok(ev.clone())));
+                }
+                Ok(ev) => {
+                    for id in r.for_paths(&ev.paths) {
+                        if let Some(h) = r.handlers.get(&id) {
+                            h(Ok(ev.clone()));
+                        }
+                    }
+                }
+                Err(e) => {
+                    // An error with paths is theirs; one without is everyone's (each rescans).
+                    let ids: Vec<u64> = if e.paths.is_empty() {
+                        r.handlers.keys().copied().collect()
+                    } else {
+                        r.for_paths(&e.paths).into_iter().collect()
+                    };
+                    for id in ids {
+                        if let Some(h) = r.handlers.get(&id) {
+                            h(Err(notify::Error::generic(&e.to_string())));
+                        }
+                    }
+                }
+            }
+        });
+        match made {
+            Ok(watcher) => {
+                *w = Some(watcher);
+                Ok(())
+            }
+            Err(e) => Err(why_unwatched(&e)),
+        }
+    }
+
+    fn with_watcher<T>(
+        &self,
+        f: impl FnOnce(&mut notify::RecommendedWatcher) -> notify::Result<T>,
+    ) -> notify::Result<T> {
+        let mut w = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        match w.as_mut() {
+            Some(w) => f(w),
+            None => Err(notify::Error::generic("no file watcher")),
+        }
+    }
+}
+
+/// What `status` says when no file watcher can be had: the cause, and the fix.
+pub fn why_unwatched(e: &notify::Error) -> String {
+    let text = e.to_string();
+    let fix = if text.contains("Too many open files") || text.contains("os error 24") {
+        "the kernel refused a file watcher (inotify instances or file descriptors used up: \
+         raise fs.inotify.max_user_instances with sysctl, or close programs that watch files)"
+    } else if text.contains("No space left") || text.contains("os error 28") {
+        "the kernel's watch limit is used up (raise fs.inotify.max_user_watches with sysctl)"
+    } else {
+        "the system refused a file watcher"
+    };
+    format!("cannot watch files ({text}): {fix}; the project's directories are polled instead")
+}
+
+/// One project's watches in the daemon's watcher; dropped, they are all removed.
+pub struct Route {
+    hub: Arc<Hub>,
+    id: u64,
+    /// What this route watches, and how.
+    dirs: HashMap<PathBuf, bool>,
+}
+
+impl Route {
+    /// Watches `path` for this route (shared with any other route watching it).
+    pub fn watch(&mut self, path: &Path, mode: RecursiveMode) -> notify::Result<()> {
+        let recursive = matches!(mode, RecursiveMode::Recursive);
+        if self.dirs.get(path) == Some(&recursive) {
+            return Ok(());
+        }
+        // Routed before it is watched: its first notifications must find their way.
+        let first = {
+            let mut r = write(&self.hub.routes);
+            let watchers = r.dirs.entry(path.to_path_buf()).or_default();
+            watchers.retain(|(id, _)| *id != self.id);
+            let wider = recursive && !watchers.iter().any(|(_, rec)| *rec);
+            watchers.push((self.id, recursive));
+            watchers.len() == 1 || wider
+        };
+        let done = if first { self.hub.with_watcher(|w| w.watch(path, mode)) } else { Ok(()) };
+        match done {
+            Ok(()) => {
+                self.dirs.insert(path.to_path_buf(), recursive);
+                Ok(())
+            }
+            Err(e) => {
+                self.leave(path);
+                Err(e)
+            }
+        }
+    }
+
+    /// Stops watching `path` for this route (the watch goes with the last route on it).
+    pub fn unwatch(&mut self, path: &Path) -> notify::Result<()> {
+        if self.dirs.remove(path).is_none() {
+            return Ok(());
+        }
+        if self.leave(path) {
+            self.hub.with_watcher(|w| w.unwatch(path))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Takes this route off `path`; true when no route is left on it.
+    fn leave(&self, path: &Path) -> bool {
+        let mut r = write(&self.hub.routes);
+        let Some(watchers) = r.dirs.get_mut(path) else { return false };
+        watchers.retain(|(id, _)| *id != self.id);
+        let empty = watchers.is_empty();
+        if empty {
+            r.dirs.remove(path);
+        }
+        empty
+    }
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        write(&self.hub.routes).handlers.remove(&self.id);
+        for path in std::mem::take(&mut self.dirs).into_keys() {
+            if self.leave(&path) {
+                let _ = self.hub.with_watcher(|w| w.unwatch(&path));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    fn route(hub: &Arc<Hub>) -> (Route, mpsc::Receiver<PathBuf>) {
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        let h: Handler = Arc::new(move |res: notify::Result<notify::Event>| {
+            if let Ok(ev) = res {
+                for p in ev.paths {
+                    let _ = tx.lock().unwrap().send(p);
+                }
+            }
+        });
+        (hub.route(h).unwrap(), rx)
+    }
+
+    fn heard(rx: &mpsc::Receiver<PathBuf>, p: &Path) -> bool {
+        let end = std::time::Instant::now() + Duration::from_secs(5);
+        while let Some(left) = end.checked_duration_since(std::time::Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(q) if q == p => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    /// Two projects, one inside the other, in one watcher: each hears what it watches, a
+    /// directory both watch stays watched until the last lets it go, and nothing is heard
+    /// once both are gone.
+    #[test]
+    fn routes_share_one_watcher_and_hear_only_their_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outer = std::fs::canonicalize(tmp.path()).unwrap();
+        let inner = outer.join("inner");
+        std::fs::create_dir_all(inner.join("src")).unwrap();
+        let hub = Arc::new(Hub::default());
+        let (mut a, rx_a) = route(&hub);
+        let (mut b, rx_b) = route(&hub);
+        a.watch(&outer, RecursiveMode::NonRecursive).unwrap();
+        a.watch(&inner, RecursiveMode::NonRecursive).unwrap();
+        b.watch(&inner, RecursiveMode::NonRecursive).unwrap();
+        b.watch(&inner.join("src"), RecursiveMode::NonRecursive).unwrap();
+        std::fs::write(outer.join("top.rs"), "x").unwrap();
+        assert!(heard(&rx_a, &outer.join("top.rs")));
+        std::fs::write(inner.join("src/lib.rs"), "x").unwrap();
+        assert!(heard(&rx_b, &inner.join("src/lib.rs")));
+        std::fs::write(inner.join("both.rs"), "x").unwrap();
+        assert!(heard(&rx_a, &inner.join("both.rs")) && heard(&rx_b, &inner.join("both.rs")));
+        // `a` lets `inner` go: `b` still hears it, `a` no more (what it heard before aside).
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = rx_a.try_iter().count();
+        a.unwatch(&inner).unwrap();
+        std::fs::write(inner.join("again.rs"), "x").unwrap();
+        assert!(heard(&rx_b, &inner.join("again.rs")));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(rx_a.try_iter().all(|p| !p.starts_with(&inner)), "a hears nothing of inner");
+        drop(b);
+        std::fs::write(inner.join("late.rs"), "x").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(rx_a.try_iter().all(|p| !p.starts_with(&inner)));
+        assert!(read(&hub.routes).dirs.keys().all(|d| d == &outer), "only a's root is left");
+    }
+}
