@@ -276,6 +276,12 @@ pub enum FactsAction {
         /// Its number
         n: usize,
     },
+    /// Let user-wide fact N, said in a project you had not worked in before, reach every
+    /// project (until then it is shown in that project only)
+    Confirm {
+        /// Its number, as `facts` lists the facts for every project
+        n: usize,
+    },
 }
 
 /// `ccmemctl hooks …`

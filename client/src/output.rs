@@ -455,9 +455,11 @@ pub enum FactsFor {
 /// `ccmemctl facts`: numbered as `forget` and `done` take them.
 pub fn facts(r: &ccmem_proto::wire::api::FactsReply, reader: FactsFor) -> String {
     let (forget, forget_global, done) = match reader {
-        FactsFor::Cli => {
-            (" (`ccmemctl facts forget N`)", " (`ccmemctl facts forget N --global`)", " (`ccmemctl facts done N`)")
-        }
+        FactsFor::Cli => (
+            " (`ccmemctl facts forget N`)",
+            " (`ccmemctl facts forget N --global`; `ccmemctl facts confirm N` lets one waiting reach every project)",
+            " (`ccmemctl facts done N`)",
+        ),
         FactsFor::Mcp => (
             " (`fact_forget` with its number)",
             " (`fact_forget` with its number and `global: true`)",

@@ -109,6 +109,11 @@ impl Store {
         Ok(())
     }
 
+    /// Whether the project has ended sessions kept (the user has worked in it before).
+    pub fn has_history(&self, project_root: &Path) -> bool {
+        !self.archived_ids(project_root).is_empty()
+    }
+
     /// Ended sessions of a project, newest first; unreadable ones are skipped with a warning.
     pub fn history(&self, project_root: &Path) -> Vec<ArchivedSession> {
         let dir = self.project_dir(project_root).join(SESSIONS);

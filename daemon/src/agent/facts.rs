@@ -8,8 +8,8 @@ use tokio::sync::{mpsc, oneshot};
 const KEPT: usize = 500;
 
 enum Msg {
-    Add(String),
-    List(oneshot::Sender<Vec<String>>),
+    Add(ccmem_proto::model::facts::Origin),
+    List(Option<String>, oneshot::Sender<Vec<String>>),
     Edit(ccmem_proto::model::facts::FactsEdit, oneshot::Sender<Result<String, String>>),
 }
 
@@ -28,20 +28,25 @@ impl GlobalFacts {
             let mut memory = tokio::task::spawn_blocking(move || s.load_global_facts()).await.unwrap_or_default();
             while let Some(msg) = rx.recv().await {
                 match msg {
-                    Msg::Add(fact) => {
-                        if fact.is_empty() || memory.facts.contains(&fact) {
+                    Msg::Add(origin) => {
+                        if origin.fact.is_empty() || memory.facts.contains(&origin.fact) {
                             continue;
                         }
-                        memory.facts.push(fact);
+                        memory.facts.push(origin.fact.clone());
+                        memory.origins.push(origin);
                         let excess = memory.facts.len().saturating_sub(KEPT);
-                        memory.facts.drain(..excess);
+                        let gone: Vec<String> = memory.facts.drain(..excess).collect();
+                        memory.origins.retain(|o| !gone.contains(&o.fact));
                         let (s, m) = (store.clone(), memory.clone());
                         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.save_global_facts(&m)).await {
                             tracing::error!(error = %e, "cannot save the user-wide facts");
                         }
                     }
-                    Msg::List(reply) => {
-                        let _ = reply.send(memory.facts.clone());
+                    Msg::List(root, reply) => {
+                        let _ = reply.send(match root {
+                            Some(root) => memory.shown_in(&root),
+                            None => memory.listed(),
+                        });
                     }
                     Msg::Edit(edit, reply) => {
                         let r = memory.apply(&edit, &crate::clock::iso(chrono::Utc::now()));
@@ -59,9 +64,26 @@ impl GlobalFacts {
         Self { tx }
     }
 
-    /// Remembers a fact for every project.
-    pub async fn add(&self, fact: String) {
-        let _ = self.tx.send(Msg::Add(fact)).await;
+    /// Remembers a fact for every project, said in the project at `root`. One said in a
+    /// project the user had not worked in before (`known` false) reaches the others only once
+    /// the user confirms it.
+    pub async fn add(&self, fact: String, root: &std::path::Path, known: bool) {
+        let origin =
+            ccmem_proto::model::facts::Origin { fact, project: root.to_string_lossy().into_owned(), pending: !known };
+        let _ = self.tx.send(Msg::Add(origin)).await;
+    }
+
+    /// The user-wide facts shown in the project at `root`, each with where it came from.
+    pub async fn for_project(&self, root: &std::path::Path) -> Vec<String> {
+        self.ask(Some(root.to_string_lossy().into_owned())).await
+    }
+
+    async fn ask(&self, root: Option<String>) -> Vec<String> {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Msg::List(root, tx)).await.is_err() {
+            return Vec::new();
+        }
+        rx.await.unwrap_or_default()
     }
 
     /// Forgets a user-wide fact (goals are per project).
@@ -73,12 +95,9 @@ impl GlobalFacts {
         rx.await.unwrap_or_else(|_| Err("ccmemd is shutting down".into()))
     }
 
-    /// Every user-wide fact, oldest first.
+    /// Every user-wide fact, oldest first, as `ccmemctl facts` lists them (with where each
+    /// came from, and whether it waits for the user's word).
     pub async fn list(&self) -> Vec<String> {
-        let (tx, rx) = oneshot::channel();
-        if self.tx.send(Msg::List(tx)).await.is_err() {
-            return Vec::new();
-        }
-        rx.await.unwrap_or_default()
+        self.ask(None).await
     }
 }

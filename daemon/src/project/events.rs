@@ -241,7 +241,9 @@ impl Project {
                 continue;
             }
             if global {
-                self.ctx.global.add(fact).await;
+                // A project with sessions before this one is one the user has worked in.
+                let known = self.s.previous.is_some() || self.ctx.store.has_history(&self.s.project_root);
+                self.ctx.global.add(fact, &self.s.project_root, known).await;
             } else if !m.facts.contains(&fact) {
                 m.facts.push(fact);
             }

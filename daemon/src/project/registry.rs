@@ -135,7 +135,7 @@ impl Projects {
                     // Coming back after the session ended (expired, reset): what it left.
                     Msg::Context { budget, reply } if !self.closing.load(Ordering::SeqCst) => {
                         let (ctx, root) = (self.ctx.clone(), root.to_path_buf());
-                        let global = self.ctx.global.list().await;
+                        let global = self.ctx.global.for_project(&root).await;
                         let job = tokio::task::spawn_blocking(move || {
                             crate::project::views::ended_context(&ctx, &root, &global, budget)
                         });

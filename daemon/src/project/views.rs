@@ -82,7 +82,7 @@ impl Project {
         after_compact: bool,
         budget: Option<usize>,
     ) -> ContextReply {
-        let global = self.ctx.global.list().await;
+        let global = self.ctx.global.for_project(&self.s.project_root).await;
         let relevant = self.ctx.memories.relevant(self.s.project_root.clone(), self.topics(), MEMORIES_SHOWN).await;
         let (repo, own): (Vec<_>, Vec<_>) = relevant.into_iter().partition(|m| m.from_repository);
         let memories: Vec<String> = own.into_iter().map(|m| m.line).collect();

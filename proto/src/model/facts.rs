@@ -18,6 +18,69 @@ pub struct Facts {
     pub goals: Vec<Goal>,
     /// Completed goals, newest last.
     pub completed_goals: Vec<CompletedGoal>,
+    /// Of the user-wide facts: where each came from, and whether it still waits for the
+    /// user's word (see [`Origin`]). A fact without one (kept by an earlier version) is shown
+    /// everywhere, as it was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub origins: Vec<Origin>,
+}
+
+/// Where a user-wide fact was said. A `[REMEMBER GLOBAL: …]` reaches every project's
+/// context, and a repository can ask an agent to write one (a hostile `CLAUDE.md`): one said
+/// in a project the user had not worked in before is kept out of the other projects until
+/// the user confirms it (`ccmemctl facts confirm N`), and every one is shown with the
+/// project it came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Origin {
+    /// The fact, as kept in `facts`.
+    pub fact: String,
+    /// The project it was said in (its root).
+    pub project: String,
+    /// Said in a project the user had not worked in before, and not confirmed yet.
+    pub pending: bool,
+}
+
+impl Facts {
+    /// Where user-wide fact `fact` came from, if known.
+    pub fn origin(&self, fact: &str) -> Option<&Origin> {
+        self.origins.iter().find(|o| o.fact == fact)
+    }
+
+    /// The user-wide facts the project at `root` is shown: those said there, and those
+    /// confirmed (or said where the user had worked before), each with where it came from.
+    pub fn shown_in(&self, root: &str) -> Vec<String> {
+        self.facts
+            .iter()
+            .filter_map(|f| match self.origin(f) {
+                None => Some(f.clone()),
+                Some(o) if o.pending && o.project != root => None,
+                Some(o) if o.project == root => Some(f.clone()),
+                Some(o) => Some(format!("{f} (said in {})", project_name(&o.project))),
+            })
+            .collect()
+    }
+
+    /// Every user-wide fact as `ccmemctl facts` lists it: with its project, and whether it
+    /// waits for confirmation.
+    pub fn listed(&self) -> Vec<String> {
+        self.facts
+            .iter()
+            .map(|f| match self.origin(f) {
+                None => f.clone(),
+                Some(o) if o.pending => format!(
+                    "{f} (said in {}, a project you had not worked in before: shown there only until you confirm it)",
+                    o.project
+                ),
+                Some(o) => format!("{f} (said in {})", o.project),
+            })
+            .collect()
+    }
+}
+
+/// The last name of a project's root, for a fact's line.
+fn project_name(root: &str) -> &str {
+    root.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().filter(|n| !n.is_empty()).unwrap_or(root)
 }
 
 /// An active goal.
@@ -52,6 +115,8 @@ pub enum FactsEdit {
     Forget(usize),
     /// Moves active goal N to the completed ones.
     GoalDone(usize),
+    /// Lets user-wide fact N reach every project.
+    Confirm(usize),
 }
 
 impl Facts {
@@ -66,7 +131,22 @@ impl Facts {
                 if n == 0 || n > self.facts.len() {
                     return Err(out_of("fact", n, self.facts.len()));
                 }
-                Ok(format!("forgot: {}", self.facts.remove(n - 1)))
+                let fact = self.facts.remove(n - 1);
+                self.origins.retain(|o| o.fact != fact);
+                Ok(format!("forgot: {fact}"))
+            }
+            FactsEdit::Confirm(n) => {
+                if n == 0 || n > self.facts.len() {
+                    return Err(out_of("fact", n, self.facts.len()));
+                }
+                let fact = &self.facts[n - 1];
+                match self.origins.iter_mut().find(|o| &o.fact == fact) {
+                    Some(o) if o.pending => {
+                        o.pending = false;
+                        Ok(format!("confirmed for every project: {fact}"))
+                    }
+                    _ => Ok(format!("already shown in every project: {fact}")),
+                }
             }
             FactsEdit::GoalDone(n) => {
                 if n == 0 || n > self.goals.len() {
