@@ -1,7 +1,7 @@
 //! The ground truth of the fidelity bench: what a fresh agent needs, read from a
 //! transcript by this bench's own rules (not the daemon's code).
 
-use super::Score;
+use crate::bench::Score;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
