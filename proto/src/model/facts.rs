@@ -368,6 +368,7 @@ mod tests {
             facts: vec!["a".into(), "b".into()],
             goals: vec![Goal { text: "ship".into(), deadline: None, created_at: String::new() }],
             completed_goals: Vec::new(),
+            origins: Vec::new(),
         };
         assert_eq!(m.apply(&FactsEdit::Forget(2), "t").unwrap(), "forgot: b");
         assert_eq!(m.facts, ["a"]);
@@ -386,5 +387,20 @@ mod tests {
         assert_eq!(best_match(&goals, "docs"), Some(0));
         assert_eq!(best_match(&goals, "unrelated"), None);
         assert_eq!(best_match(&goals, "fix the login page CSS"), Some(2));
+    }
+
+    #[test]
+    fn a_user_wide_fact_from_a_new_project_waits_for_confirmation() {
+        let mut m = Facts { facts: vec!["old".into(), "evil".into(), "good".into()], ..Default::default() };
+        m.origins.push(Origin { fact: "evil".into(), project: "/w/clone".into(), pending: true });
+        m.origins.push(Origin { fact: "good".into(), project: "/w/mine".into(), pending: false });
+        assert_eq!(m.shown_in("/w/clone"), ["old", "evil", "good (said in mine)"]);
+        assert_eq!(m.shown_in("/w/other"), ["old", "good (said in mine)"]);
+        assert!(m.listed()[1].contains("a project you had not worked in before"));
+        assert_eq!(m.apply(&FactsEdit::Confirm(2), "t").unwrap(), "confirmed for every project: evil");
+        assert_eq!(m.shown_in("/w/other"), ["old", "evil (said in clone)", "good (said in mine)"]);
+        assert!(m.apply(&FactsEdit::Confirm(2), "t").unwrap().starts_with("already"));
+        m.apply(&FactsEdit::Forget(2), "t").unwrap();
+        assert_eq!(m.origins.len(), 1, "its origin goes with it");
     }
 }

@@ -58,7 +58,7 @@ fn goals_facts_and_memories_keep_their_share_of_a_crowded_budget() {
     for n in 0..400 {
         s.context_snapshot.blocking_issues.push(format!("blocker number {n} with a long description of what is wrong"));
     }
-    let memory = Facts { facts: vec!["uses pnpm".into()], goals: vec![], completed_goals: vec![] };
+    let memory = Facts { facts: vec!["uses pnpm".into()], ..Default::default() };
     let memories: Vec<String> =
         (0..50).map(|n| format!("- [decision] Decision {n} (decision-{n}, project): because")).collect();
     let input = Input {
@@ -89,7 +89,7 @@ fn most_important_first_and_within_budget() {
     let memory = Facts {
         facts: vec!["OAuth callbacks must be https in prod".into(), "uses pnpm".into()],
         goals: vec![Goal { text: "ship login".into(), deadline: Some("Friday".into()), created_at: String::new() }],
-        completed_goals: vec![],
+        ..Default::default()
     };
     let input = Input {
         session: &s,
