@@ -39,6 +39,12 @@
 //!   wallet's recovery phrase after its name (`MNEMONIC='abandon …'`); and in prose ("the
 //!   password hunter2hunter2", "my API key is …", "token Tk12345678d").
 //!
+//! The rules read a text twice: as it is seen, then as it is written. As it is seen (see
+//! `view`), look-alike letters are read as the Latin ones they look like (`ｇｈｐ＿…`, a
+//! Cyrillic `А` in `AKIA…`), escapes as what they spell (`\u0067hp_…`), and the pieces of a
+//! string as one (`"ghp_abc" + "def…"`, a token wrapped across lines); what is found there
+//! is masked where it stands in the text, escapes and glue with it.
+//!
 //! Near-misses are kept: commit hashes, UUIDs, base64 images, colours, references
 //! (`$TOKEN`, `${{ secrets.X }}`, `env:PASS`, `--token-file PATH`, `--password-stdin`),
 //! placeholders (`<token>`, `***`), names that name no secret (`KEY_FILE`, `max_tokens`,
@@ -57,6 +63,7 @@
 mod commands;
 mod rules;
 mod values;
+mod view;
 
 use regex::{Captures, Match, Regex, RegexBuilder};
 use std::borrow::Cow;
@@ -73,7 +80,7 @@ pub fn mask(kind: &str) -> String {
 #[derive(Debug)]
 struct Hit {
     range: Range<usize>,
-    kind: Option<&'static str>,
+    kind: Option<Cow<'static, str>>,
 }
 
 /// Decides what of a match is secret (see `rules`).
@@ -198,13 +205,17 @@ impl Track {
         for (r, with) in edits {
             start.extend_from_slice(&self.start[last..r.start]);
             end.extend_from_slice(&self.end[last..r.start]);
-            let orig = self.start[r.start]..self.end[r.end];
+            let mut orig = self.start[r.start]..self.end[r.end];
+            // A new change takes in the older ones it covers (a mask inside a private span),
+            // and those it overlaps (in a view, two characters read from one: `ﬁ`).
+            while let Some(i) = self.spans.iter().position(|s| s.range.end > orig.start && s.range.start < orig.end) {
+                let old = self.spans.swap_remove(i);
+                orig = orig.start.min(old.range.start)..orig.end.max(old.range.end);
+            }
             for i in 0..with.len() {
                 start.push(orig.start);
                 end.push(if i == 0 { self.end[r.start] } else { orig.end });
             }
-            // A new change takes in the older ones it covers (a mask inside a private span).
-            self.spans.retain(|s| s.range.end <= orig.start || s.range.start >= orig.end);
             self.spans.push(Span { range: orig, replacement: with.to_string() });
             last = r.end;
         }
@@ -349,6 +360,24 @@ impl Redactor {
             let edits: Vec<(Range<usize>, &str)> = private.into_iter().map(|r| (r, "")).collect();
             cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
         }
+        // The text as it reads (look-alikes, escapes, pieces of a string joined: see
+        // `view`) first, so that a token split in two is found whole before a piece of it is
+        // masked alone; what it finds is masked where it stands in the text.
+        let read = self.read_as_seen(&cur);
+        if !read.is_empty() {
+            let edits: Vec<(Range<usize>, &str)> =
+                read.iter().map(|s| (s.range.clone(), s.replacement.as_str())).collect();
+            cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
+        }
+        cur = self.run_rules(cur, track);
+        match cur {
+            Cow::Owned(s) if s != text => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Every rule once, in order, on `cur`, each on what the ones before it left.
+    fn run_rules<'a>(&self, mut cur: Cow<'a, str>, mut track: Option<&mut Track>) -> Cow<'a, str> {
         let found = self.keywords.find(&cur);
         for r in &self.rules {
             if (!r.keywords.is_empty() && !r.keywords.iter().any(|&k| found[k])) || cur.len() < r.min_len {
@@ -356,16 +385,24 @@ impl Redactor {
             }
             let hits = self.apply(r, &cur);
             if !hits.is_empty() {
-                let masks: Vec<String> = hits.iter().map(|h| mask(h.kind.unwrap_or(&r.kind))).collect();
+                let masks: Vec<String> = hits.iter().map(|h| mask(h.kind.as_deref().unwrap_or(&r.kind))).collect();
                 let edits: Vec<(Range<usize>, &str)> =
                     hits.iter().zip(&masks).map(|(h, m)| (h.range.clone(), m.as_str())).collect();
                 cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
             }
         }
-        match cur {
-            Cow::Owned(s) if s != text => Some(s),
-            _ => None,
-        }
+        cur
+    }
+
+    /// What the rules find in `text` as it reads (see `view`), in the text's terms: the
+    /// ranges to mask, in order, apart. None when the text reads as it is written.
+    fn read_as_seen(&self, text: &str) -> Vec<Span> {
+        let Some(v) = view::build(text) else { return Vec::new() };
+        let mut track = Track { start: v.start, end: v.end, spans: Vec::new() };
+        self.run_rules(Cow::Owned(v.text), Some(&mut track));
+        let mut spans = track.spans;
+        spans.sort_by_key(|s| s.range.start);
+        spans
     }
 
     /// The private spans of `text`: from a `<private>` to its own `</private>` (nested ones

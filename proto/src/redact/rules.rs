@@ -999,7 +999,7 @@ fn option(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         return;
     }
     let kind = if what == Names::Password { "password" } else { "secret" };
-    hits.push(Hit { range: start..v.end(), kind: Some(kind) });
+    hits.push(Hit { range: start..v.end(), kind: Some(kind.into()) });
 }
 
 /// A `key=value` pair whose key names a credential and whose value is one; a bare value

@@ -234,6 +234,14 @@ const GLUE: &[&str] = &[
     "\u{00AD}",
     "é",
     "✓ ",
+    "\" + \"",
+    "' \\\n  '",
+    "\" \"",
+    "\\u0067",
+    "%67",
+    "ｇ",
+    "А",
+    "\u{301}",
 ];
 
 fn fragment() -> impl Strategy<Value = String> {
@@ -296,6 +304,13 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("docker exec db sh -c \"mysql -p$X\" ", 1200),
         ("--token \"", 4000),
         ("token=abc123secret ", 2000),
+        // What the view reads through: glue, escapes, look-alikes, wrapped lines.
+        ("\"a1\" + ", 5000),
+        ("a\"        ", 4000),
+        ("\\u0067", 5000),
+        ("Аa1", 20000),
+        ("ab1Cd2Ef3Gh4\n", 5000),
+        ("ghp_\\\n", 5000),
     ] {
         let text = unit.repeat(n);
         let once = r(&text);
@@ -391,4 +406,38 @@ fn escape_sequences_and_control_characters_cannot_hide_a_secret() {
     }
     // Text with an escape sequence but no secret is not "sensitive data".
     assert!(!f.finds("\u{1b}[1mbold\u{1b}[0m and plain"));
+}
+
+/// A token read through look-alikes, escapes or glue is masked where it stands in the text:
+/// the original characters, the escapes and the glue between the pieces go, what is around
+/// them stays, and the spans say so.
+#[test]
+fn tokens_read_as_seen_are_masked_in_the_original() {
+    let f = filter();
+    for (text, want) in [
+        ("key АKIAQ4XBV7MNP2KD6RTY here", "key [REDACTED:aws-access-key] here"),
+        ("token ｇｈｐ＿0123456789abcdefghijABCDEFGHIJ012345.", "token [REDACTED:github-token]."),
+        (r#"t = "ghp_0123456789abcdefghij" + "ABCDEFGHIJ012345";"#, r#"t = "[REDACTED:github-token]";"#),
+        (
+            "k = 'sk-ant-api03-abcdefghij' \\\n  'klmnopqrstuvwxyz0123456789'\nnext",
+            "k = '[REDACTED:anthropic-key]'\nnext",
+        ),
+        (r#"{"t": "\u0067hp_0123456789abcdefghijABCDEFGHIJ012345"}"#, r#"{"t": "[REDACTED:github-token]"}"#),
+        ("see ghp_0123456789abcdefghij\nABCDEFGHIJ012345 in the log", "see [REDACTED:github-token] in the log"),
+    ] {
+        assert_eq!(r(text), want, "{text}");
+        let spans = f.spans(text);
+        let mut out = String::new();
+        let mut last = 0;
+        for s in &spans {
+            out.push_str(&text[last..s.range.start]);
+            out.push_str(&s.replacement);
+            last = s.range.end;
+        }
+        out.push_str(&text[last..]);
+        assert_eq!(out, want, "spans of {text}: {spans:?}");
+    }
+    // Only what reads differently is read again: an ASCII text, prose in other scripts.
+    assert!(view::build("fix the login page\nand run the tests").is_none());
+    assert!(view::build("тест прошёл — 完成了 3 项任务, ok").is_none());
 }
