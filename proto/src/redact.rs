@@ -32,6 +32,9 @@
 //!   `security add-generic-password -w`, `npm adduser -p`, `vercel -t`, `pulumi config set
 //!   --secret KEY VALUE`, …; see `commands`), piped into them (`echo PASS | docker login
 //!   --password-stdin`) or given as a here-string (`gh auth login --with-token <<< TOKEN`);
+//! - base64 decoded where it is given (`echo <b64> | base64 -d`, `base64 -D <<< <b64>`,
+//!   `openssl base64 -d`, `atob("…")`, `b64decode("…")`), when what it decodes to holds a
+//!   secret: the base64 is masked as the kind of that secret;
 //! - options, environment variables and keys that name a credential, with their value:
 //!   `--token VALUE`, `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`,
 //!   `DB_PASS=…`, `SECRET_KEY_BASE=…`, `"auth": "…"` (a docker `config.json`),
@@ -107,6 +110,8 @@ struct Rule {
     consumes: bool,
     /// A token right after a letter or a digit must look generated.
     glued: bool,
+    /// The secret is base64, a secret if what it decodes to holds one.
+    decoded: bool,
 }
 
 /// The rules' keywords (any case): a rule none of whose words occurs is not run. One
@@ -286,6 +291,7 @@ impl Redactor {
                 min_len: spec.min_len,
                 consumes: spec.consumes,
                 glued: spec.glued,
+                decoded: spec.decoded,
             });
         }
         for (kind, pat) in extra {
@@ -299,6 +305,7 @@ impl Redactor {
                 min_len: 0,
                 consumes: false,
                 glued: false,
+                decoded: false,
             });
         }
         Ok(Self {
@@ -461,6 +468,7 @@ impl Redactor {
                 continue;
             }
             match r.check {
+                _ if r.decoded => self.decoded(&c, &mut hits),
                 Some(check) => check(&c, &mut hits),
                 None => {
                     let s = if r.whole { m } else { secret(&c).unwrap_or(m) };
@@ -497,6 +505,60 @@ impl Redactor {
             };
         }
         found
+    }
+}
+
+thread_local! {
+    /// How deep in base64 decoded from base64 the filter is (see [`Redactor::decoded`]).
+    static DECODING: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Base64 inside base64 is read this deep.
+const MAX_DECODING: u8 = 3;
+
+impl Redactor {
+    /// A base64 secret of a rule whose secret is decoded where it is given (`echo <b64> |
+    /// base64 -d`): what it decodes to is redacted in turn, and if anything in it is a
+    /// secret, so is the base64, masked as the kind of the first one found. What is decoded
+    /// is shorter than the base64 and is read only a few levels deep, so the time stays
+    /// linear.
+    fn decoded(&self, c: &Captures<'_>, hits: &mut Vec<Hit>) {
+        let Some(s) = secret(c) else { return };
+        let mut body = s.as_str();
+        // A here-document's base64 ends before its delimiter's line.
+        if let Some(eof) = c.name("eof") {
+            let mut at = 0;
+            for line in body.split_inclusive('\n') {
+                if line.trim() == eof.as_str() {
+                    break;
+                }
+                at += line.len();
+            }
+            body = &body[..at];
+        }
+        let body = body.trim_end();
+        let compact: String = body.chars().filter(|ch| !ch.is_whitespace()).collect();
+        if compact.len() < 12 {
+            return;
+        }
+        let bytes = values::base64_decode(&compact);
+        let decoded = String::from_utf8_lossy(&bytes);
+        let decoded = crate::printable::text(&decoded);
+        let depth = DECODING.with(|d| d.get());
+        if depth >= MAX_DECODING {
+            return;
+        }
+        DECODING.with(|d| d.set(depth + 1));
+        let spans = self.spans(&decoded);
+        DECODING.with(|d| d.set(depth));
+        let Some(first) = spans.first() else { return };
+        let kind = first
+            .replacement
+            .strip_prefix("[REDACTED:")
+            .and_then(|k| k.strip_suffix(']'))
+            .filter(|k| !k.is_empty())
+            .unwrap_or("secret");
+        hits.push(Hit { range: s.start()..s.start() + body.len(), kind: Some(Cow::Owned(kind.to_string())) });
     }
 }
 

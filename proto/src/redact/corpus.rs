@@ -574,6 +574,18 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("&#103;&#x68;p_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "abcdefghijABCDEFGHIJ"),
     ("%67hp_0123456789abcdefghijABCDEFGHIJ012345", "github-token", "abcdefghijABCDEFGHIJ"),
     (r#"{"k": "sk-ant-api03-\u0061bcdefghijklmnopqrstuvwxyz0123456789"}"#, "anthropic-key", "bcdefghijklmnopqrstuvwxyz"),
+    // Base64 decoded where it is given, whose text holds a secret.
+    ("echo Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ== | base64 -d", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
+    ("echo -n 'c2stYW50LWFwaTAzLWFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6MDEyMzQ1Njc4OQ==' | base64 --decode > key", "anthropic-key", "LWFwaTAzLWFiY2RlZmdo"),
+    ("printf '%s' \"Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\" | base64 -D", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
+    ("echo YXdzX2FjY2Vzc19rZXlfaWQgPSBBS0lBUTRYQlY3TU5QMktENlJUWQ== | openssl base64 -d -A", "aws-access-key", "Y2Vzc19rZXlfaWQgPSBB"),
+    ("base64 -d <<< \"Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\"", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
+    ("base64 -d <<EOF\nZ2hwXzAxMjM0NTY3ODlh\nYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\nEOF", "github-token", "YmNkZWZnaGlqQUJDREVG"),
+    ("const t = atob(\"Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\");", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
+    ("Buffer.from('Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==', 'base64').toString()", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
+    ("[Convert]::FromBase64String(\"Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\")", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
+    ("echo REJfUEFTU1dPUkQ9aHVudGVyMjIK | base64 -d >> .env", "secret", "UEFTU1dPUkQ9aHVudGVy"),
+    ("echo ZWNobyBaMmh3WHpBeE1qTTBOVFkzT0RsaFltTmtaV1puYUdscVFVSkRSRVZHUjBoSlNqQXhNak0wTlE9PSB8IGJhc2U2NCAtZA== | base64 -d | sh", "github-token", "Mmh3WHpBeE1qTTBOVFkzT0RsaFltTmta"),
 ];
 
 /// Text that must come out unchanged.
@@ -870,4 +882,9 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ\nAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
     "let token_value = something_long_name\n    .method_call()",
     "https://example.com/a%2Db%5Fc?q=%41%42",
+    // Base64 decoded where it is given, whose text holds no secret.
+    "echo aGVsbG8gd29ybGQsIHRoaXMgaXMgZmluZQo= | base64 -d",
+    "const png = atob(\"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==\");",
+    "kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
+    "echo \"$B64\" | base64 --decode",
 ];

@@ -28,6 +28,9 @@ pub(super) struct Spec {
     /// (`Bearerghp_…`); such a match counts only when the token looks generated (see
     /// `values::strongly_random`), so that `task_live_notifications` is no Stripe key.
     pub glued: bool,
+    /// The secret is base64: what it decodes to is redacted in turn, and the secret is
+    /// masked (as the kind of what was found) if anything was (see `Redactor::decoded`).
+    pub decoded: bool,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
@@ -39,6 +42,7 @@ fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str
         min_len: 0,
         consumes: false,
         glued: false,
+        decoded: false,
     }
 }
 
@@ -593,6 +597,32 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["echo", "printf"],
             Some(plain_secret),
         ),
+        // Base64 that is decoded where it is given (`echo <b64> | base64 -d`, `base64 -D <<<
+        // <b64>`, a here-document, `openssl base64 -d`, `atob("…")`, `b64decode("…")`,
+        // `Buffer.from("…", "base64")`, `FromBase64String("…")`): masked if what it decodes
+        // to holds a secret.
+        Spec {
+            decoded: true,
+            ..spec(
+                "secret",
+                format!(
+                    r#"(?:^|[\s;&|(`])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?["']?(?P<s>{b64})["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?{decoder}|{decoder}[^\n|;&]*?<<<[ \t]*["']?(?P<s2>{b64})|{decoder}[^\n|;&]*?<<-?[ \t]*["']?(?P<eof>[A-Za-z_][A-Za-z0-9_]*)["']?[ \t]*\r?\n(?P<s3>(?:[ \t]*[A-Za-z0-9+/_-]+={{0,2}}[ \t]*(?:\r?\n|\z))+)|(?:\batob|\b(?:urlsafe_|standard_)?b64decode|\bdecodebytes|FromBase64String|\bDecodeString|\b(?:strict_|urlsafe_)?decode64|\bbase64_decode|\bget(?:Url|Mime)?Decoder\(\)\.decode|\b[Bb]ase64\.decode)[ \t]*\([ \t]*b?["'`](?P<s4>{b64})["'`]|\bBuffer\.from\([ \t]*["'`](?P<s5>{b64})["'`][ \t]*,[ \t]*["'`]base64(?:url)?["'`]"#,
+                    b64 = r"[A-Za-z0-9+/_-]{12,}={0,2}",
+                    decoder = r"(?:\b(?:g?base64|basenc|openssl[ \t]+(?:base64|enc))\b[^|\n;&<]*?[ \t](?:-[A-Za-z]*[dD][A-Za-z]*|--decode)\b)",
+                ),
+                &[
+                    "base64",
+                    "atob",
+                    "b64decode",
+                    "decodebytes",
+                    "frombase64string",
+                    "decodestring",
+                    "decode64",
+                    "decoder().decode",
+                ],
+                None,
+            )
+        },
         // The same as a here-string: `gh auth login --with-token <<< TOKEN`,
         // `wrangler secret put X <<< VALUE`, `docker login --password-stdin <<< PASS`.
         spec(

@@ -242,6 +242,8 @@ const GLUE: &[&str] = &[
     "ｇ",
     "А",
     "\u{301}",
+    " | base64 -d",
+    "base64 -d <<< ",
 ];
 
 fn fragment() -> impl Strategy<Value = String> {
@@ -311,6 +313,7 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("Аa1", 20000),
         ("ab1Cd2Ef3Gh4\n", 5000),
         ("ghp_\\\n", 5000),
+        ("echo QUJDREVGR0hJSktMTU5P | base64 -d; ", 2000),
     ] {
         let text = unit.repeat(n);
         let once = r(&text);
