@@ -586,6 +586,12 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("[Convert]::FromBase64String(\"Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\")", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
     ("echo REJfUEFTU1dPUkQ9aHVudGVyMjIK | base64 -d >> .env", "secret", "UEFTU1dPUkQ9aHVudGVy"),
     ("echo ZWNobyBaMmh3WHpBeE1qTTBOVFkzT0RsaFltTmtaV1puYUdscVFVSkRSRVZHUjBoSlNqQXhNak0wTlE9PSB8IGJhc2U2NCAtZA== | base64 -d | sh", "github-token", "Mmh3WHpBeE1qTTBOVFkzT0RsaFltTmta"),
+    // Telegram bot tokens in the Bot API's URLs, and after a name that says Telegram.
+    ("curl https://api.telegram.org/bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11/sendMessage", "telegram-bot-token", "DEF1234ghIkl-zyx57W2v1u"),
+    ("requests.get(f'https://api.telegram.org/bot7012345678:AAHk2mP9xQ4rT7vW1yZ3bC5dF8gJ0kL2nP4/getMe')", "telegram-bot-token", "Hk2mP9xQ4rT7vW1yZ3bC"),
+    ("https://api.telegram.org/file/bot7012345678:BBHk2mP9xQ4rT7vW1yZ3bC5dF8gJ0kL2nP4/photos/file_1.jpg", "telegram-bot-token", "Hk2mP9xQ4rT7vW1yZ3bC"),
+    ("http://localhost:8081/bot7012345678:Hk2mP9xQ4rT7vW1yZ3bC5dF8gJ0kL2nP4qR6/getUpdates", "telegram-bot-token", "Hk2mP9xQ4rT7vW1yZ3bC"),
+    ("TELEGRAM_BOT_TOKEN=7012345678:AHk2mP9xQ4rT7vW1yZ3bC5dF8gJ0kL2nP4q", "telegram-bot-token", "Hk2mP9xQ4rT7vW1yZ3bC"),
 ];
 
 /// Text that must come out unchanged.
@@ -887,4 +893,9 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "const png = atob(\"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==\");",
     "kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
     "echo \"$B64\" | base64 --decode",
+    // Near Telegram's URLs.
+    "https://api.telegram.org/bot$TELEGRAM_TOKEN/sendMessage",
+    "https://api.telegram.org/bot<token>/METHOD_NAME",
+    "see https://core.telegram.org/bots/api#making-requests",
+    "the /bot123 command and /bot12345:help",
 ];

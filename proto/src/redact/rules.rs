@@ -194,6 +194,15 @@ pub(super) fn built_in() -> Vec<Spec> {
             )
         },
         spec("telegram-bot-token", r"(?:\b|_|bot)(?P<s>\d{5,16}:AA[A-Za-z0-9_-]{33})\b", &[":aa"], None),
+        // In a URL of the Bot API (`api.telegram.org/bot<id>:<token>/sendMessage`, a local Bot
+        // API server's `/bot<id>:<token>/getMe`) the token is one whatever its shape; after
+        // a name that says Telegram, gitleaks' shape (`A` and 34).
+        spec(
+            "telegram-bot-token",
+            r#"(?i)api\.telegram\.org/(?:file/)?bot(?P<s>\d{1,16}:[A-Za-z0-9_-]{16,})|/(?:file/)?bot(?P<s2>\d{5,16}:[A-Za-z0-9_-]{30,})(?:[/?#\s'"`]|\z)|telegr[A-Za-z0-9_.-]{0,40}[ \t]{0,5}[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'"\s=]{0,5}(?P<s3>\d{5,16}:(?-i:A)[A-Za-z0-9_-]{34})(?:[`'"\s;,)]|\\[nr]|\z)"#,
+            &["api.telegram.org", "/bot", "/file/bot", "telegr"],
+            Some(telegram),
+        ),
         spec(
             "stripe-key",
             r"(?G)(?:(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247})\b|(?P<s2>whsec_[A-Za-z0-9+/=]{24,}))",
@@ -822,6 +831,18 @@ fn base64_jwt(c: &Captures<'_>, hits: &mut Vec<Hit>) {
             jwt.iter().copied().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_')).collect();
         let json = values::base64_decode(&String::from_utf8_lossy(&header));
         if json.starts_with(b"{\"") && json.get(2).is_some_and(u8::is_ascii_alphabetic) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A Telegram bot token: in the Bot API's own URL whole; elsewhere if what follows the
+/// bot's id looks generated.
+fn telegram(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = c.name("s") {
+        hit(s, hits);
+    } else if let Some(s) = c.name("s2").or_else(|| c.name("s3")) {
+        if s.as_str().split_once(':').is_some_and(|(_, t)| looks_random(t)) {
             hit(s, hits);
         }
     }
