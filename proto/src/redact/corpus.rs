@@ -592,6 +592,11 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("https://api.telegram.org/file/bot7012345678:BBHk2mP9xQ4rT7vW1yZ3bC5dF8gJ0kL2nP4/photos/file_1.jpg", "telegram-bot-token", "Hk2mP9xQ4rT7vW1yZ3bC"),
     ("http://localhost:8081/bot7012345678:Hk2mP9xQ4rT7vW1yZ3bC5dF8gJ0kL2nP4qR6/getUpdates", "telegram-bot-token", "Hk2mP9xQ4rT7vW1yZ3bC"),
     ("TELEGRAM_BOT_TOKEN=7012345678:AHk2mP9xQ4rT7vW1yZ3bC5dF8gJ0kL2nP4q", "telegram-bot-token", "Hk2mP9xQ4rT7vW1yZ3bC"),
+    // New Relic's user API id (gitleaks' `new-relic-user-api-id`).
+    ("NEW_RELIC_USER_API_ID=fa7c5e1f0b2d4c6e8a9b1c3d5e7f9a0b2c4d6e8f0a1b3c5d7e9f1a2b4c6d8e0f", "newrelic-key", "fa7c5e1f0b2d4c6e8a9b"),
+    ("new-relic_user_id = a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1b2", "newrelic-key", "a1b2c3d4e5f6a7b8c9d0"),
+    ("newrelic_user_api_id: 'Q7wE9rT1yU3iO5pA7sD9fG1hJ3kL5zX7cV9bN1mQ3wE5rT7yU9iO1pA3sD5fG7hJ'", "newrelic-key", "Q7wE9rT1yU3iO5pA7sD9"),
+    ("my New Relic user API id: 4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c6e8b0d2f4a6c8e0b2d4f6a", "newrelic-key", "4f6a8c0e2b4d6f8a0c2e"),
 ];
 
 /// Text that must come out unchanged.
@@ -898,4 +903,8 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "https://api.telegram.org/bot<token>/METHOD_NAME",
     "see https://core.telegram.org/bots/api#making-requests",
     "the /bot123 command and /bot12345:help",
+    // Near New Relic's user API id.
+    "newrelic-agent-8.9.0.jar sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "NEW_RELIC_APP_NAME=checkout-service",
+    "newrelic: 0000000000000000000000000000000000000000000000000000000000000000",
 ];

@@ -297,6 +297,14 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["nrak-", "nrii-", "nrjs-"],
             None,
         ),
+        // gitleaks' `new-relic-user-api-id`: 64 letters and digits after a name that says New
+        // Relic (not a file's checksum: `newrelic.jar sha256: …`).
+        spec(
+            "newrelic-key",
+            r#"(?i)new[ _-]?relic(?P<k>[ \t\w.-]{0,40}?)[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'"\s=]{0,5}(?P<s>[a-z0-9]{64})(?:[`'"\s;,)]|\\[nr]|\z)"#,
+            &["newrelic", "new-relic", "new_relic", "new relic"],
+            Some(newrelic_id),
+        ),
         spec(
             "heroku-key",
             r#"(?G)(?P<s>HRKU-AA[0-9a-zA-Z_-]{58})|(?i:heroku)[A-Za-z0-9_.-]{0,40}[ \t'"]{0,3}(?:=|:|=>|[ \t])[ \t'"=]{0,5}(?P<s2>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
@@ -846,6 +854,15 @@ fn telegram(c: &Captures<'_>, hits: &mut Vec<Hit>) {
             hit(s, hits);
         }
     }
+}
+
+/// A New Relic user API id: random enough, after a name that is not a checksum's.
+fn newrelic_id(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let name = c.name("k").map_or(String::new(), |k| k.as_str().to_ascii_lowercase());
+    if ["sha", "md5", "hash", "checksum", "digest", "sum", "integrity", "commit"].iter().any(|w| name.contains(w)) {
+        return;
+    }
+    high_entropy(c, hits);
 }
 
 /// A Square access token: a long one whole (as before), a short one (gitleaks takes 22) if
