@@ -40,7 +40,9 @@
 //!   `DB_PASS=…`, `SECRET_KEY_BASE=…`, `"auth": "…"` (a docker `config.json`),
 //!   `<password>…</password>`, `.netrc`, a YAML block scalar (`secret: |` and its lines), a
 //!   wallet's recovery phrase after its name (`MNEMONIC='abandon …'`); and in prose ("the
-//!   password hunter2hunter2", "my API key is …", "token Tk12345678d").
+//!   password hunter2hunter2", "my API key is …", "token Tk12345678d"), a password's name
+//!   in other languages and scripts too ("пароль: …", "密码是…", "パスワードは …",
+//!   "비밀번호: …", "Passwort: …");
 //!
 //! The rules read a text twice: as it is seen, then as it is written. As it is seen (see
 //! `view`), look-alike letters are read as the Latin ones they look like (`ｇｈｐ＿…`, a
@@ -117,10 +119,12 @@ struct Rule {
 /// The rules' keywords (any case): a rule none of whose words occurs is not run. One
 /// search for all of them (the longest first at a place), started again one character
 /// after each find, so that every place where words start is seen; the words that start
-/// there are the one found and its prefixes.
+/// there are the one found and its prefixes. Words in other scripts (`пароль`, `密码`) have
+/// a search of their own, in Unicode's cases, run only on a text that is not all ASCII.
 #[derive(Debug)]
 struct Keywords {
     re: Regex,
+    wide: Option<Regex>,
     index: HashMap<String, usize>,
     /// For each word, itself and the words that are prefixes of it.
     prefixes: Vec<Vec<usize>>,
@@ -128,13 +132,20 @@ struct Keywords {
 
 impl Keywords {
     fn new(words: &[&str]) -> Self {
-        let mut sorted: Vec<&str> = words.to_vec();
-        sorted.sort_by_key(|w| std::cmp::Reverse(w.len()));
-        let pattern = sorted.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|");
-        let re = RegexBuilder::new(&pattern).case_insensitive(true).unicode(false).build().expect("keyword prefilter");
+        let pattern = |ascii: bool| {
+            let mut sorted: Vec<&str> = words.iter().copied().filter(|w| w.is_ascii() == ascii).collect();
+            sorted.sort_by_key(|w| std::cmp::Reverse(w.len()));
+            sorted.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|")
+        };
+        let re =
+            RegexBuilder::new(&pattern(true)).case_insensitive(true).unicode(false).build().expect("keyword prefilter");
+        let wide = words
+            .iter()
+            .any(|w| !w.is_ascii())
+            .then(|| RegexBuilder::new(&pattern(false)).case_insensitive(true).build().expect("keyword prefilter"));
         let index = words.iter().enumerate().map(|(i, w)| (w.to_string(), i)).collect();
         let prefixes = words.iter().map(|w| (0..words.len()).filter(|&j| w.starts_with(words[j])).collect()).collect();
-        Self { re, index, prefixes }
+        Self { re, wide, index, prefixes }
     }
 
     /// Which words occur in `text`.
@@ -153,14 +164,27 @@ impl Keywords {
                 }
                 None => "",
             };
-            if let Some(&i) = self.index.get(word) {
-                for &j in &self.prefixes[i] {
-                    found[j] = true;
-                }
-            }
+            self.mark(word, &mut found);
             pos = next_char(text, m.start());
         }
+        if let Some(wide) = self.wide.as_ref().filter(|_| !text.is_ascii()) {
+            let mut pos = 0;
+            while pos <= text.len() {
+                let Some(m) = wide.find_at(text, pos) else { break };
+                self.mark(&m.as_str().to_lowercase(), &mut found);
+                pos = next_char(text, m.start());
+            }
+        }
         found
+    }
+
+    /// Marks `word` (lower-case) and the words that are prefixes of it as found.
+    fn mark(&self, word: &str, found: &mut [bool]) {
+        if let Some(&i) = self.index.get(word) {
+            for &j in &self.prefixes[i] {
+                found[j] = true;
+            }
+        }
     }
 }
 

@@ -597,6 +597,25 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("new-relic_user_id = a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1b2", "newrelic-key", "a1b2c3d4e5f6a7b8c9d0"),
     ("newrelic_user_api_id: 'Q7wE9rT1yU3iO5pA7sD9fG1hJ3kL5zX7cV9bN1mQ3wE5rT7yU9iO1pA3sD5fG7hJ'", "newrelic-key", "Q7wE9rT1yU3iO5pA7sD9"),
     ("my New Relic user API id: 4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c6e8b0d2f4a6c8e0b2d4f6a", "newrelic-key", "4f6a8c0e2b4d6f8a0c2e"),
+    // Passwords named in other languages, in prose and as labels.
+    ("пароль: Hq4Lm8Nz2Rx6Vt1A", "password", "Hq4Lm8Nz2Rx6Vt1A"),
+    ("Пароль от сервера: qwerty123", "password", "qwerty123"),
+    ("мой пароль Hq4Lm8Nz2Rx6Vt1B, не говори никому", "password", "Hq4Lm8Nz2Rx6Vt1B"),
+    ("ПАРОЛЬ — S3cretPass!", "password", "S3cretPass"),
+    ("密码：Hq4Lm8Nz2Rx6Vt1C", "password", "Hq4Lm8Nz2Rx6Vt1C"),
+    ("数据库密码是hunter22。", "password", "hunter22"),
+    ("密碼: Hq4Lm8Nz2Rx6Vt1D", "password", "Hq4Lm8Nz2Rx6Vt1D"),
+    ("パスワードは Hq4Lm8Nz2Rx6Vt1E です", "password", "Hq4Lm8Nz2Rx6Vt1E"),
+    ("パスワードは「Xk9mPq2L」です", "password", "Xk9mPq2L"),
+    ("비밀번호: Hq4Lm8Nz2Rx6Vt1F", "password", "Hq4Lm8Nz2Rx6Vt1F"),
+    ("제 비밀번호는 hunter22입니다", "password", "hunter22"),
+    ("Passwort: Hq4Lm8Nz2Rx6Vt1G", "password", "Hq4Lm8Nz2Rx6Vt1G"),
+    ("contraseña de la base de datos: Hq4Lm8Nz2Rx6Vt1H", "password", "Hq4Lm8Nz2Rx6Vt1H"),
+    ("mot de passe : Hq4Lm8Nz2Rx6Vt1J", "password", "Hq4Lm8Nz2Rx6Vt1J"),
+    ("hasło: Tajne123!", "password", "Tajne123"),
+    ("ο κωδικός είναι Hq4Lm8Nz2Rx6Vt1K", "password", "Hq4Lm8Nz2Rx6Vt1K"),
+    ("wachtwoord: geheim123", "password", "geheim123"),
+    ("şifre: Gizli2024x", "password", "Gizli2024x"),
 ];
 
 /// Text that must come out unchanged.
@@ -907,4 +926,16 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "newrelic-agent-8.9.0.jar sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     "NEW_RELIC_APP_NAME=checkout-service",
     "newrelic: 0000000000000000000000000000000000000000000000000000000000000000",
+    // "Password" in other languages, with no password after it.
+    "пароль сменён, войдите снова",
+    "Пароль: неверный",
+    "Passwort vergessen? Hier klicken: https://example.com/reset",
+    "密码学是一门科学",
+    "密码：******",
+    "Passwort: Pflichtfeld",
+    "пароль: $DB_PASSWORD",
+    "Passwort: config.password",
+    "パスワードを入力してください",
+    "비밀번호 변경 v2 완료",
+    "contraseña: <tu-contraseña>",
 ];

@@ -79,6 +79,99 @@ const CRED_WORDS: &[&str] = &[
     "twilio",
 ];
 
+/// "Password" in other languages, written with spaces between words (stems: `парол`
+/// takes пароль, пароля, паролем; `hasł` hasło, hasła). German, Spanish, Portuguese and
+/// French are here too for their labels (`Passwort: …`); their prose is the English rule's.
+const INTL_PASSWORD_WORDS: &[&str] = &[
+    "парол",
+    "лозинк",
+    "hasł",
+    "haslo",
+    "heslo",
+    "şifre",
+    "sifre",
+    "parolă",
+    "parola",
+    "wachtwoord",
+    "lösenord",
+    "losenord",
+    "passord",
+    "adgangskode",
+    "kodeord",
+    "salasana",
+    "jelszó",
+    "jelszo",
+    "κωδικ",
+    "συνθηματικ",
+    "passwort",
+    "kennwort",
+    "contraseña",
+    "contrasena",
+    "senha",
+    r"mot\s+de\s+passe",
+    r"mật\s+khẩu",
+    r"mat\s+khau",
+    r"kata\s+sandi",
+    r"kata\s+laluan",
+    r"clave\s+de\s+acceso",
+    "סיסמ",
+    r"كلمة\s+(?:المرور|السر)",
+    r"رمز\s+عبور",
+    "گذرواژه",
+    "पासवर्ड",
+];
+
+/// "Password" in languages that write words together (Chinese, Japanese, Korean, Thai).
+const INTL_PASSWORD_JOINED: &[&str] =
+    &["密码", "密碼", "口令", "パスワード", "暗証番号", "パスコード", "비밀번호", "암호", "패스워드", "รหัสผ่าน"];
+
+/// The prefilter's words for the two lists above (one of which every match holds).
+const INTL_PASSWORD_KEYWORDS: [&str; 43] = [
+    "парол",
+    "лозинк",
+    "hasł",
+    "haslo",
+    "heslo",
+    "şifre",
+    "sifre",
+    "parolă",
+    "parola",
+    "wachtwoord",
+    "lösenord",
+    "losenord",
+    "passord",
+    "adgangskode",
+    "kodeord",
+    "salasana",
+    "jelszó",
+    "jelszo",
+    "κωδικ",
+    "συνθηματικ",
+    "passwort",
+    "kennwort",
+    "contrase",
+    "senha",
+    "mot de passe",
+    "mật khẩu",
+    "mat khau",
+    "kata sandi",
+    "kata laluan",
+    "clave de acceso",
+    "סיסמ",
+    "كلمة",
+    "رمز عبور",
+    "گذرواژه",
+    "पासवर्ड",
+    "密码",
+    "密碼",
+    "口令",
+    "パスワード",
+    "暗証番号",
+    "パスコード",
+    "비밀번호",
+    "암호",
+];
+
 /// The built-in rules.
 pub(super) fn built_in() -> Vec<Spec> {
     let cred = CRED_WORDS.join("|");
@@ -700,6 +793,23 @@ pub(super) fn built_in() -> Vec<Spec> {
             ],
             Some(prose_password),
         ),
+        // The name in other languages, in prose or as a label: "пароль: …", "мой пароль
+        // …", "密码：…", "密码是…", "パスワードは「…」", "비밀번호는 …", "Passwort: …",
+        // "contraseña de la base de datos: …", "hasło: …". Words of letters need no letter
+        // before them (Unicode's, not ASCII's `\b`); Chinese, Japanese, Korean and Thai
+        // write words together. The value is ASCII (a password is typed on any keyboard);
+        // after a label any that is not a word, a reference or a placeholder, else one as
+        // the English rule takes (`<` and `>` end it: `<tu-contraseña>` is a placeholder).
+        spec(
+            "password",
+            format!(
+                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|[ \t]+(?:is|ist|lautet|war|es|era|est|é|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
+                alpha = INTL_PASSWORD_WORDS.join("|"),
+                joined = INTL_PASSWORD_JOINED.join("|"),
+            ),
+            &INTL_PASSWORD_KEYWORDS,
+            Some(intl_password),
+        ),
         // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
         // value that looks random (a short one must mix capitals, small letters and digits).
         // A secret's mask stands for its name.
@@ -766,6 +876,46 @@ fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let kept = v.trim_end_matches(['*', '~']);
     if !kept.is_empty() {
         hits.push(Hit { range: m.start()..m.start() + kept.len(), kind: None });
+    }
+}
+
+/// A password after its name in another language (see the rule): quoted or bare, as
+/// [`prose_password`] takes it; after a label (`пароль: …`, `密码：…`) any value that is not
+/// a word, a reference, a placeholder, a URL or code.
+fn intl_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(all) = c.get(0) else { return };
+    let quoted = ["q", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9"].iter().find_map(|n| c.name(n));
+    let m = match (quoted, c.name("b")) {
+        (Some(q), _) => q,
+        (None, Some(b)) => b,
+        _ => return,
+    };
+    let label = all.as_str()[..m.start() - all.start()].contains([':', '：', '=']);
+    let raw = m.as_str();
+    let v = if quoted.is_some() { raw } else { raw.trim_end_matches(['.', ',', ';', ':', ')', ']', '}', '*', '~']) };
+    if v.chars().count() < 4 || v.len() > 200 || is_reference(v) || is_placeholder(v, "password") {
+        return;
+    }
+    let lower = v.to_ascii_lowercase();
+    if values::NOT_SECRETS.contains(&lower.as_str()) || v.contains("://") {
+        return;
+    }
+    let digits = v.bytes().any(|b| b.is_ascii_digit());
+    let passphrase = {
+        let parts: Vec<&str> = v.split(['-', '_', '.']).collect();
+        (4..=9).contains(&parts.len())
+            && parts.iter().all(|p| p.len() >= 2 && p.bytes().all(|b| b.is_ascii_alphanumeric()))
+    };
+    let secret = if quoted.is_some() {
+        !values::is_plain_word(v) || values::letters_random(v)
+    } else if label {
+        let call_or_member = v.contains(['(', '.']) && values::is_code(v);
+        v.len() >= 6 && !values::is_plain_word(v) && !call_or_member
+    } else {
+        (digits && v.len() >= 6) || passphrase || values::letters_random(v)
+    };
+    if secret {
+        hits.push(Hit { range: m.start()..m.start() + v.len(), kind: None });
     }
 }
 

@@ -243,6 +243,9 @@ const GLUE: &[&str] = &[
     "А",
     "\u{301}",
     " | base64 -d",
+    "пароль: ",
+    "密码是",
+    "パスワードは「",
     "base64 -d <<< ",
 ];
 
@@ -314,6 +317,8 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("ab1Cd2Ef3Gh4\n", 5000),
         ("ghp_\\\n", 5000),
         ("echo QUJDREVGR0hJSktMTU5P | base64 -d; ", 2000),
+        ("пароль от a: ", 3000),
+        ("密码是", 5000),
     ] {
         let text = unit.repeat(n);
         let once = r(&text);
