@@ -38,11 +38,11 @@
 //! - options, environment variables and keys that name a credential, with their value:
 //!   `--token VALUE`, `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`,
 //!   `DB_PASS=…`, `SECRET_KEY_BASE=…`, `"auth": "…"` (a docker `config.json`),
-//!   `<password>…</password>`, `.netrc`, a YAML block scalar (`secret: |` and its lines), a
-//!   wallet's recovery phrase after its name (`MNEMONIC='abandon …'`); and in prose ("the
-//!   password hunter2hunter2", "my API key is …", "token Tk12345678d"), a password's name
-//!   in other languages and scripts too ("пароль: …", "密码是…", "パスワードは …",
-//!   "비밀번호: …", "Passwort: …");
+//!   `<password>…</password>`, `.netrc`, `.pgpass` lines, a YAML block scalar (`secret: |`
+//!   and its lines), a wallet's recovery phrase after its name (`MNEMONIC='abandon …'`);
+//!   and in prose ("the password hunter2hunter2", "my API key is …", "token Tk12345678d"),
+//!   a password's name in other languages and scripts too ("пароль: …", "密码是…",
+//!   "パスワードは …", "비밀번호: …", "Passwort: …").
 //!
 //! The rules read a text twice: as it is seen, then as it is written. As it is seen (see
 //! `view`), look-alike letters are read as the Latin ones they look like (`ｇｈｐ＿…`, a

@@ -616,6 +616,12 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("ο κωδικός είναι Hq4Lm8Nz2Rx6Vt1K", "password", "Hq4Lm8Nz2Rx6Vt1K"),
     ("wachtwoord: geheim123", "password", "geheim123"),
     ("şifre: Gizli2024x", "password", "Gizli2024x"),
+    // `.pgpass` lines: alone on their line, or quoted into the file.
+    ("db.example.com:5432:app:app_user:S3cretPgPw", "password", "S3cretPgPw"),
+    ("$ cat ~/.pgpass\nlocalhost:5432:*:postgres:hunter22\n*:*:*:replicator:R3pl\\:ica", "password", "R3pl\\:ica"),
+    ("$ cat ~/.pgpass\nlocalhost:5432:*:postgres:hunter22\n", "password", "hunter22"),
+    ("echo \"10.0.0.5:5432:prod:admin:Pr0dPass!\" >> ~/.pgpass", "password", "Pr0dPass"),
+    ("cat > ~/.pgpass <<EOF\n  pg.internal:6432:*:app:Xk9mPq2LvR8s\nEOF", "password", "Xk9mPq2LvR8s"),
 ];
 
 /// Text that must come out unchanged.
@@ -938,4 +944,12 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "パスワードを入力してください",
     "비밀번호 변경 v2 완료",
     "contraseña: <tu-contraseña>",
+    // Lines of five fields apart by `:` that are no `.pgpass` line.
+    "2024:01:02:03:04",
+    "00:1a:2b:3c:4d:5e",
+    "localhost:5432:*:postgres:$PGPASSWORD",
+    "*:*:*:*:password",
+    "a.rs:42:5:warn:unused",
+    "src/main.rs:42:5: error: unused variable",
+    "config.yaml:12:db:user:name",
 ];

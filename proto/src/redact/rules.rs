@@ -700,6 +700,19 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["machine", "default"],
             Some(plain_secret),
         ),
+        // A `.pgpass` line, `host:port:database:user:password` (a `:` or `\` in a field is
+        // escaped with `\`): alone on its line (`cat ~/.pgpass`, a here-document) or quoted
+        // (`echo "…" >> ~/.pgpass`). The host has a letter or a dot, or is `*`; the port is
+        // a number or `*`.
+        Spec {
+            min_len: 9,
+            ..spec(
+                "password",
+                r#"(?m)^[ \t]*(?P<h>\*|[A-Za-z0-9_.-]+):(?:\*|\d{2,5}):(?P<db>(?:[^:\\\s]|\\.)+):(?:[^:\\\s]|\\.)+:(?P<s>(?:[^:\\\s]|\\.)+)[ \t]*\r?$|["'](?P<h2>\*|[A-Za-z0-9_.-]+):(?:\*|\d{2,5}):(?P<db2>(?:[^:\\\s"']|\\.)+):(?:[^:\\\s"']|\\.)+:(?P<s2>(?:[^:\\\s"']|\\.)+)["']"#,
+                &[],
+                Some(pgpass),
+            )
+        },
         // A secret piped into a command that reads one: `echo PASS | docker login --password-stdin`.
         spec(
             "password",
@@ -917,6 +930,30 @@ fn intl_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if secret {
         hits.push(Hit { range: m.start()..m.start() + v.len(), kind: None });
     }
+}
+
+/// A `.pgpass` line's password, if its host is one (a name, an address or `*`: not
+/// `2024:01:02:03:04`, nor a source file's name as a compiler or `grep -n` starts a line
+/// with, `main.rs:42:5:…`, whose "database" is a column's number) and the password is not a
+/// reference or a placeholder.
+fn pgpass(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(h), Some(db)) = (c.name("h").or_else(|| c.name("h2")), c.name("db").or_else(|| c.name("db2"))) else {
+        return;
+    };
+    let host = h.as_str();
+    if host != "*" && !host.bytes().any(|b| b.is_ascii_alphabetic() || b == b'.') {
+        return;
+    }
+    const FILES: &[&str] = &[
+        "rs", "py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "c", "h", "cc", "cpp", "hpp", "java", "kt", "rb",
+        "php", "cs", "swift", "scala", "ex", "exs", "erl", "txt", "md", "log", "yaml", "yml", "json", "toml", "sh",
+        "html", "css", "sql", "vue", "svelte", "lua", "pl",
+    ];
+    let source = host.rsplit_once('.').is_some_and(|(_, ext)| FILES.contains(&ext));
+    if source || db.as_str().bytes().all(|b| b.is_ascii_digit()) {
+        return;
+    }
+    plain_secret(c, hits);
 }
 
 /// A value named in prose: one that looks random, or a short one (8 to 11 characters) of

@@ -244,6 +244,7 @@ const GLUE: &[&str] = &[
     "\u{301}",
     " | base64 -d",
     "пароль: ",
+    "h.x:5432:d:u:",
     "密码是",
     "パスワードは「",
     "base64 -d <<< ",
@@ -319,6 +320,8 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("echo QUJDREVGR0hJSktMTU5P | base64 -d; ", 2000),
         ("пароль от a: ", 3000),
         ("密码是", 5000),
+        ("x.y:5432:a:b:c\n", 3000),
+        ("\"x.y:5432:a:b:", 3000),
     ] {
         let text = unit.repeat(n);
         let once = r(&text);
