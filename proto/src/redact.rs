@@ -7,7 +7,8 @@
 //! only after a service's name:
 //!
 //! - private keys: PEM blocks (cut ones too), base64-encoded PEM (a kubeconfig's
-//!   `client-key-data`), PuTTY keys, age secret keys;
+//!   `client-key-data`), PuTTY keys, age secret keys, 64 hexadecimal digits (`0x…`) near a
+//!   word that says they are a private or secret key ("my private key is 0x4c08…");
 //! - token formats with a prefix of their own, wherever they start (as gitleaks' rules for
 //!   GitHub, GitLab or Slack tokens do: after a JSON escape `\nghp_…`, in `%22ghp_…`,
 //!   `Bearerghp_…`; run into a word, a token must look generated): AWS (`AKIA…` and the other key-id prefixes,

@@ -622,6 +622,12 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("$ cat ~/.pgpass\nlocalhost:5432:*:postgres:hunter22\n", "password", "hunter22"),
     ("echo \"10.0.0.5:5432:prod:admin:Pr0dPass!\" >> ~/.pgpass", "password", "Pr0dPass"),
     ("cat > ~/.pgpass <<EOF\n  pg.internal:6432:*:app:Xk9mPq2LvR8s\nEOF", "password", "Xk9mPq2LvR8s"),
+    // An Ethereum-style private key, 0x and 64 hexadecimal digits, near a word that says so.
+    ("my private key is 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "private-key", "4c0883a69102937d6231"),
+    ("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318 is the deployer's private key", "private-key", "4c0883a69102937d6231"),
+    ("private key 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "private-key", "4c0883a69102937d6231"),
+    ("the secret is 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "private-key", "4c0883a69102937d6231"),
+    ("import it with my key 0x8da4ef21b864d2cc526dbdb2a120bd2874c36c9d0a1fb7f8c63d7f7a8b41de8f, then", "private-key", "8da4ef21b864d2cc526d"),
 ];
 
 /// Text that must come out unchanged.
@@ -952,4 +958,10 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "a.rs:42:5:warn:unused",
     "src/main.rs:42:5: error: unused variable",
     "config.yaml:12:db:user:name",
+    // 0x and 64 hexadecimal digits that are a hash, a transaction's id or a public key.
+    "tx hash 0x88df016429689c079f3b2f6ad39fa052532c56795b733da78a91ebe6a713944b confirmed",
+    "keccak256(\"Transfer(address,address,uint256)\") = 0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+    "my public key 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+    "bytes32 constant ROLE = 0x9f2df0fed2c77648de5860a4cc508cd0818c85b8b8a1ab4ceeef8d981c8956a6;",
+    "block 0x3f2a9c1e8b7d6f5a4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d mined",
 ];

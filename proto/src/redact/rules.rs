@@ -765,6 +765,16 @@ pub(super) fn built_in() -> Vec<Spec> {
             CRED_WORDS,
             Some(block_scalar),
         ),
+        // A private key written as 64 hexadecimal digits (an Ethereum-style key): `0x…` near a
+        // word that says it is a key's or a secret's ("my private key is 0x4c08…", "0x4c08…
+        // is the deployer's private key"), or bare right after "private key" / "secret key".
+        // A hash or a transaction's id with no such word near it is kept.
+        spec(
+            "private-key",
+            r#"(?i)(?:\b(?:private[ _-]?key|priv[ _-]?key|privkey|secret[ _-]?key|secret|signing[ _-]?key|wallet[ _-]?key|account[ _-]?key|eth(?:ereum)?[ _-]?key|deployer[ _-]?key|(?:my|our|your|his|her|their)[ \t]+key)|\[REDACTED:private-key\])[^\n]{0,40}?\b(?P<s>0x[0-9a-f]{64})\b|\b(?P<s2>0x[0-9a-f]{64})\b[^\n]{0,40}?\b(?:private[ _-]?key|privkey|secret[ _-]?key)\b|\b(?:private|secret)[ _-]?key\b["'`*]*(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*["'`*]*(?P<s3>[0-9a-f]{64})\b"#,
+            &["0x", "key"],
+            Some(high_entropy),
+        ),
         // A wallet's recovery phrase (BIP-39: 12 to 24 words) after a name that says so.
         spec(
             "secret",

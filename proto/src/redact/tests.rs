@@ -245,6 +245,7 @@ const GLUE: &[&str] = &[
     " | base64 -d",
     "пароль: ",
     "h.x:5432:d:u:",
+    "private key 0x",
     "密码是",
     "パスワードは「",
     "base64 -d <<< ",
@@ -322,6 +323,8 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("密码是", 5000),
         ("x.y:5432:a:b:c\n", 3000),
         ("\"x.y:5432:a:b:", 3000),
+        ("secret 0x", 4000),
+        ("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318 ", 300),
     ] {
         let text = unit.repeat(n);
         let once = r(&text);
