@@ -429,10 +429,12 @@ impl Redactor {
     /// What the rules find in `text` as it reads (see `view`), in the text's terms: the
     /// ranges to mask, in order, apart. None when the text reads as it is written.
     fn read_as_seen(&self, text: &str) -> Vec<Span> {
-        let Some(v) = view::build(text) else { return Vec::new() };
-        let mut track = Track { start: v.start, end: v.end, spans: Vec::new() };
-        self.run_rules(Cow::Owned(v.text), Some(&mut track));
-        let mut spans = track.spans;
+        let mut spans = Vec::new();
+        for v in view::build(text) {
+            let mut track = Track { start: v.start, end: v.end, spans: Vec::new() };
+            self.run_rules(Cow::Owned(v.text), Some(&mut track));
+            spans.append(&mut track.spans);
+        }
         spans.sort_by_key(|s| s.range.start);
         spans
     }

@@ -311,17 +311,31 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("docker exec db sh -c \"mysql -p$X\" ", 1200),
         ("--token \"", 4000),
         ("token=abc123secret ", 2000),
-        // What the view reads through: glue, escapes, look-alikes, wrapped lines.
+    ] {
+        let text = unit.repeat(n);
+        let once = r(&text);
+        assert_eq!(r(&once), once, "{unit}");
+    }
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+}
+
+/// The same for what the view reads through (glue, escapes, look-alikes, wrapped lines) and
+/// the rules that came with it: long runs of near-matches take linear time.
+#[test]
+fn long_runs_of_what_reads_differently_take_linear_time() {
+    let start = std::time::Instant::now();
+    for (unit, n) in [
         ("\"a1\" + ", 5000),
         ("a\"        ", 4000),
         ("\\u0067", 5000),
         ("Аa1", 20000),
-        ("ab1Cd2Ef3Gh4\n", 5000),
-        ("ghp_\\\n", 5000),
-        ("echo QUJDREVGR0hJSktMTU5P | base64 -d; ", 2000),
+        ("ab1Cd2Ef3Gh4\n", 2500),
+        ("ghp_\\\n", 2500),
+        ("echo QUJDREVGR0hJSktMTU5P | base64 -d; ", 1000),
         ("пароль от a: ", 3000),
         ("密码是", 5000),
-        ("x.y:5432:a:b:c\n", 3000),
+        ("x.y:5432:a:b:c\n", 1500),
         ("\"x.y:5432:a:b:", 3000),
         ("secret 0x", 4000),
         ("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318 ", 300),
@@ -452,6 +466,6 @@ fn tokens_read_as_seen_are_masked_in_the_original() {
         assert_eq!(out, want, "spans of {text}: {spans:?}");
     }
     // Only what reads differently is read again: an ASCII text, prose in other scripts.
-    assert!(view::build("fix the login page\nand run the tests").is_none());
-    assert!(view::build("тест прошёл — 完成了 3 项任务, ok").is_none());
+    assert!(view::build("fix the login page\nand run the tests").is_empty());
+    assert!(view::build("тест прошёл — 完成了 3 项任务, ok").is_empty());
 }

@@ -19,9 +19,11 @@
 //! `super::Track`, so a secret found in the view masks the text it was read from: the
 //! original characters, escapes and the glue between the pieces.
 //!
-//! Building it is linear: one scan finds whether the view would differ in a way that can
-//! matter (most texts: not, and nothing is allocated), a second builds it. Each word is
-//! looked at once for whether it mixes scripts, each run of white space once for glue.
+//! Building it is linear: one scan finds where the view would differ in a way that can
+//! matter (in most texts nowhere, and nothing is allocated); only the lines around those
+//! places are built, with a line of context on each side, each group of lines a view read
+//! on its own. The scan looks only at the bytes that can start a change; each word is looked
+//! at once for whether it mixes scripts, each run of white space once for glue.
 
 use super::values::looks_random;
 use std::ops::Range;
@@ -36,17 +38,76 @@ pub(super) struct View {
     pub end: Vec<usize>,
 }
 
-/// The view of `text`, when it differs from the text in a way the rules could see.
-pub(super) fn build(text: &str) -> Option<View> {
-    let mut detect = Scanner::new(text, false);
-    if !detect.run() {
-        return None;
+/// The view of `text` where it differs from the text in a way the rules could see: the
+/// lines that read differently, with a line of context on each side, in groups of lines
+/// next to each other (each group read on its own: a match cannot reach across lines the
+/// view leaves out). Empty when the text reads as it is written.
+///
+/// A first scan, which builds nothing, finds where the text reads differently; only the
+/// groups of lines around those places are built.
+pub(super) fn build(text: &str) -> Vec<View> {
+    let mut find = Scanner::new(text, false);
+    find.scan(0, text.len());
+    let b = text.as_bytes();
+    // Where the line before the one holding `at` starts, not before `floor`.
+    let back = |at: usize, floor: usize| {
+        let mut k = at;
+        let mut breaks = 0;
+        while k > floor {
+            if b[k - 1] == b'\n' {
+                breaks += 1;
+                if breaks == 2 {
+                    break;
+                }
+            }
+            k -= 1;
+        }
+        k
+    };
+    // Where the line after the one holding `at` ends (after its line break).
+    let forth = |at: usize| {
+        let mut k = at;
+        let mut breaks = 0;
+        while k < b.len() {
+            k += 1;
+            if b[k - 1] == b'\n' {
+                breaks += 1;
+                if breaks == 2 {
+                    break;
+                }
+            }
+        }
+        k
+    };
+    let mut regions: Vec<Range<usize>> = Vec::new();
+    for c in &find.changes {
+        match regions.last_mut() {
+            Some(last) if c.start <= last.end => {
+                if c.end > last.end {
+                    last.end = forth(c.end.saturating_sub(1));
+                }
+            }
+            _ => {
+                let floor = regions.last().map_or(0, |l| l.end);
+                let from = back(c.start, floor);
+                let to = forth(c.end.saturating_sub(1).max(c.start));
+                match regions.last_mut() {
+                    Some(last) if from <= last.end => last.end = to,
+                    _ => regions.push(from..to),
+                }
+            }
+        }
     }
-    let mut scan = Scanner::new(text, true);
-    scan.run();
-    let mut out = scan.out?;
-    out.start.push(text.len());
-    Some(View { text: out.text, start: out.start, end: out.end })
+    regions
+        .into_iter()
+        .filter_map(|r| {
+            let mut scan = Scanner::new(text, true);
+            scan.scan(r.start, r.end);
+            let mut out = scan.out?;
+            out.start.push(out.end.last().copied().unwrap_or(r.end));
+            Some(View { text: out.text, start: out.start, end: out.end })
+        })
+        .collect()
 }
 
 /// A short string on the stack: what one character folds to.
@@ -233,7 +294,34 @@ fn confusable(c: char) -> Option<char> {
 }
 
 /// How the character `c` (not ASCII) is read.
+/// Whether `c` reads as itself, known at once: kana, CJK ideographs, Hangul syllables (not
+/// the squared Latin abbreviations of U+3300–U+33FF, `㎏`), dashes, quotes and bullets
+/// of prose, arrows, box drawing, shapes and dingbats (`✓`), and the letters of the basic
+/// Cyrillic and Greek alphabets that look like no Latin one. None of them decomposes.
+fn inert(c: char) -> bool {
+    match c {
+        '\u{3040}'..='\u{31FF}' | '\u{3400}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7A3}' => true,
+        '\u{2014}'..='\u{2015}' | '\u{2018}'..='\u{2023}' | '\u{2190}'..='\u{21FF}' | '\u{2500}'..='\u{27BF}' => true,
+        _ => basic_letter(c) && confusable(c).is_none(),
+    }
+}
+
+/// A letter of the basic Cyrillic or Greek alphabet (none of them decomposes).
+fn basic_letter(c: char) -> bool {
+    matches!(c, '\u{0410}'..='\u{044F}' | '\u{0391}'..='\u{03A9}' | '\u{03B1}'..='\u{03C9}')
+}
+
 fn fold(c: char) -> Fold {
+    if inert(c) {
+        return Fold::Keep;
+    }
+    if basic_letter(c) {
+        let mut small = Small::new();
+        return match confusable(c) {
+            Some(l) if small.push(l) => Fold::Weak(small),
+            _ => Fold::Keep,
+        };
+    }
     if is_combining_mark(c) {
         return Fold::Mark;
     }
@@ -286,7 +374,17 @@ fn token_byte(b: u8) -> bool {
 
 /// Whether `c` belongs to a word, for whether a word mixes scripts.
 fn word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '-' || (!c.is_ascii() && !matches!(fold(c), Fold::Keep))
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    }
+    inert(c) || confusable(c).is_some() || c.is_alphanumeric() || !matches!(fold(c), Fold::Keep)
+}
+
+/// Whether `c` makes a word mixed: an ASCII letter or digit, or a character whose
+/// compatibility decomposition is one (`ｇ`, `𝐀`; a look-alike is not one).
+fn latin(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || (!c.is_ascii() && !inert(c) && confusable(c).is_none() && matches!(fold(c), Fold::Strong(s) if s.tokenish()))
 }
 
 fn hex(b: &[u8]) -> Option<u32> {
@@ -365,6 +463,10 @@ struct Scanner<'a> {
     /// The word a look-alike was last seen in: where it ends, and whether it mixes scripts.
     word_end: usize,
     word_mixed: bool,
+    /// Where the text reads differently in a way that matters (while finding them).
+    changes: Vec<Range<usize>>,
+    /// Whether the change being read matters.
+    mark: bool,
 }
 
 /// Longer runs are not joined.
@@ -375,51 +477,88 @@ const WRAP_LOOK: usize = 64;
 
 impl<'a> Scanner<'a> {
     fn new(text: &'a str, build: bool) -> Self {
-        let out = build.then(|| Out {
-            text: String::with_capacity(text.len()),
-            start: Vec::with_capacity(text.len() + 1),
-            end: {
-                let mut v = Vec::with_capacity(text.len() + 1);
-                v.push(0);
-                v
-            },
-        });
-        Self { text, out, run: 0, word_end: 0, word_mixed: false }
+        let out = build.then(|| Out { text: String::new(), start: Vec::new(), end: Vec::new() });
+        Self { text, out, run: 0, word_end: 0, word_mixed: false, changes: Vec::new(), mark: false }
     }
 
-    /// Reads the text; in detection, whether the view differs in a way that matters.
-    fn run(&mut self) -> bool {
+    /// Reads `from..to` of the text (from a line's start; a change that starts before `to`
+    /// may end after it). Only the bytes that can start a change are looked at: quotes,
+    /// `\\`, `&`, `%`, line breaks and what is not ASCII; what lies between them, and a word
+    /// that mixes no scripts, is taken as it is, at once. While finding the changes
+    /// (nothing built), each is noted in `changes`.
+    fn scan(&mut self, from: usize, to: usize) {
         let (text, b) = (self.text, self.text.as_bytes());
-        let detect = self.out.is_none();
-        let mut i = 0;
-        while i < b.len() {
+        if let Some(out) = &mut self.out {
+            out.end.push(from);
+        }
+        let mut i = from;
+        while i < to {
+            let k = b[i..to]
+                .iter()
+                .position(|&c| matches!(c, b'"' | b'\'' | b'`' | b'\\' | b'&' | b'%' | b'\n' | b'\r' | 0x80..))
+                .unwrap_or(to - i);
+            if k > 0 {
+                self.same(i..i + k);
+                i += k;
+                continue;
+            }
             let c = b[i];
-            // A change that can matter: in detection, that is the answer.
+            self.mark = false;
             let next = match c {
                 b'"' | b'\'' | b'`' => self.glue(i),
                 b'\\' => self.glue(i).or_else(|| self.continuation(i)).or_else(|| self.escape(i)),
                 b'&' | b'%' => self.escape(i),
                 b'\n' | b'\r' => self.wrap(i),
-                0x80.. => self.fold_at(i),
-                _ => None,
+                _ => self.fold_at(i),
             };
             if let Some(n) = next {
-                if detect {
-                    return true;
+                if self.mark && self.out.is_none() {
+                    self.changes.push(i..n);
                 }
                 i = n;
                 continue;
             }
-            // `\\` is a backslash: what follows it is no escape.
+            // `\\` is a backslash: what follows it is no escape. In a word that mixes no
+            // scripts, nothing is read differently up to its end.
             let len = if c == b'\\' && b.get(i + 1) == Some(&b'\\') {
                 2
+            } else if c >= 0x80 && self.word_end > i && !self.word_mixed {
+                self.word_end - i
+            } else if c >= 0x80 {
+                // A run of characters that read as themselves goes at once.
+                text[i..to].char_indices().find(|&(k, ch)| k > 0 && !inert(ch)).map_or(to - i, |(k, _)| k)
             } else {
                 text[i..].chars().next().map_or(1, char::len_utf8)
             };
-            self.emit(&text[i..i + len], i..i + len);
+            self.same(i..i + len);
             i += len;
         }
-        false
+    }
+
+    /// Takes `r` of the text as it is.
+    fn same(&mut self, r: Range<usize>) {
+        let s = &self.text[r.clone()];
+        let tail = s.bytes().rev().take_while(|&c| token_byte(c)).count();
+        self.run = if tail == s.len() { self.run + tail } else { tail };
+        let Some(out) = &mut self.out else { return };
+        out.text.push_str(s);
+        if s.is_ascii() {
+            out.start.extend(r.clone());
+            out.end.extend(r.start + 1..=r.end);
+            return;
+        }
+        for (k, ch) in s.char_indices() {
+            let (from, to) = (r.start + k, r.start + k + ch.len_utf8());
+            for _ in from..to {
+                out.start.push(from);
+                out.end.push(to);
+            }
+        }
+    }
+
+    /// Notes that the change being read matters (the view is worth reading for it).
+    fn changed(&mut self) {
+        self.mark = true;
     }
 
     /// Appends `s`, read from `orig` of the text.
@@ -440,7 +579,13 @@ impl<'a> Scanner<'a> {
     fn last_run(&self, i: usize) -> &str {
         match &self.out {
             Some(out) => &out.text[out.text.len() - self.run..],
-            None => &self.text[i - self.run..i],
+            // While finding, what was read before may differ from the text: the text's
+            // own token characters before `i` stand for it.
+            None => {
+                let b = self.text.as_bytes();
+                let n = b[..i].iter().rev().take(self.run).take_while(|&&c| token_byte(c)).count();
+                &self.text[i - n..i]
+            }
         }
     }
 
@@ -473,7 +618,10 @@ impl<'a> Scanner<'a> {
         k = space(k + op);
         let after = quote(k)?;
         match b.get(after) {
-            Some(&n) if !n.is_ascii_whitespace() && !matches!(n, b'"' | b'\'' | b'`') => Some(after),
+            Some(&n) if !n.is_ascii_whitespace() && !matches!(n, b'"' | b'\'' | b'`') => {
+                self.changed();
+                Some(after)
+            }
             _ => None,
         }
     }
@@ -493,7 +641,11 @@ impl<'a> Scanner<'a> {
         while matches!(b.get(k), Some(b' ' | b'\t')) {
             k += 1;
         }
-        b.get(k).is_some_and(|&n| token_byte(n)).then_some(k)
+        if !b.get(k).is_some_and(|&n| token_byte(n)) {
+            return None;
+        }
+        self.changed();
+        Some(k)
     }
 
     /// A token wrapped at the end of a line: the line ends in a run of a token's
@@ -523,13 +675,18 @@ impl<'a> Scanner<'a> {
         let mut joined = String::with_capacity(2 * WRAP_LOOK);
         joined.push_str(left);
         joined.push_str(&self.text[k..k + right.min(WRAP_LOOK)]);
-        looks_random(&joined).then_some(k)
+        if !looks_random(&joined) {
+            return None;
+        }
+        self.changed();
+        Some(k)
     }
 
     /// An escape that spells a token's character: read as that character.
     fn escape(&mut self, i: usize) -> Option<usize> {
         let (c, end) = escape_at(self.text, i)?;
         let s = escaped(c)?;
+        self.changed();
         self.emit(s.as_str(), i..end);
         Some(end)
     }
@@ -544,14 +701,19 @@ impl<'a> Scanner<'a> {
             // alone it is no reason to read the text again.
             Fold::Strong(s) if self.out.is_none() && !s.tokenish() => None,
             Fold::Strong(s) => {
+                if s.tokenish() {
+                    self.changed();
+                }
                 self.emit(s.as_str(), i..end);
                 Some(end)
             }
             Fold::Weak(s) if self.mixed(i) => {
+                self.changed();
                 self.emit(s.as_str(), i..end);
                 Some(end)
             }
             Fold::Mark if self.mixed(i) => {
+                self.changed();
                 self.emit("", i..end);
                 Some(end)
             }
@@ -569,9 +731,7 @@ impl<'a> Scanner<'a> {
         let start = t[..i].char_indices().rev().take_while(|&(_, c)| word_char(c)).last().map_or(i, |(k, _)| k);
         let end = t[i..].char_indices().find(|&(_, c)| !word_char(c)).map_or(t.len(), |(k, _)| i + k);
         self.word_end = end;
-        self.word_mixed = t[start..end].chars().any(|c| {
-            c.is_ascii_alphanumeric() || (!c.is_ascii() && matches!(fold(c), Fold::Strong(s) if s.tokenish()))
-        });
+        self.word_mixed = t[start..end].chars().any(latin);
         self.word_mixed
     }
 }
@@ -581,7 +741,8 @@ mod tests {
     use super::*;
 
     fn view(text: &str) -> Option<String> {
-        build(text).map(|v| v.text)
+        let views = build(text);
+        (!views.is_empty()).then(|| views.iter().map(|v| v.text.as_str()).collect::<Vec<_>>().join("|"))
     }
 
     #[test]
@@ -620,7 +781,7 @@ mod tests {
     #[test]
     fn positions_map_back_to_the_text() {
         let text = "k АKIA";
-        let v = build(text).unwrap();
+        let v = build(text).pop().unwrap();
         assert_eq!(v.text, "k AKIA");
         // `A` in the view is `А` (two bytes) in the text.
         assert_eq!((v.start[2], v.end[3]), (2, 4));
