@@ -416,6 +416,15 @@ fn escape_at(text: &str, i: usize) -> Option<(char, usize)> {
             Some((char::from_u32(v)?, i + 6))
         }
         (b'\\', b'x') => Some((char::from_u32(fixed(i + 2, 2)?)?, i + 4)),
+        // Octal, as C, Python and a shell's `$'…'` write it: `\147`.
+        (b'\\', d @ b'0'..=b'3') => {
+            let (d2, d3) = (at(i + 2)?, at(i + 3)?);
+            if !matches!(d2, b'0'..=b'7') || !matches!(d3, b'0'..=b'7') {
+                return None;
+            }
+            let v = u32::from(d - b'0') * 64 + u32::from(d2 - b'0') * 8 + u32::from(d3 - b'0');
+            Some((char::from_u32(v)?, i + 4))
+        }
         (b'\\', b'U') => Some((char::from_u32(fixed(i + 2, 8)?)?, i + 10)),
         (b'&', b'#') => {
             let (from, radix) = if matches!(at(i + 2), Some(b'x' | b'X')) { (i + 3, 16) } else { (i + 2, 10) };
@@ -518,10 +527,10 @@ impl<'a> Scanner<'a> {
                 i = n;
                 continue;
             }
-            // `\\` is a backslash: what follows it is no escape. In a word that mixes no
-            // scripts, nothing is read differently up to its end.
-            let len = if c == b'\\' && b.get(i + 1) == Some(&b'\\') {
-                2
+            // Backslashes that start nothing go at once. In a word that mixes no scripts,
+            // nothing is read differently up to its end.
+            let len = if c == b'\\' {
+                b[i..to].iter().take_while(|&&c| c == b'\\').count()
             } else if c >= 0x80 && self.word_end > i && !self.word_mixed {
                 self.word_end - i
             } else if c >= 0x80 {
@@ -597,8 +606,9 @@ impl<'a> Scanner<'a> {
             return None;
         }
         let b = self.text.as_bytes();
+        // A quote, escaped any number of times (`"`, `\"`, `\\\"` in JSON inside JSON).
         let quote = |k: usize| -> Option<usize> {
-            let k = if b.get(k) == Some(&b'\\') { k + 1 } else { k };
+            let k = k + b[k.min(b.len())..].iter().take_while(|&&c| c == b'\\').count();
             matches!(b.get(k), Some(b'"' | b'\'' | b'`')).then_some(k + 1)
         };
         let space = |mut k: usize| {
@@ -607,7 +617,15 @@ impl<'a> Scanner<'a> {
             }
             k
         };
-        let mut k = space(quote(i)?);
+        let close = quote(i)?;
+        // A quote inside a word, between two runs of a token's characters (`ghp_abc"def…"`,
+        // shell's way of joining a bare word and a quoted one): skipped. Not in
+        // words of prose (`don't`, `rock'n'roll`): both runs are four or more.
+        if b[i] != b'\\' && self.run >= 4 && b[close..].iter().take(4).filter(|&&c| token_byte(c)).count() == 4 {
+            self.changed();
+            return Some(close);
+        }
+        let mut k = space(close);
         let op = match (b.get(k), b.get(k + 1)) {
             (Some(b'.'), Some(b'.')) | (Some(b'|'), Some(b'|')) => 2,
             (Some(b'+' | b'.' | b'&' | b'~'), _) => 1,
@@ -616,7 +634,9 @@ impl<'a> Scanner<'a> {
             _ => 0,
         };
         k = space(k + op);
-        let after = quote(k)?;
+        // The next piece may have a prefix: `f"…"`, `b'…'`, `r"…"`, `@"…"`, `$"…"`.
+        let prefix = b[k..].iter().take(2).take_while(|c| b"rRbBfFuU@$".contains(c)).count();
+        let after = quote(k + prefix).or_else(|| quote(k))?;
         match b.get(after) {
             Some(&n) if !n.is_ascii_whitespace() && !matches!(n, b'"' | b'\'' | b'`') => {
                 self.changed();
@@ -682,9 +702,11 @@ impl<'a> Scanner<'a> {
         Some(k)
     }
 
-    /// An escape that spells a token's character: read as that character.
+    /// An escape that spells a token's character: read as that character. Its backslash may
+    /// be escaped in turn (`\\u0067` in JSON inside JSON): the escape is read through them.
     fn escape(&mut self, i: usize) -> Option<usize> {
-        let (c, end) = escape_at(self.text, i)?;
+        let slashes = self.text.as_bytes()[i..].iter().take_while(|&&c| c == b'\\').count();
+        let (c, end) = escape_at(self.text, i + slashes.saturating_sub(1))?;
         let s = escaped(c)?;
         self.changed();
         self.emit(s.as_str(), i..end);
@@ -760,7 +782,12 @@ mod tests {
         assert_eq!(view(r#""\u0067hp_x""#).as_deref(), Some(r#""ghp_x""#));
         assert_eq!(view("&#103;hp %67hp \\x67hp \\u{67}hp").as_deref(), Some("ghp ghp ghp ghp"));
         assert_eq!(view(r#""\u0022""#), None, "an escaped quote is not a token's");
-        assert_eq!(view(r#"\\u0067"#), None, "an escaped backslash");
+        assert_eq!(view(r#"\\u0067"#).as_deref(), Some("g"), "read through an escaped backslash");
+        assert_eq!(view(r#"\\\\ \\n"#), None, "backslashes alone");
+        assert_eq!(view("$'\\147hp'").as_deref(), Some("$'ghp'"));
+        assert_eq!(view(r#"T=ghp_abc"defg""#).as_deref(), Some(r#"T=ghp_abcdefg""#));
+        assert_eq!(view(r#"k = "AKIA" f"Q4X""#).as_deref(), Some(r#"k = "AKIAQ4X""#));
+        assert_eq!(view("don't, it's rock'n'roll"), None);
         assert_eq!(view(r#"t = "ghp_abc" + "def""#).as_deref(), Some(r#"t = "ghp_abcdef""#));
         assert_eq!(view("k = ('AKIA' 'Q4X')").as_deref(), Some("k = ('AKIAQ4X')"));
         assert_eq!(view("k = 'sk-ant' \\\n  'api03'").as_deref(), Some("k = 'sk-antapi03'"));
