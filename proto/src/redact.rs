@@ -34,8 +34,9 @@
 //!   --secret KEY VALUE`, …; see `commands`), piped into them (`echo PASS | docker login
 //!   --password-stdin`) or given as a here-string (`gh auth login --with-token <<< TOKEN`);
 //! - base64 decoded where it is given (`echo <b64> | base64 -d`, `base64 -D <<< <b64>`,
-//!   `openssl base64 -d`, `atob("…")`, `b64decode("…")`), when what it decodes to holds a
-//!   secret: the base64 is masked as the kind of that secret;
+//!   `openssl base64 -d`, `atob("…")`, `b64decode("…")`), and hexadecimal (`xxd -r -p`,
+//!   `bytes.fromhex("…")`), when what it decodes to holds a secret: it is masked as the
+//!   kind of that secret;
 //! - options, environment variables and keys that name a credential, with their value:
 //!   `--token VALUE`, `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`,
 //!   `DB_PASS=…`, `SECRET_KEY_BASE=…`, `"auth": "…"` (a docker `config.json`),
@@ -113,8 +114,8 @@ struct Rule {
     consumes: bool,
     /// A token right after a letter or a digit must look generated.
     glued: bool,
-    /// The secret is base64, a secret if what it decodes to holds one.
-    decoded: bool,
+    /// The secret is encoded, a secret if what it decodes to holds one.
+    decoded: Option<rules::Encoding>,
 }
 
 /// The rules' keywords (any case): a rule none of whose words occurs is not run. One
@@ -330,7 +331,7 @@ impl Redactor {
                 min_len: 0,
                 consumes: false,
                 glued: false,
-                decoded: false,
+                decoded: None,
             });
         }
         Ok(Self {
@@ -495,7 +496,7 @@ impl Redactor {
                 continue;
             }
             match r.check {
-                _ if r.decoded => self.decoded(&c, &mut hits),
+                _ if r.decoded.is_some() => self.decoded(r.decoded, &c, &mut hits),
                 Some(check) => check(&c, &mut hits),
                 None => {
                     let s = if r.whole { m } else { secret(&c).unwrap_or(m) };
@@ -536,7 +537,7 @@ impl Redactor {
 }
 
 thread_local! {
-    /// How deep in base64 decoded from base64 the filter is (see [`Redactor::decoded`]).
+    /// How deep in text decoded from base64 (or hex) the filter is (see [`Redactor::decoded`]).
     static DECODING: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
 }
 
@@ -544,12 +545,13 @@ thread_local! {
 const MAX_DECODING: u8 = 3;
 
 impl Redactor {
-    /// A base64 secret of a rule whose secret is decoded where it is given (`echo <b64> |
-    /// base64 -d`): what it decodes to is redacted in turn, and if anything in it is a
-    /// secret, so is the base64, masked as the kind of the first one found. What is decoded
+    /// An encoded secret of a rule whose secret is decoded where it is given (`echo <b64> |
+    /// base64 -d`, `echo <hex> | xxd -r -p`): what it decodes to is redacted in turn, and if
+    /// anything in it is a secret, so is the base64 (or hex), masked as the kind of the first
+    /// one found. What is decoded
     /// is shorter than the base64 and is read only a few levels deep, so the time stays
     /// linear.
-    fn decoded(&self, c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    fn decoded(&self, encoding: Option<rules::Encoding>, c: &Captures<'_>, hits: &mut Vec<Hit>) {
         let Some(s) = secret(c) else { return };
         let mut body = s.as_str();
         // A here-document's base64 ends before its delimiter's line.
@@ -568,7 +570,10 @@ impl Redactor {
         if compact.len() < 12 {
             return;
         }
-        let bytes = values::base64_decode(&compact);
+        let bytes = match encoding {
+            Some(rules::Encoding::Hex) => values::hex_decode(&compact),
+            _ => values::base64_decode(&compact),
+        };
         let decoded = String::from_utf8_lossy(&bytes);
         let decoded = crate::printable::text(&decoded);
         let depth = DECODING.with(|d| d.get());

@@ -590,6 +590,11 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("[Convert]::FromBase64String(\"Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\")", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
     ("echo REJfUEFTU1dPUkQ9aHVudGVyMjIK | base64 -d >> .env", "secret", "UEFTU1dPUkQ9aHVudGVy"),
     ("echo ZWNobyBaMmh3WHpBeE1qTTBOVFkzT0RsaFltTmtaV1puYUdscVFVSkRSRVZHUjBoSlNqQXhNak0wTlE9PSB8IGJhc2U2NCAtZA== | base64 -d | sh", "github-token", "Mmh3WHpBeE1qTTBOVFkzT0RsaFltTmta"),
+    // The same for hexadecimal.
+    ("echo 6768705f303132333435363738396162636465666768696a4142434445464748494a303132333435 | xxd -r -p", "github-token", "30313233343536373839616263646566"),
+    ("xxd -r -p <<< '414b49415134584256374d4e50324b4436525459'", "aws-access-key", "5134584256374d4e50324b"),
+    ("key = bytes.fromhex(\"414b49415134584256374d4e50324b4436525459\").decode()", "aws-access-key", "5134584256374d4e50324b"),
+    ("Buffer.from('6768705f303132333435363738396162636465666768696a4142434445464748494a303132333435', 'hex').toString()", "github-token", "30313233343536373839616263646566"),
     // Telegram bot tokens in the Bot API's URLs, and after a name that says Telegram.
     ("curl https://api.telegram.org/bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11/sendMessage", "telegram-bot-token", "DEF1234ghIkl-zyx57W2v1u"),
     ("requests.get(f'https://api.telegram.org/bot7012345678:AAHk2mP9xQ4rT7vW1yZ3bC5dF8gJ0kL2nP4/getMe')", "telegram-bot-token", "Hk2mP9xQ4rT7vW1yZ3bC"),
@@ -936,6 +941,8 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "const png = atob(\"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==\");",
     "kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
     "echo \"$B64\" | base64 --decode",
+    "echo 48656c6c6f20776f726c6421 | xxd -r -p",
+    "digest = bytes.fromhex(\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\")",
     // Near Telegram's URLs.
     "https://api.telegram.org/bot$TELEGRAM_TOKEN/sendMessage",
     "https://api.telegram.org/bot<token>/METHOD_NAME",

@@ -28,9 +28,16 @@ pub(super) struct Spec {
     /// (`Bearerghp_…`); such a match counts only when the token looks generated (see
     /// `values::strongly_random`), so that `task_live_notifications` is no Stripe key.
     pub glued: bool,
-    /// The secret is base64: what it decodes to is redacted in turn, and the secret is
+    /// The secret is encoded: what it decodes to is redacted in turn, and the secret is
     /// masked (as the kind of what was found) if anything was (see `Redactor::decoded`).
-    pub decoded: bool,
+    pub decoded: Option<Encoding>,
+}
+
+/// How a rule's secret is encoded (see [`Spec::decoded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Encoding {
+    Base64,
+    Hex,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
@@ -42,7 +49,7 @@ fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str
         min_len: 0,
         consumes: false,
         glued: false,
-        decoded: false,
+        decoded: None,
     }
 }
 
@@ -725,7 +732,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // `Buffer.from("…", "base64")`, `FromBase64String("…")`): masked if what it decodes
         // to holds a secret.
         Spec {
-            decoded: true,
+            decoded: Some(Encoding::Base64),
             ..spec(
                 "secret",
                 format!(
@@ -742,6 +749,32 @@ pub(super) fn built_in() -> Vec<Spec> {
                     "decodestring",
                     "decode64",
                     "decoder().decode",
+                ],
+                None,
+            )
+        },
+        // The same for hexadecimal (`echo <hex> | xxd -r -p`, `xxd -r -p <<< <hex>`,
+        // `bytes.fromhex("…")`, `unhexlify("…")`, `Buffer.from("…", "hex")`,
+        // `hex::decode("…")`).
+        Spec {
+            decoded: Some(Encoding::Hex),
+            ..spec(
+                "secret",
+                format!(
+                    r#"(?:^|[\s;&|(`])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?["']?(?P<s>{hex})["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?{decoder}|{decoder}[^\n|;&]*?<<<[ \t]*["']?(?P<s2>{hex})|(?:\bbytes\.fromhex|\bunhexlify|\ba2b_hex|\bhex::decode|\bhex\.DecodeString|\bHex\.decode(?:Hex)?|\bFromHexString)[ \t]*\([ \t]*b?["'`](?P<s4>{hex})["'`]|\bBuffer\.from\([ \t]*["'`](?P<s5>{hex})["'`][ \t]*,[ \t]*["'`]hex["'`]"#,
+                    hex = r"(?:[0-9a-fA-F]{2}){8,}",
+                    decoder = r"(?:\bxxd\b[^|\n;&<]*?[ \t]-[a-z]*r[a-z]*\b|\bbasenc[ \t]+--base16[ \t]+-d\b)",
+                ),
+                &[
+                    "xxd",
+                    "basenc",
+                    "fromhex",
+                    "unhexlify",
+                    "a2b_hex",
+                    "hex::decode",
+                    "decodestring",
+                    "hex.decode",
+                    "buffer.from",
                 ],
                 None,
             )
