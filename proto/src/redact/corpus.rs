@@ -567,6 +567,7 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     (r#"$k = "ghp_0123456789abcdefghij" . "ABCDEFGHIJ012345";"#, "github-token", "ABCDEFGHIJ012345"),
     (r#"{"code": "t = \"ghp_0123456789abcdefghij\" + \"ABCDEFGHIJ012345\""}"#, "github-token", "ABCDEFGHIJ012345"),
     ("see ghp_0123456789abcdefghij\nABCDEFGHIJ012345 in the log", "github-token", "ABCDEFGHIJ012345"),
+    ("token:\nghp_0123456789ab\ncdefghijABCDEFGH\nIJ012345", "github-token", "IJ012345"),
     ("export T=ghp_0123456789abcdefghij\\\nABCDEFGHIJ012345", "github-token", "ABCDEFGHIJ012345"),
     (r#"{"t": "\u0067hp_0123456789abcdefghijABCDEFGHIJ012345"}"#, "github-token", "abcdefghijABCDEFGHIJ"),
     (r#""\u0041\u004b\u0049\u0041Q4XBV7MNP2KD6RTY""#, "aws-access-key", "Q4XBV7MNP2KD6RTY"),
@@ -625,6 +626,10 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("ο κωδικός είναι Hq4Lm8Nz2Rx6Vt1K", "password", "Hq4Lm8Nz2Rx6Vt1K"),
     ("wachtwoord: geheim123", "password", "geheim123"),
     ("şifre: Gizli2024x", "password", "Gizli2024x"),
+    ("รหัสผ่านคือ Hq4Lm8Nz2Rx6Vt1L", "password", "Hq4Lm8Nz2Rx6Vt1L"),
+    ("كلمة المرور: Hq4Lm8Nz2Rx6Vt1M", "password", "Hq4Lm8Nz2Rx6Vt1M"),
+    ("סיסמה: Hq4Lm8Nz2Rx6Vt1N", "password", "Hq4Lm8Nz2Rx6Vt1N"),
+    ("패스워드: Hq4Lm8Nz2Rx6Vt1P", "password", "Hq4Lm8Nz2Rx6Vt1P"),
     // `.pgpass` lines: alone on their line, or quoted into the file.
     ("db.example.com:5432:app:app_user:S3cretPgPw", "password", "S3cretPgPw"),
     ("$ cat ~/.pgpass\nlocalhost:5432:*:postgres:hunter22\n*:*:*:replicator:R3pl\\:ica", "password", "R3pl\\:ica"),

@@ -133,7 +133,7 @@ const INTL_PASSWORD_JOINED: &[&str] =
     &["密码", "密碼", "口令", "パスワード", "暗証番号", "パスコード", "비밀번호", "암호", "패스워드", "รหัสผ่าน"];
 
 /// The prefilter's words for the two lists above (one of which every match holds).
-const INTL_PASSWORD_KEYWORDS: [&str; 43] = [
+const INTL_PASSWORD_KEYWORDS: [&str; 45] = [
     "парол",
     "лозинк",
     "hasł",
@@ -177,6 +177,8 @@ const INTL_PASSWORD_KEYWORDS: [&str; 43] = [
     "パスコード",
     "비밀번호",
     "암호",
+    "패스워드",
+    "รหัสผ่าน",
 ];
 
 /// The built-in rules.

@@ -82,15 +82,17 @@ pub(super) fn build(text: &str) -> Vec<View> {
     let mut regions: Vec<Range<usize>> = Vec::new();
     for c in &find.changes {
         match regions.last_mut() {
+            // The line after the one the change ends in (a wrapped token's next line, when
+            // the change ends at its start) is context.
             Some(last) if c.start <= last.end => {
-                if c.end > last.end {
-                    last.end = forth(c.end.saturating_sub(1));
+                if c.end >= last.end {
+                    last.end = forth(c.end);
                 }
             }
             _ => {
                 let floor = regions.last().map_or(0, |l| l.end);
                 let from = back(c.start, floor);
-                let to = forth(c.end.saturating_sub(1).max(c.start));
+                let to = forth(c.end);
                 match regions.last_mut() {
                     Some(last) if from <= last.end => last.end = to,
                     _ => regions.push(from..to),
@@ -495,7 +497,7 @@ impl<'a> Scanner<'a> {
     /// `\\`, `&`, `%`, line breaks and what is not ASCII; what lies between them, and a word
     /// that mixes no scripts, is taken as it is, at once. While finding the changes
     /// (nothing built), each is noted in `changes`.
-    fn scan(&mut self, from: usize, to: usize) {
+    fn scan(&mut self, from: usize, mut to: usize) {
         let (text, b) = (self.text, self.text.as_bytes());
         if let Some(out) = &mut self.out {
             out.end.push(from);
@@ -523,6 +525,10 @@ impl<'a> Scanner<'a> {
             if let Some(n) = next {
                 if self.mark && self.out.is_none() {
                     self.changes.push(i..n);
+                }
+                // A change read past the end goes on to the end of its line.
+                if n >= to && self.out.is_some() {
+                    to = b[n.min(b.len())..].iter().position(|&c| c == b'\n').map_or(b.len(), |k| n + k + 1);
                 }
                 i = n;
                 continue;
