@@ -89,7 +89,7 @@ const CRED_WORDS: &[&str] = &[
 /// "Password" in other languages, written with spaces between words (stems: `парол`
 /// takes пароль, пароля, паролем; `hasł` hasło, hasła). German, Spanish, Portuguese and
 /// French are here too for their labels (`Passwort: …`); their prose is the English rule's.
-const INTL_PASSWORD_WORDS: &[&str] = &[
+pub(super) const INTL_PASSWORD_WORDS: &[&str] = &[
     "парол",
     "лозинк",
     "hasł",
@@ -129,11 +129,11 @@ const INTL_PASSWORD_WORDS: &[&str] = &[
 ];
 
 /// "Password" in languages that write words together (Chinese, Japanese, Korean, Thai).
-const INTL_PASSWORD_JOINED: &[&str] =
+pub(super) const INTL_PASSWORD_JOINED: &[&str] =
     &["密码", "密碼", "口令", "パスワード", "暗証番号", "パスコード", "비밀번호", "암호", "패스워드", "รหัสผ่าน"];
 
 /// The prefilter's words for the two lists above (one of which every match holds).
-const INTL_PASSWORD_KEYWORDS: [&str; 45] = [
+pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 45] = [
     "парол",
     "лозинк",
     "hasł",

@@ -472,3 +472,22 @@ fn tokens_read_as_seen_are_masked_in_the_original() {
     assert!(view::build("fix the login page\nand run the tests").is_empty());
     assert!(view::build("тест прошёл — 完成了 3 项任务, ok").is_empty());
 }
+
+/// Every name of a password in other languages holds a word of the prefilter (a name
+/// without one would never be looked for), in any case.
+#[test]
+fn every_name_in_other_languages_is_looked_for() {
+    use super::rules::{INTL_PASSWORD_JOINED, INTL_PASSWORD_KEYWORDS, INTL_PASSWORD_WORDS};
+    for w in INTL_PASSWORD_WORDS.iter().chain(INTL_PASSWORD_JOINED) {
+        // The name as written, with the first of its alternatives (`(?:المرور|السر)`).
+        let plain = w.replace(r"\s+", " ");
+        let plain = match plain.split_once("(?:") {
+            Some((head, rest)) => format!("{head}{}", rest.split(['|', ')']).next().unwrap_or("")),
+            None => plain,
+        }
+        .to_lowercase();
+        assert!(INTL_PASSWORD_KEYWORDS.iter().any(|k| plain.contains(k)), "{w} has no keyword");
+        let upper = format!("{} Hq4Lm8Nz2Rx6Vt9Z", plain.to_uppercase());
+        assert!(r(&upper).contains("[REDACTED:password]"), "{upper}");
+    }
+}
