@@ -7,11 +7,14 @@
 //!   ones, and accents (`АKIA…` with a Cyrillic `А`, `ghр_…` with a Cyrillic `р`). A word of
 //!   Cyrillic or Greek alone is prose and is left as it is.
 //! - Escapes that spell a token's letters are decoded: `\u0067hp_…` (JSON, JavaScript),
-//!   `\u{67}`, `\x67`, `\U00000067`, `&#103;`, `&#x67;`, `%67` — those whose character is a
-//!   letter, a digit, `_`, `-` or `.` (the characters no format needs to escape).
+//!   `\u{67}`, `\x67`, `\U00000067`, `\147` (octal), `&#103;`, `&#x67;`, `%67` (and the
+//!   UTF-8 of a look-alike, `%D0%90`) — those whose character is a letter, a digit, `_`, `-`
+//!   or `.` (the characters no format needs to escape), their backslash escaped in turn or
+//!   not (`\\u0067` in JSON inside JSON).
 //! - Pieces of one string are joined: `"ghp_abc" + "def…"`, `"AKIA" "…"` (Python's and C's
-//!   implicit concatenation), `'…' \` and a new line, `"…" . "…"`, `\"…\" + \"…\"` in JSON;
-//!   a word continued on the next line after a `\`; and a token wrapped across two lines
+//!   implicit concatenation, `f"…"` and other prefixes too), `'…' \` and a new line,
+//!   `"…" . "…"`, `\"…\" + \"…\"` in JSON, `ghp_abc"def…"` (a shell word and a quoted
+//!   one); a word continued on the next line after a `\`; and a token wrapped across lines
 //!   (a line ending in a run of a token's characters, the next starting with more, that
 //!   together look generated).
 //!
