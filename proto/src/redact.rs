@@ -7,7 +7,8 @@
 //! only after a service's name:
 //!
 //! - private keys: PEM blocks (cut ones too), base64-encoded PEM (a kubeconfig's
-//!   `client-key-data`), PuTTY keys, age secret keys;
+//!   `client-key-data`), PuTTY keys, age secret keys, 64 hexadecimal digits (`0x…`) near a
+//!   word that says they are a private or secret key ("my private key is 0x4c08…");
 //! - token formats with a prefix of their own, wherever they start (as gitleaks' rules for
 //!   GitHub, GitLab or Slack tokens do: after a JSON escape `\nghp_…`, in `%22ghp_…`,
 //!   `Bearerghp_…`; run into a word, a token must look generated): AWS (`AKIA…` and the other key-id prefixes,
@@ -32,12 +33,24 @@
 //!   `security add-generic-password -w`, `npm adduser -p`, `vercel -t`, `pulumi config set
 //!   --secret KEY VALUE`, …; see `commands`), piped into them (`echo PASS | docker login
 //!   --password-stdin`) or given as a here-string (`gh auth login --with-token <<< TOKEN`);
+//! - base64 decoded where it is given (`echo <b64> | base64 -d`, `base64 -D <<< <b64>`,
+//!   `openssl base64 -d`, `atob("…")`, `b64decode("…")`), and hexadecimal (`xxd -r -p`,
+//!   `bytes.fromhex("…")`), when what it decodes to holds a secret: it is masked as the
+//!   kind of that secret;
 //! - options, environment variables and keys that name a credential, with their value:
 //!   `--token VALUE`, `--api-key=VALUE`, `-storepass VALUE`, `-passout pass:VALUE`,
 //!   `DB_PASS=…`, `SECRET_KEY_BASE=…`, `"auth": "…"` (a docker `config.json`),
-//!   `<password>…</password>`, `.netrc`, a YAML block scalar (`secret: |` and its lines), a
-//!   wallet's recovery phrase after its name (`MNEMONIC='abandon …'`); and in prose ("the
-//!   password hunter2hunter2", "my API key is …", "token Tk12345678d").
+//!   `<password>…</password>`, `.netrc`, `.pgpass` lines, a YAML block scalar (`secret: |`
+//!   and its lines), a wallet's recovery phrase after its name (`MNEMONIC='abandon …'`);
+//!   and in prose ("the password hunter2hunter2", "my API key is …", "token Tk12345678d"),
+//!   a password's name in other languages and scripts too ("пароль: …", "密码是…",
+//!   "パスワードは …", "비밀번호: …", "Passwort: …").
+//!
+//! The rules read a text twice: as it is seen, then as it is written. As it is seen (see
+//! `view`), look-alike letters are read as the Latin ones they look like (`ｇｈｐ＿…`, a
+//! Cyrillic `А` in `AKIA…`), escapes as what they spell (`\u0067hp_…`), and the pieces of a
+//! string as one (`"ghp_abc" + "def…"`, a token wrapped across lines); what is found there
+//! is masked where it stands in the text, escapes and glue with it.
 //!
 //! Near-misses are kept: commit hashes, UUIDs, base64 images, colours, references
 //! (`$TOKEN`, `${{ secrets.X }}`, `env:PASS`, `--token-file PATH`, `--password-stdin`),
@@ -57,6 +70,7 @@
 mod commands;
 mod rules;
 mod values;
+mod view;
 
 use regex::{Captures, Match, Regex, RegexBuilder};
 use std::borrow::Cow;
@@ -73,7 +87,7 @@ pub fn mask(kind: &str) -> String {
 #[derive(Debug)]
 struct Hit {
     range: Range<usize>,
-    kind: Option<&'static str>,
+    kind: Option<Cow<'static, str>>,
 }
 
 /// Decides what of a match is secret (see `rules`).
@@ -100,15 +114,19 @@ struct Rule {
     consumes: bool,
     /// A token right after a letter or a digit must look generated.
     glued: bool,
+    /// The secret is encoded, a secret if what it decodes to holds one.
+    decoded: Option<rules::Encoding>,
 }
 
 /// The rules' keywords (any case): a rule none of whose words occurs is not run. One
 /// search for all of them (the longest first at a place), started again one character
 /// after each find, so that every place where words start is seen; the words that start
-/// there are the one found and its prefixes.
+/// there are the one found and its prefixes. Words in other scripts (`пароль`, `密码`) have
+/// a search of their own, in Unicode's cases, run only on a text that is not all ASCII.
 #[derive(Debug)]
 struct Keywords {
     re: Regex,
+    wide: Option<Regex>,
     index: HashMap<String, usize>,
     /// For each word, itself and the words that are prefixes of it.
     prefixes: Vec<Vec<usize>>,
@@ -116,13 +134,20 @@ struct Keywords {
 
 impl Keywords {
     fn new(words: &[&str]) -> Self {
-        let mut sorted: Vec<&str> = words.to_vec();
-        sorted.sort_by_key(|w| std::cmp::Reverse(w.len()));
-        let pattern = sorted.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|");
-        let re = RegexBuilder::new(&pattern).case_insensitive(true).unicode(false).build().expect("keyword prefilter");
+        let pattern = |ascii: bool| {
+            let mut sorted: Vec<&str> = words.iter().copied().filter(|w| w.is_ascii() == ascii).collect();
+            sorted.sort_by_key(|w| std::cmp::Reverse(w.len()));
+            sorted.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|")
+        };
+        let re =
+            RegexBuilder::new(&pattern(true)).case_insensitive(true).unicode(false).build().expect("keyword prefilter");
+        let wide = words
+            .iter()
+            .any(|w| !w.is_ascii())
+            .then(|| RegexBuilder::new(&pattern(false)).case_insensitive(true).build().expect("keyword prefilter"));
         let index = words.iter().enumerate().map(|(i, w)| (w.to_string(), i)).collect();
         let prefixes = words.iter().map(|w| (0..words.len()).filter(|&j| w.starts_with(words[j])).collect()).collect();
-        Self { re, index, prefixes }
+        Self { re, wide, index, prefixes }
     }
 
     /// Which words occur in `text`.
@@ -141,14 +166,27 @@ impl Keywords {
                 }
                 None => "",
             };
-            if let Some(&i) = self.index.get(word) {
-                for &j in &self.prefixes[i] {
-                    found[j] = true;
-                }
-            }
+            self.mark(word, &mut found);
             pos = next_char(text, m.start());
         }
+        if let Some(wide) = self.wide.as_ref().filter(|_| !text.is_ascii()) {
+            let mut pos = 0;
+            while pos <= text.len() {
+                let Some(m) = wide.find_at(text, pos) else { break };
+                self.mark(&m.as_str().to_lowercase(), &mut found);
+                pos = next_char(text, m.start());
+            }
+        }
         found
+    }
+
+    /// Marks `word` (lower-case) and the words that are prefixes of it as found.
+    fn mark(&self, word: &str, found: &mut [bool]) {
+        if let Some(&i) = self.index.get(word) {
+            for &j in &self.prefixes[i] {
+                found[j] = true;
+            }
+        }
     }
 }
 
@@ -198,13 +236,17 @@ impl Track {
         for (r, with) in edits {
             start.extend_from_slice(&self.start[last..r.start]);
             end.extend_from_slice(&self.end[last..r.start]);
-            let orig = self.start[r.start]..self.end[r.end];
+            let mut orig = self.start[r.start]..self.end[r.end];
+            // A new change takes in the older ones it covers (a mask inside a private span),
+            // and those it overlaps (in a view, two characters read from one: `ﬁ`).
+            while let Some(i) = self.spans.iter().position(|s| s.range.end > orig.start && s.range.start < orig.end) {
+                let old = self.spans.swap_remove(i);
+                orig = orig.start.min(old.range.start)..orig.end.max(old.range.end);
+            }
             for i in 0..with.len() {
                 start.push(orig.start);
                 end.push(if i == 0 { self.end[r.start] } else { orig.end });
             }
-            // A new change takes in the older ones it covers (a mask inside a private span).
-            self.spans.retain(|s| s.range.end <= orig.start || s.range.start >= orig.end);
             self.spans.push(Span { range: orig, replacement: with.to_string() });
             last = r.end;
         }
@@ -275,6 +317,7 @@ impl Redactor {
                 min_len: spec.min_len,
                 consumes: spec.consumes,
                 glued: spec.glued,
+                decoded: spec.decoded,
             });
         }
         for (kind, pat) in extra {
@@ -288,6 +331,7 @@ impl Redactor {
                 min_len: 0,
                 consumes: false,
                 glued: false,
+                decoded: None,
             });
         }
         Ok(Self {
@@ -349,6 +393,24 @@ impl Redactor {
             let edits: Vec<(Range<usize>, &str)> = private.into_iter().map(|r| (r, "")).collect();
             cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
         }
+        // The text as it reads (look-alikes, escapes, pieces of a string joined: see
+        // `view`) first, so that a token split in two is found whole before a piece of it is
+        // masked alone; what it finds is masked where it stands in the text.
+        let read = self.read_as_seen(&cur);
+        if !read.is_empty() {
+            let edits: Vec<(Range<usize>, &str)> =
+                read.iter().map(|s| (s.range.clone(), s.replacement.as_str())).collect();
+            cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
+        }
+        cur = self.run_rules(cur, track);
+        match cur {
+            Cow::Owned(s) if s != text => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Every rule once, in order, on `cur`, each on what the ones before it left.
+    fn run_rules<'a>(&self, mut cur: Cow<'a, str>, mut track: Option<&mut Track>) -> Cow<'a, str> {
         let found = self.keywords.find(&cur);
         for r in &self.rules {
             if (!r.keywords.is_empty() && !r.keywords.iter().any(|&k| found[k])) || cur.len() < r.min_len {
@@ -356,16 +418,26 @@ impl Redactor {
             }
             let hits = self.apply(r, &cur);
             if !hits.is_empty() {
-                let masks: Vec<String> = hits.iter().map(|h| mask(h.kind.unwrap_or(&r.kind))).collect();
+                let masks: Vec<String> = hits.iter().map(|h| mask(h.kind.as_deref().unwrap_or(&r.kind))).collect();
                 let edits: Vec<(Range<usize>, &str)> =
                     hits.iter().zip(&masks).map(|(h, m)| (h.range.clone(), m.as_str())).collect();
                 cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
             }
         }
-        match cur {
-            Cow::Owned(s) if s != text => Some(s),
-            _ => None,
+        cur
+    }
+
+    /// What the rules find in `text` as it reads (see `view`), in the text's terms: the
+    /// ranges to mask, in order, apart. None when the text reads as it is written.
+    fn read_as_seen(&self, text: &str) -> Vec<Span> {
+        let mut spans = Vec::new();
+        for v in view::build(text) {
+            let mut track = Track { start: v.start, end: v.end, spans: Vec::new() };
+            self.run_rules(Cow::Owned(v.text), Some(&mut track));
+            spans.append(&mut track.spans);
         }
+        spans.sort_by_key(|s| s.range.start);
+        spans
     }
 
     /// The private spans of `text`: from a `<private>` to its own `</private>` (nested ones
@@ -424,6 +496,7 @@ impl Redactor {
                 continue;
             }
             match r.check {
+                _ if r.decoded.is_some() => self.decoded(r.decoded, &c, &mut hits),
                 Some(check) => check(&c, &mut hits),
                 None => {
                     let s = if r.whole { m } else { secret(&c).unwrap_or(m) };
@@ -460,6 +533,64 @@ impl Redactor {
             };
         }
         found
+    }
+}
+
+thread_local! {
+    /// How deep in text decoded from base64 (or hex) the filter is (see [`Redactor::decoded`]).
+    static DECODING: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Base64 inside base64 is read this deep.
+const MAX_DECODING: u8 = 3;
+
+impl Redactor {
+    /// An encoded secret of a rule whose secret is decoded where it is given (`echo <b64> |
+    /// base64 -d`, `echo <hex> | xxd -r -p`): what it decodes to is redacted in turn, and if
+    /// anything in it is a secret, so is the base64 (or hex), masked as the kind of the first
+    /// one found. What is decoded
+    /// is shorter than the base64 and is read only a few levels deep, so the time stays
+    /// linear.
+    fn decoded(&self, encoding: Option<rules::Encoding>, c: &Captures<'_>, hits: &mut Vec<Hit>) {
+        let Some(s) = secret(c) else { return };
+        let mut body = s.as_str();
+        // A here-document's base64 ends before its delimiter's line.
+        if let Some(eof) = c.name("eof") {
+            let mut at = 0;
+            for line in body.split_inclusive('\n') {
+                if line.trim() == eof.as_str() {
+                    break;
+                }
+                at += line.len();
+            }
+            body = &body[..at];
+        }
+        let body = body.trim_end();
+        let compact: String = body.chars().filter(|ch| !ch.is_whitespace()).collect();
+        if compact.len() < 12 {
+            return;
+        }
+        let bytes = match encoding {
+            Some(rules::Encoding::Hex) => values::hex_decode(&compact),
+            _ => values::base64_decode(&compact),
+        };
+        let decoded = String::from_utf8_lossy(&bytes);
+        let decoded = crate::printable::text(&decoded);
+        let depth = DECODING.with(|d| d.get());
+        if depth >= MAX_DECODING {
+            return;
+        }
+        DECODING.with(|d| d.set(depth + 1));
+        let spans = self.spans(&decoded);
+        DECODING.with(|d| d.set(depth));
+        let Some(first) = spans.first() else { return };
+        let kind = first
+            .replacement
+            .strip_prefix("[REDACTED:")
+            .and_then(|k| k.strip_suffix(']'))
+            .filter(|k| !k.is_empty())
+            .unwrap_or("secret");
+        hits.push(Hit { range: s.start()..s.start() + body.len(), kind: Some(Cow::Owned(kind.to_string())) });
     }
 }
 

@@ -238,7 +238,7 @@ fn take(ws: &[Word], (i, from): (usize, usize), kind: &'static str, hits: &mut V
     let v = w.text.get(from..).unwrap_or("");
     if secret_ok(v) {
         if let Some(range) = w.span(from, w.text.len()) {
-            hits.push(Hit { range, kind: Some(kind) });
+            hits.push(Hit { range, kind: Some(kind.into()) });
         }
     }
 }
@@ -254,7 +254,7 @@ fn take_after(ws: &[Word], (i, from): (usize, usize), sep: char, hits: &mut Vec<
         let pass = &v[p + 1..];
         if secret_ok(pass) {
             if let Some(range) = w.span(from + p + 1, w.text.len()) {
-                hits.push(Hit { range, kind: Some("password") });
+                hits.push(Hit { range, kind: Some("password".into()) });
             }
         }
     }
@@ -523,7 +523,7 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
                     let pass = &t[slash + 1..end];
                     if secret_ok(pass) && !t.starts_with('/') {
                         if let Some(range) = ws[i].span(slash + 1, end) {
-                            hits.push(Hit { range, kind: Some("password") });
+                            hits.push(Hit { range, kind: Some("password".into()) });
                         }
                     }
                 }

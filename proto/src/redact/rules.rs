@@ -28,6 +28,16 @@ pub(super) struct Spec {
     /// (`Bearerghp_…`); such a match counts only when the token looks generated (see
     /// `values::strongly_random`), so that `task_live_notifications` is no Stripe key.
     pub glued: bool,
+    /// The secret is encoded: what it decodes to is redacted in turn, and the secret is
+    /// masked (as the kind of what was found) if anything was (see `Redactor::decoded`).
+    pub decoded: Option<Encoding>,
+}
+
+/// How a rule's secret is encoded (see [`Spec::decoded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Encoding {
+    Base64,
+    Hex,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
@@ -39,6 +49,7 @@ fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str
         min_len: 0,
         consumes: false,
         glued: false,
+        decoded: None,
     }
 }
 
@@ -73,6 +84,101 @@ const CRED_WORDS: &[&str] = &[
     "netlify",
     "cloudflare",
     "twilio",
+];
+
+/// "Password" in other languages, written with spaces between words (stems: `парол`
+/// takes пароль, пароля, паролем; `hasł` hasło, hasła). German, Spanish, Portuguese and
+/// French are here too for their labels (`Passwort: …`); their prose is the English rule's.
+pub(super) const INTL_PASSWORD_WORDS: &[&str] = &[
+    "парол",
+    "лозинк",
+    "hasł",
+    "haslo",
+    "heslo",
+    "şifre",
+    "sifre",
+    "parolă",
+    "parola",
+    "wachtwoord",
+    "lösenord",
+    "losenord",
+    "passord",
+    "adgangskode",
+    "kodeord",
+    "salasana",
+    "jelszó",
+    "jelszo",
+    "κωδικ",
+    "συνθηματικ",
+    "passwort",
+    "kennwort",
+    "contraseña",
+    "contrasena",
+    "senha",
+    r"mot\s+de\s+passe",
+    r"mật\s+khẩu",
+    r"mat\s+khau",
+    r"kata\s+sandi",
+    r"kata\s+laluan",
+    r"clave\s+de\s+acceso",
+    "סיסמ",
+    r"كلمة\s+(?:المرور|السر)",
+    r"رمز\s+عبور",
+    "گذرواژه",
+    "पासवर्ड",
+];
+
+/// "Password" in languages that write words together (Chinese, Japanese, Korean, Thai).
+pub(super) const INTL_PASSWORD_JOINED: &[&str] =
+    &["密码", "密碼", "口令", "パスワード", "暗証番号", "パスコード", "비밀번호", "암호", "패스워드", "รหัสผ่าน"];
+
+/// The prefilter's words for the two lists above (one of which every match holds).
+pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 45] = [
+    "парол",
+    "лозинк",
+    "hasł",
+    "haslo",
+    "heslo",
+    "şifre",
+    "sifre",
+    "parolă",
+    "parola",
+    "wachtwoord",
+    "lösenord",
+    "losenord",
+    "passord",
+    "adgangskode",
+    "kodeord",
+    "salasana",
+    "jelszó",
+    "jelszo",
+    "κωδικ",
+    "συνθηματικ",
+    "passwort",
+    "kennwort",
+    "contrase",
+    "senha",
+    "mot de passe",
+    "mật khẩu",
+    "mat khau",
+    "kata sandi",
+    "kata laluan",
+    "clave de acceso",
+    "סיסמ",
+    "كلمة",
+    "رمز عبور",
+    "گذرواژه",
+    "पासवर्ड",
+    "密码",
+    "密碼",
+    "口令",
+    "パスワード",
+    "暗証番号",
+    "パスコード",
+    "비밀번호",
+    "암호",
+    "패스워드",
+    "รหัสผ่าน",
 ];
 
 /// The built-in rules.
@@ -190,6 +296,15 @@ pub(super) fn built_in() -> Vec<Spec> {
             )
         },
         spec("telegram-bot-token", r"(?:\b|_|bot)(?P<s>\d{5,16}:AA[A-Za-z0-9_-]{33})\b", &[":aa"], None),
+        // In a URL of the Bot API (`api.telegram.org/bot<id>:<token>/sendMessage`, a local Bot
+        // API server's `/bot<id>:<token>/getMe`) the token is one whatever its shape; after
+        // a name that says Telegram, gitleaks' shape (`A` and 34).
+        spec(
+            "telegram-bot-token",
+            r#"(?i)api\.telegram\.org/(?:file/)?bot(?P<s>\d{1,16}:[A-Za-z0-9_-]{16,})|/(?:file/)?bot(?P<s2>\d{5,16}:[A-Za-z0-9_-]{30,})(?:[/?#\s'"`]|\z)|telegr[A-Za-z0-9_.-]{0,40}[ \t]{0,5}[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'"\s=]{0,5}(?P<s3>\d{5,16}:(?-i:A)[A-Za-z0-9_-]{34})(?:[`'"\s;,)]|\\[nr]|\z)"#,
+            &["api.telegram.org", "/bot", "/file/bot", "telegr"],
+            Some(telegram),
+        ),
         spec(
             "stripe-key",
             r"(?G)(?:(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,247})\b|(?P<s2>whsec_[A-Za-z0-9+/=]{24,}))",
@@ -283,6 +398,14 @@ pub(super) fn built_in() -> Vec<Spec> {
             r"(?G)(?P<s>NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19})\b",
             &["nrak-", "nrii-", "nrjs-"],
             None,
+        ),
+        // gitleaks' `new-relic-user-api-id`: 64 letters and digits after a name that says New
+        // Relic (not a file's checksum: `newrelic.jar sha256: …`).
+        spec(
+            "newrelic-key",
+            r#"(?i)new[ _-]?relic(?P<k>[ \t\w.-]{0,40}?)[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'"\s=]{0,5}(?P<s>[a-z0-9]{64})(?:[`'"\s;,)]|\\[nr]|\z)"#,
+            &["newrelic", "new-relic", "new_relic", "new relic"],
+            Some(newrelic_id),
         ),
         spec(
             "heroku-key",
@@ -586,6 +709,19 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["machine", "default"],
             Some(plain_secret),
         ),
+        // A `.pgpass` line, `host:port:database:user:password` (a `:` or `\` in a field is
+        // escaped with `\`): alone on its line (`cat ~/.pgpass`, a here-document) or quoted
+        // (`echo "…" >> ~/.pgpass`). The host has a letter or a dot, or is `*`; the port is
+        // a number or `*`.
+        Spec {
+            min_len: 9,
+            ..spec(
+                "password",
+                r#"(?m)^[ \t]*(?P<h>\*|[A-Za-z0-9_.-]+):(?:\*|\d{2,5}):(?P<db>(?:[^:\\\s]|\\.)+):(?:[^:\\\s]|\\.)+:(?P<s>(?:[^:\\\s]|\\.)+)[ \t]*\r?$|["'](?P<h2>\*|[A-Za-z0-9_.-]+):(?:\*|\d{2,5}):(?P<db2>(?:[^:\\\s"']|\\.)+):(?:[^:\\\s"']|\\.)+:(?P<s2>(?:[^:\\\s"']|\\.)+)["']"#,
+                &[],
+                Some(pgpass),
+            )
+        },
         // A secret piped into a command that reads one: `echo PASS | docker login --password-stdin`.
         spec(
             "password",
@@ -593,6 +729,58 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["echo", "printf"],
             Some(plain_secret),
         ),
+        // Base64 that is decoded where it is given (`echo <b64> | base64 -d`, `base64 -D <<<
+        // <b64>`, a here-document, `openssl base64 -d`, `atob("…")`, `b64decode("…")`,
+        // `Buffer.from("…", "base64")`, `FromBase64String("…")`): masked if what it decodes
+        // to holds a secret.
+        Spec {
+            decoded: Some(Encoding::Base64),
+            ..spec(
+                "secret",
+                format!(
+                    r#"(?:^|[\s;&|(`])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?["']?(?P<s>{b64})["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?{decoder}|{decoder}[^\n|;&]*?<<<[ \t]*["']?(?P<s2>{b64})|{decoder}[^\n|;&]*?<<-?[ \t]*["']?(?P<eof>[A-Za-z_][A-Za-z0-9_]*)["']?[ \t]*\r?\n(?P<s3>(?:[ \t]*[A-Za-z0-9+/_-]+={{0,2}}[ \t]*(?:\r?\n|\z))+)|(?:\batob|\b(?:urlsafe_|standard_)?b64decode|\bdecodebytes|FromBase64String|\bDecodeString|\b(?:strict_|urlsafe_)?decode64|\bbase64_decode|\bget(?:Url|Mime)?Decoder\(\)\.decode|\b[Bb]ase64\.decode)[ \t]*\([ \t]*b?["'`](?P<s4>{b64})["'`]|\bBuffer\.from\([ \t]*["'`](?P<s5>{b64})["'`][ \t]*,[ \t]*["'`]base64(?:url)?["'`]"#,
+                    b64 = r"[A-Za-z0-9+/_-]{12,}={0,2}",
+                    decoder = r"(?:\b(?:g?base64|basenc|openssl[ \t]+(?:base64|enc))\b[^|\n;&<]*?[ \t](?:-[A-Za-z]*[dD][A-Za-z]*|--decode)\b)",
+                ),
+                &[
+                    "base64",
+                    "atob",
+                    "b64decode",
+                    "decodebytes",
+                    "frombase64string",
+                    "decodestring",
+                    "decode64",
+                    "decoder().decode",
+                ],
+                None,
+            )
+        },
+        // The same for hexadecimal (`echo <hex> | xxd -r -p`, `xxd -r -p <<< <hex>`,
+        // `bytes.fromhex("…")`, `unhexlify("…")`, `Buffer.from("…", "hex")`,
+        // `hex::decode("…")`).
+        Spec {
+            decoded: Some(Encoding::Hex),
+            ..spec(
+                "secret",
+                format!(
+                    r#"(?:^|[\s;&|(`])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:"%s(?:\\n)?"[ \t]+|'%s(?:\\n)?'[ \t]+)?["']?(?P<s>{hex})["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?{decoder}|{decoder}[^\n|;&]*?<<<[ \t]*["']?(?P<s2>{hex})|(?:\bbytes\.fromhex|\bunhexlify|\ba2b_hex|\bhex::decode|\bhex\.DecodeString|\bHex\.decode(?:Hex)?|\bFromHexString)[ \t]*\([ \t]*b?["'`](?P<s4>{hex})["'`]|\bBuffer\.from\([ \t]*["'`](?P<s5>{hex})["'`][ \t]*,[ \t]*["'`]hex["'`]"#,
+                    hex = r"(?:[0-9a-fA-F]{2}){8,}",
+                    decoder = r"(?:\bxxd\b[^|\n;&<]*?[ \t]-[a-z]*r[a-z]*\b|\bbasenc[ \t]+--base16[ \t]+-d\b)",
+                ),
+                &[
+                    "xxd",
+                    "basenc",
+                    "fromhex",
+                    "unhexlify",
+                    "a2b_hex",
+                    "hex::decode",
+                    "decodestring",
+                    "hex.decode",
+                    "buffer.from",
+                ],
+                None,
+            )
+        },
         // The same as a here-string: `gh auth login --with-token <<< TOKEN`,
         // `wrangler secret put X <<< VALUE`, `docker login --password-stdin <<< PASS`.
         spec(
@@ -611,6 +799,16 @@ pub(super) fn built_in() -> Vec<Spec> {
             ),
             CRED_WORDS,
             Some(block_scalar),
+        ),
+        // A private key written as 64 hexadecimal digits (an Ethereum-style key): `0x…` near a
+        // word that says it is a key's or a secret's ("my private key is 0x4c08…", "0x4c08…
+        // is the deployer's private key"), or bare right after "private key" / "secret key".
+        // A hash or a transaction's id with no such word near it is kept.
+        spec(
+            "private-key",
+            r#"(?i)(?:\b(?:private[ _-]?key|priv[ _-]?key|privkey|secret[ _-]?key|secret|signing[ _-]?key|wallet[ _-]?key|account[ _-]?key|eth(?:ereum)?[ _-]?key|deployer[ _-]?key|(?:my|our|your|his|her|their)[ \t]+key)|\[REDACTED:private-key\])[^\n]{0,40}?\b(?P<s>0x[0-9a-f]{64})\b|\b(?P<s2>0x[0-9a-f]{64})\b[^\n]{0,40}?\b(?:private[ _-]?key|privkey|secret[ _-]?key)\b|\b(?:private|secret)[ _-]?key\b["'`*]*(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*["'`*]*(?P<s3>[0-9a-f]{64})\b"#,
+            &["0x", "key"],
+            Some(high_entropy),
         ),
         // A wallet's recovery phrase (BIP-39: 12 to 24 words) after a name that says so.
         spec(
@@ -652,6 +850,23 @@ pub(super) fn built_in() -> Vec<Spec> {
                 "mot de passe",
             ],
             Some(prose_password),
+        ),
+        // The name in other languages, in prose or as a label: "пароль: …", "мой пароль
+        // …", "密码：…", "密码是…", "パスワードは「…」", "비밀번호는 …", "Passwort: …",
+        // "contraseña de la base de datos: …", "hasło: …". Words of letters need no letter
+        // before them (Unicode's, not ASCII's `\b`); Chinese, Japanese, Korean and Thai
+        // write words together. The value is ASCII (a password is typed on any keyboard);
+        // after a label any that is not a word, a reference or a placeholder, else one as
+        // the English rule takes (`<` and `>` end it: `<tu-contraseña>` is a placeholder).
+        spec(
+            "password",
+            format!(
+                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|[ \t]+(?:is|ist|lautet|war|es|era|est|é|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
+                alpha = INTL_PASSWORD_WORDS.join("|"),
+                joined = INTL_PASSWORD_JOINED.join("|"),
+            ),
+            &INTL_PASSWORD_KEYWORDS,
+            Some(intl_password),
         ),
         // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
         // value that looks random (a short one must mix capitals, small letters and digits).
@@ -720,6 +935,70 @@ fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if !kept.is_empty() {
         hits.push(Hit { range: m.start()..m.start() + kept.len(), kind: None });
     }
+}
+
+/// A password after its name in another language (see the rule): quoted or bare, as
+/// [`prose_password`] takes it; after a label (`пароль: …`, `密码：…`) any value that is not
+/// a word, a reference, a placeholder, a URL or code.
+fn intl_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(all) = c.get(0) else { return };
+    let quoted = ["q", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9"].iter().find_map(|n| c.name(n));
+    let m = match (quoted, c.name("b")) {
+        (Some(q), _) => q,
+        (None, Some(b)) => b,
+        _ => return,
+    };
+    let label = all.as_str()[..m.start() - all.start()].contains([':', '：', '=']);
+    let raw = m.as_str();
+    let v = if quoted.is_some() { raw } else { raw.trim_end_matches(['.', ',', ';', ':', ')', ']', '}', '*', '~']) };
+    if v.chars().count() < 4 || v.len() > 200 || is_reference(v) || is_placeholder(v, "password") {
+        return;
+    }
+    let lower = v.to_ascii_lowercase();
+    if values::NOT_SECRETS.contains(&lower.as_str()) || v.contains("://") {
+        return;
+    }
+    let digits = v.bytes().any(|b| b.is_ascii_digit());
+    let passphrase = {
+        let parts: Vec<&str> = v.split(['-', '_', '.']).collect();
+        (4..=9).contains(&parts.len())
+            && parts.iter().all(|p| p.len() >= 2 && p.bytes().all(|b| b.is_ascii_alphanumeric()))
+    };
+    let secret = if quoted.is_some() {
+        !values::is_plain_word(v) || values::letters_random(v)
+    } else if label {
+        let call_or_member = v.contains(['(', '.']) && values::is_code(v);
+        v.len() >= 6 && !values::is_plain_word(v) && !call_or_member
+    } else {
+        (digits && v.len() >= 6) || passphrase || values::letters_random(v)
+    };
+    if secret {
+        hits.push(Hit { range: m.start()..m.start() + v.len(), kind: None });
+    }
+}
+
+/// A `.pgpass` line's password, if its host is one (a name, an address or `*`: not
+/// `2024:01:02:03:04`, nor a source file's name as a compiler or `grep -n` starts a line
+/// with, `main.rs:42:5:…`, whose "database" is a column's number) and the password is not a
+/// reference or a placeholder.
+fn pgpass(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(h), Some(db)) = (c.name("h").or_else(|| c.name("h2")), c.name("db").or_else(|| c.name("db2"))) else {
+        return;
+    };
+    let host = h.as_str();
+    if host != "*" && !host.bytes().any(|b| b.is_ascii_alphabetic() || b == b'.') {
+        return;
+    }
+    const FILES: &[&str] = &[
+        "rs", "py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "c", "h", "cc", "cpp", "hpp", "java", "kt", "rb",
+        "php", "cs", "swift", "scala", "ex", "exs", "erl", "txt", "md", "log", "yaml", "yml", "json", "toml", "sh",
+        "html", "css", "sql", "vue", "svelte", "lua", "pl",
+    ];
+    let source = host.rsplit_once('.').is_some_and(|(_, ext)| FILES.contains(&ext));
+    if source || db.as_str().bytes().all(|b| b.is_ascii_digit()) {
+        return;
+    }
+    plain_secret(c, hits);
 }
 
 /// A value named in prose: one that looks random, or a short one (8 to 11 characters) of
@@ -795,6 +1074,27 @@ fn base64_jwt(c: &Captures<'_>, hits: &mut Vec<Hit>) {
             hit(s, hits);
         }
     }
+}
+
+/// A Telegram bot token: in the Bot API's own URL whole; elsewhere if what follows the
+/// bot's id looks generated.
+fn telegram(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = c.name("s") {
+        hit(s, hits);
+    } else if let Some(s) = c.name("s2").or_else(|| c.name("s3")) {
+        if s.as_str().split_once(':').is_some_and(|(_, t)| looks_random(t)) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A New Relic user API id: random enough, after a name that is not a checksum's.
+fn newrelic_id(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let name = c.name("k").map_or(String::new(), |k| k.as_str().to_ascii_lowercase());
+    if ["sha", "md5", "hash", "checksum", "digest", "sum", "integrity", "commit"].iter().any(|w| name.contains(w)) {
+        return;
+    }
+    high_entropy(c, hits);
 }
 
 /// A Square access token: a long one whole (as before), a short one (gitleaks takes 22) if
@@ -999,7 +1299,7 @@ fn option(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         return;
     }
     let kind = if what == Names::Password { "password" } else { "secret" };
-    hits.push(Hit { range: start..v.end(), kind: Some(kind) });
+    hits.push(Hit { range: start..v.end(), kind: Some(kind.into()) });
 }
 
 /// A `key=value` pair whose key names a credential and whose value is one; a bare value

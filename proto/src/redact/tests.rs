@@ -234,6 +234,21 @@ const GLUE: &[&str] = &[
     "\u{00AD}",
     "é",
     "✓ ",
+    "\" + \"",
+    "' \\\n  '",
+    "\" \"",
+    "\\u0067",
+    "%67",
+    "ｇ",
+    "А",
+    "\u{301}",
+    " | base64 -d",
+    "пароль: ",
+    "h.x:5432:d:u:",
+    "private key 0x",
+    "密码是",
+    "パスワードは「",
+    "base64 -d <<< ",
 ];
 
 fn fragment() -> impl Strategy<Value = String> {
@@ -296,6 +311,37 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("docker exec db sh -c \"mysql -p$X\" ", 1200),
         ("--token \"", 4000),
         ("token=abc123secret ", 2000),
+    ] {
+        let text = unit.repeat(n);
+        let once = r(&text);
+        assert_eq!(r(&once), once, "{unit}");
+    }
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+}
+
+/// The same for what the view reads through (glue, escapes, look-alikes, wrapped lines) and
+/// the rules that came with it: long runs of near-matches take linear time.
+#[test]
+fn long_runs_of_what_reads_differently_take_linear_time() {
+    let start = std::time::Instant::now();
+    for (unit, n) in [
+        ("\"a1\" + ", 5000),
+        ("a\"        ", 4000),
+        ("\\u0067", 5000),
+        ("\\", 20000),
+        ("\\\\\\u0067", 3000),
+        ("abcd'efgh\"ijkl", 3000),
+        ("Аa1", 20000),
+        ("ab1Cd2Ef3Gh4\n", 2500),
+        ("ghp_\\\n", 2500),
+        ("echo QUJDREVGR0hJSktMTU5P | base64 -d; ", 1000),
+        ("пароль от a: ", 3000),
+        ("密码是", 5000),
+        ("x.y:5432:a:b:c\n", 1500),
+        ("\"x.y:5432:a:b:", 3000),
+        ("secret 0x", 4000),
+        ("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318 ", 300),
     ] {
         let text = unit.repeat(n);
         let once = r(&text);
@@ -391,4 +437,57 @@ fn escape_sequences_and_control_characters_cannot_hide_a_secret() {
     }
     // Text with an escape sequence but no secret is not "sensitive data".
     assert!(!f.finds("\u{1b}[1mbold\u{1b}[0m and plain"));
+}
+
+/// A token read through look-alikes, escapes or glue is masked where it stands in the text:
+/// the original characters, the escapes and the glue between the pieces go, what is around
+/// them stays, and the spans say so.
+#[test]
+fn tokens_read_as_seen_are_masked_in_the_original() {
+    let f = filter();
+    for (text, want) in [
+        ("key АKIAQ4XBV7MNP2KD6RTY here", "key [REDACTED:aws-access-key] here"),
+        ("token ｇｈｐ＿0123456789abcdefghijABCDEFGHIJ012345.", "token [REDACTED:github-token]."),
+        (r#"t = "ghp_0123456789abcdefghij" + "ABCDEFGHIJ012345";"#, r#"t = "[REDACTED:github-token]";"#),
+        (
+            "k = 'sk-ant-api03-abcdefghij' \\\n  'klmnopqrstuvwxyz0123456789'\nnext",
+            "k = '[REDACTED:anthropic-key]'\nnext",
+        ),
+        (r#"{"t": "\u0067hp_0123456789abcdefghijABCDEFGHIJ012345"}"#, r#"{"t": "[REDACTED:github-token]"}"#),
+        ("see ghp_0123456789abcdefghij\nABCDEFGHIJ012345 in the log", "see [REDACTED:github-token] in the log"),
+    ] {
+        assert_eq!(r(text), want, "{text}");
+        let spans = f.spans(text);
+        let mut out = String::new();
+        let mut last = 0;
+        for s in &spans {
+            out.push_str(&text[last..s.range.start]);
+            out.push_str(&s.replacement);
+            last = s.range.end;
+        }
+        out.push_str(&text[last..]);
+        assert_eq!(out, want, "spans of {text}: {spans:?}");
+    }
+    // Only what reads differently is read again: an ASCII text, prose in other scripts.
+    assert!(view::build("fix the login page\nand run the tests").is_empty());
+    assert!(view::build("тест прошёл — 完成了 3 项任务, ok").is_empty());
+}
+
+/// Every name of a password in other languages holds a word of the prefilter (a name
+/// without one would never be looked for), in any case.
+#[test]
+fn every_name_in_other_languages_is_looked_for() {
+    use super::rules::{INTL_PASSWORD_JOINED, INTL_PASSWORD_KEYWORDS, INTL_PASSWORD_WORDS};
+    for w in INTL_PASSWORD_WORDS.iter().chain(INTL_PASSWORD_JOINED) {
+        // The name as written, with the first of its alternatives (`(?:المرور|السر)`).
+        let plain = w.replace(r"\s+", " ");
+        let plain = match plain.split_once("(?:") {
+            Some((head, rest)) => format!("{head}{}", rest.split(['|', ')']).next().unwrap_or("")),
+            None => plain,
+        }
+        .to_lowercase();
+        assert!(INTL_PASSWORD_KEYWORDS.iter().any(|k| plain.contains(k)), "{w} has no keyword");
+        let upper = format!("{} Hq4Lm8Nz2Rx6Vt9Z", plain.to_uppercase());
+        assert!(r(&upper).contains("[REDACTED:password]"), "{upper}");
+    }
 }

@@ -766,6 +766,14 @@ pub(super) fn base64_decode(s: &str) -> Vec<u8> {
     out
 }
 
+/// Decodes hexadecimal digits two by two (stops at the first other byte).
+pub(super) fn hex_decode(s: &str) -> Vec<u8> {
+    s.as_bytes()
+        .chunks_exact(2)
+        .map_while(|p| Some((char::from(p[0]).to_digit(16)? * 16 + char::from(p[1]).to_digit(16)?) as u8))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -873,5 +881,6 @@ mod tests {
     fn base64_decodes() {
         assert_eq!(base64_decode("aGVsbG8gd29ybGQ="), b"hello world");
         assert_eq!(base64_decode("LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t"), b"-----BEGIN PRIVATE KEY-----");
+        assert_eq!(hex_decode("6768705f41"), b"ghp_A");
     }
 }
