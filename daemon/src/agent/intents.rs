@@ -164,7 +164,18 @@ impl Lead {
 /// The message's prose, unit by unit, and the code spans its placeholders stand for.
 fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
     let (hidden, inline_pairs) = html_elements(text);
-    let hidden_at = |at: usize| hidden.iter().any(|r| r.contains(&at));
+    // Asked at every event: the hidden ranges merged and sorted, searched; the pairs by where
+    // they open (the first one that opens there, as a scan in order found it).
+    let hidden = merged(hidden);
+    let hidden_at = |at: usize| {
+        let i = hidden.partition_point(|r| r.end <= at);
+        hidden.get(i).is_some_and(|r| r.contains(&at))
+    };
+    let mut closes_of: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for (open, close) in inline_pairs {
+        closes_of.entry(open).or_insert(close);
+    }
+    let rows = TableRows::of(text);
     let mut out: Vec<Unit> = Vec::new();
     let mut spans: Vec<String> = Vec::new();
     // Depth inside blocks that are not the agent's prose: code, quotes, HTML, tables, footnotes.
@@ -235,7 +246,7 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
                 }
             }
             Event::InlineHtml(_) => {
-                if let Some(&(_, close)) = inline_pairs.iter().find(|(open, _)| *open == range.start) {
+                if let Some(&close) = closes_of.get(&range.start) {
                     let u = unit(&mut cur, heading, &lists, last);
                     elements_open.push((u.text.len(), close));
                 } else if let Some(i) = elements_open.iter().rposition(|(_, close)| *close == range.start) {
@@ -246,7 +257,7 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
                 }
             }
             Event::Text(t) => {
-                let row = table_row(text, range.start);
+                let row = rows.at(range.start);
                 let u = unit(&mut cur, heading, &lists, last);
                 let from = u.text.len();
                 let escaped = t.starts_with(['[', ']']) && escaped_at(text, range.clone());
@@ -299,15 +310,48 @@ fn escaped_at(text: &str, range: Range<usize>) -> bool {
         || written.starts_with("\\]")
 }
 
-/// Whether the line of `text` holding `at` starts as a table row (`| a | b |`, after a list
-/// marker or not): a row read as a paragraph (no delimiter row under a header) is still a
-/// table's cell to the reader.
-fn table_row(text: &str, at: usize) -> bool {
-    let at = at.min(text.len());
-    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = text[start..].split('\n').next().unwrap_or("");
-    let body = list_item_body(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
-    body.starts_with('|')
+/// Which lines of a text start as a table row (`| a | b |`, after a list marker or not): a
+/// row read as a paragraph (no delimiter row under a header) is still a table's cell to the
+/// reader. Asked at every text event: each line is read once, here, not from the event to
+/// its line's start and end again (a line of a thousand `[` is a thousand events).
+struct TableRows {
+    /// Where each line starts.
+    starts: Vec<usize>,
+    /// Whether it starts as a table row.
+    rows: Vec<bool>,
+}
+
+impl TableRows {
+    fn of(text: &str) -> Self {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        let rows = text
+            .split('\n')
+            .map(|line| {
+                list_item_body(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace())).starts_with('|')
+            })
+            .collect();
+        TableRows { starts, rows }
+    }
+
+    /// Whether the line holding byte `at` (a line break is its line's) starts as a table row.
+    fn at(&self, at: usize) -> bool {
+        let line = self.starts.partition_point(|&s| s <= at).saturating_sub(1);
+        self.rows.get(line).copied().unwrap_or(false)
+    }
+}
+
+/// Byte ranges sorted and merged where they overlap: whether a byte is in one of them is
+/// then a binary search.
+fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges.into_iter().filter(|r| !r.is_empty()) {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 /// HTML elements in `text`: the byte ranges that elements opened by HTML blocks hold until
@@ -741,9 +785,27 @@ fn quotations(text: &str) -> Vec<(usize, usize)> {
         }
     }
     breaks.push(text.len());
-    let para_end = |at: usize| breaks.iter().copied().find(|b| *b >= at).unwrap_or(text.len());
+    // (Sorted: searched, not walked, at every mark.)
+    let para_end = |at: usize| breaks.get(breaks.partition_point(|b| *b < at)).copied().unwrap_or(text.len());
     let before = |at: usize| text[..at].chars().next_back();
     let after = |at: usize| text[at..].chars().next();
+    // The marks that can close a quotation (no letter after them), by mark: the closer of an
+    // opening mark is searched for among them, not by walking every mark to the paragraph's
+    // end (an apostrophe that closes nothing opens nothing, and a paragraph of them would
+    // be walked once per apostrophe).
+    let mut closing: std::collections::HashMap<char, Vec<usize>> = std::collections::HashMap::new();
+    for (j, &(p, l, m)) in marks.iter().enumerate() {
+        if after(p + l).is_none_or(|a| !a.is_alphanumeric()) {
+            closing.entry(m).or_default().push(j);
+        }
+    }
+    // The first mark after the `k`th that is one of `allowed` and can close.
+    let first_closer = |k: usize, allowed: &[char]| {
+        allowed
+            .iter()
+            .filter_map(|m| closing.get(m).and_then(|js| js.get(js.partition_point(|&j| j <= k))).copied())
+            .min()
+    };
     let mut out = Vec::new();
     let mut k = 0;
     while k < marks.len() {
@@ -778,10 +840,7 @@ fn quotations(text: &str) -> Vec<(usize, usize)> {
             k += 1;
             continue;
         };
-        let close = (k + 1..marks.len()).take_while(|&j| marks[j].0 < end).find(|&j| {
-            let (p, l, m) = marks[j];
-            allowed.contains(&m) && after(p + l).is_none_or(|a| !a.is_alphanumeric())
-        });
+        let close = first_closer(k, allowed).filter(|&j| marks[j].0 < end);
         match close {
             Some(j) => {
                 out.push((at, marks[j].0 + marks[j].1));
@@ -833,8 +892,11 @@ fn restore(text: &str, spans: &[String]) -> String {
         out.push_str(&rest[..at]);
         let after = &rest[at + OPEN.len_utf8()..];
         let Some(end) = after.find(CLOSE) else {
-            rest = after;
-            continue;
+            // No placeholder is closed past here (looking again from each `OPEN` would read
+            // to the end each time): the rest as it is, without its opening marks.
+            out.extend(after.chars().filter(|c| *c != OPEN));
+            rest = "";
+            break;
         };
         if let Some(span) = after[..end].parse::<usize>().ok().and_then(|i| spans.get(i)) {
             out.push_str(span);
@@ -855,6 +917,166 @@ pub fn prose(text: &str) -> (String, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The readers as they were before they were made linear: what they found is what the
+    /// linear ones must find.
+    mod before {
+        use super::super::{closers, list_item_body, quote_mark, BRACKET, CLOSE, CLOSING, OPEN};
+
+        pub fn table_row(text: &str, at: usize) -> bool {
+            let at = at.min(text.len());
+            let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let line = text[start..].split('\n').next().unwrap_or("");
+            let body = list_item_body(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
+            body.starts_with('|')
+        }
+
+        pub fn restore(text: &str, spans: &[String]) -> String {
+            let mut out = String::with_capacity(text.len());
+            let mut rest = text;
+            while let Some(at) = rest.find(OPEN) {
+                out.push_str(&rest[..at]);
+                let after = &rest[at + OPEN.len_utf8()..];
+                let Some(end) = after.find(CLOSE) else {
+                    rest = after;
+                    continue;
+                };
+                if let Some(span) = after[..end].parse::<usize>().ok().and_then(|i| spans.get(i)) {
+                    out.push_str(span);
+                }
+                rest = &after[end + CLOSE.len_utf8()..];
+            }
+            out.push_str(rest);
+            out.replace(BRACKET, "[").replace(CLOSING, "]")
+        }
+
+        pub fn quotations(text: &str) -> Vec<(usize, usize)> {
+            let mut marks: Vec<(usize, usize, char)> = Vec::new();
+            let mut breaks: Vec<usize> = Vec::new();
+            let mut i = 0;
+            while i < text.len() {
+                let rest = &text[i..];
+                if rest.starts_with('\n') && rest[1..].trim_start_matches([' ', '\t', '\r']).starts_with('\n') {
+                    breaks.push(i);
+                }
+                if let Some((c, len)) = quote_mark(rest) {
+                    marks.push((i, len, c));
+                    i += len;
+                } else {
+                    i += rest.chars().next().map_or(1, char::len_utf8);
+                }
+            }
+            breaks.push(text.len());
+            let para_end = |at: usize| breaks.iter().copied().find(|b| *b >= at).unwrap_or(text.len());
+            let before = |at: usize| text[..at].chars().next_back();
+            let after = |at: usize| text[at..].chars().next();
+            let mut out = Vec::new();
+            let mut k = 0;
+            while k < marks.len() {
+                let (at, len, c) = marks[k];
+                let opens = before(at).is_none_or(|b| b.is_whitespace() || "([{<:—–-/*_".contains(b))
+                    && after(at + len).is_some_and(|a| !a.is_whitespace());
+                if !opens {
+                    k += 1;
+                    continue;
+                }
+                let end = para_end(at);
+                let triple =
+                    k + 2 < marks.len() && marks[k + 1] == (at + len, len, c) && marks[k + 2] == (at + 2 * len, len, c);
+                if triple {
+                    let close = (k + 3..marks.len().saturating_sub(2)).find(|&j| {
+                        marks[j].2 == c
+                            && marks[j + 1] == (marks[j].0 + len, len, c)
+                            && marks[j + 2].0 == marks[j].0 + 2 * len
+                    });
+                    match close {
+                        Some(j) => {
+                            out.push((at, marks[j + 2].0 + len));
+                            k = j + 3;
+                        }
+                        None => {
+                            out.push((at, end));
+                            k = marks.len();
+                        }
+                    }
+                    continue;
+                }
+                let Some(allowed) = closers(c) else {
+                    k += 1;
+                    continue;
+                };
+                let close = (k + 1..marks.len()).take_while(|&j| marks[j].0 < end).find(|&j| {
+                    let (p, l, m) = marks[j];
+                    allowed.contains(&m) && after(p + l).is_none_or(|a| !a.is_alphanumeric())
+                });
+                match close {
+                    Some(j) => {
+                        out.push((at, marks[j].0 + marks[j].1));
+                        k = j + 1;
+                    }
+                    None if matches!(c, '\'' | '‘' | '‚' | '’') => k += 1,
+                    None => {
+                        out.push((at, end));
+                        k = (k + 1..marks.len()).find(|&j| marks[j].0 >= end).unwrap_or(marks.len());
+                    }
+                }
+            }
+            out
+        }
+    }
+
+    /// Pieces of text with quotation marks, table rows, placeholders and line breaks.
+    fn piece() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "\"", "'", "“", "”", "‘", "’", "‚", "„", "«", "»", "「", "」", "&quot;", "&#39;", "a", "é", " ", "\n",
+            "\n\n", "\n \t\n", "|", "- ", "> ", "1. ", "(", ":", "\u{E000}", "\u{E001}", "0", "\u{E002}", "\u{E003}",
+        ])
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, failure_persistence: None, ..Default::default() })]
+
+        /// Made linear, the quotations, table rows and restored placeholders are found as
+        /// before.
+        #[test]
+        fn read_as_before(parts in proptest::collection::vec(piece(), 0..40)) {
+            let text = parts.concat();
+            proptest::prop_assert_eq!(quotations(&text), before::quotations(&text));
+            let spans = ["`a`".to_string()];
+            proptest::prop_assert_eq!(restore(&text, &spans), before::restore(&text, &spans));
+            let rows = TableRows::of(&text);
+            for at in (0..=text.len()).filter(|&at| text.is_char_boundary(at)) {
+                proptest::prop_assert_eq!(rows.at(at), before::table_row(&text, at), "at {}", at);
+            }
+        }
+
+        /// Merged, the hidden ranges hide the bytes they hid.
+        #[test]
+        fn merged_ranges_hold_what_they_held(ranges in proptest::collection::vec((0usize..60, 0usize..20), 0..12)) {
+            let ranges: Vec<Range<usize>> = ranges.into_iter().map(|(a, l)| a..a + l).collect();
+            let m = merged(ranges.clone());
+            for at in 0..90 {
+                let i = m.partition_point(|r| r.end <= at);
+                proptest::prop_assert_eq!(m.get(i).is_some_and(|r| r.contains(&at)), ranges.iter().any(|r| r.contains(&at)));
+            }
+        }
+    }
+
+    /// The adversarial shapes of `benches/linear.rs`, and a quotation of apostrophes that
+    /// close nothing, read as before.
+    #[test]
+    fn runs_of_marks_are_read_as_before() {
+        for text in [
+            "'a ".repeat(300),
+            "‘a ’b ".repeat(200),
+            "\"a\n\n".repeat(200),
+            "| a\n".repeat(100) + &"[".repeat(300),
+            "\u{E000}1".repeat(100),
+        ] {
+            assert_eq!(quotations(&text), before::quotations(&text), "{text:?}");
+            assert_eq!(restore(&text, &[]), before::restore(&text, &[]), "{text:?}");
+        }
+    }
 
     #[test]
     fn markers_the_agent_quotes_inline_are_not_intents() {
