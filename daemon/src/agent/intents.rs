@@ -49,18 +49,20 @@ pub fn detect(text: &str) -> Intents {
     for u in units.iter().filter(|u| u.own) {
         let prose = without_quoted_markers(&u.text);
         let markers = facts::markers(&prose);
-        for (k, (range, intent)) in markers.iter().enumerate() {
+        let shown = merged(u.shown.clone());
+        // What stands before each marker in its paragraph, the markers before it blanked
+        // out, is a prefix of the paragraph with every marker blanked out: read once, up to
+        // each marker in turn (read again for each, a paragraph of markers cost the square
+        // of its length).
+        let blanked = blanked(&prose, markers.iter().map(|(r, _)| r));
+        let mut before = Before::new(&blanked, &spans);
+        for (range, intent) in &markers {
             // A marker that opens inside link text, struck-out text, an inline element or a
             // table row is shown, not stated.
-            if u.shown.iter().any(|s| s.contains(&range.start)) {
+            if within(&shown, range.start) {
                 continue;
             }
-            // What stands before it in its paragraph, the markers before it blanked out.
-            let mut before = prose[..range.start].to_string();
-            for (r, _) in &markers[..k] {
-                before.replace_range(r.clone(), &" ".repeat(r.len()));
-            }
-            if !stated(intent, u, &before, &spans) {
+            if !stated(intent, u, &before.up_to(range.start)) {
                 continue;
             }
             found.add(match intent.clone() {
@@ -95,25 +97,222 @@ fn visible_in_tags(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// Whether `intent`, standing in `u` after `before` (code spans as placeholders: a colon or
-/// a full stop inside one ends nothing), is the agent's own statement.
-fn stated(intent: &Intent, u: &Unit, before: &str, spans: &[String]) -> bool {
+/// Whether `intent`, standing in `u` after what [`Said`] tells of, is the agent's own
+/// statement.
+fn stated(intent: &Intent, u: &Unit, before: &Said) -> bool {
     if u.lead.quotes {
         return false;
     }
-    // Sources are named in code spans too (`docs/setup.md`).
-    let source = |clause: &str| names_a_source(&restore(clause, spans));
-    let sentence = last_sentence(before);
     // `README.md line 3: [REMEMBER …]`, `The file says: …`: what follows the colon is the
     // source's, to the paragraph's end. `The README says [GOAL: …]`: so is what follows
     // the verb.
-    let colons = introductions(before);
-    if colons.iter().any(|&c| source(last_sentence(&before[..c]))) || ends_reporting(sentence) {
+    if before.source_colon || before.ends_reporting {
         return false;
     }
     // A user-wide fact only where nothing introduces it: no colon before it in its
     // paragraph, no lead-in ending with one, no source named in its sentence.
-    !(intent.is_global() && (u.lead.colon || u.lead.names || !colons.is_empty() || source(sentence)))
+    !(intent.is_global() && (u.lead.colon || u.lead.names || before.colon || before.names))
+}
+
+/// What stands before a marker in its paragraph (code spans as placeholders: a colon or a
+/// full stop inside one ends nothing), as [`stated`] asks of it.
+#[derive(Debug, PartialEq)]
+struct Said {
+    /// A colon introduces what follows ([`introductions`]).
+    colon: bool,
+    /// A colon introduces what follows after words that name a source, in its sentence
+    /// (sources are named in code spans too: `docs/setup.md`).
+    source_colon: bool,
+    /// The last sentence ends with a reporting verb after its subject ([`ends_reporting`]).
+    ends_reporting: bool,
+    /// The last sentence names a source ([`names_a_source`]).
+    names: bool,
+}
+
+/// `prose` with the byte ranges `blank` (in order, apart) made spaces, byte for byte.
+fn blanked<'a>(prose: &str, blank: impl Iterator<Item = &'a Range<usize>>) -> String {
+    let mut out = String::with_capacity(prose.len());
+    let mut at = 0;
+    for r in blank {
+        out.push_str(&prose[at..r.start]);
+        out.extend(std::iter::repeat_n(' ', r.len()));
+        at = r.end;
+    }
+    out.push_str(&prose[at..]);
+    out
+}
+
+/// Whether `at` is in one of `ranges` (sorted, apart: see [`merged`]).
+fn within(ranges: &[Range<usize>], at: usize) -> bool {
+    let i = ranges.partition_point(|r| r.end <= at);
+    ranges.get(i).is_some_and(|r| r.contains(&at))
+}
+
+/// A paragraph read from its start, up to one marker after another, for what [`Said`] tells
+/// of what stands before each. What is read is kept as the questions need it (the current
+/// sentence's last two words, how it ends, whether it names a source so far), so that each
+/// character is read once, whatever the number of markers: the same answers as
+/// [`last_sentence`], [`introductions`], [`ends_reporting`] and [`names_a_source`] give of
+/// the text before each marker, without reading it again.
+struct Before<'a> {
+    /// The paragraph, its markers blanked out: what stands before each is a prefix.
+    text: &'a str,
+    spans: &'a [String],
+    /// Read up to here.
+    at: usize,
+    /// A colon that introduces what follows was read; one after words that name a source.
+    colon: bool,
+    source_colon: bool,
+    /// The current sentence's last two whole words, as written (placeholders unrestored, as
+    /// [`ends_reporting`] reads them), and where the word being read started.
+    last: Option<Range<usize>>,
+    previous: Option<Range<usize>>,
+    word: Option<usize>,
+    /// What follows its last word.
+    tail: Tail,
+    /// The current sentence as it reads (code spans restored), for [`names_a_source`].
+    names: Names,
+}
+
+/// What follows a sentence's last word, as [`ends_reporting`] takes it: spaces, commas, spaces
+/// (`The README says, `), or anything else.
+#[derive(Clone, Copy, PartialEq)]
+enum Tail {
+    Spaces,
+    Commas,
+    SpacesAfterCommas,
+    Other,
+}
+
+impl<'a> Before<'a> {
+    fn new(text: &'a str, spans: &'a [String]) -> Self {
+        Before {
+            text,
+            spans,
+            at: 0,
+            colon: false,
+            source_colon: false,
+            last: None,
+            previous: None,
+            word: None,
+            tail: Tail::Spaces,
+            names: Names::default(),
+        }
+    }
+
+    /// What stands before byte `to` (at or after where the last question was asked).
+    fn up_to(&mut self, to: usize) -> Said {
+        let text = self.text;
+        let (from, to) = (self.at, to.clamp(self.at, text.len()));
+        for (i, c) in text[from..to].char_indices().map(|(i, c)| (i + from, c)) {
+            self.sentence_at(i);
+            // A colon that introduces what follows ([`introductions`]), and whether its
+            // sentence so far names a source.
+            if c == ':' && text[i + 1..].chars().next().is_none_or(char::is_whitespace) {
+                self.colon = true;
+                self.source_colon = self.source_colon || self.names.names();
+            }
+            if c.is_alphanumeric() {
+                self.word.get_or_insert(i);
+            } else {
+                if let Some(start) = self.word.take() {
+                    self.previous = self.last.replace(start..i);
+                    self.tail = Tail::Spaces;
+                }
+                self.tail = match (self.tail, c) {
+                    (Tail::Spaces, ',') | (Tail::Commas, ',') => Tail::Commas,
+                    (Tail::Spaces, c) if c.is_whitespace() => Tail::Spaces,
+                    (Tail::Commas | Tail::SpacesAfterCommas, c) if c.is_whitespace() => Tail::SpacesAfterCommas,
+                    _ => Tail::Other,
+                };
+            }
+            self.names.push(c, self.spans);
+        }
+        self.at = to;
+        self.sentence_at(to);
+        // The word being read ends here.
+        let (last, previous, tail) = match self.word {
+            Some(start) => (Some(start..to), self.last.clone(), Tail::Spaces),
+            None => (self.last.clone(), self.previous.clone(), self.tail),
+        };
+        let ends_reporting = tail != Tail::Other
+            && matches!((&previous, &last), (Some(p), Some(l)) if reporting(&text[p.clone()], &text[l.clone()]));
+        Said { colon: self.colon, source_colon: self.source_colon, ends_reporting, names: self.names.names() }
+    }
+
+    /// A sentence starts at byte `i` when one ends before it ([`last_sentence`]): what was
+    /// read of the last one is let go.
+    fn sentence_at(&mut self, i: usize) {
+        if SENTENCE_ENDS.iter().any(|e| self.text[..i].ends_with(e)) {
+            (self.last, self.previous, self.word, self.tail) = (None, None, None, Tail::Spaces);
+            self.names = Names::default();
+        }
+    }
+}
+
+/// Whether a text names a source of words ([`names_a_source`]), read character by
+/// character: what it holds of words and tokens so far, and the word and the token being
+/// read (a question asked at any point reads only those again).
+#[derive(Default)]
+struct Names {
+    /// A whole word or token read names a source.
+    found: bool,
+    /// The last whole word (letters and digits), and the word being read.
+    previous: Option<String>,
+    word: String,
+    /// The token (between spaces) being read.
+    token: String,
+    /// Inside a code span's placeholder: its index so far.
+    code: Option<String>,
+}
+
+impl Names {
+    /// Reads a character of the text as written (code spans as placeholders, restored here as
+    /// [`restore`] restores them).
+    fn push(&mut self, c: char, spans: &[String]) {
+        if let Some(index) = self.code.as_mut() {
+            if c != CLOSE {
+                index.push(c);
+                return;
+            }
+            let span = index.parse::<usize>().ok().and_then(|i| spans.get(i));
+            self.code = None;
+            for c in span.map_or("", String::as_str).chars() {
+                self.read(c);
+            }
+            return;
+        }
+        match c {
+            OPEN => self.code = Some(String::new()),
+            BRACKET => self.read('['),
+            CLOSING => self.read(']'),
+            c => self.read(c),
+        }
+    }
+
+    /// Reads a character of the text as it reads.
+    fn read(&mut self, c: char) {
+        if c.is_alphanumeric() {
+            self.word.push(c);
+        } else if !self.word.is_empty() {
+            let word = std::mem::take(&mut self.word);
+            self.found = self.found || word_names(self.previous.as_deref(), &word);
+            self.previous = Some(word);
+        }
+        if !c.is_whitespace() {
+            self.token.push(c);
+        } else if !self.token.is_empty() {
+            self.found = self.found || looks_like_a_file(&std::mem::take(&mut self.token));
+        }
+    }
+
+    /// Whether what was read names a source. (A placeholder being read, which no question
+    /// is asked inside of, is not counted.)
+    fn names(&self) -> bool {
+        self.found
+            || (!self.word.is_empty() && word_names(self.previous.as_deref(), &self.word))
+            || (!self.token.is_empty() && looks_like_a_file(&self.token))
+    }
 }
 
 /// One stretch of the message's prose: a paragraph, or a list item's own text.
@@ -167,10 +366,7 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
     // Asked at every event: the hidden ranges merged and sorted, searched; the pairs by where
     // they open (the first one that opens there, as a scan in order found it).
     let hidden = merged(hidden);
-    let hidden_at = |at: usize| {
-        let i = hidden.partition_point(|r| r.end <= at);
-        hidden.get(i).is_some_and(|r| r.contains(&at))
-    };
+    let hidden_at = |at: usize| within(&hidden, at);
     let mut closes_of: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     for (open, close) in inline_pairs {
         closes_of.entry(open).or_insert(close);
@@ -434,22 +630,17 @@ fn tags(html: &str) -> Vec<(String, bool)> {
     out
 }
 
+/// What ends a sentence.
+const SENTENCE_ENDS: [&str; 5] = [". ", "! ", "? ", ".\t", "\n"];
+
 /// The text after the last sentence end in `text` (`. `, `! `, `? `, a line break).
 fn last_sentence(text: &str) -> &str {
-    let ends = [". ", "! ", "? ", ".\t", "\n"];
-    let at = ends.iter().filter_map(|e| text.rfind(e).map(|i| i + e.len())).max().unwrap_or(0);
+    let at = SENTENCE_ENDS.iter().filter_map(|e| text.rfind(e).map(|i| i + e.len())).max().unwrap_or(0);
     &text[at..]
 }
 
-/// Where the colons that introduce what follows (`: `, or a colon at the end) are in
-/// `text`; `https://` and `10:30` introduce nothing.
-fn introductions(text: &str) -> Vec<usize> {
-    let t = text.trim_end();
-    t.match_indices(':')
-        .map(|(i, _)| i)
-        .filter(|&i| t[i + 1..].chars().next().is_none_or(char::is_whitespace))
-        .collect()
-}
+// What introduces what follows: the colons followed by a space or by nothing (`https://`
+// and `10:30` introduce nothing). Read in [`Before::up_to`].
 
 /// Verbs that report what a source says, beside [`ATTRIBUTIONS`].
 const REPORTING: &[&str] = &[
@@ -515,27 +706,26 @@ fn reporting(subject: &str, word: &str) -> bool {
         && !PEOPLE.iter().any(|p| p.eq_ignore_ascii_case(subject))
 }
 
-/// The words of `text`, letters and digits.
-fn words(text: &str) -> Vec<&str> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
-}
-
 /// Whether `clause` (what stands before a colon, or a sentence) names a source of words:
 /// a reporting verb after its subject (`The README says`, not `Notes`), a source noun, a
 /// file or path (`README.md`, `src/x.rs`, a URL), or a line of one (`line 3`, `L3`).
 fn names_a_source(clause: &str) -> bool {
-    let words = words(clause);
-    if words.windows(2).any(|p| reporting(p[0], p[1]))
-        || words.iter().any(|w| SOURCES.iter().any(|s| s.eq_ignore_ascii_case(w)))
-    {
-        return true;
+    let mut names = Names::default();
+    for c in clause.chars() {
+        names.read(c);
     }
-    let line_no =
-        words.windows(2).any(|p| {
-            (p[0].eq_ignore_ascii_case("line") || p[0].eq_ignore_ascii_case("lines"))
-                && p[1].bytes().all(|b| b.is_ascii_digit())
-        }) || words.iter().any(|w| w.len() > 1 && w.starts_with('L') && w[1..].bytes().all(|b| b.is_ascii_digit()));
-    line_no || clause.split_whitespace().any(looks_like_a_file)
+    names.names()
+}
+
+/// Whether `word` (letters and digits), after `previous`, names a source: a source noun, a
+/// line (`L3`, `line 3`), a reporting verb after its subject.
+fn word_names(previous: Option<&str>, word: &str) -> bool {
+    let digits = |w: &str| w.bytes().all(|b| b.is_ascii_digit());
+    SOURCES.iter().any(|s| s.eq_ignore_ascii_case(word))
+        || (word.len() > 1 && word.starts_with('L') && digits(&word[1..]))
+        || previous.is_some_and(|p| {
+            reporting(p, word) || ((p.eq_ignore_ascii_case("line") || p.eq_ignore_ascii_case("lines")) && digits(word))
+        })
 }
 
 /// `README.md`, `src/x.rs`, `https://…`: a token that names a file or a place.
@@ -557,16 +747,9 @@ fn looks_like_a_file(token: &str) -> bool {
     }
 }
 
-/// Whether `sentence` ends with a reporting verb after its subject (`The README says`,
-/// `it reads`): what follows is the source's words.
-fn ends_reporting(sentence: &str) -> bool {
-    let words = words(sentence);
-    let tail = sentence.trim_end().trim_end_matches(',').trim_end();
-    match words.as_slice() {
-        [.., subject, verb] => tail.ends_with(verb) && reporting(subject, verb),
-        _ => false,
-    }
-}
+// Whether a sentence ends with a reporting verb after its subject (`The README says`, `it
+// reads`, then only spaces and commas): what follows is the source's words. Read in
+// [`Before::up_to`].
 
 /// `text` with what the agent only quotes blanked out: block quotes, code blocks, HTML
 /// blocks and inline HTML (comments among them). Line breaks stay, so that what is left
@@ -921,7 +1104,69 @@ mod tests {
     /// The readers as they were before they were made linear: what they found is what the
     /// linear ones must find.
     mod before {
-        use super::super::{closers, list_item_body, quote_mark, BRACKET, CLOSE, CLOSING, OPEN};
+        use super::super::{
+            closers, last_sentence, list_item_body, looks_like_a_file, quote_mark, reporting, Said, BRACKET, CLOSE,
+            CLOSING, OPEN, SOURCES,
+        };
+
+        fn introductions(text: &str) -> Vec<usize> {
+            let t = text.trim_end();
+            t.match_indices(':')
+                .map(|(i, _)| i)
+                .filter(|&i| t[i + 1..].chars().next().is_none_or(char::is_whitespace))
+                .collect()
+        }
+
+        fn words(text: &str) -> Vec<&str> {
+            text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
+        }
+
+        pub fn names_a_source(clause: &str) -> bool {
+            let words = words(clause);
+            if words.windows(2).any(|p| reporting(p[0], p[1]))
+                || words.iter().any(|w| SOURCES.iter().any(|s| s.eq_ignore_ascii_case(w)))
+            {
+                return true;
+            }
+            let line_no = words.windows(2).any(|p| {
+                (p[0].eq_ignore_ascii_case("line") || p[0].eq_ignore_ascii_case("lines"))
+                    && p[1].bytes().all(|b| b.is_ascii_digit())
+            }) || words
+                .iter()
+                .any(|w| w.len() > 1 && w.starts_with('L') && w[1..].bytes().all(|b| b.is_ascii_digit()));
+            line_no || clause.split_whitespace().any(looks_like_a_file)
+        }
+
+        fn ends_reporting(sentence: &str) -> bool {
+            let words = words(sentence);
+            let tail = sentence.trim_end().trim_end_matches(',').trim_end();
+            match words.as_slice() {
+                [.., subject, verb] => tail.ends_with(verb) && reporting(subject, verb),
+                _ => false,
+            }
+        }
+
+        /// What `stated` read of the text before each marker, that text built afresh for
+        /// each (its markers before it blanked out).
+        pub fn said(prose: &str, spans: &[String]) -> Vec<Said> {
+            let markers = ccmem_proto::model::facts::markers(prose);
+            let source = |clause: &str| names_a_source(&restore(clause, spans));
+            let mut out = Vec::new();
+            for (k, (range, _)) in markers.iter().enumerate() {
+                let mut before = prose[..range.start].to_string();
+                for (r, _) in &markers[..k] {
+                    before.replace_range(r.clone(), &" ".repeat(r.len()));
+                }
+                let colons = introductions(&before);
+                out.push(Said {
+                    colon: !colons.is_empty(),
+                    source_colon: colons.iter().any(|&c| source(last_sentence(&before[..c]))),
+                    ends_reporting: ends_reporting(last_sentence(&before)),
+                    names: source(last_sentence(&before)),
+                });
+            }
+            out
+        }
 
         pub fn table_row(text: &str, at: usize) -> bool {
             let at = at.min(text.len());
@@ -1059,6 +1304,105 @@ mod tests {
                 let i = m.partition_point(|r| r.end <= at);
                 proptest::prop_assert_eq!(m.get(i).is_some_and(|r| r.contains(&at)), ranges.iter().any(|r| r.contains(&at)));
             }
+        }
+    }
+
+    /// What the new reader tells of the text before each marker of `prose`.
+    fn said(prose: &str, spans: &[String]) -> Vec<Said> {
+        let markers = facts::markers(prose);
+        let blanked = blanked(prose, markers.iter().map(|(r, _)| r));
+        let mut before = Before::new(&blanked, spans);
+        markers.iter().map(|(r, _)| before.up_to(r.start)).collect()
+    }
+
+    /// Pieces of a paragraph with markers, colons, sentence ends, sources and reporting
+    /// verbs, code spans (as placeholders) and escaped brackets.
+    fn prose_piece() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "[REMEMBER: a]",
+            "[REMEMBER GLOBAL: b]",
+            "[GOAL: g | DEADLINE: d]",
+            "[DONE: x]",
+            "The",
+            "README",
+            "says",
+            "said",
+            "reads",
+            "I",
+            "you",
+            "line",
+            "3",
+            "L3",
+            "L",
+            "README.md",
+            "src/x.rs",
+            "a.b",
+            ":",
+            ",",
+            ".",
+            "!",
+            "?",
+            " ",
+            "\t",
+            "\n",
+            "x",
+            "é",
+            "決定",
+            "10:30",
+            "https://x.y",
+            "\u{E000}0\u{E001}",
+            "\u{E000}1\u{E001}",
+            "\u{E000}2\u{E001}",
+            "\u{E000}9\u{E001}",
+            "\u{E002}",
+            "\u{E003}",
+            "contains",
+            "—",
+            "-",
+            "file",
+            "Note",
+            "(",
+            ")",
+            "`",
+            "\"",
+            "/",
+            ", ",
+            " , ",
+            "The README says",
+            "it says, ",
+            "line 3: ",
+        ])
+    }
+
+    const SPANS: [&str; 3] = ["`docs/setup.md`", "`a b`", "`says`"];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 4000, failure_persistence: None, ..Default::default() })]
+
+        /// Read once, what stands before each marker tells `stated` what it told when it
+        /// was built and read afresh for each marker.
+        #[test]
+        fn what_stands_before_each_marker_is_read_as_before(parts in proptest::collection::vec(prose_piece(), 0..30)) {
+            let prose = parts.concat();
+            let spans: Vec<String> = SPANS.iter().map(|s| s.to_string()).collect();
+            proptest::prop_assert_eq!(said(&prose, &spans), before::said(&prose, &spans));
+            let restored = restore(&prose, &spans);
+            proptest::prop_assert_eq!(names_a_source(&restored), before::names_a_source(&restored));
+        }
+    }
+
+    #[test]
+    fn a_paragraph_of_markers_is_read_as_before() {
+        let spans: Vec<String> = SPANS.iter().map(|s| s.to_string()).collect();
+        for prose in [
+            "[REMEMBER: a] ".repeat(200),
+            "[REMEMBER GLOBAL: a] ".repeat(200),
+            "The README says: ".repeat(50) + &"[REMEMBER: a] ".repeat(50),
+            "a: ".repeat(100) + "[REMEMBER: x] in \u{E000}0\u{E001}: [REMEMBER GLOBAL: y]",
+            "It says, [GOAL: a] and then I say [DONE: b]. Per README.md [REMEMBER GLOBAL: c]".repeat(20),
+            "It says , , [GOAL: a] it says, , [GOAL: b] it says,\t[GOAL: c] it says ,x [GOAL: d]".to_string(),
+        ] {
+            assert_eq!(said(&prose, &spans), before::said(&prose, &spans), "{prose:?}");
         }
     }
 
