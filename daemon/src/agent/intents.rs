@@ -558,27 +558,25 @@ fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
 fn html_elements(text: &str) -> (Vec<Range<usize>>, Vec<(usize, usize)>) {
     let mut hidden = Vec::new();
     let mut pairs = Vec::new();
-    let mut blocks: Vec<(String, usize)> = Vec::new();
-    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut blocks = OpenElements::default();
+    let mut inline = OpenElements::default();
     for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
         match event {
             Event::Html(h) => {
                 for (name, closing) in tags(&h) {
                     if !closing {
-                        blocks.push((name, range.start));
-                    } else if let Some(i) = blocks.iter().rposition(|(n, _)| *n == name) {
-                        hidden.push(blocks[i].1..range.end);
-                        blocks.truncate(i);
+                        blocks.push(name, range.start);
+                    } else if let Some(from) = blocks.close(&name) {
+                        hidden.push(from..range.end);
                     }
                 }
             }
             Event::InlineHtml(h) => {
                 for (name, closing) in tags(&h) {
                     if !closing {
-                        inline.push((name, range.start));
-                    } else if let Some(i) = inline.iter().rposition(|(n, _)| *n == name) {
-                        pairs.push((inline[i].1, range.start));
-                        inline.truncate(i);
+                        inline.push(name, range.start);
+                    } else if let Some(from) = inline.close(&name) {
+                        pairs.push((from, range.start));
                     }
                 }
             }
@@ -591,12 +589,48 @@ fn html_elements(text: &str) -> (Vec<Range<usize>>, Vec<(usize, usize)>) {
         "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot", "colgroup", "rp",
         "rt", "html", "head", "body",
     ];
-    for (name, from) in blocks {
+    for (name, from) in blocks.open {
         if !OPTIONAL_END.contains(&name.as_str()) {
             hidden.push(from..text.len());
         }
     }
     (hidden, pairs)
+}
+
+/// The elements open, innermost last, each found by its name without walking the others: an
+/// end tag that closes none of them (`</i>` after a thousand `<b>`) walked them all.
+#[derive(Default)]
+struct OpenElements {
+    /// (name, where its tag's event starts), innermost last.
+    open: Vec<(String, usize)>,
+    /// Where in `open` each name stands, innermost last.
+    by_name: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl OpenElements {
+    fn push(&mut self, name: String, at: usize) {
+        self.by_name.entry(name.clone()).or_default().push(self.open.len());
+        self.open.push((name, at));
+    }
+
+    /// Closes the innermost element named `name`, and those open inside it: where it
+    /// opened, or None when no element of that name is open.
+    fn close(&mut self, name: &str) -> Option<usize> {
+        let i = *self.by_name.get(name)?.last()?;
+        let from = self.open[i].1;
+        // Each is the innermost of its name among those left: the last of its list.
+        for (n, _) in self.open.drain(i..) {
+            if let Some(at) = self.by_name.get_mut(&n) {
+                at.pop();
+            }
+        }
+        Some(from)
+    }
+
+    fn clear(&mut self) {
+        self.open.clear();
+        self.by_name.clear();
+    }
 }
 
 /// The element tags in a piece of HTML, in order: (lowercase name, a closing tag). Void
@@ -1168,6 +1202,53 @@ mod tests {
             out
         }
 
+        pub fn html_elements(text: &str) -> (Vec<std::ops::Range<usize>>, Vec<(usize, usize)>) {
+            use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+            let mut hidden = Vec::new();
+            let mut pairs = Vec::new();
+            let mut blocks: Vec<(String, usize)> = Vec::new();
+            let mut inline: Vec<(String, usize)> = Vec::new();
+            for (event, range) in Parser::new_ext(text, super::super::options()).into_offset_iter() {
+                match event {
+                    Event::Html(h) => {
+                        for (name, closing) in super::super::tags(&h) {
+                            if !closing {
+                                blocks.push((name, range.start));
+                            } else if let Some(i) = blocks.iter().rposition(|(n, _)| *n == name) {
+                                hidden.push(blocks[i].1..range.end);
+                                blocks.truncate(i);
+                            }
+                        }
+                    }
+                    Event::InlineHtml(h) => {
+                        for (name, closing) in super::super::tags(&h) {
+                            if !closing {
+                                inline.push((name, range.start));
+                            } else if let Some(i) = inline.iter().rposition(|(n, _)| *n == name) {
+                                pairs.push((inline[i].1, range.start));
+                                inline.truncate(i);
+                            }
+                        }
+                    }
+                    Event::Start(Tag::Paragraph | Tag::Heading { .. } | Tag::Item | Tag::TableCell)
+                    | Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::TableCell) => {
+                        inline.clear()
+                    }
+                    _ => {}
+                }
+            }
+            const OPTIONAL_END: &[&str] = &[
+                "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot", "colgroup",
+                "rp", "rt", "html", "head", "body",
+            ];
+            for (name, from) in blocks {
+                if !OPTIONAL_END.contains(&name.as_str()) {
+                    hidden.push(from..text.len());
+                }
+            }
+            (hidden, pairs)
+        }
+
         pub fn table_row(text: &str, at: usize) -> bool {
             let at = at.min(text.len());
             let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -1304,6 +1385,31 @@ mod tests {
                 let i = m.partition_point(|r| r.end <= at);
                 proptest::prop_assert_eq!(m.get(i).is_some_and(|r| r.contains(&at)), ranges.iter().any(|r| r.contains(&at)));
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, failure_persistence: None, ..Default::default() })]
+
+        /// Found by name, the elements that close are those found walking the open ones.
+        #[test]
+        fn html_elements_are_found_as_before(parts in proptest::collection::vec(proptest::sample::select(vec![
+            "<b>", "</b>", "<i>", "</i>", "<B>", "<details>", "</details>", "<div>", "</div>", "<p>", "</p>", "<br>",
+            "<span/>", "<!-- c -->", "a", " ", "\n", "\n\n", "- ", "| a |", "# ", "<a href=x>", "</a>", "<b><i>", "</i></b>",
+        ]), 0..30)) {
+            let text = parts.concat();
+            proptest::prop_assert_eq!(html_elements(&text), before::html_elements(&text));
+        }
+    }
+
+    #[test]
+    fn end_tags_that_close_nothing_are_read_as_before() {
+        for text in [
+            "a <b> </i> ".repeat(300),
+            "<div>\n\n</span>\n\n".repeat(100),
+            "<b><i>".repeat(100) + &"</b> x </i>".repeat(100),
+        ] {
+            assert_eq!(html_elements(&text), before::html_elements(&text), "{text:?}");
         }
     }
 
