@@ -46,6 +46,19 @@ mod bench {
         ("words", "the token is "),
         ("cjk", "決定した。"),
         ("newlines", "\n"),
+        ("whole markers", "[REMEMBER: a] "),
+        ("global markers", "[REMEMBER GLOBAL: a] "),
+        ("apostrophes", "'a "),
+        ("colons", "a: "),
+        ("elements", "<a></a>"),
+        ("end tags closing nothing", "a <b> </i> "),
+        ("html blocks", "<div>\n\n"),
+        ("bold", "**a** "),
+        ("tildes", "~"),
+        ("pipes", "|"),
+        ("link definitions", "[a]: b\n"),
+        ("footnotes", "[^a]"),
+        ("images", "![a](b) "),
     ];
 
     /// Readers of one text, by name.

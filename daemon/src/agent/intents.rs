@@ -49,18 +49,20 @@ pub fn detect(text: &str) -> Intents {
     for u in units.iter().filter(|u| u.own) {
         let prose = without_quoted_markers(&u.text);
         let markers = facts::markers(&prose);
-        for (k, (range, intent)) in markers.iter().enumerate() {
+        let shown = merged(u.shown.clone());
+        // What stands before each marker in its paragraph, the markers before it blanked
+        // out, is a prefix of the paragraph with every marker blanked out: read once, up to
+        // each marker in turn (read again for each, a paragraph of markers cost the square
+        // of its length).
+        let blanked = blanked(&prose, markers.iter().map(|(r, _)| r));
+        let mut before = Before::new(&blanked, &spans);
+        for (range, intent) in &markers {
             // A marker that opens inside link text, struck-out text, an inline element or a
             // table row is shown, not stated.
-            if u.shown.iter().any(|s| s.contains(&range.start)) {
+            if within(&shown, range.start) {
                 continue;
             }
-            // What stands before it in its paragraph, the markers before it blanked out.
-            let mut before = prose[..range.start].to_string();
-            for (r, _) in &markers[..k] {
-                before.replace_range(r.clone(), &" ".repeat(r.len()));
-            }
-            if !stated(intent, u, &before, &spans) {
+            if !stated(intent, u, &before.up_to(range.start)) {
                 continue;
             }
             found.add(match intent.clone() {
@@ -95,25 +97,222 @@ fn visible_in_tags(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// Whether `intent`, standing in `u` after `before` (code spans as placeholders: a colon or
-/// a full stop inside one ends nothing), is the agent's own statement.
-fn stated(intent: &Intent, u: &Unit, before: &str, spans: &[String]) -> bool {
+/// Whether `intent`, standing in `u` after what [`Said`] tells of, is the agent's own
+/// statement.
+fn stated(intent: &Intent, u: &Unit, before: &Said) -> bool {
     if u.lead.quotes {
         return false;
     }
-    // Sources are named in code spans too (`docs/setup.md`).
-    let source = |clause: &str| names_a_source(&restore(clause, spans));
-    let sentence = last_sentence(before);
     // `README.md line 3: [REMEMBER …]`, `The file says: …`: what follows the colon is the
     // source's, to the paragraph's end. `The README says [GOAL: …]`: so is what follows
     // the verb.
-    let colons = introductions(before);
-    if colons.iter().any(|&c| source(last_sentence(&before[..c]))) || ends_reporting(sentence) {
+    if before.source_colon || before.ends_reporting {
         return false;
     }
     // A user-wide fact only where nothing introduces it: no colon before it in its
     // paragraph, no lead-in ending with one, no source named in its sentence.
-    !(intent.is_global() && (u.lead.colon || u.lead.names || !colons.is_empty() || source(sentence)))
+    !(intent.is_global() && (u.lead.colon || u.lead.names || before.colon || before.names))
+}
+
+/// What stands before a marker in its paragraph (code spans as placeholders: a colon or a
+/// full stop inside one ends nothing), as [`stated`] asks of it.
+#[derive(Debug, PartialEq)]
+struct Said {
+    /// A colon introduces what follows ([`introductions`]).
+    colon: bool,
+    /// A colon introduces what follows after words that name a source, in its sentence
+    /// (sources are named in code spans too: `docs/setup.md`).
+    source_colon: bool,
+    /// The last sentence ends with a reporting verb after its subject ([`ends_reporting`]).
+    ends_reporting: bool,
+    /// The last sentence names a source ([`names_a_source`]).
+    names: bool,
+}
+
+/// `prose` with the byte ranges `blank` (in order, apart) made spaces, byte for byte.
+fn blanked<'a>(prose: &str, blank: impl Iterator<Item = &'a Range<usize>>) -> String {
+    let mut out = String::with_capacity(prose.len());
+    let mut at = 0;
+    for r in blank {
+        out.push_str(&prose[at..r.start]);
+        out.extend(std::iter::repeat_n(' ', r.len()));
+        at = r.end;
+    }
+    out.push_str(&prose[at..]);
+    out
+}
+
+/// Whether `at` is in one of `ranges` (sorted, apart: see [`merged`]).
+fn within(ranges: &[Range<usize>], at: usize) -> bool {
+    let i = ranges.partition_point(|r| r.end <= at);
+    ranges.get(i).is_some_and(|r| r.contains(&at))
+}
+
+/// A paragraph read from its start, up to one marker after another, for what [`Said`] tells
+/// of what stands before each. What is read is kept as the questions need it (the current
+/// sentence's last two words, how it ends, whether it names a source so far), so that each
+/// character is read once, whatever the number of markers: the same answers as
+/// [`last_sentence`], [`introductions`], [`ends_reporting`] and [`names_a_source`] give of
+/// the text before each marker, without reading it again.
+struct Before<'a> {
+    /// The paragraph, its markers blanked out: what stands before each is a prefix.
+    text: &'a str,
+    spans: &'a [String],
+    /// Read up to here.
+    at: usize,
+    /// A colon that introduces what follows was read; one after words that name a source.
+    colon: bool,
+    source_colon: bool,
+    /// The current sentence's last two whole words, as written (placeholders unrestored, as
+    /// [`ends_reporting`] reads them), and where the word being read started.
+    last: Option<Range<usize>>,
+    previous: Option<Range<usize>>,
+    word: Option<usize>,
+    /// What follows its last word.
+    tail: Tail,
+    /// The current sentence as it reads (code spans restored), for [`names_a_source`].
+    names: Names,
+}
+
+/// What follows a sentence's last word, as [`ends_reporting`] takes it: spaces, commas, spaces
+/// (`The README says, `), or anything else.
+#[derive(Clone, Copy, PartialEq)]
+enum Tail {
+    Spaces,
+    Commas,
+    SpacesAfterCommas,
+    Other,
+}
+
+impl<'a> Before<'a> {
+    fn new(text: &'a str, spans: &'a [String]) -> Self {
+        Before {
+            text,
+            spans,
+            at: 0,
+            colon: false,
+            source_colon: false,
+            last: None,
+            previous: None,
+            word: None,
+            tail: Tail::Spaces,
+            names: Names::default(),
+        }
+    }
+
+    /// What stands before byte `to` (at or after where the last question was asked).
+    fn up_to(&mut self, to: usize) -> Said {
+        let text = self.text;
+        let (from, to) = (self.at, to.clamp(self.at, text.len()));
+        for (i, c) in text[from..to].char_indices().map(|(i, c)| (i + from, c)) {
+            self.sentence_at(i);
+            // A colon that introduces what follows ([`introductions`]), and whether its
+            // sentence so far names a source.
+            if c == ':' && text[i + 1..].chars().next().is_none_or(char::is_whitespace) {
+                self.colon = true;
+                self.source_colon = self.source_colon || self.names.names();
+            }
+            if c.is_alphanumeric() {
+                self.word.get_or_insert(i);
+            } else {
+                if let Some(start) = self.word.take() {
+                    self.previous = self.last.replace(start..i);
+                    self.tail = Tail::Spaces;
+                }
+                self.tail = match (self.tail, c) {
+                    (Tail::Spaces, ',') | (Tail::Commas, ',') => Tail::Commas,
+                    (Tail::Spaces, c) if c.is_whitespace() => Tail::Spaces,
+                    (Tail::Commas | Tail::SpacesAfterCommas, c) if c.is_whitespace() => Tail::SpacesAfterCommas,
+                    _ => Tail::Other,
+                };
+            }
+            self.names.push(c, self.spans);
+        }
+        self.at = to;
+        self.sentence_at(to);
+        // The word being read ends here.
+        let (last, previous, tail) = match self.word {
+            Some(start) => (Some(start..to), self.last.clone(), Tail::Spaces),
+            None => (self.last.clone(), self.previous.clone(), self.tail),
+        };
+        let ends_reporting = tail != Tail::Other
+            && matches!((&previous, &last), (Some(p), Some(l)) if reporting(&text[p.clone()], &text[l.clone()]));
+        Said { colon: self.colon, source_colon: self.source_colon, ends_reporting, names: self.names.names() }
+    }
+
+    /// A sentence starts at byte `i` when one ends before it ([`last_sentence`]): what was
+    /// read of the last one is let go.
+    fn sentence_at(&mut self, i: usize) {
+        if SENTENCE_ENDS.iter().any(|e| self.text[..i].ends_with(e)) {
+            (self.last, self.previous, self.word, self.tail) = (None, None, None, Tail::Spaces);
+            self.names = Names::default();
+        }
+    }
+}
+
+/// Whether a text names a source of words ([`names_a_source`]), read character by
+/// character: what it holds of words and tokens so far, and the word and the token being
+/// read (a question asked at any point reads only those again).
+#[derive(Default)]
+struct Names {
+    /// A whole word or token read names a source.
+    found: bool,
+    /// The last whole word (letters and digits), and the word being read.
+    previous: Option<String>,
+    word: String,
+    /// The token (between spaces) being read.
+    token: String,
+    /// Inside a code span's placeholder: its index so far.
+    code: Option<String>,
+}
+
+impl Names {
+    /// Reads a character of the text as written (code spans as placeholders, restored here as
+    /// [`restore`] restores them).
+    fn push(&mut self, c: char, spans: &[String]) {
+        if let Some(index) = self.code.as_mut() {
+            if c != CLOSE {
+                index.push(c);
+                return;
+            }
+            let span = index.parse::<usize>().ok().and_then(|i| spans.get(i));
+            self.code = None;
+            for c in span.map_or("", String::as_str).chars() {
+                self.read(c);
+            }
+            return;
+        }
+        match c {
+            OPEN => self.code = Some(String::new()),
+            BRACKET => self.read('['),
+            CLOSING => self.read(']'),
+            c => self.read(c),
+        }
+    }
+
+    /// Reads a character of the text as it reads.
+    fn read(&mut self, c: char) {
+        if c.is_alphanumeric() {
+            self.word.push(c);
+        } else if !self.word.is_empty() {
+            let word = std::mem::take(&mut self.word);
+            self.found = self.found || word_names(self.previous.as_deref(), &word);
+            self.previous = Some(word);
+        }
+        if !c.is_whitespace() {
+            self.token.push(c);
+        } else if !self.token.is_empty() {
+            self.found = self.found || looks_like_a_file(&std::mem::take(&mut self.token));
+        }
+    }
+
+    /// Whether what was read names a source. (A placeholder being read, which no question
+    /// is asked inside of, is not counted.)
+    fn names(&self) -> bool {
+        self.found
+            || (!self.word.is_empty() && word_names(self.previous.as_deref(), &self.word))
+            || (!self.token.is_empty() && looks_like_a_file(&self.token))
+    }
 }
 
 /// One stretch of the message's prose: a paragraph, or a list item's own text.
@@ -164,7 +363,15 @@ impl Lead {
 /// The message's prose, unit by unit, and the code spans its placeholders stand for.
 fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
     let (hidden, inline_pairs) = html_elements(text);
-    let hidden_at = |at: usize| hidden.iter().any(|r| r.contains(&at));
+    // Asked at every event: the hidden ranges merged and sorted, searched; the pairs by where
+    // they open (the first one that opens there, as a scan in order found it).
+    let hidden = merged(hidden);
+    let hidden_at = |at: usize| within(&hidden, at);
+    let mut closes_of: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for (open, close) in inline_pairs {
+        closes_of.entry(open).or_insert(close);
+    }
+    let rows = TableRows::of(text);
     let mut out: Vec<Unit> = Vec::new();
     let mut spans: Vec<String> = Vec::new();
     // Depth inside blocks that are not the agent's prose: code, quotes, HTML, tables, footnotes.
@@ -235,7 +442,7 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
                 }
             }
             Event::InlineHtml(_) => {
-                if let Some(&(_, close)) = inline_pairs.iter().find(|(open, _)| *open == range.start) {
+                if let Some(&close) = closes_of.get(&range.start) {
                     let u = unit(&mut cur, heading, &lists, last);
                     elements_open.push((u.text.len(), close));
                 } else if let Some(i) = elements_open.iter().rposition(|(_, close)| *close == range.start) {
@@ -246,7 +453,7 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
                 }
             }
             Event::Text(t) => {
-                let row = table_row(text, range.start);
+                let row = rows.at(range.start);
                 let u = unit(&mut cur, heading, &lists, last);
                 let from = u.text.len();
                 let escaped = t.starts_with(['[', ']']) && escaped_at(text, range.clone());
@@ -299,15 +506,48 @@ fn escaped_at(text: &str, range: Range<usize>) -> bool {
         || written.starts_with("\\]")
 }
 
-/// Whether the line of `text` holding `at` starts as a table row (`| a | b |`, after a list
-/// marker or not): a row read as a paragraph (no delimiter row under a header) is still a
-/// table's cell to the reader.
-fn table_row(text: &str, at: usize) -> bool {
-    let at = at.min(text.len());
-    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = text[start..].split('\n').next().unwrap_or("");
-    let body = list_item_body(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
-    body.starts_with('|')
+/// Which lines of a text start as a table row (`| a | b |`, after a list marker or not): a
+/// row read as a paragraph (no delimiter row under a header) is still a table's cell to the
+/// reader. Asked at every text event: each line is read once, here, not from the event to
+/// its line's start and end again (a line of a thousand `[` is a thousand events).
+struct TableRows {
+    /// Where each line starts.
+    starts: Vec<usize>,
+    /// Whether it starts as a table row.
+    rows: Vec<bool>,
+}
+
+impl TableRows {
+    fn of(text: &str) -> Self {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        let rows = text
+            .split('\n')
+            .map(|line| {
+                list_item_body(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace())).starts_with('|')
+            })
+            .collect();
+        TableRows { starts, rows }
+    }
+
+    /// Whether the line holding byte `at` (a line break is its line's) starts as a table row.
+    fn at(&self, at: usize) -> bool {
+        let line = self.starts.partition_point(|&s| s <= at).saturating_sub(1);
+        self.rows.get(line).copied().unwrap_or(false)
+    }
+}
+
+/// Byte ranges sorted and merged where they overlap: whether a byte is in one of them is
+/// then a binary search.
+fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges.into_iter().filter(|r| !r.is_empty()) {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 /// HTML elements in `text`: the byte ranges that elements opened by HTML blocks hold until
@@ -318,27 +558,25 @@ fn table_row(text: &str, at: usize) -> bool {
 fn html_elements(text: &str) -> (Vec<Range<usize>>, Vec<(usize, usize)>) {
     let mut hidden = Vec::new();
     let mut pairs = Vec::new();
-    let mut blocks: Vec<(String, usize)> = Vec::new();
-    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut blocks = OpenElements::default();
+    let mut inline = OpenElements::default();
     for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
         match event {
             Event::Html(h) => {
                 for (name, closing) in tags(&h) {
                     if !closing {
-                        blocks.push((name, range.start));
-                    } else if let Some(i) = blocks.iter().rposition(|(n, _)| *n == name) {
-                        hidden.push(blocks[i].1..range.end);
-                        blocks.truncate(i);
+                        blocks.push(name, range.start);
+                    } else if let Some(from) = blocks.close(&name) {
+                        hidden.push(from..range.end);
                     }
                 }
             }
             Event::InlineHtml(h) => {
                 for (name, closing) in tags(&h) {
                     if !closing {
-                        inline.push((name, range.start));
-                    } else if let Some(i) = inline.iter().rposition(|(n, _)| *n == name) {
-                        pairs.push((inline[i].1, range.start));
-                        inline.truncate(i);
+                        inline.push(name, range.start);
+                    } else if let Some(from) = inline.close(&name) {
+                        pairs.push((from, range.start));
                     }
                 }
             }
@@ -351,12 +589,48 @@ fn html_elements(text: &str) -> (Vec<Range<usize>>, Vec<(usize, usize)>) {
         "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot", "colgroup", "rp",
         "rt", "html", "head", "body",
     ];
-    for (name, from) in blocks {
+    for (name, from) in blocks.open {
         if !OPTIONAL_END.contains(&name.as_str()) {
             hidden.push(from..text.len());
         }
     }
     (hidden, pairs)
+}
+
+/// The elements open, innermost last, each found by its name without walking the others: an
+/// end tag that closes none of them (`</i>` after a thousand `<b>`) walked them all.
+#[derive(Default)]
+struct OpenElements {
+    /// (name, where its tag's event starts), innermost last.
+    open: Vec<(String, usize)>,
+    /// Where in `open` each name stands, innermost last.
+    by_name: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl OpenElements {
+    fn push(&mut self, name: String, at: usize) {
+        self.by_name.entry(name.clone()).or_default().push(self.open.len());
+        self.open.push((name, at));
+    }
+
+    /// Closes the innermost element named `name`, and those open inside it: where it
+    /// opened, or None when no element of that name is open.
+    fn close(&mut self, name: &str) -> Option<usize> {
+        let i = *self.by_name.get(name)?.last()?;
+        let from = self.open[i].1;
+        // Each is the innermost of its name among those left: the last of its list.
+        for (n, _) in self.open.drain(i..) {
+            if let Some(at) = self.by_name.get_mut(&n) {
+                at.pop();
+            }
+        }
+        Some(from)
+    }
+
+    fn clear(&mut self) {
+        self.open.clear();
+        self.by_name.clear();
+    }
 }
 
 /// The element tags in a piece of HTML, in order: (lowercase name, a closing tag). Void
@@ -390,22 +664,17 @@ fn tags(html: &str) -> Vec<(String, bool)> {
     out
 }
 
+/// What ends a sentence.
+const SENTENCE_ENDS: [&str; 5] = [". ", "! ", "? ", ".\t", "\n"];
+
 /// The text after the last sentence end in `text` (`. `, `! `, `? `, a line break).
 fn last_sentence(text: &str) -> &str {
-    let ends = [". ", "! ", "? ", ".\t", "\n"];
-    let at = ends.iter().filter_map(|e| text.rfind(e).map(|i| i + e.len())).max().unwrap_or(0);
+    let at = SENTENCE_ENDS.iter().filter_map(|e| text.rfind(e).map(|i| i + e.len())).max().unwrap_or(0);
     &text[at..]
 }
 
-/// Where the colons that introduce what follows (`: `, or a colon at the end) are in
-/// `text`; `https://` and `10:30` introduce nothing.
-fn introductions(text: &str) -> Vec<usize> {
-    let t = text.trim_end();
-    t.match_indices(':')
-        .map(|(i, _)| i)
-        .filter(|&i| t[i + 1..].chars().next().is_none_or(char::is_whitespace))
-        .collect()
-}
+// What introduces what follows: the colons followed by a space or by nothing (`https://`
+// and `10:30` introduce nothing). Read in [`Before::up_to`].
 
 /// Verbs that report what a source says, beside [`ATTRIBUTIONS`].
 const REPORTING: &[&str] = &[
@@ -471,27 +740,26 @@ fn reporting(subject: &str, word: &str) -> bool {
         && !PEOPLE.iter().any(|p| p.eq_ignore_ascii_case(subject))
 }
 
-/// The words of `text`, letters and digits.
-fn words(text: &str) -> Vec<&str> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
-}
-
 /// Whether `clause` (what stands before a colon, or a sentence) names a source of words:
 /// a reporting verb after its subject (`The README says`, not `Notes`), a source noun, a
 /// file or path (`README.md`, `src/x.rs`, a URL), or a line of one (`line 3`, `L3`).
 fn names_a_source(clause: &str) -> bool {
-    let words = words(clause);
-    if words.windows(2).any(|p| reporting(p[0], p[1]))
-        || words.iter().any(|w| SOURCES.iter().any(|s| s.eq_ignore_ascii_case(w)))
-    {
-        return true;
+    let mut names = Names::default();
+    for c in clause.chars() {
+        names.read(c);
     }
-    let line_no =
-        words.windows(2).any(|p| {
-            (p[0].eq_ignore_ascii_case("line") || p[0].eq_ignore_ascii_case("lines"))
-                && p[1].bytes().all(|b| b.is_ascii_digit())
-        }) || words.iter().any(|w| w.len() > 1 && w.starts_with('L') && w[1..].bytes().all(|b| b.is_ascii_digit()));
-    line_no || clause.split_whitespace().any(looks_like_a_file)
+    names.names()
+}
+
+/// Whether `word` (letters and digits), after `previous`, names a source: a source noun, a
+/// line (`L3`, `line 3`), a reporting verb after its subject.
+fn word_names(previous: Option<&str>, word: &str) -> bool {
+    let digits = |w: &str| w.bytes().all(|b| b.is_ascii_digit());
+    SOURCES.iter().any(|s| s.eq_ignore_ascii_case(word))
+        || (word.len() > 1 && word.starts_with('L') && digits(&word[1..]))
+        || previous.is_some_and(|p| {
+            reporting(p, word) || ((p.eq_ignore_ascii_case("line") || p.eq_ignore_ascii_case("lines")) && digits(word))
+        })
 }
 
 /// `README.md`, `src/x.rs`, `https://…`: a token that names a file or a place.
@@ -513,16 +781,9 @@ fn looks_like_a_file(token: &str) -> bool {
     }
 }
 
-/// Whether `sentence` ends with a reporting verb after its subject (`The README says`,
-/// `it reads`): what follows is the source's words.
-fn ends_reporting(sentence: &str) -> bool {
-    let words = words(sentence);
-    let tail = sentence.trim_end().trim_end_matches(',').trim_end();
-    match words.as_slice() {
-        [.., subject, verb] => tail.ends_with(verb) && reporting(subject, verb),
-        _ => false,
-    }
-}
+// Whether a sentence ends with a reporting verb after its subject (`The README says`, `it
+// reads`, then only spaces and commas): what follows is the source's words. Read in
+// [`Before::up_to`].
 
 /// `text` with what the agent only quotes blanked out: block quotes, code blocks, HTML
 /// blocks and inline HTML (comments among them). Line breaks stay, so that what is left
@@ -741,9 +1002,27 @@ fn quotations(text: &str) -> Vec<(usize, usize)> {
         }
     }
     breaks.push(text.len());
-    let para_end = |at: usize| breaks.iter().copied().find(|b| *b >= at).unwrap_or(text.len());
+    // (Sorted: searched, not walked, at every mark.)
+    let para_end = |at: usize| breaks.get(breaks.partition_point(|b| *b < at)).copied().unwrap_or(text.len());
     let before = |at: usize| text[..at].chars().next_back();
     let after = |at: usize| text[at..].chars().next();
+    // The marks that can close a quotation (no letter after them), by mark: the closer of an
+    // opening mark is searched for among them, not by walking every mark to the paragraph's
+    // end (an apostrophe that closes nothing opens nothing, and a paragraph of them would
+    // be walked once per apostrophe).
+    let mut closing: std::collections::HashMap<char, Vec<usize>> = std::collections::HashMap::new();
+    for (j, &(p, l, m)) in marks.iter().enumerate() {
+        if after(p + l).is_none_or(|a| !a.is_alphanumeric()) {
+            closing.entry(m).or_default().push(j);
+        }
+    }
+    // The first mark after the `k`th that is one of `allowed` and can close.
+    let first_closer = |k: usize, allowed: &[char]| {
+        allowed
+            .iter()
+            .filter_map(|m| closing.get(m).and_then(|js| js.get(js.partition_point(|&j| j <= k))).copied())
+            .min()
+    };
     let mut out = Vec::new();
     let mut k = 0;
     while k < marks.len() {
@@ -778,10 +1057,7 @@ fn quotations(text: &str) -> Vec<(usize, usize)> {
             k += 1;
             continue;
         };
-        let close = (k + 1..marks.len()).take_while(|&j| marks[j].0 < end).find(|&j| {
-            let (p, l, m) = marks[j];
-            allowed.contains(&m) && after(p + l).is_none_or(|a| !a.is_alphanumeric())
-        });
+        let close = first_closer(k, allowed).filter(|&j| marks[j].0 < end);
         match close {
             Some(j) => {
                 out.push((at, marks[j].0 + marks[j].1));
@@ -833,8 +1109,11 @@ fn restore(text: &str, spans: &[String]) -> String {
         out.push_str(&rest[..at]);
         let after = &rest[at + OPEN.len_utf8()..];
         let Some(end) = after.find(CLOSE) else {
-            rest = after;
-            continue;
+            // No placeholder is closed past here (looking again from each `OPEN` would read
+            // to the end each time): the rest as it is, without its opening marks.
+            out.extend(after.chars().filter(|c| *c != OPEN));
+            rest = "";
+            break;
         };
         if let Some(span) = after[..end].parse::<usize>().ok().and_then(|i| spans.get(i)) {
             out.push_str(span);
@@ -855,6 +1134,399 @@ pub fn prose(text: &str) -> (String, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The readers as they were before they were made linear: what they found is what the
+    /// linear ones must find.
+    mod before {
+        use super::super::{
+            closers, last_sentence, list_item_body, looks_like_a_file, quote_mark, reporting, Said, BRACKET, CLOSE,
+            CLOSING, OPEN, SOURCES,
+        };
+
+        fn introductions(text: &str) -> Vec<usize> {
+            let t = text.trim_end();
+            t.match_indices(':')
+                .map(|(i, _)| i)
+                .filter(|&i| t[i + 1..].chars().next().is_none_or(char::is_whitespace))
+                .collect()
+        }
+
+        fn words(text: &str) -> Vec<&str> {
+            text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
+        }
+
+        pub fn names_a_source(clause: &str) -> bool {
+            let words = words(clause);
+            if words.windows(2).any(|p| reporting(p[0], p[1]))
+                || words.iter().any(|w| SOURCES.iter().any(|s| s.eq_ignore_ascii_case(w)))
+            {
+                return true;
+            }
+            let line_no = words.windows(2).any(|p| {
+                (p[0].eq_ignore_ascii_case("line") || p[0].eq_ignore_ascii_case("lines"))
+                    && p[1].bytes().all(|b| b.is_ascii_digit())
+            }) || words
+                .iter()
+                .any(|w| w.len() > 1 && w.starts_with('L') && w[1..].bytes().all(|b| b.is_ascii_digit()));
+            line_no || clause.split_whitespace().any(looks_like_a_file)
+        }
+
+        fn ends_reporting(sentence: &str) -> bool {
+            let words = words(sentence);
+            let tail = sentence.trim_end().trim_end_matches(',').trim_end();
+            match words.as_slice() {
+                [.., subject, verb] => tail.ends_with(verb) && reporting(subject, verb),
+                _ => false,
+            }
+        }
+
+        /// What `stated` read of the text before each marker, that text built afresh for
+        /// each (its markers before it blanked out).
+        pub fn said(prose: &str, spans: &[String]) -> Vec<Said> {
+            let markers = ccmem_proto::model::facts::markers(prose);
+            let source = |clause: &str| names_a_source(&restore(clause, spans));
+            let mut out = Vec::new();
+            for (k, (range, _)) in markers.iter().enumerate() {
+                let mut before = prose[..range.start].to_string();
+                for (r, _) in &markers[..k] {
+                    before.replace_range(r.clone(), &" ".repeat(r.len()));
+                }
+                let colons = introductions(&before);
+                out.push(Said {
+                    colon: !colons.is_empty(),
+                    source_colon: colons.iter().any(|&c| source(last_sentence(&before[..c]))),
+                    ends_reporting: ends_reporting(last_sentence(&before)),
+                    names: source(last_sentence(&before)),
+                });
+            }
+            out
+        }
+
+        pub fn html_elements(text: &str) -> (Vec<std::ops::Range<usize>>, Vec<(usize, usize)>) {
+            use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+            let mut hidden = Vec::new();
+            let mut pairs = Vec::new();
+            let mut blocks: Vec<(String, usize)> = Vec::new();
+            let mut inline: Vec<(String, usize)> = Vec::new();
+            for (event, range) in Parser::new_ext(text, super::super::options()).into_offset_iter() {
+                match event {
+                    Event::Html(h) => {
+                        for (name, closing) in super::super::tags(&h) {
+                            if !closing {
+                                blocks.push((name, range.start));
+                            } else if let Some(i) = blocks.iter().rposition(|(n, _)| *n == name) {
+                                hidden.push(blocks[i].1..range.end);
+                                blocks.truncate(i);
+                            }
+                        }
+                    }
+                    Event::InlineHtml(h) => {
+                        for (name, closing) in super::super::tags(&h) {
+                            if !closing {
+                                inline.push((name, range.start));
+                            } else if let Some(i) = inline.iter().rposition(|(n, _)| *n == name) {
+                                pairs.push((inline[i].1, range.start));
+                                inline.truncate(i);
+                            }
+                        }
+                    }
+                    Event::Start(Tag::Paragraph | Tag::Heading { .. } | Tag::Item | Tag::TableCell)
+                    | Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::TableCell) => {
+                        inline.clear()
+                    }
+                    _ => {}
+                }
+            }
+            const OPTIONAL_END: &[&str] = &[
+                "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot", "colgroup",
+                "rp", "rt", "html", "head", "body",
+            ];
+            for (name, from) in blocks {
+                if !OPTIONAL_END.contains(&name.as_str()) {
+                    hidden.push(from..text.len());
+                }
+            }
+            (hidden, pairs)
+        }
+
+        pub fn table_row(text: &str, at: usize) -> bool {
+            let at = at.min(text.len());
+            let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let line = text[start..].split('\n').next().unwrap_or("");
+            let body = list_item_body(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
+            body.starts_with('|')
+        }
+
+        pub fn restore(text: &str, spans: &[String]) -> String {
+            let mut out = String::with_capacity(text.len());
+            let mut rest = text;
+            while let Some(at) = rest.find(OPEN) {
+                out.push_str(&rest[..at]);
+                let after = &rest[at + OPEN.len_utf8()..];
+                let Some(end) = after.find(CLOSE) else {
+                    rest = after;
+                    continue;
+                };
+                if let Some(span) = after[..end].parse::<usize>().ok().and_then(|i| spans.get(i)) {
+                    out.push_str(span);
+                }
+                rest = &after[end + CLOSE.len_utf8()..];
+            }
+            out.push_str(rest);
+            out.replace(BRACKET, "[").replace(CLOSING, "]")
+        }
+
+        pub fn quotations(text: &str) -> Vec<(usize, usize)> {
+            let mut marks: Vec<(usize, usize, char)> = Vec::new();
+            let mut breaks: Vec<usize> = Vec::new();
+            let mut i = 0;
+            while i < text.len() {
+                let rest = &text[i..];
+                if rest.starts_with('\n') && rest[1..].trim_start_matches([' ', '\t', '\r']).starts_with('\n') {
+                    breaks.push(i);
+                }
+                if let Some((c, len)) = quote_mark(rest) {
+                    marks.push((i, len, c));
+                    i += len;
+                } else {
+                    i += rest.chars().next().map_or(1, char::len_utf8);
+                }
+            }
+            breaks.push(text.len());
+            let para_end = |at: usize| breaks.iter().copied().find(|b| *b >= at).unwrap_or(text.len());
+            let before = |at: usize| text[..at].chars().next_back();
+            let after = |at: usize| text[at..].chars().next();
+            let mut out = Vec::new();
+            let mut k = 0;
+            while k < marks.len() {
+                let (at, len, c) = marks[k];
+                let opens = before(at).is_none_or(|b| b.is_whitespace() || "([{<:—–-/*_".contains(b))
+                    && after(at + len).is_some_and(|a| !a.is_whitespace());
+                if !opens {
+                    k += 1;
+                    continue;
+                }
+                let end = para_end(at);
+                let triple =
+                    k + 2 < marks.len() && marks[k + 1] == (at + len, len, c) && marks[k + 2] == (at + 2 * len, len, c);
+                if triple {
+                    let close = (k + 3..marks.len().saturating_sub(2)).find(|&j| {
+                        marks[j].2 == c
+                            && marks[j + 1] == (marks[j].0 + len, len, c)
+                            && marks[j + 2].0 == marks[j].0 + 2 * len
+                    });
+                    match close {
+                        Some(j) => {
+                            out.push((at, marks[j + 2].0 + len));
+                            k = j + 3;
+                        }
+                        None => {
+                            out.push((at, end));
+                            k = marks.len();
+                        }
+                    }
+                    continue;
+                }
+                let Some(allowed) = closers(c) else {
+                    k += 1;
+                    continue;
+                };
+                let close = (k + 1..marks.len()).take_while(|&j| marks[j].0 < end).find(|&j| {
+                    let (p, l, m) = marks[j];
+                    allowed.contains(&m) && after(p + l).is_none_or(|a| !a.is_alphanumeric())
+                });
+                match close {
+                    Some(j) => {
+                        out.push((at, marks[j].0 + marks[j].1));
+                        k = j + 1;
+                    }
+                    None if matches!(c, '\'' | '‘' | '‚' | '’') => k += 1,
+                    None => {
+                        out.push((at, end));
+                        k = (k + 1..marks.len()).find(|&j| marks[j].0 >= end).unwrap_or(marks.len());
+                    }
+                }
+            }
+            out
+        }
+    }
+
+    /// Pieces of text with quotation marks, table rows, placeholders and line breaks.
+    fn piece() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "\"", "'", "“", "”", "‘", "’", "‚", "„", "«", "»", "「", "」", "&quot;", "&#39;", "a", "é", " ", "\n",
+            "\n\n", "\n \t\n", "|", "- ", "> ", "1. ", "(", ":", "\u{E000}", "\u{E001}", "0", "\u{E002}", "\u{E003}",
+        ])
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, failure_persistence: None, ..Default::default() })]
+
+        /// Made linear, the quotations, table rows and restored placeholders are found as
+        /// before.
+        #[test]
+        fn read_as_before(parts in proptest::collection::vec(piece(), 0..40)) {
+            let text = parts.concat();
+            proptest::prop_assert_eq!(quotations(&text), before::quotations(&text));
+            let spans = ["`a`".to_string()];
+            proptest::prop_assert_eq!(restore(&text, &spans), before::restore(&text, &spans));
+            let rows = TableRows::of(&text);
+            for at in (0..=text.len()).filter(|&at| text.is_char_boundary(at)) {
+                proptest::prop_assert_eq!(rows.at(at), before::table_row(&text, at), "at {}", at);
+            }
+        }
+
+        /// Merged, the hidden ranges hide the bytes they hid.
+        #[test]
+        fn merged_ranges_hold_what_they_held(ranges in proptest::collection::vec((0usize..60, 0usize..20), 0..12)) {
+            let ranges: Vec<Range<usize>> = ranges.into_iter().map(|(a, l)| a..a + l).collect();
+            let m = merged(ranges.clone());
+            for at in 0..90 {
+                let i = m.partition_point(|r| r.end <= at);
+                proptest::prop_assert_eq!(m.get(i).is_some_and(|r| r.contains(&at)), ranges.iter().any(|r| r.contains(&at)));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, failure_persistence: None, ..Default::default() })]
+
+        /// Found by name, the elements that close are those found walking the open ones.
+        #[test]
+        fn html_elements_are_found_as_before(parts in proptest::collection::vec(proptest::sample::select(vec![
+            "<b>", "</b>", "<i>", "</i>", "<B>", "<details>", "</details>", "<div>", "</div>", "<p>", "</p>", "<br>",
+            "<span/>", "<!-- c -->", "a", " ", "\n", "\n\n", "- ", "| a |", "# ", "<a href=x>", "</a>", "<b><i>", "</i></b>",
+        ]), 0..30)) {
+            let text = parts.concat();
+            proptest::prop_assert_eq!(html_elements(&text), before::html_elements(&text));
+        }
+    }
+
+    #[test]
+    fn end_tags_that_close_nothing_are_read_as_before() {
+        for text in [
+            "a <b> </i> ".repeat(300),
+            "<div>\n\n</span>\n\n".repeat(100),
+            "<b><i>".repeat(100) + &"</b> x </i>".repeat(100),
+        ] {
+            assert_eq!(html_elements(&text), before::html_elements(&text), "{text:?}");
+        }
+    }
+
+    /// What the new reader tells of the text before each marker of `prose`.
+    fn said(prose: &str, spans: &[String]) -> Vec<Said> {
+        let markers = facts::markers(prose);
+        let blanked = blanked(prose, markers.iter().map(|(r, _)| r));
+        let mut before = Before::new(&blanked, spans);
+        markers.iter().map(|(r, _)| before.up_to(r.start)).collect()
+    }
+
+    /// Pieces of a paragraph with markers, colons, sentence ends, sources and reporting
+    /// verbs, code spans (as placeholders) and escaped brackets.
+    fn prose_piece() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "[REMEMBER: a]",
+            "[REMEMBER GLOBAL: b]",
+            "[GOAL: g | DEADLINE: d]",
+            "[DONE: x]",
+            "The",
+            "README",
+            "says",
+            "said",
+            "reads",
+            "I",
+            "you",
+            "line",
+            "3",
+            "L3",
+            "L",
+            "README.md",
+            "src/x.rs",
+            "a.b",
+            ":",
+            ",",
+            ".",
+            "!",
+            "?",
+            " ",
+            "\t",
+            "\n",
+            "x",
+            "é",
+            "決定",
+            "10:30",
+            "https://x.y",
+            "\u{E000}0\u{E001}",
+            "\u{E000}1\u{E001}",
+            "\u{E000}2\u{E001}",
+            "\u{E000}9\u{E001}",
+            "\u{E002}",
+            "\u{E003}",
+            "contains",
+            "—",
+            "-",
+            "file",
+            "Note",
+            "(",
+            ")",
+            "`",
+            "\"",
+            "/",
+            ", ",
+            " , ",
+            "The README says",
+            "it says, ",
+            "line 3: ",
+        ])
+    }
+
+    const SPANS: [&str; 3] = ["`docs/setup.md`", "`a b`", "`says`"];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 4000, failure_persistence: None, ..Default::default() })]
+
+        /// Read once, what stands before each marker tells `stated` what it told when it
+        /// was built and read afresh for each marker.
+        #[test]
+        fn what_stands_before_each_marker_is_read_as_before(parts in proptest::collection::vec(prose_piece(), 0..30)) {
+            let prose = parts.concat();
+            let spans: Vec<String> = SPANS.iter().map(|s| s.to_string()).collect();
+            proptest::prop_assert_eq!(said(&prose, &spans), before::said(&prose, &spans));
+            let restored = restore(&prose, &spans);
+            proptest::prop_assert_eq!(names_a_source(&restored), before::names_a_source(&restored));
+        }
+    }
+
+    #[test]
+    fn a_paragraph_of_markers_is_read_as_before() {
+        let spans: Vec<String> = SPANS.iter().map(|s| s.to_string()).collect();
+        for prose in [
+            "[REMEMBER: a] ".repeat(200),
+            "[REMEMBER GLOBAL: a] ".repeat(200),
+            "The README says: ".repeat(50) + &"[REMEMBER: a] ".repeat(50),
+            "a: ".repeat(100) + "[REMEMBER: x] in \u{E000}0\u{E001}: [REMEMBER GLOBAL: y]",
+            "It says, [GOAL: a] and then I say [DONE: b]. Per README.md [REMEMBER GLOBAL: c]".repeat(20),
+            "It says , , [GOAL: a] it says, , [GOAL: b] it says,\t[GOAL: c] it says ,x [GOAL: d]".to_string(),
+        ] {
+            assert_eq!(said(&prose, &spans), before::said(&prose, &spans), "{prose:?}");
+        }
+    }
+
+    /// The adversarial shapes of `benches/linear.rs`, and a quotation of apostrophes that
+    /// close nothing, read as before.
+    #[test]
+    fn runs_of_marks_are_read_as_before() {
+        for text in [
+            "'a ".repeat(300),
+            "‘a ’b ".repeat(200),
+            "\"a\n\n".repeat(200),
+            "| a\n".repeat(100) + &"[".repeat(300),
+            "\u{E000}1".repeat(100),
+        ] {
+            assert_eq!(quotations(&text), before::quotations(&text), "{text:?}");
+            assert_eq!(restore(&text, &[]), before::restore(&text, &[]), "{text:?}");
+        }
+    }
 
     #[test]
     fn markers_the_agent_quotes_inline_are_not_intents() {

@@ -365,24 +365,25 @@ fn message(text: &str) -> String {
 
 /// The text without ccmem's own `[REMEMBER: …]`-style tags, which are read as intents.
 fn without_tags(text: &str) -> String {
+    use ccmem_proto::model::facts;
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        let inner = &rest[open + 1..];
-        let known = ccmem_proto::model::facts::tag(inner.split(']').next().unwrap_or("")).is_some();
+    // Each `[` is tried: where each closes is found once for all (read from each `[` to its
+    // `]`, a run of `[` with no `]` costs the square of its length). A tag is read no
+    // further than its `:`, which stands before any `]`.
+    let closings = facts::Closings::new(text);
+    // What is copied so far, and where the next `[` is looked for.
+    let (mut copied, mut from) = (0, 0);
+    while let Some(open) = text[from..].find('[').map(|i| i + from) {
         // (The text is redacted: a mask inside a marker does not end it.)
-        match ccmem_proto::model::facts::closing_bracket(inner).filter(|_| known) {
+        match facts::tag(&text[open + 1..]).and_then(|_| closings.after(open + 1)) {
             Some(close) => {
-                out.push_str(&rest[..open]);
-                rest = &inner[close + 1..];
+                out.push_str(&text[copied..open]);
+                (copied, from) = (close + 1, close + 1);
             }
-            None => {
-                out.push_str(&rest[..=open]);
-                rest = inner;
-            }
+            None => from = open + 1,
         }
     }
-    out.push_str(rest);
+    out.push_str(&text[copied..]);
     out
 }
 

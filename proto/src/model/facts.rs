@@ -196,10 +196,14 @@ impl Intent {
 pub const TAGS: [&str; 4] = ["REMEMBER", "REMEMBER GLOBAL", "GOAL", "DONE"];
 
 /// The tag of the marker whose text after its `[` is `inner`, if it opens one.
+/// Read from the start only as far as a tag reaches (spaces, the tag, spaces, its `:`), not
+/// to the first `:` of the text: it is asked at every `[` of a message, and a run of `[`
+/// with no colon after them must not be read to its end once per bracket.
 pub fn tag(inner: &str) -> Option<&'static str> {
-    let (tag, _) = inner.split_once(':')?;
-    let tag = tag.trim();
-    TAGS.iter().copied().find(|t| *t == tag)
+    // The same as taking what stands before the first `:` and trimming it: no tag holds a
+    // colon or starts or ends with a space.
+    let rest = inner.trim_start();
+    TAGS.iter().copied().find(|t| rest.strip_prefix(t).is_some_and(|r| r.trim_start().starts_with(':')))
 }
 
 /// Every marker in `text`: where it stands (from its `[` to its `]`) and what it says. Empty
@@ -207,12 +211,15 @@ pub fn tag(inner: &str) -> Option<&'static str> {
 pub fn markers(text: &str) -> Vec<(std::ops::Range<usize>, Intent)> {
     let mut out = Vec::new();
     let mut from = 0;
+    // Every `[` is tried, and each may close far away: the closings are found once.
+    let closings = Closings::new(text);
     while let Some(open) = text[from..].find('[').map(|i| i + from) {
-        let after = &text[open + 1..];
-        let Some(close) = closing_bracket(after) else { break };
-        let inner = &after[..close];
-        let end = open + 1 + close + 1;
-        let Some(t) = tag(inner) else {
+        let Some(close) = closings.after(open + 1) else { break };
+        let inner = &text[open + 1..close];
+        let end = close + 1;
+        // (Asked of what follows the `[`, not of `inner`: a tag is read no further than its
+        // `:`, which stands before any `]`.)
+        let Some(t) = tag(&text[open + 1..]) else {
             // Not a marker: what follows its `[` may hold one.
             from = open + 1;
             continue;
@@ -277,20 +284,62 @@ impl Intents {
 /// and `[REMEMBER: the key is [REDACTED:secret]]` is one fact, not `the key is
 /// [REDACTED:secret`.
 pub fn closing_bracket(text: &str) -> Option<usize> {
-    const MASK: &str = "[REDACTED:";
     let mut from = 0;
     loop {
         let rest = text.get(from..)?;
         let close = rest.find(']')?;
-        match rest.find(MASK) {
-            // A mask opens before this `]`: its own `]` is skipped.
-            Some(m) if m < close => {
-                let inner = m + MASK.len();
-                let end = rest[inner..].find(']')?;
-                from += inner + end + 1;
-            }
-            _ => return Some(from + close),
+        // A mask holds no `]`: one that opens before this `]` stands wholly before it, and
+        // the text past it is not read (it may be long, and this is asked again and again).
+        match rest[..close].find(MASK) {
+            // A mask opens before this `]`: this `]` is its own, and is skipped.
+            Some(_) => from += close + 1,
+            None => return Some(from + close),
         }
+    }
+}
+
+/// How a redaction mask opens.
+const MASK: &str = "[REDACTED:";
+
+/// [`closing_bracket`] for every `[` of one text at once: the `]`s and the masks are found
+/// once, and each question is then two binary searches. Asked at each `[` in turn,
+/// [`closing_bracket`] reads to the end of the text each time there is no `]` (a run of
+/// `[`), and a text's worth of `[` costs the square of its length.
+pub struct Closings {
+    /// Where each `]` is.
+    closes: Vec<usize>,
+    /// Where each mask opens.
+    masks: Vec<usize>,
+    /// For each `]` (by index), the first at or after it with no mask opening between it
+    /// and the `]` before it: the one that closes, once a mask was seen (`closes.len()`: none).
+    clean: Vec<usize>,
+}
+
+impl Closings {
+    pub fn new(text: &str) -> Self {
+        let closes: Vec<usize> = text.match_indices(']').map(|(i, _)| i).collect();
+        let masks: Vec<usize> = text.match_indices(MASK).map(|(i, _)| i).collect();
+        let mut clean = vec![closes.len(); closes.len() + 1];
+        for k in (1..closes.len()).rev() {
+            // A mask opens between the `]` before this one and this one.
+            let first = masks.partition_point(|&m| m <= closes[k - 1]);
+            let masked = masks.get(first).is_some_and(|&m| m < closes[k]);
+            clean[k] = if masked { clean[k + 1] } else { k };
+        }
+        Closings { closes, masks, clean }
+    }
+
+    /// Where the `]` that closes a marker whose text starts at `from` is (as
+    /// [`closing_bracket`] finds it in the text from `from`), as an offset in the whole text.
+    pub fn after(&self, from: usize) -> Option<usize> {
+        let k = self.closes.partition_point(|&c| c < from);
+        let &close = self.closes.get(k)?;
+        let mask = self.masks.get(self.masks.partition_point(|&m| m < from));
+        if mask.is_none_or(|&m| m >= close) {
+            return Some(close);
+        }
+        // That `]` ends a mask: the next one with no mask opening before it closes.
+        self.closes.get(self.clean[k + 1]).copied()
     }
 }
 
@@ -360,6 +409,135 @@ mod tests {
         assert_eq!(i.goals, [("rotate [REDACTED:x]".to_string(), None)]);
         assert!(i.done.is_empty());
         assert_eq!(closing_bracket("a [REDACTED:x"), None);
+    }
+
+    /// The readers as they were before they were made linear (each `[` read to the end of
+    /// the text): what they found is what the linear ones must find.
+    mod before {
+        use super::super::{Intent, TAGS};
+
+        pub fn tag(inner: &str) -> Option<&'static str> {
+            let (tag, _) = inner.split_once(':')?;
+            let tag = tag.trim();
+            TAGS.iter().copied().find(|t| *t == tag)
+        }
+
+        pub fn closing_bracket(text: &str) -> Option<usize> {
+            const MASK: &str = "[REDACTED:";
+            let mut from = 0;
+            loop {
+                let rest = text.get(from..)?;
+                let close = rest.find(']')?;
+                match rest.find(MASK) {
+                    Some(m) if m < close => {
+                        let inner = m + MASK.len();
+                        let end = rest[inner..].find(']')?;
+                        from += inner + end + 1;
+                    }
+                    _ => return Some(from + close),
+                }
+            }
+        }
+
+        pub fn markers(text: &str) -> Vec<(std::ops::Range<usize>, Intent)> {
+            let mut out = Vec::new();
+            let mut from = 0;
+            while let Some(open) = text[from..].find('[').map(|i| i + from) {
+                let after = &text[open + 1..];
+                let Some(close) = closing_bracket(after) else { break };
+                let inner = &after[..close];
+                let end = open + 1 + close + 1;
+                let Some(t) = tag(inner) else {
+                    from = open + 1;
+                    continue;
+                };
+                from = end;
+                let body = inner.split_once(':').map_or("", |(_, b)| b).trim();
+                if body.is_empty() {
+                    continue;
+                }
+                let intent = match t {
+                    "REMEMBER" => Intent::Remember(body.to_string(), false),
+                    "REMEMBER GLOBAL" => Intent::Remember(body.to_string(), true),
+                    "GOAL" => {
+                        let (text, deadline) = match body.split_once('|') {
+                            Some((t, d)) => {
+                                let d = d.trim();
+                                let d = d
+                                    .split_once(':')
+                                    .filter(|(k, _)| k.trim().eq_ignore_ascii_case("DEADLINE"))
+                                    .map(|(_, v)| v.trim())
+                                    .unwrap_or(d);
+                                (t.trim(), (!d.is_empty()).then(|| d.to_string()))
+                            }
+                            None => (body, None),
+                        };
+                        if text.is_empty() {
+                            continue;
+                        }
+                        Intent::Goal(text.to_string(), deadline)
+                    }
+                    _ => Intent::Done(body.to_string()),
+                };
+                out.push((open..end, intent));
+            }
+            out
+        }
+    }
+
+    /// Pieces that make markers, masks and what breaks them, for texts to compare on.
+    fn piece() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "[",
+            "]",
+            "[REDACTED:",
+            "[REDACTED:x]",
+            "REMEMBER",
+            "REMEMBER GLOBAL",
+            "GOAL",
+            "DONE",
+            ":",
+            " ",
+            "\t",
+            "\n",
+            "x",
+            "é",
+            "|",
+            "DEADLINE:",
+            "\u{3000}",
+            "[REMEMBER: ",
+            "[x] ",
+        ])
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, failure_persistence: None, ..Default::default() })]
+
+        /// Made linear, the marker readers find what they found before.
+        #[test]
+        fn markers_are_read_as_before(parts in proptest::collection::vec(piece(), 0..40)) {
+            let text = parts.concat();
+            proptest::prop_assert_eq!(markers(&text), before::markers(&text));
+            let closings = Closings::new(&text);
+            for (i, _) in text.char_indices() {
+                let rest = &text[i..];
+                proptest::prop_assert_eq!(tag(rest), before::tag(rest));
+                proptest::prop_assert_eq!(closing_bracket(rest), before::closing_bracket(rest));
+                proptest::prop_assert_eq!(closings.after(i), before::closing_bracket(rest).map(|c| c + i));
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_of_brackets_holds_no_marker_and_a_marker_after_one_is_found() {
+        let run = "[".repeat(1000);
+        assert!(markers(&run).is_empty());
+        let text = format!("{run}REMEMBER: x] [REMEMBER: y]");
+        assert_eq!(markers(&text), before::markers(&text));
+        assert_eq!(detect(&text).remember, [("x".to_string(), false), ("y".to_string(), false)]);
+        let masks = format!("[REMEMBER: {}]", "[REDACTED:k] ".repeat(100));
+        assert_eq!(closing_bracket(&masks[1..]), before::closing_bracket(&masks[1..]));
+        assert_eq!(Closings::new(&masks).after(1), Some(masks.len() - 1));
     }
 
     #[test]

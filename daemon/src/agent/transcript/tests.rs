@@ -369,3 +369,56 @@ fn what_overtakes_a_compaction_plan() {
 fn a_count_at_the_start_is_kept() {
     assert_eq!(findings("93 tests pass, 0 failures."), ["93 tests pass, 0 failures."]);
 }
+
+/// [`without_tags`] as it was before it was made linear (each `[` read to its `]`, or to
+/// the end of the text): what it kept is what the linear one must keep.
+fn without_tags_before(text: &str) -> String {
+    use ccmem_proto::model::facts;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let inner = &rest[open + 1..];
+        let known = facts::tag(inner.split(']').next().unwrap_or("")).is_some();
+        match facts::closing_bracket(inner).filter(|_| known) {
+            Some(close) => {
+                out.push_str(&rest[..open]);
+                rest = &inner[close + 1..];
+            }
+            None => {
+                out.push_str(&rest[..=open]);
+                rest = inner;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, failure_persistence: None, ..Default::default() })]
+
+    /// Made linear, taking ccmem's tags out of a message leaves what it left before.
+    #[test]
+    fn tags_are_taken_out_as_before(parts in proptest::collection::vec(proptest::sample::select(vec![
+        "[", "]", "[REDACTED:", "[REDACTED:x]", "REMEMBER", "REMEMBER GLOBAL", "GOAL", "DONE", ":", " ", "x", "é",
+        "[REMEMBER: ", "[x] ", "[a](", "\n",
+    ]), 0..40)) {
+        let text = parts.concat();
+        proptest::prop_assert_eq!(without_tags(&text), without_tags_before(&text));
+    }
+}
+
+#[test]
+fn tags_are_taken_out_of_runs_of_brackets_and_markers() {
+    for text in [
+        "[".repeat(500),
+        "[REMEMBER: ".repeat(200),
+        format!("{}REMEMBER: x] kept", "[".repeat(300)),
+        "[a](".repeat(300),
+        format!("[REMEMBER: a {} b] after", "[REDACTED:k] ".repeat(50)),
+    ] {
+        assert_eq!(without_tags(&text), without_tags_before(&text), "{text:?}");
+    }
+    assert_eq!(without_tags("[[[REMEMBER: x] kept"), "[[ kept");
+    assert_eq!(without_tags("a [REMEMBER: k [REDACTED:s] v] b [GOAL: g"), "a  b [GOAL: g");
+}
