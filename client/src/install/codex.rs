@@ -37,7 +37,7 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     let config_path = home.join("config.toml");
     let before = read(&hooks_path)?;
     let mut after = before.clone();
-    let command = command(Some(Agent::Codex))?;
+    let command = command(Some(Agent::Codex), WindowsShell::BashOrCmd)?;
     // What was trusted before an uninstall is found by where ccmem's hooks are now.
     let ours_before = handlers(&hooks_path, &before);
     let changed = if installing {

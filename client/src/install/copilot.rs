@@ -56,7 +56,7 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     if exists && !is_ccmems(&current) {
         return Err(format!("{} is not ccmem's: ccmem leaves it as it is (move it away first)", path.display()));
     }
-    let wanted = file_for(&command(Some(Agent::Copilot))?);
+    let wanted = file_for(&command(Some(Agent::Copilot), WindowsShell::PowerShell)?);
     let changed = if installing { current != wanted } else { exists };
     if installing {
         if !write_settings(&path, &wanted, changed, true, dry_run)? {
@@ -95,7 +95,7 @@ pub fn status() -> Result<Option<bool>, String> {
         return Ok(None);
     }
     let current = read(&path)?;
-    Ok(Some(current == file_for(&command(Some(Agent::Copilot))?)))
+    Ok(Some(current == file_for(&command(Some(Agent::Copilot), WindowsShell::PowerShell)?)))
 }
 
 #[cfg(test)]

@@ -93,8 +93,11 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     let path = path()?;
     let before = read(&path)?;
     let mut after = before.clone();
-    let changed =
-        if installing { install_flat(&mut after, &command(Some(Agent::Cursor))?) } else { uninstall_flat(&mut after) };
+    let changed = if installing {
+        install_flat(&mut after, &command(Some(Agent::Cursor), WindowsShell::BashOrCmd)?)
+    } else {
+        uninstall_flat(&mut after)
+    };
     // The user's own file (backed up at the install) keeps its `version` and `hooks` keys,
     // however empty: an uninstall gives back what it had.
     if !installing && changed && after.as_object().is_some_and(|o| o.is_empty()) {

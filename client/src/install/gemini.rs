@@ -43,7 +43,7 @@ pub fn run(installing: bool, dry_run: bool, json_out: bool) -> Result<(), String
     let before = read_with(&path, true)?;
     let mut after = before.clone();
     let changed = if installing {
-        let hook = json!({"name": HOOK_NAME, "type": "command", "command": command(Some(Agent::Gemini))?, "timeout": TIMEOUT_MS});
+        let hook = json!({"name": HOOK_NAME, "type": "command", "command": command(Some(Agent::Gemini), WindowsShell::PowerShell)?, "timeout": TIMEOUT_MS});
         install_hook(&mut after, &hook, EVENTS)
     } else {
         uninstall(&mut after)

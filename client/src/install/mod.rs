@@ -125,7 +125,7 @@ fn claude(installing: bool, project: bool, dry_run: bool, json_out: bool) -> Res
     let mut after = before.clone();
     // A project's settings are shared with the team: the plain command, found on each one's
     // PATH, not this machine's absolute path (the plugin does the same).
-    let command = if project { "ccmemctl hook".to_string() } else { command(None)? };
+    let command = if project { "ccmemctl hook".to_string() } else { command(None, WindowsShell::BashOrCmd)? };
     let changed = if installing { install(&mut after, &command, EVENTS) } else { uninstall(&mut after) };
     if !write_settings(&path, &after, changed, installing, dry_run)? {
         return Ok(());
@@ -322,11 +322,23 @@ pub(crate) fn without_comments(text: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The shell an agent runs its hook commands in on Windows (on Unix every agent uses `sh -c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowsShell {
+    /// Git Bash or cmd.exe: Claude Code runs hooks in Git Bash; for the others it is not
+    /// documented, so the command is written to read the same in both.
+    BashOrCmd,
+    /// PowerShell: Gemini CLI (`getShellConfiguration()` gives `powershell.exe -Command` on
+    /// Windows) and Copilot CLI (a hook's `command` runs in PowerShell there).
+    PowerShell,
+}
+
 /// The hook command: this very executable, so that the agent finds it whatever its PATH,
-/// naming the agent when it is not Claude Code.
-pub(crate) fn command(agent: Option<Agent>) -> Result<String, String> {
+/// naming the agent when it is not Claude Code, written for the shell the agent runs it in.
+pub(crate) fn command(agent: Option<Agent>, on_windows: WindowsShell) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find ccmemctl's own path: {e}"))?;
-    let cmd = hook_command(&exe.to_string_lossy(), cfg!(windows))?;
+    let shell = if cfg!(windows) { Some(on_windows) } else { None };
+    let cmd = hook_command(&exe.to_string_lossy(), shell)?;
     Ok(match agent {
         Some(a) if !a.is_default() => format!("{cmd} --agent {}", a.name()),
         _ => cmd,
@@ -338,37 +350,62 @@ fn plain(c: char) -> bool {
     c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c) || (!c.is_ascii() && c.is_alphanumeric())
 }
 
-/// The hook command line for `exe`, as the agent's shell reads it.
+/// The hook command line for `exe`, as the agent's shell reads it: `sh` on Unix (`None`),
+/// else the Windows shell given.
 ///
 /// On Unix the agents run it with `sh -c`: a path with anything but plain characters (a
 /// space, a quote, `&`, `;`, `$`, `|`, a backtick, `(`, `<`, `>`, `\`, `*`, `~`, a line
 /// break…) is single-quoted, which `sh` reads literally, inner single quotes as `'\''`.
 ///
-/// On Windows an agent may run it with Git Bash, cmd.exe or PowerShell. The path is written
-/// with `/`, which all three accept (bash would eat backslashes). Bare when it holds only
-/// plain characters (then all three read it alike). Otherwise in double quotes, which bash
-/// and cmd read alike as long as the path holds none of `$`, a backtick, `%`, `!` or `"`
-/// (bash expands the first two inside them, cmd the next two); such a path cannot be
-/// written for every shell at once, and is refused with the reason rather than installed
-/// to break or to run what the path spells.
-pub fn hook_command(exe: &str, windows: bool) -> Result<String, String> {
-    if windows {
-        let exe = exe.replace('\\', "/");
-        if exe.chars().all(|c| plain(c) && c != '%') {
-            return Ok(format!("{exe} hook"));
-        }
-        if let Some(c) = exe.chars().find(|c| "$`%!\"".contains(*c) || c.is_control()) {
-            return Err(format!(
-                "ccmemctl's path {exe} holds {c:?}, which the shells agents run hooks in (Git Bash, cmd, \
-                 PowerShell) read differently: install ccmem in a directory without it"
-            ));
-        }
-        return Ok(format!("\"{exe}\" hook"));
+/// On Windows the path is written with `/`, which Git Bash, cmd.exe and PowerShell all accept
+/// (bash would eat backslashes), and bare when it holds only plain characters.
+/// - For Git Bash or cmd, otherwise in double quotes, which both read alike as long as the
+///   path holds none of `$`, a backtick, `%`, `!` or `"` (bash expands the first two inside
+///   them, cmd the next two); such a path cannot be written for both at once, and is refused
+///   with the reason rather than installed to break or to run what the path spells.
+/// - For PowerShell, otherwise as `& '…'`: a quoted string alone is a value, not a command,
+///   so it takes the call operator; single quotes are literal, each of PowerShell's single
+///   quote characters (`'`, `‘`, `’`, `‚`, `‛`) doubled inside them.
+pub fn hook_command(exe: &str, windows: Option<WindowsShell>) -> Result<String, String> {
+    let Some(shell) = windows else {
+        return Ok(if exe.chars().all(plain) && !exe.is_empty() {
+            format!("{exe} hook")
+        } else {
+            format!("'{}' hook", exe.replace('\'', r"'\''"))
+        });
+    };
+    let exe = exe.replace('\\', "/");
+    if let Some(c) = exe.chars().find(|c| c.is_control()) {
+        return Err(format!("ccmemctl's path {exe:?} holds {c:?}: install ccmem in a directory without it"));
     }
-    if exe.chars().all(plain) && !exe.is_empty() {
-        Ok(format!("{exe} hook"))
-    } else {
-        Ok(format!("'{}' hook", exe.replace('\'', r"'\''")))
+    match shell {
+        WindowsShell::PowerShell => {
+            // Fewer characters are plain to PowerShell: `,` `@` `=` `%` `+` mean something at
+            // a command's start or inside it.
+            if exe.chars().all(|c| c.is_alphanumeric() || "/._-:".contains(c)) && !exe.is_empty() {
+                return Ok(format!("{exe} hook"));
+            }
+            let mut quoted = String::with_capacity(exe.len() + 8);
+            for c in exe.chars() {
+                if matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}') {
+                    quoted.push(c);
+                }
+                quoted.push(c);
+            }
+            Ok(format!("& '{quoted}' hook"))
+        }
+        WindowsShell::BashOrCmd => {
+            if exe.chars().all(|c| plain(c) && c != '%') {
+                return Ok(format!("{exe} hook"));
+            }
+            if let Some(c) = exe.chars().find(|c| "$`%!\"".contains(*c)) {
+                return Err(format!(
+                    "ccmemctl's path {exe} holds {c:?}, which the shells agents run hooks in (Git Bash, cmd) \
+                     read differently: install ccmem in a directory without it"
+                ));
+            }
+            Ok(format!("\"{exe}\" hook"))
+        }
     }
 }
 
@@ -513,7 +550,7 @@ mod tests {
 
     #[test]
     fn hook_commands_survive_the_agents_shells() {
-        let unix = |p: &str| hook_command(p, false).unwrap();
+        let unix = |p: &str| hook_command(p, None).unwrap();
         assert_eq!(unix("/home/a/.cargo/bin/ccmemctl"), "/home/a/.cargo/bin/ccmemctl hook");
         assert_eq!(unix("/opt/my tools/ccmemctl"), "'/opt/my tools/ccmemctl' hook");
         assert_eq!(unix("/opt/it's/ccmemctl"), r"'/opt/it'\''s/ccmemctl' hook");
@@ -523,16 +560,37 @@ mod tests {
             assert!(cmd.starts_with('\'') && cmd.ends_with("' hook"), "{c:?}: {cmd}");
         }
         // Windows: Git Bash would read `\U` as an escape; `/` works in bash, cmd and PowerShell.
-        let plain = hook_command(r"C:\Users\Me\.cargo\bin\ccmemctl.exe", true).unwrap();
+        let bash = |p: &str| hook_command(p, Some(WindowsShell::BashOrCmd));
+        let plain = bash(r"C:\Users\Me\.cargo\bin\ccmemctl.exe").unwrap();
         assert_eq!(plain, "C:/Users/Me/.cargo/bin/ccmemctl.exe hook");
-        let spaced = hook_command(r"C:\Program Files\ccmem\ccmemctl.exe", true).unwrap();
+        let spaced = bash(r"C:\Program Files\ccmem\ccmemctl.exe").unwrap();
         assert_eq!(spaced, r#""C:/Program Files/ccmem/ccmemctl.exe" hook"#);
-        let amp = hook_command(r"C:\R&D;(x)\ccmemctl.exe", true).unwrap();
+        let amp = bash(r"C:\R&D;(x)\ccmemctl.exe").unwrap();
         assert_eq!(amp, r#""C:/R&D;(x)/ccmemctl.exe" hook"#, "cmd and bash read & ; ( ) literally in quotes");
-        for bad in [r"C:\$x\ccmemctl.exe", r"C:\50%off%\ccmemctl.exe", r"C:\a`b\ccmemctl.exe", r"C:\Hi!\ccmemctl.exe"] {
-            let e = hook_command(bad, true).unwrap_err();
+        for bad in [
+            r"C:\$x\ccmemctl.exe",
+            r"C:\50%off%\ccmemctl.exe",
+            r"C:\a`b\ccmemctl.exe",
+            r"C:\Hi!\ccmemctl.exe",
+            "C:\\a\nb",
+        ] {
+            let e = bash(bad).unwrap_err();
             assert!(e.contains("install ccmem in a directory without it"), "{e}");
         }
+        // PowerShell: a quoted path is a string, not a command, without `&`; inside single
+        // quotes nothing is read but the quote characters themselves, doubled.
+        let pwsh = |p: &str| hook_command(p, Some(WindowsShell::PowerShell));
+        assert_eq!(pwsh(r"C:\Users\Me\ccmemctl.exe").unwrap(), "C:/Users/Me/ccmemctl.exe hook");
+        let ps_spaced = pwsh(r"C:\Program Files\ccmem\ccmemctl.exe").unwrap();
+        assert_eq!(ps_spaced, "& 'C:/Program Files/ccmem/ccmemctl.exe' hook");
+        assert_eq!(pwsh(r"C:\$x;`a%b!\ccmemctl.exe").unwrap(), "& 'C:/$x;`a%b!/ccmemctl.exe' hook");
+        assert_eq!(pwsh("C:\\O'Neil’s\\ccmemctl.exe").unwrap(), "& 'C:/O''Neil’’s/ccmemctl.exe' hook");
+        for c in [",", "@", "=", "%", "+", "(", "&", "{", "#", "[", "<", "|"] {
+            let cmd = pwsh(&format!(r"C:\a{c}b\ccmemctl.exe")).unwrap();
+            assert!(cmd.starts_with("& '"), "{c:?}: {cmd}");
+        }
+        assert!(pwsh("C:\\a\rb\\ccmemctl.exe").is_err());
+        assert!(is_ours(&ps_spaced));
         assert!(is_ours(&plain) && is_ours(&spaced));
     }
 
