@@ -92,6 +92,36 @@ fn chrono_today() -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// Code mode: the model's one tool is `exec`, a JavaScript cell calling the real tools; the
+/// edits are only in Codex's `patch_apply_end` events, the commands in the cells' programs.
+#[test]
+fn a_real_codex_code_mode_rollout_keeps_what_its_cells_did() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let rollout = gunzip(&env, "agent-sessions/entireio_entire-graph_codex_019f8c04.jsonl.gz");
+    let (summary, status) = import(&env, &rollout);
+    assert_eq!(summary["agent"], "codex", "{summary:#}");
+    let files = status["session"]["files_modified"].as_object().expect("files");
+    for f in ["internal/sem/parser.go", "internal/sem/parser_postgres_regression_test.go"] {
+        assert!(files.contains_key(f), "{f} in {files:?}");
+    }
+    // The newest commands are kept (each cell's, several to a cell).
+    let commands = status["session"]["shell_commands"].to_string();
+    for c in [
+        "mise run vet",
+        "git commit -m",
+        "git push -u origin fix/corpus-parse-errors",
+        "gofmt -w internal/sem/parser.go",
+    ] {
+        assert!(commands.contains(c), "{c} in {commands}");
+    }
+    let ctx = text(&env.ctl(&["context", status["root"].as_str().unwrap_or_default()]).stdout);
+    // The Codex app's directives are not words; what they say was done is kept.
+    assert!(!ctx.contains("::git-"), "{ctx}");
+    assert!(ctx.contains("Pushed."), "{ctx}");
+    assert!(!status.to_string().contains("/Users/thomi/Projects/entire-graph"), "paths are the project's");
+}
+
 #[test]
 fn a_real_oh_my_pi_session_is_imported_with_its_todo_list() {
     let env = Env::new();

@@ -19,8 +19,19 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
     if path.len() > MAX_PATH_BYTES {
         return Err(format!("a path of {} bytes is longer than any real one ({MAX_PATH_BYTES})", path.len()));
     }
+    // `scheme:/…` (`conflict:/1`, `file:///x`, `https://…`) names no file of the project.
+    if let Some((scheme, _)) = path.split_once(":/") {
+        let mut c = scheme.chars();
+        let is_scheme = c.next().is_some_and(|f| f.is_ascii_alphabetic())
+            && c.all(|x| x.is_ascii_alphanumeric() || "+.-".contains(x));
+        if is_scheme && scheme.len() > 1 {
+            return Err(format!("{path} is not a file's path"));
+        }
+    }
+    let windows_path = windows_style(root, path);
+    let path = windows_path.as_deref().unwrap_or(path);
     let p = Path::new(path);
-    let rel = if p.is_absolute() {
+    let rel = if p.is_absolute() || windows_path.as_deref().is_some_and(is_drive_path) {
         ccmem_proto::files::within::strip_root(p, root)
             .ok_or_else(|| format!("{path} is outside the project {}", root.display()))?
     } else {
@@ -48,6 +59,24 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
     let joined = parts.join("/");
     let shown = ccmem_proto::quote::name(&joined);
     Ok(ccmem_proto::redact::redact(&shown).into_owned())
+}
+
+/// A path an agent on Windows recorded (`C:\\Users\\me\\proj\\src\\a.rs`, or the project's
+/// root followed by `\\src\\a.rs` once an import has put the project's root in place of
+/// the recorded one), with `/` between its parts; `None` for any other path. On Windows
+/// every path is read as Windows reads it already.
+fn windows_style(root: &Path, path: &str) -> Option<String> {
+    if cfg!(windows) || !(path.contains('\\') || is_drive_path(path)) {
+        return None;
+    }
+    let under_root = path.strip_prefix(root.to_string_lossy().as_ref()).is_some_and(|rest| rest.starts_with('\\'));
+    (is_drive_path(path) || path.starts_with("\\\\") || under_root).then(|| path.replace('\\', "/"))
+}
+
+/// `C:\\…` or `C:/…`: a path from a drive's root, on Windows.
+fn is_drive_path(path: &str) -> bool {
+    let b = path.as_bytes();
+    b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/')
 }
 
 /// The longest path taken in (Linux's PATH_MAX).
@@ -275,6 +304,28 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Oh My Pi listed `conflict:/1` … as edited files; Copilot CLI on Windows records
+    /// `C:\\Users\\…` paths, which an import puts under the project's root.
+    #[cfg(unix)]
+    #[test]
+    fn only_paths_of_the_project_are_files() {
+        let root = Path::new("/home/me/proj");
+        for not_a_file in [
+            "conflict:/1",
+            "conflict:/10",
+            "file:///home/me/proj/a.rs",
+            "https://x.io/a",
+            "C:\\Users\\me\\a.rs",
+            "C:/Users/me/a.rs",
+            "\\\\server\\share\\a.rs",
+        ] {
+            assert!(relative(root, not_a_file).is_err(), "{not_a_file}");
+        }
+        assert_eq!(relative(root, "/home/me/proj\\src\\main.rs").as_deref(), Ok("src/main.rs"));
+        assert_eq!(relative(root, "src/a:b.rs").as_deref(), Ok("src/a:b.rs"));
+        assert_eq!(relative(root, "a\\b.txt").as_deref(), Ok("a\\b.txt"), "a backslash in a Unix name stays");
+    }
 
     fn fragment() -> impl Strategy<Value = String> {
         const BITS: &[&str] = &[

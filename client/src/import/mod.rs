@@ -19,6 +19,7 @@
 mod claude;
 mod codex;
 mod gemini;
+mod js;
 mod opencode;
 mod pi;
 
@@ -208,8 +209,13 @@ impl Emit {
     /// Paths under the recorded working directory, made the project's.
     fn rewrite(&self, v: Value) -> Value {
         let Some(origin) = self.origin.as_deref() else { return v };
+        // An origin on Windows (`C:\\Users\\me\\proj`) is also written with `/` in records.
+        let slashed = origin.contains('\\').then(|| origin.replace('\\', "/"));
         match v {
             Value::String(s) if s.contains(origin) => Value::String(s.replace(origin, &self.project)),
+            Value::String(s) if slashed.as_deref().is_some_and(|o| s.contains(o)) => {
+                Value::String(s.replace(slashed.as_deref().unwrap_or(origin), &self.project))
+            }
             Value::Array(a) => Value::Array(a.into_iter().map(|x| self.rewrite(x)).collect()),
             Value::Object(m) => Value::Object(m.into_iter().map(|(k, x)| (k, self.rewrite(x))).collect()),
             other => other,

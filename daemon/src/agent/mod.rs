@@ -3,6 +3,7 @@
 
 pub mod adapters;
 pub mod context;
+pub mod directives;
 pub mod facts;
 pub mod hooks;
 pub mod intents;

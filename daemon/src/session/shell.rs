@@ -159,6 +159,15 @@ fn resolves(work: Work, text: &str, f: &Failure) -> bool {
 /// A pull request the agent linked to the conversation (Claude Code's `pr-link`): done work,
 /// unless a `gh pr create` or merge of the same number is there already.
 pub fn linked_pull_request(s: &mut Session, number: u64, repository: &str, at: &str) {
+    pull_request(s, "linked", number, repository, at)
+}
+
+/// A pull request the agent's app says it opened (the Codex app's `::git-create-pr{url=…}`).
+pub fn opened_pull_request(s: &mut Session, number: u64, repository: &str, at: &str) {
+    pull_request(s, "opened", number, repository, at)
+}
+
+fn pull_request(s: &mut Session, verb: &str, number: u64, repository: &str, at: &str) {
     let tag = format!("#{number}");
     let named = |t: &str| {
         t.match_indices(&tag).any(|(i, _)| !t[i + tag.len()..].starts_with(|c: char| c.is_ascii_digit()))
@@ -171,7 +180,7 @@ pub fn linked_pull_request(s: &mut Session, number: u64, repository: &str, at: &
     // The record's own time, when it has one (a read of an old transcript is not now).
     let at =
         ccmem_proto::model::session::Timestamp::parse(at).unwrap_or_else(ccmem_proto::model::session::Timestamp::now);
-    push_done(s, ("pr", format!("linked PR #{number} ({repository})")), at.iso());
+    push_done(s, ("pr", format!("{verb} PR #{number} ({repository})")), at.iso());
 }
 
 fn push_done(s: &mut Session, (kind, text): (&'static str, String), at: String) {

@@ -105,7 +105,29 @@ fn shell(input: &Value, output: String, is_error: bool) -> Tool {
 /// `write` (`path`, `content`) and `edit` (`path`, `edits: [{oldText, newText}]`, or one
 /// `oldText`/`newText` pair in older versions): the file and the lines changed. Pi does not
 /// say whether a write made the file.
+///
+/// Oh My Pi's `edit` may instead take an apply_patch body (`*** Begin Patch`, `*** Update
+/// File: PATH`) in `input`: its files are the patch's.
 fn edit(tool: &str, input: &Value, cwd: Option<&Path>) -> Tool {
+    if let Some(patch) =
+        input.get("input").and_then(Value::as_str).filter(|p| p.trim_start().starts_with("*** Begin Patch"))
+    {
+        let files = super::codex::parse_patch(patch);
+        if files.is_empty() {
+            return Tool::Other;
+        }
+        return Tool::Edits(
+            files
+                .into_iter()
+                .map(|f| crate::agent::hooks::FileEdit {
+                    path: absolute(&f.path, cwd),
+                    summary: f.summary.replacen("apply_patch", tool, 1),
+                    tool: tool.into(),
+                    ..f
+                })
+                .collect(),
+        );
+    }
     let path = input
         .get("path")
         .or_else(|| input.get("file_path"))

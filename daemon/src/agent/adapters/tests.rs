@@ -272,3 +272,20 @@ fn cursor_payloads_as_documented_become_neutral_events() {
     let h = parse(&claude_shaped).unwrap();
     assert_eq!((h.agent, h.kind), (Agent::Cursor, Kind::Prompt { text: "hi".into() }));
 }
+
+#[test]
+fn oh_my_pi_patches_name_their_files() {
+    // An Oh My Pi `edit` call's arguments, cut short (preloopdev/preloop, MIT; see
+    // ../shared/agent-transcripts/SOURCES.md).
+    let v = json!({
+        "hook_event_name": "tool_result", "session_id": "01a025c5", "cwd": "/Users/bnjoroge/preloop",
+        AGENT_KEY: "pi", "tool_name": "edit", "tool_use_id": "call_01a025e79feb",
+        "tool_input": {"i": "patch githubRequest for GHES", "input": "*** Begin Patch\n*** Update File: utils/github.ts\n@@\n const githubRequest = async <T>(\n-  path: string,\n+  path: string, base?: string,\n*** End Patch\n"},
+        "tool_response": {"content": [{"type": "text", "text": "Updated utils/github.ts"}], "is_error": false},
+    });
+    let Kind::ToolUse { tool: Tool::Edits(files), .. } = parse(&v).unwrap().kind else { panic!() };
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].path, "/Users/bnjoroge/preloop/utils/github.ts");
+    assert_eq!((files[0].added, files[0].removed, files[0].tool.as_str()), (1, 1, "edit"));
+    assert_eq!(files[0].summary, "edit: +1 −1");
+}

@@ -159,6 +159,18 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
             if !subagent {
                 close_last_command(s, now);
             }
+            // An app's directives (`::git-create-pr{url=…}`) are markup, not words: read for
+            // what was done, and taken out.
+            let last_message = match last_message.as_deref().filter(|_| !*subagent) {
+                Some(m) => {
+                    let (words, found) = crate::agent::directives::split(m);
+                    for (number, repository) in found.iter().filter_map(|d| d.pull_request()) {
+                        crate::session::shell::opened_pull_request(s, number, &repository, &t);
+                    }
+                    Some(words)
+                }
+                None => last_message.clone(),
+            };
             // The payload's own copy of the agent's last message: the transcript may not be
             // readable yet (or at all); its read later says the same or newer.
             if !*subagent {
@@ -177,7 +189,7 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                     _ => {}
                 }
             }
-            fx.intents_in = last_message.clone();
+            fx.intents_in = last_message;
             if *subagent {
                 fx.read_agent_transcript = agent_transcript.clone();
             } else {
