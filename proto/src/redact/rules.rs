@@ -1275,6 +1275,20 @@ const NOT_GIVEN: &[&str] = &[
 
 /// `--token VALUE`, `-storepass VALUE`, `-passout pass:VALUE` (but `env:VAR`, `file:PATH`
 /// are references), `--secret id=x,src=f` (a reference to a file) is not.
+/// An agent's conversation id: a UUID (Claude Code, Codex, Gemini CLI, Pi, Copilot CLI),
+/// or OpenCode's `ses_` and 26 letters and digits.
+fn is_conversation_id(value: &str) -> bool {
+    let b = value.as_bytes();
+    let uuid = b.len() == 36
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { *c == b'-' } else { c.is_ascii_hexdigit() });
+    let opencode = value
+        .strip_prefix("ses_")
+        .is_some_and(|rest| (20..=40).contains(&rest.len()) && rest.bytes().all(|c| c.is_ascii_alphanumeric()));
+    uuid || opencode
+}
+
 fn option(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let (Some(k), Some(v)) = (c.name("k"), secret(c)) else { return };
     let name = k.as_str().trim_start_matches('-');
@@ -1284,6 +1298,13 @@ fn option(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let what = names(name);
     let quoted = c.name("s3").is_none();
     let (mut start, mut value) = (v.start(), v.as_str());
+    // `pi --session 019e…`, `opencode --session ses_…`: a conversation's id, which every
+    // agent's resume command names, is not a secret (a `bw --session` key is no such id).
+    if matches!(name.to_ascii_lowercase().as_str(), "session" | "session-id" | "session_id" | "resume")
+        && is_conversation_id(value)
+    {
+        return;
+    }
     if what == Names::Password && value.len() > 5 && value.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("pass:")) {
         start += 5;
         value = &value[5..];

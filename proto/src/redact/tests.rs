@@ -491,3 +491,32 @@ fn every_name_in_other_languages_is_looked_for() {
         assert!(r(&upper).contains("[REDACTED:password]"), "{upper}");
     }
 }
+
+/// A conversation's id is not a secret: every agent's resume command is kept whole, with
+/// ids of every shape the agents write (UUIDs, `ses_…`, ULIDs, timestamps).
+#[test]
+fn resume_commands_are_not_secrets() {
+    use crate::model::agent::Agent;
+    // Ids of the real sessions in ../shared/agent-transcripts (Pi, Oh My Pi, OpenCode,
+    // Copilot CLI, Gemini CLI, Codex).
+    let ids = [
+        "019e44d4-6ecf-7c1d-96ab-582effc13411",
+        "01a025c5-21b8-7000-b3f3-437e2c17a372",
+        "ses_017eabd4affe5dT53SiL5dEtX6",
+        "e07fc822-e277-4d5d-898a-1b91eedea7b6",
+        "f7633853-6663-4dbb-bbf4-6159afa29df8",
+        "019f8c04-f40a-75a1-80a3-75c564780b42",
+        "abc",
+    ];
+    for agent in Agent::ALL {
+        for id in ids {
+            let Some(cmd) = agent.resume_command(id) else { continue };
+            for text in [cmd.clone(), format!("to resume it: `{cmd}`."), format!("{{\"resume_command\":\"{cmd}\"}}")] {
+                assert_eq!(crate::redact::redact(&text), text, "{agent:?}");
+            }
+        }
+    }
+    // A session key that is no conversation id stays a secret.
+    let bw = "bw list items --session 5PBYGU4PgdBmtmI/Yy1pFTKzTdpqVXCl9QmyiJAmy5c4QklIk2w0oDrXUSrB+KAGd1DXlrF7NJ3Mt7iXsT0cTw==";
+    assert!(crate::redact::redact(bw).contains("[REDACTED"), "{bw}");
+}
