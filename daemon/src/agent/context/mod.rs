@@ -182,10 +182,30 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
         }
     }
     if let Some(c) = work.conversation {
-        if !c.first_prompt.is_empty() {
-            head.push(format!("Task (first prompt): {}", one_line(&c.first_prompt)));
+        // A conversation opened to carry on ("continue", "pick up where Codex left off")
+        // names no task: the task is the work's, from the conversation it carries on.
+        let task_from = if resumes_only(&c.first_prompt) {
+            s.conversations
+                .iter()
+                .chain(s.previous.as_deref().and_then(|p| p.conversation.as_ref()))
+                .filter(|o| o.id != c.id && !o.first_prompt.is_empty() && !resumes_only(&o.first_prompt))
+                .max_by(|a, b| a.recency().cmp(&b.recency()))
+        } else {
+            None
+        };
+        match task_from {
+            Some(o) => head.push(format!(
+                "Task (first prompt, in the {} conversation carried on): {}",
+                o.agent.display(),
+                one_line(&o.first_prompt)
+            )),
+            None if !c.first_prompt.is_empty() => {
+                head.push(format!("Task (first prompt): {}", one_line(&c.first_prompt)))
+            }
+            None => {}
         }
-        if let Some(last) = c.prompts.last().filter(|p| **p != c.first_prompt) {
+        let task = task_from.map_or(&c.first_prompt, |o| &o.first_prompt);
+        if let Some(last) = c.prompts.last().filter(|p| *p != task) {
             head.push(format!("Latest prompt: {}", one_line(last)));
         }
     } else if let Some(c) = s.commands_executed.last() {
@@ -475,4 +495,27 @@ fn plural(n: u32) -> &'static str {
     } else {
         "s"
     }
+}
+
+/// A prompt that only says to carry on: fewer than three words ("continue", "yes, go"), or
+/// a few words opening with carrying on ("continue where you left off", "resume the work
+/// from Codex", "pick up where Claude stopped").
+pub(crate) fn resumes_only(prompt: &str) -> bool {
+    let words: Vec<String> = prompt
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.len() < 3 {
+        return !words.is_empty();
+    }
+    let opens = |first: &[&str]| words.len() >= first.len() && words.iter().zip(first).all(|(w, f)| w == f);
+    words.len() <= 10
+        && (["continue", "resume", "proceed"].contains(&words[0].as_str())
+            || opens(&["carry", "on"])
+            || opens(&["keep", "going"])
+            || opens(&["go", "on"])
+            || opens(&["pick", "up"])
+            || opens(&["please", "continue"])
+            || opens(&["let's", "continue"]))
 }

@@ -150,8 +150,10 @@ pub(super) fn other_conversations(s: &Session, work: Option<&Conversation>, now:
     for c in others.into_iter().take(3) {
         let ended = if c.ended { ", ended" } else { "" };
         let asked = c.prompts.last().map(|p| format!(": {}", truncate_chars(&one_line(p), 120))).unwrap_or_default();
+        // Each with the command that takes it up again, whichever agent runs next.
+        let resume = c.agent.resume_command(&c.id).map(|cmd| format!("; resume: `{cmd}`")).unwrap_or_default();
         out.push(format!(
-            "- {} conversation {} ({}{ended}){asked}",
+            "- {} conversation {} ({}{ended}{resume}){asked}",
             c.agent.display(),
             c.id,
             ago(&c.last_activity, now)

@@ -362,6 +362,9 @@ fn conversations_ending_in_the_same_second_keep_their_order() {
     }
     assert!(!others.contains("conversation c2 ") && !others.contains("conversation c1 "), "{others}");
     assert!(others.find("c5").unwrap() < others.find("c4").unwrap(), "newest first:\n{others}");
+    // Each shown with the command that resumes it (#41: a Claude conversation beside a
+    // Codex one was named without it).
+    assert!(others.contains("resume: `claude --resume c5`"), "{others}");
     // Resuming picks the newest too, whatever order the list holds them in.
     s.conversations.reverse();
     let r = crate::agent::hooks::resumable(&s, std::time::Duration::from_secs(3600), now, None);
@@ -393,4 +396,47 @@ fn a_done_list_the_work_went_past_is_not_finished() {
     let ctx = context(&s, &c);
     assert!(ctx.contains("All 2 todos done, but the work went on after them (2 prompts since)."), "{ctx}");
     assert!(!ctx.contains("Finished"), "{ctx}");
+}
+
+/// #41: after a handoff the Task line was the new agent's "continue…" prompt; the task is
+/// the work the conversation carries on.
+#[test]
+fn a_handoffs_task_is_the_work_not_the_word_that_resumed_it() {
+    let now = chrono::Utc::now();
+    let mut s =
+        crate::session::rules::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+    let turn = |id: &str, agent: Option<&str>, prompt: &str| {
+        let mut out = vec![
+            serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": id, "cwd": "/w/app", "prompt": prompt}),
+            serde_json::json!({"hook_event_name": "PostToolUse", "session_id": id, "cwd": "/w/app",
+                "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}}),
+        ];
+        if let Some(a) = agent {
+            for p in &mut out {
+                p[ccmem_proto::wire::api::AGENT_KEY] = serde_json::json!(a);
+            }
+        }
+        out
+    };
+    let mut payloads = turn("c1", None, "Add OAuth login to the settings page");
+    payloads.extend(turn("019f8c04-f40a-75a1-80a3-75c564780b42", Some("codex"), "continue where Claude left off"));
+    for p in payloads {
+        let h = crate::agent::hooks::parse(&p).expect("a hook payload");
+        crate::agent::hooks::apply(&mut s, &h, now);
+    }
+    let codex = s.conversations.iter().find(|c| c.id.starts_with("019f")).expect("codex's").clone();
+    let memory = Facts::default();
+    let ctx = build(&Input { conversation: Some(&codex), ..plain(&s, &memory, now) }, MAX_BUDGET);
+    assert!(ctx.contains("Task (first prompt, in the Claude Code conversation carried on): Add OAuth login"), "{ctx}");
+    assert!(ctx.contains("Latest prompt: continue where Claude left off"), "{ctx}");
+    for (prompt, only) in [
+        ("continue", true),
+        ("yes", true),
+        ("Continue where you left off.", true),
+        ("pick up where Codex stopped", true),
+        ("Continue the refactor of the parser, then add tests for every module we touched today", false),
+        ("Add a login page", false),
+    ] {
+        assert_eq!(super::resumes_only(prompt), only, "{prompt}");
+    }
 }
