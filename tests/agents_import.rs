@@ -122,6 +122,27 @@ fn a_real_codex_code_mode_rollout_keeps_what_its_cells_did() {
     assert!(!status.to_string().contains("/Users/thomi/Projects/entire-graph"), "paths are the project's");
 }
 
+/// Copilot CLI's `events.jsonl`: its prompt, tool calls (shell exit codes in the results'
+/// `<shellId: N completed with exit code X>` trailer), the file it edited, its last words.
+#[test]
+fn a_real_copilot_cli_session_is_imported() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let events = gunzip(&env, "agent-sessions/EntityProcess_agentv_copilot_10fb4666.jsonl.gz");
+    let (summary, status) = import(&env, &events);
+    assert_eq!(summary["agent"], "copilot", "{summary:#}");
+    assert_eq!(summary["conversation_id"], "10fb4666-56f0-4352-90fc-715caf95b418");
+    assert_eq!((summary["tool_calls"].as_u64(), summary["prompts"].as_u64()), (Some(68), Some(1)), "{summary:#}");
+    let files = status["session"]["files_modified"].as_object().expect("files");
+    assert!(files.contains_key(".github/hooks/entire.json"), "{files:?}");
+    let conv = &status["session"]["conversations"][0];
+    assert!(conv["first_prompt"].as_str().is_some_and(|p| p.starts_with("investigate why i get")), "{conv:#}");
+    assert!(conv["digest"]["last_words"].as_str().is_some_and(|w| w.contains("Root cause")), "{conv:#}");
+    let ctx = text(&env.ctl(&["context", status["root"].as_str().unwrap_or_default()]).stdout);
+    assert!(ctx.contains("copilot --resume=10fb4666-56f0-4352-90fc-715caf95b418"), "{ctx}");
+    assert!(!status.to_string().contains("/home/entity/projects/EntityProcess/agentv"), "paths are the project's");
+}
+
 #[test]
 fn a_real_oh_my_pi_session_is_imported_with_its_todo_list() {
     let env = Env::new();

@@ -12,12 +12,14 @@
 //! | Gemini CLI | `~/.gemini/tmp/<project>/chats/session-*.jsonl` (one JSON document in older versions) |
 //! | Pi, Oh My Pi | `~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl` |
 //! | OpenCode | `opencode export <id> > session.json` (its conversations are in SQLite) |
+//! | Copilot CLI | `~/.copilot/session-state/<id>/events.jsonl` |
 //!
 //! Paths under the recorded working directory are rewritten to the project's, so that the
 //! files it edited are the project's files.
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod js;
 mod opencode;
@@ -70,6 +72,8 @@ pub enum Format {
     Pi,
     /// OpenCode's export (one JSON document).
     Opencode,
+    /// Copilot CLI's session events (JSONL).
+    Copilot,
 }
 
 impl Format {
@@ -81,6 +85,7 @@ impl Format {
             Format::Gemini { .. } => Agent::Gemini,
             Format::Pi => Agent::Pi,
             Format::Opencode => Agent::Opencode,
+            Format::Copilot => Agent::Copilot,
         }
     }
 
@@ -94,6 +99,11 @@ impl Format {
         match v.get("type").and_then(Value::as_str) {
             Some("session_meta") => return Some((Format::Codex, v.get("payload").and_then(|p| s(p, "id")))),
             Some("session") if v.get("version").is_some() => return Some((Format::Pi, s(v, "id"))),
+            Some("session.start")
+                if v.pointer("/data/producer").is_some() || v.pointer("/data/copilotVersion").is_some() =>
+            {
+                return Some((Format::Copilot, v.get("data").and_then(|d| s(d, "sessionId"))))
+            }
             _ => {}
         }
         if v.get("type").is_none() && v.get("sessionId").is_some() && v.get("projectHash").is_some() {
@@ -242,6 +252,7 @@ fn reader_for(format: Format, transcript: &Path) -> Box<dyn Reader> {
         Format::Gemini { .. } => Box::new(gemini::Gemini::new(transcript)),
         Format::Pi => Box::new(pi::Pi::default()),
         Format::Opencode => Box::new(opencode::Opencode),
+        Format::Copilot => Box::new(copilot::Copilot::default()),
     }
 }
 
@@ -330,8 +341,8 @@ pub fn check(path: &Path) -> Result<(Format, Option<String>), String> {
     Err(format!(
         "{} is not a conversation ccmem can import: none of its first lines is a record of Claude Code \
          (~/.claude/projects/<dir>/<id>.jsonl), Codex (~/.codex/sessions/…/rollout-*.jsonl), Gemini CLI \
-         (~/.gemini/tmp/<project>/chats/session-*.jsonl) or Pi (~/.pi/agent/sessions/…/*.jsonl), nor is it \
-         an OpenCode export (`opencode export <id> > session.json`)",
+         (~/.gemini/tmp/<project>/chats/session-*.jsonl), Pi (~/.pi/agent/sessions/…/*.jsonl) or Copilot CLI \
+         (~/.copilot/session-state/<id>/events.jsonl), nor is it an OpenCode export (`opencode export <id> > session.json`)",
         path.display()
     ))
 }

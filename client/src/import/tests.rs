@@ -158,3 +158,41 @@ mod gemini_cli {
         assert!(out.iter().any(|p| p["prompt_response"] == "answer 5, updated"), "the last copy of a message wins");
     }
 }
+
+mod copilot_cli {
+    use super::*;
+
+    /// Records cut from a Copilot CLI 1.0.74 session on Windows (polecatspeaks/StarCar, MIT;
+    /// ../shared/agent-transcripts/SOURCES.md): text Copilot injected (`source`) is no
+    /// prompt; a sub-agent's prompt and words are not the conversation's, its tool calls are
+    /// sent as a sub-agent's; Windows paths under the recorded directory are the project's.
+    #[test]
+    fn injected_text_and_sub_agents_are_kept_apart() {
+        let lines = [
+            json!({"type": "session.start", "data": {"sessionId": "e07fc822-e277-4d5d-898a-1b91eedea7b6", "producer": "copilot-agent", "copilotVersion": "1.0.74", "context": {"cwd": "C:\\Users\\Chris\\git\\starcar"}}, "id": "e5c7", "timestamp": "2026-07-24T10:44:43.946Z", "parentId": null}),
+            json!({"type": "user.message", "data": {"content": "<system_reminder>\nIMPORTANT: The tools listed below are deferred", "source": "system"}, "id": "a1", "timestamp": "2026-07-24T10:45:00.000Z"}),
+            json!({"type": "user.message", "data": {"content": "good morning claude. Please pick up where we left off.", "transformedContent": "<current_datetime>…</current_datetime>\n\ngood morning claude."}, "id": "a2", "timestamp": "2026-07-24T10:45:25.236Z"}),
+            json!({"type": "assistant.message", "data": {"content": "Good morning. Let me reconstruct where we left off.", "toolRequests": []}, "id": "a3"}),
+            json!({"type": "tool.execution_start", "data": {"toolCallId": "t1", "toolName": "edit", "arguments": {"path": "C:\\Users\\Chris\\git\\starcar\\docs\\friction-log.md", "old_str": "a", "new_str": "b"}}, "id": "a4"}),
+            json!({"type": "tool.execution_complete", "data": {"toolCallId": "t1", "success": true, "result": {"content": "File C:\\Users\\Chris\\git\\starcar\\docs\\friction-log.md updated with changes."}}, "id": "a5"}),
+            json!({"type": "user.message", "agentId": "toolu_018vaxvGgpqve6HLK8W1RGyp", "data": {"content": "# Car 46 FIX CYCLE — address round-1 REJECT findings (issue #46)"}, "id": "s1"}),
+            json!({"type": "tool.execution_start", "agentId": "toolu_018vaxvGgpqve6HLK8W1RGyp", "data": {"toolCallId": "t2", "toolName": "powershell", "arguments": {"command": "git status --porcelain"}}, "id": "s2"}),
+            json!({"type": "tool.execution_complete", "agentId": "toolu_018vaxvGgpqve6HLK8W1RGyp", "data": {"toolCallId": "t2", "success": true, "result": {"content": "\n<shellId: 0 completed with exit code 0>"}}, "id": "s3"}),
+            json!({"type": "assistant.message", "agentId": "toolu_018vaxvGgpqve6HLK8W1RGyp", "data": {"content": "Sub-agent: done."}, "id": "s4"}),
+            json!({"type": "tool.execution_start", "data": {"toolCallId": "t3", "toolName": "task", "arguments": {}}, "id": "a6"}),
+            json!({"type": "tool.execution_complete", "data": {"toolCallId": "t3", "success": false, "error": {"message": "Denied by preToolUse hook", "code": "denied"}}, "id": "a7"}),
+        ];
+        let out = replayed(Format::Copilot, "/t/events.jsonl", &lines);
+        let events: Vec<&str> = out.iter().filter_map(|p| p["hook_event_name"].as_str()).collect();
+        assert_eq!(
+            events,
+            ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUse", "PostToolUseFailure", "Stop"]
+        );
+        assert_eq!(out[1]["prompt"], "good morning claude. Please pick up where we left off.");
+        assert_eq!(out[2]["tool_input"]["path"], "/w/app\\docs\\friction-log.md");
+        assert!(out[2].get("parent_agent_id").is_none());
+        assert_eq!(out[3]["parent_agent_id"], "toolu_018vaxvGgpqve6HLK8W1RGyp");
+        assert_eq!(out[5]["last_assistant_message"], "Good morning. Let me reconstruct where we left off.");
+        assert!(out.iter().all(|p| p["session_id"] == "e07fc822-e277-4d5d-898a-1b91eedea7b6"));
+    }
+}

@@ -11,7 +11,7 @@ use super::*;
 pub const EVENTS: &[(&str, Option<&str>)] = &[
     ("SessionStart", None),
     ("UserPromptSubmit", None),
-    ("PostToolUse", Some("Bash|Write|Edit|bash|create|edit")),
+    ("PostToolUse", Some("Bash|Write|Edit|bash|powershell|create|edit")),
     ("PostToolUseFailure", None),
     ("Stop", None),
     ("PreCompact", None),
@@ -109,7 +109,7 @@ mod tests {
         let hooks = f["hooks"].as_object().unwrap();
         assert!(hooks.keys().all(|k| k.starts_with(|c: char| c.is_ascii_uppercase())), "{hooks:?}");
         assert!(!hooks.contains_key("PreToolUse"));
-        assert_eq!(f["hooks"]["PostToolUse"][0]["matcher"], "Bash|Write|Edit|bash|create|edit");
+        assert_eq!(f["hooks"]["PostToolUse"][0]["matcher"], "Bash|Write|Edit|bash|powershell|create|edit");
         assert!(!is_ccmems(&json!({"hooks": {"Stop": [{"command": "notify.sh"}]}})));
     }
 }

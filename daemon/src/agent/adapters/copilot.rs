@@ -30,7 +30,8 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
             let input = v.get("tool_input").unwrap_or(&Value::Null);
             let result = v.pointer("/tool_result/text_result_for_llm").and_then(Value::as_str).unwrap_or_default();
             let tool = match tool_name.as_str() {
-                "Bash" | "bash" => shell(input, result),
+                // `powershell` on Windows, with the same `<shellId: …>` trailer.
+                "Bash" | "bash" | "powershell" => shell(input, result),
                 "Write" | "create" | "Edit" | "edit" => edit(&tool_name, input, cwd.as_deref()),
                 _ => Tool::Other,
             };
