@@ -22,7 +22,8 @@
 //! stops.
 //!
 //! Then the other agents' real sessions (`../shared/agent-transcripts/`, or
-//! `CCMEM_FIDELITY_AGENT_TRANSCRIPTS`: Codex rollouts, Pi and Oh My Pi sessions), imported
+//! `CCMEM_FIDELITY_AGENT_TRANSCRIPTS`: Codex rollouts, Pi and Oh My Pi sessions, Copilot CLI
+//! events, OpenCode exports, Gemini CLI chats), imported
 //! the same way, their ground truth read by this bench's own rules for each format: task,
 //! todos (the plan) with their status, files, failures, next steps; reported apart.
 
@@ -189,6 +190,7 @@ mod bench {
         files.retain(|p| p.to_string_lossy().ends_with(".jsonl") || p.to_string_lossy().ends_with(".jsonl.gz"));
         files.sort();
         let mut totals = Totals::default();
+        let mut per_agent: BTreeMap<&str, Totals> = BTreeMap::new();
         if files.is_empty() {
             println!("fidelity: no other agents' sessions in {} (set CCMEM_FIDELITY_AGENT_TRANSCRIPTS)", dir.display());
             return totals;
@@ -201,10 +203,17 @@ mod bench {
             let bytes = read_maybe_gz(file);
             let recorded = String::from_utf8_lossy(&bytes);
             let head: Vec<&str> = recorded.lines().take(5).collect();
-            let truth = if head.iter().any(|l| l.contains("\"type\":\"session_meta\"")) {
-                Truth::extract_codex(&recorded)
+            let document: Option<Value> = serde_json::from_str(&recorded).ok();
+            let (agent, truth) = if head.iter().any(|l| l.contains("\"type\":\"session_meta\"")) {
+                ("Codex", Truth::extract_codex(&recorded))
             } else if head.iter().any(|l| l.contains("\"type\":\"session\"")) {
-                Truth::extract_pi(&recorded)
+                ("Pi, Oh My Pi", Truth::extract_pi(&recorded))
+            } else if head.iter().any(|l| l.contains("\"type\":\"session.start\"")) {
+                ("Copilot CLI", Truth::extract_copilot(&recorded))
+            } else if let Some(doc) = document.as_ref().filter(|d| d["info"]["id"].is_string()) {
+                ("OpenCode", Truth::extract_opencode(doc))
+            } else if let Some(doc) = document.as_ref().filter(|d| d["sessionId"].is_string()) {
+                ("Gemini CLI", Truth::extract_gemini(doc))
             } else {
                 println!("{name}: not a format this bench reads; skipped");
                 continue;
@@ -227,7 +236,19 @@ mod bench {
                 println!("{ctx}\n");
             }
             totals.add(&score);
+            per_agent.entry(agent).or_default().add(&score);
         }
+        println!();
+        println!("other agents, each apart:");
+        for (agent, t) in &per_agent {
+            let (c, n) = (t.carried(), t.total());
+            println!("  {agent:<13} {c:>3} of {n:<3} {:>5.1}%", pct(c, n));
+            figures::record(&format!("fidelity, other agents: {agent}"), pct(c, n), "%", "items", n as f64);
+        }
+        figures::target(
+            "other agents: ≥ 90% of items, each agent apart",
+            per_agent.values().all(|t| pct(t.carried(), t.total()) >= 90.0),
+        );
         totals
     }
 

@@ -185,6 +185,15 @@ impl Truth {
                         last_text = m.to_string();
                     }
                 }
+                // What a patch changed, as Codex reports it (code mode's cells call apply_patch
+                // themselves: these events are the only record of their edits).
+                (Some("event_msg"), Some("patch_apply_end")) if p["success"] != false => {
+                    for (path, change) in p["changes"].as_object().into_iter().flatten() {
+                        if change["type"] != "delete" {
+                            t.file(change["move_path"].as_str().unwrap_or(path), cwd.as_deref());
+                        }
+                    }
+                }
                 (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
                     let input = match &p["arguments"] {
                         Value::String(a) => serde_json::from_str(a).unwrap_or(Value::Null),
@@ -324,6 +333,187 @@ impl Truth {
         t
     }
 
+    /// The same, from a Copilot CLI `events.jsonl`: the main agent's prompts (no injected
+    /// `source` text), the files `edit` and `create` change (a sub-agent's too), shell
+    /// commands (`bash`, `powershell`) with the exit code of their `<shellId: …>` trailer,
+    /// the main agent's last message. Windows paths are read with `/`.
+    pub(crate) fn extract_copilot(events: &str) -> Self {
+        let mut t = Truth::default();
+        let (mut cwd, mut first, mut latest) = (None::<String>, None, None);
+        let mut calls: HashMap<String, (String, Value)> = HashMap::new();
+        let (mut failing, mut last_text) = (Vec::new(), String::new());
+        let slashed = |p: &str| p.replace('\\', "/");
+        for line in events.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            let d = &v["data"];
+            let main = v.get("agentId").is_none();
+            match v["type"].as_str() {
+                Some("session.start") => cwd = cwd.or(d["context"]["cwd"].as_str().map(slashed)),
+                Some("user.message") if main && d["source"].is_null() => {
+                    let p = d["content"].as_str().unwrap_or("").trim().to_string();
+                    if !p.is_empty() {
+                        first.get_or_insert_with(|| p.clone());
+                        latest = Some(p);
+                    }
+                }
+                Some("assistant.message") if main => {
+                    if let Some(m) = d["content"].as_str().filter(|m| !m.trim().is_empty()) {
+                        last_text = m.to_string();
+                    }
+                }
+                Some("tool.execution_start") => {
+                    calls.insert(
+                        d["toolCallId"].as_str().unwrap_or("").into(),
+                        (d["toolName"].as_str().unwrap_or("").into(), d["arguments"].clone()),
+                    );
+                }
+                Some("tool.execution_complete") => {
+                    let Some((name, input)) = calls.remove(d["toolCallId"].as_str().unwrap_or("")) else { continue };
+                    let ok = d["success"] != false;
+                    let out = d["result"]["content"].as_str().unwrap_or("");
+                    match name.as_str() {
+                        "bash" | "powershell" => {
+                            let code = out
+                                .trim_end()
+                                .rsplit_once("completed with exit code ")
+                                .and_then(|(_, n)| n.trim_end_matches('>').trim().parse::<i64>().ok());
+                            let cmd = input["command"].as_str().unwrap_or("");
+                            shell(&mut failing, cmd, !ok || code.is_some_and(|c| c != 0), out);
+                        }
+                        "edit" | "create" if ok => {
+                            t.file(&slashed(input["path"].as_str().unwrap_or("")), cwd.as_deref())
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        t.finish(first, latest, Vec::new(), failing, Vec::new(), &last_text);
+        t
+    }
+
+    /// The same, from an OpenCode export: the user's text parts (not `synthetic`), the
+    /// todo list (`todowrite`), the files `edit`, `write` and `apply_patch` change, bash
+    /// commands with their exit (`metadata.exit`), the last assistant text.
+    pub(crate) fn extract_opencode(export: &Value) -> Self {
+        let mut t = Truth::default();
+        let cwd = export["info"]["directory"].as_str().map(str::to_string);
+        let (mut first, mut latest) = (None, None);
+        let (mut todos, mut failing, mut last_text) = (Vec::new(), Vec::new(), String::new());
+        for m in export["messages"].as_array().into_iter().flatten() {
+            let role = m["info"]["role"].as_str().unwrap_or("");
+            for part in m["parts"].as_array().into_iter().flatten() {
+                match (role, part["type"].as_str()) {
+                    ("user", Some("text")) if part["synthetic"] != true => {
+                        let p = part["text"].as_str().unwrap_or("").trim().to_string();
+                        if !p.is_empty() {
+                            first.get_or_insert_with(|| p.clone());
+                            latest = Some(p);
+                        }
+                    }
+                    ("assistant", Some("text")) => {
+                        if let Some(x) = part["text"].as_str().filter(|x| !x.trim().is_empty()) {
+                            last_text = x.to_string();
+                        }
+                    }
+                    ("assistant", Some("tool")) => {
+                        let state = &part["state"];
+                        let ok = state["status"] == "completed";
+                        let input = &state["input"];
+                        match part["tool"].as_str().unwrap_or("") {
+                            "bash" if ok || state["status"] == "error" => {
+                                let exit = state["metadata"]["exit"].as_i64();
+                                let out = state["output"].as_str().unwrap_or("");
+                                let cmd = input["command"].as_str().unwrap_or("");
+                                shell(&mut failing, cmd, !ok || exit.is_some_and(|c| c != 0), out);
+                            }
+                            "edit" | "write" if ok => t.file(input["filePath"].as_str().unwrap_or(""), cwd.as_deref()),
+                            "apply_patch" if ok => {
+                                for l in input["patchText"].as_str().unwrap_or("").lines() {
+                                    let path = l
+                                        .strip_prefix("*** Add File: ")
+                                        .or(l.strip_prefix("*** Update File: "))
+                                        .or(l.strip_prefix("*** Move to: "));
+                                    if let Some(path) = path {
+                                        t.file(path.trim(), cwd.as_deref());
+                                    }
+                                }
+                            }
+                            "todowrite" if ok => {
+                                todos = input["todos"]
+                                    .as_array()
+                                    .into_iter()
+                                    .flatten()
+                                    .map(|x| {
+                                        (
+                                            x["content"].as_str().unwrap_or("").into(),
+                                            x["status"].as_str().unwrap_or("pending").into(),
+                                        )
+                                    })
+                                    .collect();
+                            }
+                            _ => {}
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        t.finish(first, latest, todos, failing, Vec::new(), &last_text);
+        t
+    }
+
+    /// The same, from a Gemini CLI chat (one JSON document): the user's messages, the files
+    /// `write_file` and `replace` change (paths as written, relative to the project), shell
+    /// commands with the exit code their output states (`Exit Code: N`), the last text.
+    pub(crate) fn extract_gemini(chat: &Value) -> Self {
+        let mut t = Truth::default();
+        let (mut first, mut latest) = (None, None);
+        let (mut failing, mut last_text) = (Vec::new(), String::new());
+        for m in chat["messages"].as_array().into_iter().flatten() {
+            match m["type"].as_str() {
+                Some("user") => {
+                    let p = as_text(&m["content"]).trim().to_string();
+                    if !p.is_empty() && !p.starts_with('/') {
+                        first.get_or_insert_with(|| p.clone());
+                        latest = Some(p);
+                    }
+                }
+                Some("gemini") => {
+                    let text = as_text(&m["content"]);
+                    if !text.trim().is_empty() {
+                        last_text = text;
+                    }
+                    for call in m["toolCalls"].as_array().into_iter().flatten() {
+                        let ok = call["status"] == "success";
+                        let out: String = call["result"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|r| r["functionResponse"]["response"]["output"].as_str())
+                            .collect();
+                        match call["name"].as_str().unwrap_or("") {
+                            "run_shell_command" => {
+                                let code = out.lines().find_map(|l| l.trim().strip_prefix("Exit Code: "));
+                                let failed =
+                                    !ok || code.and_then(|c| c.trim().parse::<i64>().ok()).is_some_and(|c| c != 0);
+                                shell(&mut failing, call["args"]["command"].as_str().unwrap_or(""), failed, &out);
+                            }
+                            "write_file" | "replace" if ok => {
+                                t.file(call["args"]["file_path"].as_str().unwrap_or(""), None)
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        t.finish(first, latest, Vec::new(), failing, Vec::new(), &last_text);
+        t
+    }
+
     /// What every extraction ends with: the first and latest prompts, the last todo list, the
     /// failures left, the next steps stated (at compactions, and in the last message).
     fn finish(
@@ -347,7 +537,8 @@ impl Truth {
     /// A file the agent wrote, relative to the working directory (absolute paths outside it
     /// are not the project's).
     fn file(&mut self, path: &str, cwd: Option<&str>) {
-        let rel = if path.starts_with('/') {
+        let drive = path.as_bytes().get(1) == Some(&b':') && path.as_bytes().get(2) == Some(&b'/');
+        let rel = if path.starts_with('/') || drive {
             match cwd.and_then(|c| path.strip_prefix(c)) {
                 Some(r) => r.trim_start_matches('/'),
                 None => return,
@@ -400,10 +591,13 @@ impl Truth {
         for (cmd, errors) in &self.failures {
             let program: String = cmd.split_whitespace().filter(|w| !w.contains('=') && *w != "cd").take(1).collect();
             let has_cmd = lower.contains(&program.to_lowercase());
-            let has_error = errors.iter().any(|e| {
-                let head: String = e.to_lowercase().chars().take(40).collect();
-                lower.contains(head.trim())
-            });
+            // A failure that printed no error line (an exit status alone) is carried by its
+            // command.
+            let has_error = errors.is_empty()
+                || errors.iter().any(|e| {
+                    let head: String = e.to_lowercase().chars().take(40).collect();
+                    lower.contains(head.trim())
+                });
             put("failures", cmd, has_cmd && has_error);
         }
         for n in &self.next_steps {
