@@ -290,3 +290,55 @@ fn a_broken_stderr_loses_the_log_lines_only() {
     assert!(status.success(), "SIGTERM stops it: {status:?}");
     assert!(read_state(&root).to_string().contains("src/kept.rs"), "with its final checkpoint");
 }
+
+/// Sends SIGCONT to the daemon when dropped: a stopped daemon is never left behind.
+struct Continue(u32);
+
+impl Drop for Continue {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-CONT", &self.0.to_string()]).status();
+    }
+}
+
+/// #41: a daemon that accepts and never answers (stopped with SIGSTOP) cost every hook its
+/// whole wait (a Codex run took 15 s instead of 1). After the first hook that waited in
+/// vain, the next ones ask briefly, until the daemon answers again.
+#[test]
+fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "c1", "cwd": root, "source": "startup"});
+    let tool = json!({"hook_event_name": "PostToolUse", "session_id": "c1", "cwd": root, "tool_name": "Bash",
+        "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}});
+    let _cont = Continue(d.pid);
+    assert!(Command::new("kill").args(["-STOP", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
+    // Waits of 6 s: far from the brief ask's 0.3 s whatever the machine's load.
+    let timed = |payload: &serde_json::Value| {
+        let t = std::time::Instant::now();
+        let out = hook_with(&env, payload.to_string().as_bytes(), |c| {
+            c.env("CCMEM_HOOK_TIMEOUT_MS", "6000");
+        });
+        assert_eq!(out.status.code(), Some(0), "the hook always exits 0");
+        (t.elapsed(), out)
+    };
+    let (first, out) = timed(&start);
+    assert!(first >= Duration::from_secs(6), "the first hook waited its time: {first:?}");
+    assert!(text(&out.stdout).contains("ccmem is not recording"), "the user hears of it: {}", text(&out.stdout));
+    let marks = || {
+        std::fs::read_dir(env.state.join("ccmem"))
+            .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("stalled-")).count())
+            .unwrap_or(0)
+    };
+    assert_eq!(marks(), 1);
+    for _ in 0..3 {
+        let (next, _) = timed(&tool);
+        assert!(next < Duration::from_secs(4), "the hooks after it ask briefly: {next:?}");
+    }
+    // Answering again, the daemon gets the next hook whole, and the mark goes.
+    assert!(Command::new("kill").args(["-CONT", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
+    assert_ok(&env.ctl(&["status"]), "status once it runs again");
+    let (_, out) = timed(&start);
+    assert!(!text(&out.stdout).contains("not recording"), "answered: {}", text(&out.stdout));
+    assert_eq!(marks(), 0, "answered: the next hooks wait fully again");
+}

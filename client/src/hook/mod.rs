@@ -7,7 +7,7 @@
 //! answer carries the resume context, which is printed. Whatever happens, the exit code is 0 and nothing reaches stderr; reasons go to
 //! the daemon's log, or to a client log when the daemon cannot be reached.
 
-use crate::conn::Conn;
+use crate::conn::{CallError, Conn};
 use ccmem_proto::wire::api::{method, HookReply};
 use ccmem_proto::{model::session::Timestamp, wire::paths};
 use serde_json::Value;
@@ -19,6 +19,7 @@ mod codex;
 mod copilot;
 mod gemini;
 mod notice;
+mod stall;
 
 /// How much of the end of an agent's own record of the conversation a hook reads.
 const TAIL: u64 = 512 * 1024;
@@ -237,12 +238,32 @@ fn forward(
         }
     }
     let socket = paths::socket_path(socket).map_err(|e| Failed::unreachable(e.to_string()))?;
-    let (start_budget, reply_wait) = budgets();
+    let (start_budget, mut reply_wait) = budgets();
+    // A daemon that took a connection and never answered (stopped, hung) made an earlier
+    // hook wait its whole time: until it answers again, each hook asks only briefly.
+    let stalled = stall::marked(&socket);
+    if stalled {
+        reply_wait = reply_wait.min(stall::WAIT);
+    }
     let mut conn = connect(&socket, autostart, start_budget, reply_wait)?;
     // Every event waits for the daemon's word that it is queued (before it is handled), so
     // that the agent's next event cannot overtake it. Only SessionStart waits for more. (A
     // daemon that took the event but answered late still records it: nothing to tell.)
-    let reply: HookReply = conn.call(method::HOOK, &payload).map_err(|e| format!("{event}: {e:?}"))?;
+    let reply: HookReply = match conn.call(method::HOOK, &payload) {
+        Ok(r) => r,
+        Err(CallError::Io(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
+            // Marked from the full wait only: a daemon catching up may miss a brief ask, and
+            // the mark's age bounds how long hooks ask briefly.
+            if !stalled {
+                stall::mark(&socket);
+            }
+            return Err(Failed::unreachable(format!("{event}: ccmemd at {} did not answer: {e}", socket.display())));
+        }
+        Err(e) => return Err(format!("{event}: {e:?}").into()),
+    };
+    if stalled {
+        stall::clear(&socket);
+    }
     notice::print(audience, &reply.additional_context, reply.notice.as_deref().filter(|_| audience.starts));
     Ok(())
 }
