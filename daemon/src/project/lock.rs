@@ -232,8 +232,33 @@ const HELLO_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 fn answers(socket: &Path, pid: u32) -> bool {
     use interprocess::local_socket::{prelude::*, Stream};
     use std::io::{BufRead, BufReader};
-    let Ok(name) = ccmem_proto::wire::paths::socket_name(socket) else { return false };
-    let Ok(stream) = Stream::connect(name) else { return false };
+    // Only a socket of this user's, in a directory only this user can write: a co-user's
+    // socket (a listener that never accepts blocks `connect` for good) is asked nothing.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let Some(dir) = ccmem_proto::wire::paths::socket_dir(socket) else { return false };
+        if ccmem_proto::wire::paths::check_private_dir(dir).is_err() {
+            return false;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(socket) else { return false };
+        if !meta.file_type().is_socket() || meta.uid() != ccmem_proto::wire::paths::euid() {
+            return false;
+        }
+    }
+    let socket = socket.to_path_buf();
+    // Even this user's daemon may be stopped with its backlog full: the connection is made
+    // on a thread of its own, and given up after HELLO_WAIT.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let connecting = std::thread::Builder::new().name("ccmemd-claim-check".into()).spawn(move || {
+        if let Ok(name) = ccmem_proto::wire::paths::socket_name(&socket) {
+            let _ = tx.send(Stream::connect(name));
+        }
+    });
+    if connecting.is_err() {
+        return false;
+    }
+    let Ok(Ok(stream)) = rx.recv_timeout(HELLO_WAIT) else { return false };
     if ccmem_proto::wire::peer::same_user(&stream).is_err() {
         return false;
     }
@@ -307,6 +332,16 @@ mod tests {
             let _chatty = line_server(&chatty, b"HTTP/1.1 200 OK\r\n\r\n".to_vec());
             write(&claim_of(4242, &chatty));
             assert_eq!(held_elsewhere(&root, &mine), None, "not ccmem's answer");
+            // A socket where others can write (a co-user's, or planted beside ours): asked
+            // nothing, however well it answers; a listener that never accepts there would
+            // have held `connect` for good.
+            let shared = tmp.path().join("shared");
+            std::fs::create_dir(&shared).unwrap();
+            std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+            let planted = shared.join("ccmemd.sock");
+            let _planted = hello_server(&planted, 4242);
+            write(&claim_of(4242, &planted));
+            assert_eq!(held_elsewhere(&root, &mine), None, "a socket in a directory others write to");
             // A claim naming a socket nobody listens on: a daemon that died.
             std::fs::write(root.join(LOCK_FILE), format!("4242 {}\n", tmp.path().join("gone.sock").display())).unwrap();
             let Taken::Mine(claim) = take(&root, &mine) else { panic!("a dead daemon's claim is taken over") };
