@@ -37,11 +37,42 @@ fn scope(s: Option<String>) -> Result<Option<Scope>, String> {
     s.map(|s| s.parse::<Scope>().map_err(|e| e.to_string())).transpose()
 }
 
+/// The scopes an agent may change through MCP: the project's and this machine's. A
+/// user-wide memory reaches every project's context, and the agent speaks from inside a
+/// repository, which is untrusted: a hostile `CLAUDE.md` could have it save an instruction
+/// for every project. Global (and enterprise) memories are the user's to write.
+fn agent_may_change(scope: Scope) -> Result<(), String> {
+    match scope {
+        Scope::Project | Scope::Local => Ok(()),
+        other => Err(format!(
+            "the {other} scope is the user's: a memory there reaches every project, so it is not changed from \
+             inside one. Use the project or local scope, or ask the user to run `ccmemctl memory write --scope \
+             {other} …` (or `update`, `delete`)"
+        )),
+    }
+}
+
 fn kind(s: Option<String>) -> Result<Option<MemoryType>, String> {
     s.map(|s| s.parse::<MemoryType>().map_err(|e| e.to_string())).transpose()
 }
 
 impl Server {
+    /// The scope of the memory `slug` an agent asks to change: the one given, else the one
+    /// that has it (most specific first, as the daemon would find it); refused when it is
+    /// not the agent's to change.
+    async fn changeable(&self, given: Option<Scope>, slug: &str) -> Result<Scope, String> {
+        let scope = match given {
+            Some(s) => s,
+            None => {
+                let p = mapi::SlugParams { path: Some(self.project.clone()), scope: None, slug: slug.to_string() };
+                let r: mapi::MemoryReply = self.call(mmethod::SHOW, p).await?;
+                r.memory.scope
+            }
+        };
+        agent_may_change(scope)?;
+        Ok(scope)
+    }
+
     /// Calls the daemon off the async workers (the client's socket I/O blocks).
     async fn call<P, R>(&self, method: &'static str, params: P) -> Result<R, String>
     where
@@ -110,9 +141,12 @@ impl Server {
         something) or a hub (a topic linking others). Returns the new memory's slug.")]
     async fn memory_write(&self, Parameters(a): Parameters<WriteArgs>) -> Result<String, String> {
         let memory_type = a.memory_type.parse::<MemoryType>().map_err(|e| e.to_string())?;
+        // Not given: the project's (outside a project the daemon would take the user's).
+        let scope = scope(a.scope)?.unwrap_or(Scope::Project);
+        agent_may_change(scope)?;
         let p = mapi::WriteParams {
             path: Some(self.project.clone()),
-            scope: scope(a.scope)?,
+            scope: Some(scope),
             memory_type,
             title: a.title,
             tags: a.tags,
@@ -158,9 +192,10 @@ impl Server {
     #[tool(description = "Change a knowledge memory: its title, type, content (replace, or append to it) or \
         tags. Fields not given stay as they are.")]
     async fn memory_update(&self, Parameters(a): Parameters<UpdateArgs>) -> Result<String, String> {
+        let scope = self.changeable(scope(a.scope)?, &a.slug).await?;
         let p = mapi::UpdateParams {
             path: Some(self.project.clone()),
-            scope: scope(a.scope)?,
+            scope: Some(scope),
             slug: a.slug,
             title: a.title,
             memory_type: kind(a.memory_type)?,
@@ -177,7 +212,8 @@ impl Server {
     /// Delete a memory.
     #[tool(description = "Delete a knowledge memory that is wrong or obsolete, with its links.")]
     async fn memory_delete(&self, Parameters(a): Parameters<SlugArgs>) -> Result<String, String> {
-        let p = mapi::SlugParams { path: Some(self.project.clone()), scope: scope(a.scope)?, slug: a.slug };
+        let scope = self.changeable(scope(a.scope)?, &a.slug).await?;
+        let p = mapi::SlugParams { path: Some(self.project.clone()), scope: Some(scope), slug: a.slug };
         let r: mapi::DeleteReply = self.call(mmethod::DELETE, p).await?;
         let unlinked =
             if r.unlinked.is_empty() { String::new() } else { format!("; unlinked {}", r.unlinked.join(", ")) };
