@@ -30,9 +30,22 @@ pub fn files(_home: &Path, config: &Path, exe: &Path) -> Vec<(PathBuf, Vec<u8>)>
     vec![(dir.join("ccmemd.socket"), SOCKET_UNIT.into()), (dir.join("ccmemd.service"), service_unit(exe).into())]
 }
 
-/// The service unit with `ExecStart` naming `exe` (quoted, as systemd reads it).
+/// Why `exe` cannot be written in a unit's `ExecStart`, if it cannot: a line break would
+/// start directives of its own, and systemd refuses to run an executable whose name holds a
+/// quote, a backslash, `$` or a control character. (`%` is written `%%`.)
+pub fn unfit(exe: &Path) -> Option<String> {
+    let text = exe.to_string_lossy();
+    let c = text.chars().find(|c| c.is_control() || "\"\\$`'".contains(*c))?;
+    Some(format!(
+        "ccmemd's path {text:?} holds {c:?}, which a systemd unit cannot name: install ccmem in a directory \
+         without it"
+    ))
+}
+
+/// The service unit with `ExecStart` naming `exe` (quoted, `%` doubled, as systemd reads
+/// it); see [`unfit`] for the paths it cannot name.
 pub fn service_unit(exe: &Path) -> String {
-    let quoted = format!("\"{}\"", exe.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\""));
+    let quoted = format!("\"{}\"", exe.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"").replace('%', "%%"));
     SERVICE_UNIT
         .lines()
         .map(|l| if l.starts_with("ExecStart=") { format!("ExecStart={quoted}") } else { l.to_string() })
@@ -51,7 +64,7 @@ pub fn installed_exe(text: &str) -> Option<PathBuf> {
     while let Some(c) = chars.next() {
         out.push(if c == '\\' { chars.next().unwrap_or('\\') } else { c });
     }
-    Some(PathBuf::from(out))
+    Some(PathBuf::from(out.replace("%%", "%")))
 }
 
 #[cfg(all(unix, not(target_os = "macos")))]
@@ -85,6 +98,9 @@ mod imp {
         exe: &Path,
         stop_running: impl FnOnce() -> Result<(), String>,
     ) -> Result<Vec<String>, String> {
+        if let Some(why) = super::unfit(exe) {
+            return Err(why);
+        }
         let mut said = write_files(&files(home, config, exe))?;
         if systemd_user() {
             stop_running()?;
@@ -151,6 +167,30 @@ mod imp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the independent tester: a line break in the path wrote directives of its
+    /// own into the unit, `%` was read as a specifier, and paths systemd will not run were
+    /// installed as if they worked.
+    #[test]
+    fn paths_a_unit_cannot_name_are_refused() {
+        for bad in [
+            "/opt/x\nExecStart=sh -c 'echo INJECTED'\ny/ccmemd",
+            "/opt/a\"b/ccmemd",
+            "/opt/a\\b/ccmemd",
+            "/opt/$HOME/ccmemd",
+            "/opt/t\tab/ccmemd",
+        ] {
+            assert!(
+                unfit(Path::new(bad)).is_some_and(|w| w.contains("install ccmem in a directory without it")),
+                "{bad:?}"
+            );
+        }
+        let pct = Path::new("/opt/50%off/ccmemd");
+        assert!(unfit(pct).is_none());
+        let unit = service_unit(pct);
+        assert!(unit.contains("ExecStart=\"/opt/50%%off/ccmemd\"\n"), "{unit}");
+        assert_eq!(installed_exe(&unit).as_deref(), Some(pct));
+    }
 
     #[test]
     fn units_name_the_binary_and_read_back() {
