@@ -56,9 +56,11 @@ pub fn relative(root: &Path, path: &str) -> Result<String, String> {
     // U+2028) would forge lines in the context and the report: breaks and control characters
     // are shown as `?`. Invisible and reordering ones (a right-to-left override, zero-width
     // spaces) go: a name must read as what it is.
+    // Redacted before it is made printable: the redactor takes escape sequences out first, so
+    // that one cannot split a token (`notes_ghp_…\x1b[0m…`), which `?` in its place would.
     let joined = parts.join("/");
-    let shown = ccmem_proto::quote::name(&joined);
-    Ok(ccmem_proto::redact::redact(&shown).into_owned())
+    let redacted = ccmem_proto::redact::redact(&joined);
+    Ok(ccmem_proto::quote::name(&redacted).into_owned())
 }
 
 /// A path an agent on Windows recorded (`C:\\Users\\me\\proj\\src\\a.rs`, or the project's
@@ -325,6 +327,9 @@ mod tests {
         assert_eq!(relative(root, "/home/me/proj\\src\\main.rs").as_deref(), Ok("src/main.rs"));
         assert_eq!(relative(root, "src/a:b.rs").as_deref(), Ok("src/a:b.rs"));
         assert_eq!(relative(root, "a\\b.txt").as_deref(), Ok("a\\b.txt"), "a backslash in a Unix name stays");
+        // Found by the independent tester: a token split by an escape sequence in a name.
+        let split = relative(root, "/home/me/proj/notes_ghp_FAc9QeWJKY\x1b[0m40uvR1pZx7Lq2Wm3Nn4Bb5Vv6Cc.md").unwrap();
+        assert!(!split.contains("FAc9QeWJKY") && !split.contains("40uvR1pZ"), "{split}");
     }
 
     fn fragment() -> impl Strategy<Value = String> {
