@@ -122,6 +122,11 @@ pub(super) const INTL_PASSWORD_WORDS: &[&str] = &[
     r"kata\s+laluan",
     r"clave\s+de\s+acceso",
     "סיסמ",
+    "הסיסמ",
+    "contrasenya",
+    "nenosiri",
+    "পাসওয়ার্ড",
+    "கடவுச்சொல்",
     r"كلمة\s+(?:المرور|السر)",
     r"رمز\s+عبور",
     "گذرواژه",
@@ -133,7 +138,7 @@ pub(super) const INTL_PASSWORD_JOINED: &[&str] =
     &["密码", "密碼", "口令", "パスワード", "暗証番号", "パスコード", "비밀번호", "암호", "패스워드", "รหัสผ่าน"];
 
 /// The prefilter's words for the two lists above (one of which every match holds).
-pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 45] = [
+pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 49] = [
     "парол",
     "лозинк",
     "hasł",
@@ -165,6 +170,10 @@ pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 45] = [
     "kata laluan",
     "clave de acceso",
     "סיסמ",
+    "contrasenya",
+    "nenosiri",
+    "পাসওয়ার্ড",
+    "கடவுச்சொல்",
     "كلمة",
     "رمز عبور",
     "گذرواژه",
@@ -802,11 +811,12 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         // A private key written as 64 hexadecimal digits (an Ethereum-style key): `0x…` near a
         // word that says it is a key's or a secret's ("my private key is 0x4c08…", "0x4c08…
-        // is the deployer's private key"), or bare right after "private key" / "secret key".
+        // is the deployer's private key"), or bare right after "private key", "wallet key",
+        // "metamask key" and the like (MetaMask exports keys without `0x`).
         // A hash or a transaction's id with no such word near it is kept.
         spec(
             "private-key",
-            r#"(?i)(?:\b(?:private[ _-]?key|priv[ _-]?key|privkey|secret[ _-]?key|secret|signing[ _-]?key|wallet[ _-]?key|account[ _-]?key|eth(?:ereum)?[ _-]?key|deployer[ _-]?key|(?:my|our|your|his|her|their)[ \t]+key)|\[REDACTED:private-key\])[^\n]{0,40}?\b(?P<s>0x[0-9a-f]{64})\b|\b(?P<s2>0x[0-9a-f]{64})\b[^\n]{0,40}?\b(?:private[ _-]?key|privkey|secret[ _-]?key)\b|\b(?:private|secret)[ _-]?key\b["'`*]*(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*["'`*]*(?P<s3>[0-9a-f]{64})\b"#,
+            r#"(?i)(?:\b(?:private[ _-]?key|priv[ _-]?key|privkey|secret[ _-]?key|secret|signing[ _-]?key|wallet[ _-]?key|account[ _-]?key|eth(?:ereum)?[ _-]?key|deployer[ _-]?key|(?:my|our|your|his|her|their)[ \t]+key)|\[REDACTED:private-key\])[^\n]{0,40}?\b(?P<s>0x[0-9a-f]{64})\b|\b(?P<s2>0x[0-9a-f]{64})\b[^\n]{0,40}?\b(?:private[ _-]?key|privkey|secret[ _-]?key)\b|\b(?:private|priv|secret|wallet|metamask|signing|account|deployer|eth(?:ereum)?)[ _-]?key\b["'`*]*(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*["'`*]*(?P<s3>[0-9a-f]{64})\b"#,
             &["0x", "key"],
             Some(high_entropy),
         ),
@@ -836,13 +846,14 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd?|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|—|-)\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|-)\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
                 "passphrase",
                 "passcode",
                 "pw",
+                "pass",
                 "passwort",
                 "kennwort",
                 "contrase",
@@ -861,7 +872,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec(
             "password",
             format!(
-                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|[ \t]+(?:is|ist|lautet|war|es|era|est|é|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
+                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|(?:[ \t]+[^\s:：=]{{1,20}}){{0,2}}?[ \t]+(?:is|ist|lautet|war|es|era|est|é|è|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι|היא|הוא|ni)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
                 alpha = INTL_PASSWORD_WORDS.join("|"),
                 joined = INTL_PASSWORD_JOINED.join("|"),
             ),

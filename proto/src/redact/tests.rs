@@ -520,3 +520,38 @@ fn resume_commands_are_not_secrets() {
     let bw = "bw list items --session 5PBYGU4PgdBmtmI/Yy1pFTKzTdpqVXCl9QmyiJAmy5c4QklIk2w0oDrXUSrB+KAGd1DXlrF7NJ3Mt7iXsT0cTw==";
     assert!(crate::redact::redact(bw).contains("[REDACTED"), "{bw}");
 }
+
+/// Found by the independent tester (round four): phrasings that kept the password.
+#[test]
+fn more_ways_to_say_a_password_is_kept_out() {
+    for (text, secret) in [
+        ("la password è Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        ("contrasenya: Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        ("পাসওয়ার্ড: Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        ("கடவுச்சொல்: Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        ("nenosiri: Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        ("הסיסמה שלי היא Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        ("הסיסמה היא Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        ("mật khẩu của tôi là Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        ("our root pass is Qx7Zk2Lm9Pw4Rt", "Qx7Zk2Lm9Pw4Rt"),
+        (
+            "my wallet key is 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+            "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+        ),
+        (
+            "metamask key 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+            "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+        ),
+    ] {
+        let out = crate::redact::redact(text);
+        assert!(!out.contains(secret), "{text} → {out}");
+    }
+    // Prose that only looks alike stays.
+    for text in [
+        "the tests pass is green now",
+        "la password è stata cambiata ieri",
+        "commit 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318 is the fix",
+    ] {
+        assert_eq!(crate::redact::redact(text), text);
+    }
+}
