@@ -416,6 +416,37 @@ fn directories_too_deep_to_watch_are_said_in_status_and_doctor() {
     let checks: Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
     let deep = checks.as_array().unwrap().iter().find(|c| c["name"] == "project watch");
     assert!(deep.is_some_and(|c| c["status"] == "warn"), "doctor says so: {checks:#}");
+    // Found by the independent tester: each level cost the shared watcher more than the one
+    // above (7 to 8 times the time for twice the depth), and every other project waited,
+    // missing edits, for a hundred seconds. Past MAX_DEPTH nothing is walked.
+    assert!(unwatchable < 10, "cut at one depth, not counted all the way down: {}", st["watch"]);
+    for (n, dir) in ["t1", "t2", "t3"].iter().enumerate() {
+        let made = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import os
+for _ in range(1500):
+    os.mkdir('d'); os.chdir('d')
+",
+            ])
+            .current_dir({
+                std::fs::create_dir_all(root.join(dir)).unwrap();
+                root.join(dir)
+            })
+            .status()
+            .expect("python3");
+        assert!(made.success(), "tree {n}");
+    }
+    let clean = repo(&env, "clean");
+    send(&env, ev(&clean, "c", "SessionStart", json!({"source": "startup"})));
+    for i in 0..5 {
+        std::fs::write(clean.join(format!("f{i}.txt")), "x").unwrap();
+    }
+    assert_ok(&env.ctl(&["checkpoint", clean.to_str().unwrap()]), "checkpoint");
+    let state = read_state(&clean).to_string();
+    for i in 0..5 {
+        assert!(state.contains(&format!("f{i}.txt")), "another project's edits are seen: {state}");
+    }
 }
 
 /// Whether the daemon still has a live session for `root`.

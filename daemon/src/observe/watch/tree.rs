@@ -194,6 +194,11 @@ impl Tree {
     /// The walk runs on its own threads and streams what it finds here, where directories
     /// are watched while the walk goes on: adding a watch is a round trip to notify's thread.
     pub(super) fn walk(&mut self, rel_dir: &str) -> Vec<(String, Option<Seen>)> {
+        let below = depth(rel_dir);
+        if below >= MAX_DEPTH {
+            self.unwatchable.insert(rel_dir.into());
+            return Vec::new();
+        }
         let start = if rel_dir.is_empty() { self.root.clone() } else { self.root.join(rel_dir) };
         let extra = self.ignores.extra.clone();
         // The crate reads the starting directory's ignore files and the repository's exclude
@@ -214,6 +219,7 @@ impl Tree {
             .git_exclude(plain)
             .require_git(false)
             .follow_links(false)
+            .max_depth(Some(MAX_DEPTH - below))
             .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
             .filter_entry(move |e| {
                 let dir = e.file_type().is_some_and(|t| t.is_dir());
@@ -245,6 +251,9 @@ impl Tree {
                 for (path, what) in batch {
                     let Some(rel) = self.rel(&path) else { continue };
                     match what {
+                        Found::Dir if depth(&rel) >= MAX_DEPTH => {
+                            self.unwatchable.insert(rel.into());
+                        }
                         Found::Dir => {
                             self.add_dir(&rel);
                             found.push((rel, None));
@@ -557,6 +566,22 @@ pub(super) fn in_order(pending: HashMap<PathBuf, u64>) -> Vec<PathBuf> {
 }
 
 /// A synchronization cookie of the watcher's own (see [`super::Syncer`]).
+/// How many directories deep below the root a project is watched. Every reader of a path
+/// (the ignore rules of each directory above it, the watch's own bookkeeping) costs its
+/// depth, so a tree thousands deep (which a repository can carry) cost the shared watcher
+/// time quadratic in its depth, every other project waiting; no project's own files lie
+/// this deep.
+pub(super) const MAX_DEPTH: usize = 48;
+
+/// The number of directories `rel` lies below the root (`""` is the root itself).
+fn depth(rel: &str) -> usize {
+    if rel.is_empty() {
+        0
+    } else {
+        rel.bytes().filter(|b| *b == b'/').count() + 1
+    }
+}
+
 pub(super) fn is_cookie(rel: &str) -> bool {
     rel.rsplit('/').next().is_some_and(|n| n.starts_with(COOKIE_PREFIX))
 }
