@@ -245,6 +245,12 @@ fn past_the_watch_limit_directories_are_polled_and_edits_still_seen() {
     assert_eq!(f.as_object().unwrap().len(), 6, "{f:#}");
     let text = text(&env.ctl(&["status", root.to_str().unwrap()]).stdout);
     assert!(text.contains("max_user_watches"), "{text}");
+    // `doctor` says it too, whatever ccmemd's own count of watches (the independent tester
+    // found it "✓" with another program holding the kernel's watches).
+    let out = env.ctl_cmd(&["doctor", "--json"]).current_dir(&root).output().unwrap();
+    let checks: Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    let polled = checks.as_array().unwrap().iter().find(|c| c["name"] == "project watch");
+    assert!(polled.is_some_and(|c| c["status"] == "warn" && c.to_string().contains("limit is reached")), "{checks:#}");
 }
 
 #[test]

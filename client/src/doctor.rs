@@ -127,6 +127,16 @@ fn project(socket: &Path, out: &mut Vec<Check>) -> bool {
             "free or raise the limit the message names, then `ccmemctl unwatch` and `ccmemctl watch` the project",
         ));
     }
+    // Watches refused by the kernel's limit (another program may hold most of them): the
+    // project is polled, whatever ccmemd's own count of watches says.
+    if let Some(limit) = warnings.iter().find(|w| w.contains("file-watch limit is reached")) {
+        out.push(bad(
+            "project watch",
+            "warn",
+            limit.clone(),
+            "`sudo sysctl fs.inotify.max_user_watches=524288` (and in /etc/sysctl.d/ to keep it)",
+        ));
+    }
     if let Some(deep) = warnings.iter().find(|w| w.contains("could not be watched or read")) {
         out.push(bad(
             "project watch",

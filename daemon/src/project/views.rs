@@ -182,7 +182,13 @@ impl Project {
                 w.push(why);
             }
         }
-        if self.watch_status().is_some_and(|st| st.directories_polled > 0) {
+        // Polled for want of a watcher at all is said by the unwatchable warning, with its
+        // own cause: the watch limit is not it.
+        let no_watcher = self
+            .watcher
+            .as_ref()
+            .is_some_and(|h| h.stats.unwatched.lock().unwrap_or_else(|p| p.into_inner()).is_some());
+        if !no_watcher && self.watch_status().is_some_and(|st| st.directories_polled > 0) {
             w.push(watch::limit_warning(&self.ctx.watch));
         }
         if self.watch_status().is_some_and(|st| st.capped) {
