@@ -324,7 +324,8 @@ fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
     };
     let (first, out) = timed(&start);
     assert!(first >= Duration::from_secs(6), "the first hook waited its time: {first:?}");
-    assert!(text(&out.stdout).contains("ccmem is not recording"), "the user hears of it: {}", text(&out.stdout));
+    // The event waits in the daemon's queue, to be recorded when it runs again: silence.
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     let marks = || {
         std::fs::read_dir(env.state.join("ccmem"))
             .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("stalled-")).count())
@@ -338,7 +339,6 @@ fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
     // Answering again, the daemon gets the next hook whole, and the mark goes.
     assert!(Command::new("kill").args(["-CONT", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
     assert_ok(&env.ctl(&["status"]), "status once it runs again");
-    let (_, out) = timed(&start);
-    assert!(!text(&out.stdout).contains("not recording"), "answered: {}", text(&out.stdout));
+    let _ = timed(&start);
     assert_eq!(marks(), 0, "answered: the next hooks wait fully again");
 }

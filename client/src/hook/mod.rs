@@ -257,7 +257,9 @@ fn forward(
             if !stalled {
                 stall::mark(&socket);
             }
-            return Err(Failed::unreachable(format!("{event}: ccmemd at {} did not answer: {e}", socket.display())));
+            // The event is in the daemon's queue: a daemon that answers late still records
+            // it, so there is nothing to tell the user of.
+            return Err(format!("{event}: ccmemd at {} did not answer: {e}", socket.display()).into());
         }
         Err(e) => return Err(format!("{event}: {e:?}").into()),
     };

@@ -294,7 +294,11 @@ pub fn message_written(command: &str) -> bool {
     let heredoc = command.contains("<<");
     // A message made by a command substitution or a variable is some command's output,
     // unless it is the here-document the agent wrote (`-m "$(cat <<'EOF' … EOF)"`).
-    let literal = |m: &str| heredoc || !(m.contains("$(") || m.contains('`') || m.contains("${"));
+    // `-m "$msg"` is the variable's text, not words the agent wrote.
+    let variable = |m: &str| {
+        m.match_indices('$').any(|(i, _)| m[i + 1..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+    };
+    let literal = |m: &str| heredoc || !(m.contains("$(") || m.contains('`') || m.contains("${") || variable(m));
     let (mut written, mut elsewhere) = (false, false);
     let mut it = words[start + 1..].iter();
     while let Some(w) = it.next() {

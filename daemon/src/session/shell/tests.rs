@@ -186,6 +186,9 @@ fn a_reused_commit_message_is_not_the_agents_words() {
         "git add -A && git commit -aC HEAD",
         "git commit -m \"$(git log -1 --format=%s HEAD~3)\"",
         "git commit -m \"$MSG\" -C HEAD",
+        // Seen in a real Copilot CLI session: the message is the variable's, not written.
+        "git commit -m \"$msg\"",
+        "git commit -m $msg",
     ] {
         let mut s = session();
         record(&mut s, cmd, out, false, None, now);
