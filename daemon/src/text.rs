@@ -143,6 +143,21 @@ pub fn code(s: &str, max: usize) -> String {
 /// any text is (`<password>…</password>` is seen there). Markdown stays markdown; what is
 /// read from it later (facts, findings, last words) is redacted again once taken out.
 pub fn redact_markdown(text: &str) -> String {
+    // A mask can make what stands beside it read as a name (`AKIA…<!-- -->API key is …`:
+    // glued to the key, "API" was no word; after `[REDACTED:…]` it is), so the text is read
+    // again until nothing more is found (a few rounds: each mask only ends a word).
+    let mut out = redact_markdown_once(text);
+    for _ in 0..3 {
+        let again = redact_markdown_once(&out);
+        if again == out {
+            break;
+        }
+        out = again;
+    }
+    out
+}
+
+fn redact_markdown_once(text: &str) -> String {
     let text = printable::text(text);
     let rendered = Rendered::of(&text);
     // Stars and tildes that open no emphasis render as themselves (`gh*p_*…`: the `_` before
@@ -306,6 +321,15 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Found by the property below: the key's mask made "API key is" a name's words.
+    #[test]
+    fn a_mask_that_makes_a_name_is_read_again() {
+        let text = "AKIAQ4XBV7MNP2KD6RTY<!-- -->API key is <!-- -->Z8vLq2Xw7Kp4Rt9Ym3Nb6Hc1Jd5Fg0Se8Ua2Vo4";
+        let out = redact_markdown(text);
+        assert!(!out.contains("Z8vLq2Xw") && !out.contains("AKIAQ4"), "{out}");
+        assert_eq!(redact_markdown(&out), out);
+    }
 
     /// Oh My Pi listed `conflict:/1` … as edited files; Copilot CLI on Windows records
     /// `C:\\Users\\…` paths, which an import puts under the project's root.
