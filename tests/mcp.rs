@@ -165,30 +165,20 @@ fn every_tool_works_under_the_official_python_sdk() {
     assert_eq!(facts["completed_goals"].as_array().map(Vec::len), Some(1), "{facts}");
 }
 
-/// `ccmem-mcp` fed lines by hand: the answers the JSON-RPC specification asks for.
-#[test]
-fn broken_messages_get_the_errors_the_specification_names() {
-    let env = Env::new();
-    let _d = env.start_daemon(&[]);
-    let root = repo(&env, "app");
+/// Feeds `ccmem-mcp`, for the project `root`, the handshake and then `lines`, by hand;
+/// returns the first `wanted` replies and how the server ended once its input did.
+fn by_hand(env: &Env, root: &Path, lines: &[String], wanted: usize) -> (Vec<Value>, std::process::ExitStatus) {
     let mut cmd = Command::new(CCMEM_MCP);
-    mcp_env(&env, &mut cmd, &root);
+    mcp_env(env, &mut cmd, root);
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("ccmem-mcp");
     let mut stdin = child.stdin.take().unwrap();
-    let lines = [
+    let handshake = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
             "capabilities": {}, "clientInfo": {"name": "by-hand", "version": "1"}}})
         .to_string(),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-        "{not json".to_string(),
-        json!({"jsonrpc": "2.0", "id": 7}).to_string(),
-        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"arguments": {}}}).to_string(),
-        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": 5}}}).to_string(),
-        json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": "x"}).to_string(),
-        "[1, 2]".to_string(),
-        json!({"jsonrpc": "2.0", "id": 11, "method": "tools/list"}).to_string(),
     ];
-    for l in &lines {
+    for l in handshake.iter().chain(lines) {
         writeln!(stdin, "{l}").unwrap();
     }
     let (tx, rx) = std::sync::mpsc::channel();
@@ -199,12 +189,30 @@ fn broken_messages_get_the_errors_the_specification_names() {
         }
     });
     let mut replies: Vec<Value> = Vec::new();
-    while replies.len() < 8 {
+    while replies.len() < wanted {
         let line = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_else(|_| panic!("replies so far: {replies:#?}"));
         replies.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
     }
     drop(stdin);
-    let status = child.wait().unwrap();
+    (replies, child.wait().unwrap())
+}
+
+/// `ccmem-mcp` fed lines by hand: the answers the JSON-RPC specification asks for.
+#[test]
+fn broken_messages_get_the_errors_the_specification_names() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let lines = [
+        "{not json".to_string(),
+        json!({"jsonrpc": "2.0", "id": 7}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"arguments": {}}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": 5}}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": "x"}).to_string(),
+        "[1, 2]".to_string(),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "tools/list"}).to_string(),
+    ];
+    let (replies, status) = by_hand(&env, &root, &lines, 8);
     assert!(status.success(), "ccmem-mcp ends when its input does: {status}");
     let code = |id: Value| {
         replies
@@ -252,19 +260,11 @@ fn an_agent_cannot_change_the_users_global_memories() {
         ]),
         "the user's global memory",
     );
-    let mut cmd = Command::new(CCMEM_MCP);
-    mcp_env(&env, &mut cmd, &root);
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("ccmem-mcp");
-    let mut stdin = child.stdin.take().unwrap();
     let call = |id: u64, name: &str, args: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}})
             .to_string()
     };
     let lines = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
-            "capabilities": {}, "clientInfo": {"name": "by-hand", "version": "1"}}})
-        .to_string(),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
         call(
             2,
             "memory_write",
@@ -275,23 +275,7 @@ fn an_agent_cannot_change_the_users_global_memories() {
         call(4, "memory_delete", json!({"slug": "learning-use-pnpm"})),
         call(5, "memory_write", json!({"type": "decision", "title": "Use SQLite", "tags": ["db"], "content": "WAL"})),
     ];
-    for l in &lines {
-        writeln!(stdin, "{l}").unwrap();
-    }
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut replies: Vec<Value> = Vec::new();
-    while replies.len() < 5 {
-        let line = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_else(|_| panic!("replies so far: {replies:#?}"));
-        replies.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
-    }
-    drop(stdin);
-    let _ = child.wait();
+    let (replies, _) = by_hand(&env, &root, &lines, 5);
     let reply = |id: u64| replies.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("{id}: {replies:#?}"));
     for id in [2, 3, 4] {
         let r = reply(id);

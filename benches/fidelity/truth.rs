@@ -233,14 +233,8 @@ impl Truth {
                         }
                         "apply_patch" if code.unwrap_or(0) == 0 => {
                             let text = input.as_str().or(input["input"].as_str()).unwrap_or("");
-                            for l in text.lines() {
-                                let path = l
-                                    .strip_prefix("*** Add File: ")
-                                    .or(l.strip_prefix("*** Update File: "))
-                                    .or(l.strip_prefix("*** Move to: "));
-                                if let Some(path) = path {
-                                    t.file(path.trim(), cwd.as_deref());
-                                }
+                            for path in patched(text) {
+                                t.file(path, cwd.as_deref());
                             }
                         }
                         _ => {}
@@ -430,14 +424,8 @@ impl Truth {
                             }
                             "edit" | "write" if ok => t.file(input["filePath"].as_str().unwrap_or(""), cwd.as_deref()),
                             "apply_patch" if ok => {
-                                for l in input["patchText"].as_str().unwrap_or("").lines() {
-                                    let path = l
-                                        .strip_prefix("*** Add File: ")
-                                        .or(l.strip_prefix("*** Update File: "))
-                                        .or(l.strip_prefix("*** Move to: "));
-                                    if let Some(path) = path {
-                                        t.file(path.trim(), cwd.as_deref());
-                                    }
+                                for path in patched(input["patchText"].as_str().unwrap_or("")) {
+                                    t.file(path, cwd.as_deref());
                                 }
                             }
                             "todowrite" if ok => {
@@ -608,6 +596,16 @@ impl Truth {
         }
         Score { items }
     }
+}
+
+/// The files an apply_patch text adds or changes (a moved file under its new name).
+fn patched(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|l| {
+        l.strip_prefix("*** Add File: ")
+            .or(l.strip_prefix("*** Update File: "))
+            .or(l.strip_prefix("*** Move to: "))
+            .map(str::trim)
+    })
 }
 
 /// A failing kind of work: (kind, command, its error lines).

@@ -221,13 +221,18 @@ impl Emit {
         let Some(origin) = self.origin.as_deref() else { return v };
         // An origin on Windows (`C:\\Users\\me\\proj`) is also written with `/` in records.
         let slashed = origin.contains('\\').then(|| origin.replace('\\', "/"));
+        let origins: Vec<&str> = std::iter::once(origin).chain(slashed.as_deref()).collect();
+        self.rewrite_with(v, &origins)
+    }
+
+    fn rewrite_with(&self, v: Value, origins: &[&str]) -> Value {
         match v {
-            Value::String(s) if s.contains(origin) => Value::String(s.replace(origin, &self.project)),
-            Value::String(s) if slashed.as_deref().is_some_and(|o| s.contains(o)) => {
-                Value::String(s.replace(slashed.as_deref().unwrap_or(origin), &self.project))
-            }
-            Value::Array(a) => Value::Array(a.into_iter().map(|x| self.rewrite(x)).collect()),
-            Value::Object(m) => Value::Object(m.into_iter().map(|(k, x)| (k, self.rewrite(x))).collect()),
+            Value::String(s) => match origins.iter().find(|o| s.contains(**o)) {
+                Some(o) => Value::String(s.replace(o, &self.project)),
+                None => Value::String(s),
+            },
+            Value::Array(a) => Value::Array(a.into_iter().map(|x| self.rewrite_with(x, origins)).collect()),
+            Value::Object(m) => Value::Object(m.into_iter().map(|(k, x)| (k, self.rewrite_with(x, origins))).collect()),
             other => other,
         }
     }
