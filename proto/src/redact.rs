@@ -574,6 +574,9 @@ impl Redactor {
             Some(rules::Encoding::Hex) => values::hex_decode(&compact),
             _ => values::base64_decode(&compact),
         };
+        if encoding == Some(rules::Encoding::Base64Bare) && !reads_as_text(&bytes) {
+            return;
+        }
         let decoded = String::from_utf8_lossy(&bytes);
         let decoded = crate::printable::text(&decoded);
         let depth = DECODING.with(|d| d.get());
@@ -592,6 +595,16 @@ impl Redactor {
             .unwrap_or("secret");
         hits.push(Hit { range: s.start()..s.start() + body.len(), kind: Some(Cow::Owned(kind.to_string())) });
     }
+}
+
+/// Whether bytes decoded from base64 found alone read as text: UTF-8, with no control
+/// characters but line breaks and tabs, and letters in it. Most base64 in the wild (ids,
+/// hashes, images) decodes to bytes and is left alone.
+fn reads_as_text(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok_and(|t| {
+        t.chars().all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+            && t.bytes().any(|b| b.is_ascii_alphabetic())
+    })
 }
 
 /// `text` with each of `edits` (ranges in order, apart) replaced, recorded in `track`.

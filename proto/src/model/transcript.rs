@@ -334,16 +334,7 @@ pub fn command_name(text: &str) -> Option<&str> {
 /// instructions a wrapper app puts around it (`<system_instruction>`, `<system-reminder>`)
 /// gone, unless they are all there is.
 pub fn readable_prompt(text: &str) -> String {
-    let mut rest = text.to_string();
-    let mut last_block = None;
-    for tag in ["system_instruction", "system-reminder"] {
-        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
-        while let Some(start) = rest.find(&open) {
-            let Some(end) = rest[start..].find(&close).map(|e| start + e) else { break };
-            last_block = Some(rest[start + open.len()..end].trim().to_string());
-            rest.replace_range(start..end + close.len(), "");
-        }
-    }
+    let (rest, last_block) = without_wrappers(text, &["system_instruction", "system-reminder"]);
     if rest.trim().is_empty() {
         if let Some(block) = last_block {
             return block;
@@ -360,6 +351,80 @@ pub fn readable_prompt(text: &str) -> String {
         return if args.is_empty() { name } else { format!("{name} {args}") };
     }
     text.trim().to_string()
+}
+
+/// `text` without the blocks of the wrapper tags `names` (spelt in any case, with spaces
+/// or attributes inside the brackets: `</ system-reminder >`), and the last such block's
+/// text. One pass: a tag that is never closed is left as it is from there on.
+fn without_wrappers(text: &str, names: &[&str]) -> (String, Option<String>) {
+    let mut out = String::with_capacity(text.len());
+    let mut last_block = None;
+    let mut unclosed = vec![false; names.len()];
+    let mut at = 0;
+    while let Some(lt) = text[at..].find('<').map(|i| at + i) {
+        let Some((closing, name, after)) = tag_at(text, lt) else {
+            out.push_str(&text[at..=lt]);
+            at = lt + 1;
+            continue;
+        };
+        let known = names.iter().position(|n| n.eq_ignore_ascii_case(name));
+        let Some(k) = known.filter(|&k| !closing && !unclosed[k]) else {
+            out.push_str(&text[at..after]);
+            at = after;
+            continue;
+        };
+        // The matching close: the next close tag of the same name.
+        let mut look = after;
+        let close = loop {
+            let Some(lt2) = text[look..].find('<').map(|i| look + i) else { break None };
+            match tag_at(text, lt2) {
+                Some((true, n, end)) if n.eq_ignore_ascii_case(names[k]) => break Some((lt2, end)),
+                _ => look = lt2 + 1,
+            }
+        };
+        match close {
+            Some((inner_end, end)) => {
+                out.push_str(&text[at..lt]);
+                last_block = Some(text[after..inner_end].trim().to_string());
+                at = end;
+            }
+            None => {
+                unclosed[k] = true;
+                out.push_str(&text[at..after]);
+                at = after;
+            }
+        }
+    }
+    out.push_str(&text[at..]);
+    (out, last_block)
+}
+
+/// The tag that starts at `lt` (a `<`): whether it closes, its name, and where it ends.
+fn tag_at(text: &str, lt: usize) -> Option<(bool, &str, usize)> {
+    let b = text.as_bytes();
+    let mut i = lt + 1;
+    let skip = |i: &mut usize| {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    skip(&mut i);
+    let closing = b.get(i) == Some(&b'/');
+    if closing {
+        i += 1;
+        skip(&mut i);
+    }
+    let start = i;
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'-' || b[i] == b'_') && i - start < 64 {
+        i += 1;
+    }
+    if i == start {
+        return None;
+    }
+    let name = &text[start..i];
+    // Spaces or attributes up to the `>`, within a short reach (no `<` on the way).
+    let end = text[i..].bytes().take(256).position(|c| c == b'>' || c == b'<')?;
+    (b[i + end] == b'>').then_some((closing, name, i + end + 1))
 }
 
 /// The text of a message's content: a string, or its text blocks joined.
@@ -546,6 +611,16 @@ mod tests {
         let wrapped = "<system_instruction>\nYou are in Conductor.\n</system_instruction>\n<system_instruction>\nRead plan.md\n</system_instruction>\n";
         assert_eq!(readable_prompt(wrapped), "Read plan.md");
         assert_eq!(readable_prompt("<system-reminder>x</system-reminder>Fix it"), "Fix it");
+        assert_eq!(readable_prompt("<system-reminder>x</ system-reminder >Fix it"), "Fix it");
+        assert_eq!(
+            readable_prompt("< SYSTEM-REMINDER priority=\"1\">x</System-Reminder>Fix <b>it</b>"),
+            "Fix <b>it</b>"
+        );
+        assert_eq!(
+            readable_prompt("a < b and <system-reminder>never closed"),
+            "a < b and <system-reminder>never closed"
+        );
+        assert_eq!(readable_prompt("<system-reminder>only this</system-reminder>"), "only this");
     }
 
     #[test]

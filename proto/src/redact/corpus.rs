@@ -591,6 +591,19 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("[Convert]::FromBase64String(\"Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\")", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
     ("echo REJfUEFTU1dPUkQ9aHVudGVyMjIK | base64 -d >> .env", "secret", "UEFTU1dPUkQ9aHVudGVy"),
     ("echo ZWNobyBaMmh3WHpBeE1qTTBOVFkzT0RsaFltTmtaV1puYUdscVFVSkRSRVZHUjBoSlNqQXhNak0wTlE9PSB8IGJhc2U2NCAtZA== | base64 -d | sh", "github-token", "Mmh3WHpBeE1qTTBOVFkzT0RsaFltTmta"),
+    // Base64 with no decoder next to it, whose text holds a secret.
+    ("the CI secret is stored as Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ== in the vault", "github-token", "AxMjM0NTY3ODlhYmNkZW"),
+    ("data:\n  creds: REJfUEFTU1dPUkQ9aHVudGVyMjJ4eXo=", "secret", "UEFTU1dPUkQ9aHVu"),
+    // Pieces of a list joined into a token.
+    ("t = \"\".join([\"ghp_0123456789\", \"abcdefghijABCDEFGHIJ012345\"])", "github-token", "abcdefghijABCDEFGHIJ"),
+    ("const k = ['AKIAQ4XB', 'V7MNP2KD6RTY'].join('')", "aws-access-key", "V7MNP2KD6RTY"),
+    // Password hashes (`.htpasswd`, `/etc/shadow`), and a user and a password given as a pair.
+    ("admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/", "password", "HqJZimcKQFAMYayBlzkrA"),
+    ("deploy:$6$rounds=5000$saltsalt$Yb6dV3nQm0ZxK1jWq9Lr2tPz8sUe4hGc", "password", "Yb6dV3nQm0ZxK1jWq9Lr2tPz8"),
+    ("web:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=", "password", "W6ph5Mm5Pz8GgiULbPgzG37mj9g"),
+    ("login admin / S3cr3t!pass", "password", "S3cr3t!pass"),
+    ("creds: root:toor99x", "secret", "toor99x"),
+    ("the staging account is deploy | Wq7#mZ2kLp", "password", "Wq7#mZ2kLp"),
     // The same for hexadecimal.
     ("echo 6768705f303132333435363738396162636465666768696a4142434445464748494a303132333435 | xxd -r -p", "github-token", "30313233343536373839616263646566"),
     ("xxd -r -p <<< '414b49415134584256374d4e50324b4436525459'", "aws-access-key", "5134584256374d4e50324b"),
@@ -948,6 +961,18 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "echo \"$B64\" | base64 --decode",
     "echo 48656c6c6f20776f726c6421 | xxd -r -p",
     "digest = bytes.fromhex(\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\")",
+    // Base64 alone that decodes to bytes or to text with no secret; lists of words.
+    "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= integrity",
+    "commit 3f2a9c1e8b7d6f5a4c3b2a1f0e9d8c7b6a5f4e3d and ThisIsAVeryLongIdentifierName",
+    "the message aGVsbG8gd29ybGQsIHRoaXMgaXMgZmluZQo= decodes to a greeting",
+    "colors = [\"crimson\", \"turquoise\", \"lavender\"]",
+    "f(\"config.yaml\", \"settings.json\")",
+    "$1 and $2 are the arguments; $6 is the sixth",
+    "login page / dashboard",
+    "user: alice / role: admin",
+    "account 12345678 / 87654321",
+    "sign in with GitHub / Google",
+    "user admin:src/config.rs",
     // Near Telegram's URLs.
     "https://api.telegram.org/bot$TELEGRAM_TOKEN/sendMessage",
     "https://api.telegram.org/bot<token>/METHOD_NAME",

@@ -37,6 +37,8 @@ pub(super) struct Spec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Encoding {
     Base64,
+    /// Base64 found with no decoder next to it: read only if it decodes to text.
+    Base64Bare,
     Hex,
 }
 
@@ -879,6 +881,35 @@ pub(super) fn built_in() -> Vec<Spec> {
             &INTL_PASSWORD_KEYWORDS,
             Some(intl_password),
         ),
+        // A password hash in crypt(3)'s form (`$apr1$…` and `{SHA}…` in an `.htpasswd`,
+        // `$2y$10$…`, `$6$…` in `/etc/shadow`, `$argon2id$…`): as good as the password
+        // against a dictionary.
+        spec(
+            "password",
+            r"(?:\$(?:apr1|1|2[abxy]?|5|6|7|y|gy|sha1|md5|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha(?:256|512))?)\$[./A-Za-z0-9$=,+-]{8,}|\{(?:SHA|SSHA|SHA256|SSHA256|SHA512|SSHA512|MD5|SMD5|CRYPT)\}[A-Za-z0-9+/.$]{8,}={0,2})",
+            &[
+                "$apr1$", "$1$", "$2", "$5$", "$6$", "$7$", "$y$", "$gy$", "$sha1$", "$md5$", "$argon2", "$scrypt$",
+                "$pbkdf2", "{sha", "{ssha", "{md5}", "{smd5}", "{crypt}",
+            ],
+            None,
+        ),
+        // A user and a password given as a pair: "login admin / S3cret!", "creds: root:toor99",
+        // "user deploy, password Xy7…" is the rule above's. The password is masked if it is
+        // not a word (see `login_pair`).
+        spec(
+            "password",
+            r"(?i)\b(?:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[ \t]*[:=]?(?:[ \t]+(?:is|was))?[ \t]*(?P<u>[A-Za-z0-9._@+-]{2,40})[ \t]*(?:/|\||:)[ \t]*(?P<s>[^\s/'\x22`,;\[<{($%][^\s/'\x22`,;]{3,99})",
+            &["login", "log in", "log-in", "signin", "sign in", "sign-in", "cred", "account", "user"],
+            Some(login_pair),
+        ),
+        // Base64 with no decoder next to it: if it reads as text (not bytes) and what it
+        // says holds a secret, it is masked (`Z2hwX…`, `cGFzc3dvcmQ9…`).
+        Spec {
+            decoded: Some(Encoding::Base64Bare),
+            min_len: 16,
+            consumes: true,
+            ..spec("secret", r"(?:^|[^A-Za-z0-9+/_=-])(?P<s>[A-Za-z0-9+/_-]{16,}={0,2})", &[], None)
+        },
         // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
         // value that looks random (a short one must mix capitals, small letters and digits).
         // A secret's mask stands for its name.
@@ -945,6 +976,36 @@ fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let kept = v.trim_end_matches(['*', '~']);
     if !kept.is_empty() {
         hits.push(Hit { range: m.start()..m.start() + kept.len(), kind: None });
+    }
+}
+
+/// A password given after a user name (see the rule): not a word, a path, a reference or a
+/// placeholder; with a digit or a sign in it, or random-looking letters.
+fn login_pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(m) = c.name("s") else { return };
+    let v = m.as_str().trim_end_matches(['.', ')', ']', '}', '*', '~', '!', '?']);
+    let v = if v.len() >= 4 { v } else { m.as_str() };
+    let lower = v.to_ascii_lowercase();
+    if v.len() < 4
+        || is_reference(m.as_str())
+        || is_placeholder(m.as_str(), "password")
+        || values::NOT_SECRETS.contains(&lower.as_str())
+    {
+        return;
+    }
+    // `user: x/y` as a path, `account: 1234 | 5678` as numbers, `login: ok` as words.
+    let numbers = v.bytes().all(|b| b.is_ascii_digit());
+    let signs = v.bytes().any(|b| !b.is_ascii_alphanumeric());
+    let digits = v.bytes().any(|b| b.is_ascii_digit());
+    let secret = if numbers {
+        false
+    } else if values::is_plain_word(v) {
+        values::letters_random(v)
+    } else {
+        (digits || signs) && v.len() >= 6 && !(signs && values::is_code(v))
+    };
+    if secret {
+        hits.push(Hit { range: m.start()..m.start() + v.len(), kind: None });
     }
 }
 

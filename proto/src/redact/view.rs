@@ -638,6 +638,10 @@ impl<'a> Scanner<'a> {
         let op = match (b.get(k), b.get(k + 1)) {
             (Some(b'.'), Some(b'.')) | (Some(b'|'), Some(b'|')) => 2,
             (Some(b'+' | b'.' | b'&' | b'~'), _) => 1,
+            // Items of a list joined (`"".join(["ghp_abc", "def…"])`, `["AKIA", "…"].join("")`):
+            // only pieces of four or more of a token's characters each, so that arguments
+            // and lists of words read as they are.
+            (Some(b','), _) if self.run >= 4 => 1,
             (Some(b'\\'), Some(b'\n')) => 2,
             (Some(b'\\'), Some(b'\r')) if b.get(k + 2) == Some(&b'\n') => 3,
             _ => 0,
@@ -646,6 +650,9 @@ impl<'a> Scanner<'a> {
         // The next piece may have a prefix: `f"…"`, `b'…'`, `r"…"`, `@"…"`, `$"…"`.
         let prefix = b[k..].iter().take(2).take_while(|c| b"rRbBfFuU@$".contains(c)).count();
         let after = quote(k + prefix).or_else(|| quote(k))?;
+        if b[close..k].contains(&b',') && b[after..].iter().take(4).filter(|&&c| token_byte(c)).count() < 4 {
+            return None;
+        }
         match b.get(after) {
             Some(&n) if !n.is_ascii_whitespace() && !matches!(n, b'"' | b'\'' | b'`') => {
                 self.changed();
@@ -802,6 +809,8 @@ mod tests {
         assert_eq!(view("k = 'sk-ant' \\\n  'api03'").as_deref(), Some("k = 'sk-antapi03'"));
         assert_eq!(view(r#"x = "" + "y", f("a", "b"), "a": "b""#), None);
         assert_eq!(view("ghp_abc\\\ndef").as_deref(), Some("ghp_abcdef"));
+        assert_eq!(view(r#"t = "".join(["ghp_abc", "defg"])"#).as_deref(), Some(r#"t = "".join(["ghp_abcdefg"])"#));
+        assert_eq!(view(r#"f("a", "b"), ["red", "blue"]"#), None, "short items are read as they are");
     }
 
     #[test]
