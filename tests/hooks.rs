@@ -370,6 +370,17 @@ fn the_installer_merges_into_existing_settings_and_uninstalls_cleanly() {
     assert!(!project.with_extension("json.ccmem-backup").exists());
     let out = env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&root).output().unwrap();
     assert_ok(&out, "project install again");
+    // `--agent all` for a project: Claude Code's project settings, and a word on each other
+    // agent this machine has, whose hooks are the user's only.
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    let out = env.ctl_cmd(&["hooks", "install", "--project", "--agent", "all"]).current_dir(&root).output().unwrap();
+    assert_ok(&out, "project install for all");
+    assert!(
+        text(&out.stderr).contains("Codex") && text(&out.stderr).contains("for the user only"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!env.home.join(".codex/hooks.json").exists(), "nothing of the user's is changed by a project install");
     std::fs::write(&settings, "{ broken").unwrap();
     let out = env.ctl(&["hooks", "install"]);
     assert_eq!(out.status.code(), Some(1));
@@ -652,7 +663,16 @@ fn auto_start_runs_no_program_of_the_projects_from_a_relative_path_entry() {
         write_executable(&d.join("ccmem-mcp"), &planted);
     }
     let payload = ev(&root, "c", "SessionStart", json!({"source": "startup"})).to_string();
-    let path = format!(".:node_modules/.bin::bin:{}", std::env::var("PATH").unwrap_or_default());
+    // Relative entries, and absolute ones that lead into the project: by its path, through
+    // `/proc/self/cwd`, or through a link to it.
+    let link = env.path().join("link-to-proj");
+    std::os::unix::fs::symlink(&root, &link).unwrap();
+    let path = format!(
+        ".:node_modules/.bin::bin:{}:/proc/self/cwd:/proc/self/cwd/bin:{}:{}",
+        root.join("node_modules/.bin").display(),
+        link.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut hook = std::process::Command::new(alone.join("ccmemctl"));
     env.apply(&mut hook);
     hook.arg("hook").env("PATH", &path).current_dir(&root);
@@ -663,12 +683,15 @@ fn auto_start_runs_no_program_of_the_projects_from_a_relative_path_entry() {
     let out = mcp.arg("mcp").env("PATH", &path).current_dir(&root).output().unwrap();
     assert_ne!(out.status.code(), Some(0), "no ccmem-mcp to be had: {}", text(&out.stdout));
     assert!(!marker.exists(), "ran: {}", std::fs::read_to_string(&marker).unwrap_or_default());
-    // An absolute directory on PATH is the user's choice: its ccmemd starts.
+    // An absolute directory outside the project on PATH is the user's choice: its ccmemd starts.
+    let chosen = env.path().join("chosen/bin");
+    std::fs::create_dir_all(&chosen).unwrap();
+    write_executable(&chosen.join("ccmemd"), &planted);
     let mut hook = std::process::Command::new(alone.join("ccmemctl"));
     env.apply(&mut hook);
-    hook.arg("hook").env("PATH", format!("{}:{path}", root.join("bin").display())).current_dir(&root);
+    hook.arg("hook").env("PATH", format!("{path}:{}", chosen.display())).current_dir(&root);
     let out = feed(&env, hook, ev(&root, "d", "SessionStart", json!({"source": "startup"})).to_string().as_bytes());
     assert_eq!(out.status.code(), Some(0));
     assert!(wait_until(Duration::from_secs(5), || marker.exists()), "the absolute entry's ccmemd was started");
-    assert!(std::fs::read_to_string(&marker).unwrap().contains("/bin/ccmemd"));
+    assert!(std::fs::read_to_string(&marker).unwrap().contains("chosen/bin/ccmemd"));
 }

@@ -177,16 +177,34 @@ pub fn find_daemon() -> Option<PathBuf> {
 /// One of ccmem's programs: beside this executable, else the first one in an absolute
 /// directory on PATH. Relative entries (`.`, `node_modules/.bin`, an empty one) name
 /// directories of wherever the command runs, and a hook runs in the project: a repository
-/// that commits `./ccmemd` or `node_modules/.bin/ccmemd` must not be what starts.
+/// that commits `./ccmemd` or `node_modules/.bin/ccmemd` must not be what starts. Nor may an
+/// absolute entry that leads there: one inside the current directory, or one that names it
+/// another way (`/proc/self/cwd`, a link to it).
 pub fn find_program(name: &str) -> Option<PathBuf> {
     let name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join(&name)));
     beside.filter(|p| p.is_file()).or_else(|| {
+        let here = std::env::current_dir().ok().and_then(|d| d.canonicalize().ok());
         std::env::split_paths(&std::env::var_os("PATH")?)
-            .filter(|d| d.is_absolute())
+            .filter(|d| outside(d, here.as_deref()))
             .map(|d| d.join(&name))
             .find(|p| is_executable(p))
     })
+}
+
+/// Whether a PATH entry is a place the user chose rather than the directory a command runs
+/// in: absolute, not under `/proc` (whose `self/cwd` and `<pid>/root` name other places),
+/// and, as it resolves, neither `here` nor inside it.
+fn outside(dir: &Path, here: Option<&Path>) -> bool {
+    if !dir.is_absolute() || dir.starts_with("/proc") || dir.starts_with("/dev/fd") {
+        return false;
+    }
+    match (dir.canonicalize(), here) {
+        (Ok(real), Some(here)) => !real.starts_with(here) && !real.starts_with("/proc"),
+        // An entry that does not resolve holds nothing to run.
+        (Err(_), _) => false,
+        (Ok(real), None) => !real.starts_with("/proc"),
+    }
 }
 
 /// Whether `p` is a file this user could run (on Unix: an execute bit).

@@ -24,6 +24,21 @@ pub use probe::*;
 pub use seed::*;
 
 pub const CCMEMD: &str = env!("CARGO_BIN_EXE_ccmemd");
+/// The variables agents set for their shell's commands (ccmemctl's `by_user`).
+pub const AGENT_MARKERS: &[&str] = &[
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CODEX_SANDBOX",
+    "CODEX_THREAD_ID",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "GEMINI_CLI",
+    "OPENCODE",
+    "OPENCODE_SESSION_ID",
+    "PI_CODING_AGENT",
+    "COPILOT_CLI",
+    "CURSOR_AGENT",
+];
+
 pub const CCMEMCTL: &str = env!("CARGO_BIN_EXE_ccmemctl");
 
 /// A private environment: temp HOME, XDG dirs, socket. Dropping it stops any daemon whose
@@ -79,6 +94,10 @@ impl Env {
             .env("RUST_LOG", "info")
             .current_dir(base)
             .stdin(Stdio::null());
+        // Run by the suite, not by an agent, whatever runs the suite (see `by_user`).
+        for v in AGENT_MARKERS {
+            cmd.env_remove(v);
+        }
     }
 
     pub fn ctl_cmd(&self, args: &[&str]) -> Command {

@@ -223,6 +223,12 @@ fn path(place: &Place) -> Result<Option<PathBuf>, Error> {
     project_path(place.project.clone()).map(Some)
 }
 
+/// Whether an agent runs this command (see `by_user`): the daemon then keeps it out of the
+/// user-wide scopes.
+fn by_agent() -> bool {
+    crate::by_user::agent_here().is_some()
+}
+
 /// Runs `ccmemctl memory …`.
 pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
     match action {
@@ -230,6 +236,7 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
             let p = mapi::WriteParams {
                 path: path(&place)?,
                 scope: place.scope,
+                by_agent: by_agent(),
                 memory_type,
                 title,
                 tags,
@@ -241,7 +248,7 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
             show(ctx, &r, || r.memory.slug.clone())
         }
         Action::Show { slug, place } => {
-            let p = mapi::SlugParams { path: path(&place)?, scope: place.scope, slug };
+            let p = mapi::SlugParams { path: path(&place)?, scope: place.scope, slug, by_agent: false };
             let r: mapi::MemoryReply = call(ctx, method::SHOW, &p)?;
             show(ctx, &r, || memory(&r))
         }
@@ -268,6 +275,7 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
             let p = mapi::UpdateParams {
                 path: path(&place)?,
                 scope: place.scope,
+                by_agent: by_agent(),
                 slug,
                 title,
                 memory_type,
@@ -282,7 +290,7 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
             show(ctx, &r, || format!("updated {} ({})", r.memory.slug, crate::output::path_line(&r.file)))
         }
         Action::Delete { slug, place } => {
-            let p = mapi::SlugParams { path: path(&place)?, scope: place.scope, slug };
+            let p = mapi::SlugParams { path: path(&place)?, scope: place.scope, slug, by_agent: by_agent() };
             let r: mapi::DeleteReply = call(ctx, method::DELETE, &p)?;
             show(ctx, &r, || {
                 let mut s = format!("deleted {} from the {} scope", r.slug, r.scope);

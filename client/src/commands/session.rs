@@ -219,7 +219,10 @@ pub(super) fn facts(ctx: &Ctx, action: Option<cli::FactsAction>, project: Option
         cli::FactsAction::List => (None, false),
         cli::FactsAction::Forget { n, global } => (Some(FactsEdit::Forget(n)), global),
         cli::FactsAction::Done { n } => (Some(FactsEdit::GoalDone(n)), false),
-        cli::FactsAction::Confirm { n } => (Some(FactsEdit::Confirm(n)), true),
+        cli::FactsAction::Confirm { n } => {
+            crate::by_user::require("confirming a user-wide fact").map_err(Error::Failed)?;
+            (Some(FactsEdit::Confirm(n)), true)
+        }
     };
     let params = api::FactsParams { path: project_path(project)?, edit, global };
     let r: api::FactsReply = with_daemon(ctx, |c, _| c.call(method::FACTS, &params))?;

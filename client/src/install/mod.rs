@@ -48,6 +48,22 @@ pub fn run(action: HooksAction, json_out: bool) -> Result<(), String> {
             None => return Err(format!("unknown agent {name:?}: use {}, or all", names(SUPPORTED))),
         },
     };
+    let all = target.agent.trim().eq_ignore_ascii_case("all");
+    // `--project --agent all`: Claude Code's project settings, and a word on the others this
+    // machine has, whose hooks are the user's only.
+    let agents = if target.project && all {
+        let others: Vec<Agent> = agents.iter().copied().filter(|a| *a != Agent::Claude).collect();
+        if !others.is_empty() {
+            eprintln!(
+                "{}: hooks are installed for the user only, not per project (`ccmemctl hooks install --agent {}`)",
+                others.iter().map(|a| a.display()).collect::<Vec<_>>().join(", "),
+                others[0].name()
+            );
+        }
+        vec![Agent::Claude]
+    } else {
+        agents
+    };
     if target.project && agents != [Agent::Claude] {
         return Err("--project is for Claude Code's settings only (Codex and Gemini CLI run a project's hooks only \
                     once the project is trusted; OpenCode's and Pi's plugins are installed for the user): install \

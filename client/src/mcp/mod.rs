@@ -64,7 +64,12 @@ impl Server {
         let scope = match given {
             Some(s) => s,
             None => {
-                let p = mapi::SlugParams { path: Some(self.project.clone()), scope: None, slug: slug.to_string() };
+                let p = mapi::SlugParams {
+                    path: Some(self.project.clone()),
+                    scope: None,
+                    slug: slug.to_string(),
+                    by_agent: false,
+                };
                 let r: mapi::MemoryReply = self.call(mmethod::SHOW, p).await?;
                 r.memory.scope
             }
@@ -147,6 +152,7 @@ impl Server {
         let p = mapi::WriteParams {
             path: Some(self.project.clone()),
             scope: Some(scope),
+            by_agent: true,
             memory_type,
             title: a.title,
             tags: a.tags,
@@ -169,7 +175,12 @@ impl Server {
     /// Show a memory.
     #[tool(description = "Show one knowledge memory in full: metadata, content and links, by slug.")]
     async fn memory_show(&self, Parameters(a): Parameters<SlugArgs>) -> Result<String, String> {
-        let p = mapi::SlugParams { path: Some(self.project.clone()), scope: scope(a.scope)?, slug: a.slug };
+        let p = mapi::SlugParams {
+            path: Some(self.project.clone()),
+            scope: scope(a.scope)?,
+            slug: a.slug,
+            by_agent: false,
+        };
         let r: mapi::MemoryReply = self.call(mmethod::SHOW, p).await?;
         Ok(text::memory(&r))
     }
@@ -196,6 +207,7 @@ impl Server {
         let p = mapi::UpdateParams {
             path: Some(self.project.clone()),
             scope: Some(scope),
+            by_agent: true,
             slug: a.slug,
             title: a.title,
             memory_type: kind(a.memory_type)?,
@@ -213,7 +225,7 @@ impl Server {
     #[tool(description = "Delete a knowledge memory that is wrong or obsolete, with its links.")]
     async fn memory_delete(&self, Parameters(a): Parameters<SlugArgs>) -> Result<String, String> {
         let scope = self.changeable(scope(a.scope)?, &a.slug).await?;
-        let p = mapi::SlugParams { path: Some(self.project.clone()), scope: Some(scope), slug: a.slug };
+        let p = mapi::SlugParams { path: Some(self.project.clone()), scope: Some(scope), slug: a.slug, by_agent: true };
         let r: mapi::DeleteReply = self.call(mmethod::DELETE, p).await?;
         let unlinked =
             if r.unlinked.is_empty() { String::new() } else { format!("; unlinked {}", r.unlinked.join(", ")) };

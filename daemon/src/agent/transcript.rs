@@ -4,7 +4,8 @@
 //!
 //! Incremental and bounded: each read starts where the last one stopped (the offset and the
 //! file's identity are kept in the conversation's [`Digest`]), takes whole lines only, and
-//! at most [`MAX_READ`] bytes, streamed so that memory holds one line (at most
+//! at most [`MAX_READ`] bytes of lines (an over-long line is looked through for its end, not
+//! kept), streamed so that memory holds one line (at most
 //! [`MAX_LINE`]) and no more than two reads run at once daemon-wide. A file that shrank or was replaced is read again from the
 //! start; one that is missing is skipped. Only regular files are read, opened without
 //! blocking, so a FIFO or a device named as a transcript cannot hang or flood the daemon.
@@ -15,8 +16,10 @@ use ccmem_proto::model::transcript::{self, Entry};
 use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
 
-/// Bytes read at most per call; the rest waits for the next event.
+/// Bytes of lines read at most per call; the rest waits for the next event.
 pub const MAX_READ: u64 = 64 << 20;
+/// Bytes of over-long lines looked through for their end at most per call.
+const MAX_SKIP: u64 = 4 * MAX_READ;
 /// Characters of the last assistant message kept.
 const LAST_WORDS: usize = 1500;
 /// Characters of each compaction-summary part kept.
@@ -69,54 +72,64 @@ pub fn read(path: &Path, d: &mut Digest, max: u64) -> std::io::Result<Delta> {
     }
     let _slot = Slot::take();
     f.seek(SeekFrom::Start(d.offset))?;
-    let allowance = max.min(meta.len() - d.offset);
-    let at_end = d.offset + allowance == meta.len();
-    let mut r = std::io::BufReader::with_capacity(64 << 10, f.take(allowance));
+    let mut r = std::io::BufReader::with_capacity(64 << 10, f.take(meta.len() - d.offset));
     let max_line = MAX_LINE.min(max) as usize;
     let mut line = Vec::new();
     // Whether the line being read is over the limit (read through, not kept).
     let mut skipping = false;
+    // Bytes consumed; up to the end of the last whole line; of lines kept, which count
+    // against `max` (an over-long line is only looked through for its end, up to
+    // `MAX_SKIP`, so that what follows it is read in the same call: an import's last words
+    // come after a huge tool result, and no event follows to read them later).
+    let (mut pos, mut done, mut kept) = (0u64, 0u64, 0u64);
+    let mut eof = false;
     loop {
+        if kept >= max || pos - kept >= MAX_SKIP {
+            break;
+        }
         let avail = r.fill_buf()?;
         if avail.is_empty() {
+            eof = true;
             break;
         }
         let (chunk, whole) = match avail.iter().position(|b| *b == b'\n') {
             Some(i) => (&avail[..i], true),
             None => (avail, false),
         };
+        let n = chunk.len() + usize::from(whole);
         if !skipping {
             if line.len() + chunk.len() > max_line {
                 skipping = true;
+                kept -= line.len() as u64;
                 line = Vec::new();
             } else {
                 line.extend_from_slice(chunk);
+                kept += n as u64;
             }
         }
-        let n = chunk.len() + usize::from(whole);
         r.consume(n);
+        pos += n as u64;
         if whole {
             if !skipping {
                 take_line(d, &mut out, &line);
             }
             line.clear();
             skipping = false;
+            done = pos;
         }
     }
-    // Everything in the allowance was read; a trailing partial line, which may still grow,
-    // is read again next time.
-    let partial = line.len() as u64;
-    let used = if skipping || line.len() >= max_line {
-        // An over-long line: skipped, including what of it was read (the rest is garbage
-        // to the parser next time and is dropped there).
-        allowance
-    } else if partial > 0 && at_end && serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+    let used = if skipping {
+        // Inside an over-long line: what of it was read is dropped (the rest is garbage to
+        // the parser next time, and is dropped there).
+        pos
+    } else if eof && !line.is_empty() && serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
         // A finished file may end without a newline: its last line counts once it is
         // whole JSON (a line still being written is not).
         take_line(d, &mut out, &line);
-        allowance
+        pos
     } else {
-        allowance - partial
+        // A trailing partial line, which may still grow, is read again next time.
+        done
     };
     d.offset += used;
     Ok(out)

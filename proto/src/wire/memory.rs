@@ -44,6 +44,10 @@ pub struct WriteParams {
     /// Where to keep it; the configured default (`scopes.default`) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<Scope>,
+    /// Asked for by an agent (through its shell or MCP): the user-wide scopes (global,
+    /// enterprise) are refused, whichever scope the daemon would pick.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_agent: bool,
     /// Category.
     #[serde(rename = "type")]
     pub memory_type: MemoryType,
@@ -68,6 +72,10 @@ pub struct SlugParams {
     /// The scope to look in; all, in precedence order, when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<Scope>,
+    /// Asked for by an agent (through its shell or MCP): the user-wide scopes (global,
+    /// enterprise) are refused, whichever scope the daemon would pick.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_agent: bool,
     /// The memory.
     pub slug: String,
 }
@@ -81,6 +89,10 @@ pub struct UpdateParams {
     /// The scope to look in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<Scope>,
+    /// Asked for by an agent (through its shell or MCP): the user-wide scopes (global,
+    /// enterprise) are refused, whichever scope the daemon would pick.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_agent: bool,
     /// The memory.
     pub slug: String,
     /// New title.

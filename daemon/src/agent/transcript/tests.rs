@@ -70,11 +70,23 @@ fn an_overlong_line_is_skipped_not_read_forever() {
     std::fs::write(&p, format!("{long}\n{}", line(json!({"type": "assistant", "message": {"content": "After it."}}))))
         .unwrap();
     let mut d = Digest::default();
+    // A line longer than a read's allowance is looked through in the same read, and what
+    // follows it is read then (an import's last words come after a huge tool result, and
+    // no event follows to read them later).
     read(&p, &mut d, 1000).unwrap();
+    assert_eq!(d.last_words, "After it.");
+    assert_eq!(d.offset, std::fs::metadata(&p).unwrap().len());
+    // Lines kept count against the allowance: the rest waits for the next read.
+    let many: String =
+        (0..50).map(|i| line(json!({"type": "assistant", "message": {"content": format!("Step {i}.")}}))).collect();
+    std::fs::write(&p, many).unwrap();
+    let mut d = Digest::default();
+    read(&p, &mut d, 1000).unwrap();
+    assert!(d.offset < std::fs::metadata(&p).unwrap().len() && d.last_words != "Step 49.", "{}", d.last_words);
     for _ in 0..10 {
         read(&p, &mut d, 1000).unwrap();
     }
-    assert_eq!(d.last_words, "After it.");
+    assert_eq!(d.last_words, "Step 49.");
 }
 
 #[test]

@@ -64,6 +64,7 @@ impl Actor {
     fn write(&mut self, project: Option<&Path>, cfg: &Config, p: WriteParams) -> Result<MemoryReply, Failure> {
         let home_project = project.is_some_and(|p| Some(super::project_dir(p)) == self.global_dir);
         let scope = p.scope.unwrap_or_else(|| default_scope(cfg, project.filter(|_| !home_project)));
+        users_own(scope, p.by_agent)?;
         let dir = self.dir_of(scope, project, cfg)?;
         let now = now();
         let mut notes = Vec::new();
@@ -156,6 +157,7 @@ impl Actor {
     fn update(&mut self, project: Option<&Path>, cfg: &Config, p: UpdateParams) -> Result<MemoryReply, Failure> {
         let dir = self.find(project, cfg, p.scope, &p.slug, true)?;
         let store = self.scopes.get_mut(&dir).ok_or_else(|| Failure::io("scope vanished"))?;
+        users_own(store.scope, p.by_agent)?;
         let stored = store.memories[&p.slug].clone();
         let mut m = stored.memory.clone();
         let mut notes = Vec::new();
@@ -198,6 +200,7 @@ impl Actor {
     fn delete(&mut self, project: Option<&Path>, cfg: &Config, p: SlugParams) -> Result<DeleteReply, Failure> {
         let dir = self.find(project, cfg, p.scope, &p.slug, true)?;
         let store = self.scopes.get_mut(&dir).ok_or_else(|| Failure::io("scope vanished"))?;
+        users_own(store.scope, p.by_agent)?;
         let file = store.path_of(&p.slug);
         let unlinked = store.delete(&p.slug).map_err(|e| io_failure(&dir, e))?;
         Ok(DeleteReply { scope: store.scope, slug: p.slug, file, unlinked })
@@ -322,6 +325,19 @@ impl Actor {
                 Err(Failure::invalid(format!("{slug} exists in the {} scopes; pass --scope", names.join(" and "))))
             }
         }
+    }
+}
+
+/// Refuses an agent's change to a user-wide scope: a memory there reaches every project, so
+/// a request in one repository's text must not put one there.
+fn users_own(scope: Scope, by_agent: bool) -> Result<(), Failure> {
+    match scope {
+        Scope::Global | Scope::Enterprise if by_agent => Err(Failure::invalid(format!(
+            "the {scope} scope is the user's: a memory there reaches every project, so an agent does not change \
+             it. Use the project or local scope, or ask the user to run `ccmemctl memory write --scope {scope} …` \
+             (or `update`, `delete`) in a terminal of their own"
+        ))),
+        _ => Ok(()),
     }
 }
 
