@@ -104,6 +104,66 @@ fn a_codex_session_is_recorded_from_its_trusted_hooks_and_given_back_at_the_next
     assert!(!env.home.join(".codex/hooks.json").exists());
 }
 
+/// Codex's code mode: the model calls one freeform tool, `exec`, whose JavaScript calls the
+/// real tools (`tools.apply_patch`, `tools.exec_command`, `tools.update_plan`). Codex runs
+/// those nested calls through its usual dispatch, hooks included (its source: "Tool calls
+/// made from code mode still flow through normal dispatch"), so the edits, the failing test
+/// run and the plan are recorded as in direct mode.
+#[test]
+#[cfg_attr(not(ccmem_npm), ignore = "needs npm to install Codex")]
+fn codex_in_code_mode_is_recorded_from_the_nested_tool_calls() {
+    let env = Env::new();
+    let root = scratch_project(&env);
+    let model = ModelServer::start();
+    install_codex_hooks(&env, &model);
+    let config = env.home.join(".codex/config.toml");
+    let mut toml = std::fs::read_to_string(&config).expect("config.toml");
+    toml.push_str("\n[features]\ncode_mode = true\ncode_mode_only = true\n");
+    std::fs::write(&config, toml).expect("write config.toml");
+
+    let patch = |path: &str, content: &str| {
+        let lines: String = content.lines().map(|l| format!("+{l}\n")).collect();
+        format!("*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n")
+    };
+    let plan_of = |s: [&str; 3]| -> Value { (0..3).map(|i| json!({"step": STEPS[i], "status": s[i]})).collect() };
+    let cell = format!(
+        "await tools.update_plan({{plan: {}}});\n\
+         await tools.apply_patch({});\n\
+         await tools.apply_patch({});\n\
+         const r = await tools.exec_command({{cmd: \"node --test calc.test.mjs\"}});\n\
+         await tools.update_plan({{plan: {}}});\n\
+         text(typeof r === \"string\" ? r : JSON.stringify(r));\n",
+        plan_of(["in_progress", "pending", "pending"]),
+        Value::String(patch("calc.mjs", CALC)),
+        Value::String(patch("calc.test.mjs", CALC_TEST)),
+        plan_of(["completed", "completed", "pending"]),
+    );
+    model.script(vec![
+        vec![tool("exec", Value::String(cell))],
+        vec![say(
+            "Calculator and tests are in; `divide rounds to whole numbers` fails. Next: make divide() round down.",
+        )],
+    ]);
+    let run = codex::run(&env, &root, "Write a calculator module with tests");
+    run.assert_ok();
+    let offered = model.requests().first().map(|r| r["tools"].to_string()).unwrap_or_default();
+    assert!(offered.contains("\"exec\""), "code mode is on: the model is offered exec: {offered}");
+    assert!(root.join("calc.mjs").exists(), "the cell ran: {}", text(&run.output.stderr));
+    assert!(run.ran_hook("PostToolUse"), "the nested calls ran the hooks: {}", text(&run.output.stderr));
+
+    let status = settle(&env, &root, |p| {
+        let files = p["session"]["files_modified"].as_object();
+        files.is_some_and(|f| f.contains_key("calc.mjs") && f.contains_key("calc.test.mjs"))
+            && p["session"]["failures"].to_string().contains("divide")
+    });
+    assert_eq!(todos(&status), steps(["completed", "completed", "pending"]), "{status:#}");
+    holds_all(
+        "the context",
+        &context(&env, &root),
+        &["2 of 3 done", "divide rounds to whole numbers", "Next: make divide() round down", "calc.mjs"],
+    );
+}
+
 /// Claude Code's turns: three todos, the calculator and its tests written, the tests run
 /// (one fails), two todos done, last words.
 fn claude_work(root: &Path) -> Vec<Turn> {

@@ -274,8 +274,9 @@ fn respond_json(out: &mut TcpStream, v: &Value) -> std::io::Result<()> {
     )
 }
 
-/// The turn as the Responses API streams it: an output item per block (`apply_patch` is
-/// Codex's freeform tool: a custom tool call with the patch as its input; others are
+/// The turn as the Responses API streams it: an output item per block (`apply_patch` and
+/// code mode's `exec` are Codex's freeform tools: a custom tool call with the patch or the
+/// JavaScript as its input; others are
 /// function calls with JSON arguments).
 fn stream_responses(out: &mut TcpStream, turn: &Turn) -> std::io::Result<()> {
     static IDS: AtomicUsize = AtomicUsize::new(0);
@@ -285,7 +286,7 @@ fn stream_responses(out: &mut TcpStream, turn: &Turn) -> std::io::Result<()> {
         let item = match block {
             Block::Text(t) => json!({"type": "message", "role": "assistant", "id": format!("msg_{n}_{i}"),
                 "content": [{"type": "output_text", "text": t, "annotations": []}]}),
-            Block::Tool(name, input) if name == "apply_patch" => json!({"type": "custom_tool_call",
+            Block::Tool(name, input) if name == "apply_patch" || name == "exec" => json!({"type": "custom_tool_call",
                 "id": format!("ctc_{n}_{i}"), "call_id": format!("call_{n}_{i}"), "name": name,
                 "input": input.as_str().unwrap_or_default()}),
             Block::Tool(name, input) => json!({"type": "function_call", "id": format!("fc_{n}_{i}"),
