@@ -161,3 +161,24 @@ fn work_left_in_opencode_is_carried_on_in_pi() {
     });
     assert!(status["session"]["files_modified"]["calc.mjs"].is_object(), "{status:#}");
 }
+
+/// With no interface to show it in (`opencode run`), a broken configuration is told on standard
+/// error, the terminal's: never on standard output or to the model.
+#[test]
+#[cfg_attr(not(ccmem_npm), ignore = "needs npm to install OpenCode")]
+fn a_broken_configuration_is_told_on_standard_error_under_opencode_without_its_interface() {
+    let env = Env::new();
+    let root = scratch_project(&env);
+    let model = ModelServer::start();
+    install_plugin(&env);
+    let dir = env.path().join("config/ccmem");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "session_ttl = \"2 days\"\n").unwrap();
+    model.script(vec![vec![say("ok")]]);
+    let run = opencode::run(&env, &model, &root, "hi", &[]);
+    run.assert_ok();
+    let err = text(&run.output.stderr);
+    assert!(err.contains("ccmem: ccmem is not recording") && err.contains("session_ttl"), "{err}");
+    assert!(!text(&run.output.stdout).contains("session_ttl"), "{}", text(&run.output.stdout));
+    assert!(model.requests().iter().all(|r| !r.to_string().contains("session_ttl")), "never the model's");
+}

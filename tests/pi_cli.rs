@@ -87,3 +87,25 @@ fn a_pi_session_is_recorded_by_the_extension_given_back_at_the_next_start_and_co
     assert_ok(&env.ctl(&["hooks", "uninstall", "--agent", "pi"]), "hooks uninstall --agent pi");
     assert!(!env.home.join(".pi/agent/extensions/ccmem.ts").exists());
 }
+
+/// With no interface to show it in (`pi -p`), a broken configuration is told on standard
+/// error, the terminal's: never on standard output or to the model.
+#[test]
+#[cfg_attr(not(ccmem_npm), ignore = "needs npm to install Pi")]
+fn a_broken_configuration_is_told_on_standard_error_under_pi_without_its_interface() {
+    let env = Env::new();
+    let root = scratch_project(&env);
+    let model = ModelServer::start();
+    assert_ok(&env.ctl(&["hooks", "install", "--agent", "pi"]), "hooks install --agent pi");
+    pi::configure(&env, &model);
+    let dir = env.path().join("config/ccmem");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "session_ttl = \"2 days\"\n").unwrap();
+    model.script(vec![vec![say("ok")]]);
+    let run = pi::run(&env, &root, "hi", &[]);
+    run.assert_ok();
+    let err = text(&run.output.stderr);
+    assert!(err.contains("ccmem: ccmem is not recording") && err.contains("session_ttl"), "{err}");
+    assert!(!text(&run.output.stdout).contains("session_ttl"), "{}", text(&run.output.stdout));
+    assert!(model.requests().iter().all(|r| !r.to_string().contains("session_ttl")), "never the model's");
+}

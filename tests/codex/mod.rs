@@ -97,6 +97,11 @@ impl Run {
 /// Runs `codex exec PROMPT` in `project` with the test's HOME, its daemon and the fake model;
 /// hooks run only if trusted (no `--dangerously-bypass-hook-trust`).
 pub fn run(env: &Env, project: &Path, prompt: &str) -> Run {
+    run_with(env, project, &[prompt])
+}
+
+/// [`run`] with `codex exec`'s options before the prompt (`--json`).
+pub fn run_with(env: &Env, project: &Path, args: &[&str]) -> Run {
     let mut cmd = Command::new(cli());
     cmd.env_clear();
     env.apply(&mut cmd);
@@ -107,7 +112,8 @@ pub fn run(env: &Env, project: &Path, prompt: &str) -> Run {
         .env("CCMEM_HOOK_TIMEOUT_MS", "4000")
         .current_dir(project)
         // The sandbox needs kernel features a test machine may lack; the project is a scratch one.
-        .args(["exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", prompt])
+        .args(["exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -42,6 +42,13 @@ function send(payload) {
   }
 }
 
+// Whether OpenCode runs without its TUI: `opencode run …` (the first word after the
+// program that is not an option).
+function headless() {
+  const words = (process.argv || []).slice(1).filter((a) => typeof a === "string" && !a.startsWith("-"))
+  return words.slice(0, 2).some((w) => w === "run")
+}
+
 export const CcmemPlugin = async ({ directory, client }) => {
   const context = new Map() // conversation → ccmem's context for it
   const started = new Set() // conversations told to ccmem in this process
@@ -57,8 +64,13 @@ export const CcmemPlugin = async ({ directory, client }) => {
     started.add(sessionID)
     const reply = send({ hook_event_name: "session.start", session_id: sessionID, cwd: directory, source })
     if (reply.context) context.set(sessionID, reply.context)
-    // For the user alone: a toast in the TUI, never the conversation.
-    if (reply.notice && client && client.tui && client.tui.showToast) {
+    // For the user alone, never the conversation: a toast in the TUI; under `opencode run`
+    // (no TUI: its toasts go nowhere) a line on standard error, the terminal's.
+    if (reply.notice && headless()) {
+      try {
+        process.stderr.write(`ccmem: ${reply.notice}\n`)
+      } catch {}
+    } else if (reply.notice && client && client.tui && client.tui.showToast) {
       Promise.resolve(
         client.tui.showToast({ body: { title: "ccmem", message: reply.notice, variant: "warning", duration: 15000 } }),
       ).catch(() => {})

@@ -80,8 +80,14 @@ export default function (pi: any) {
     const resumed = e?.reason === "resume" || e?.reason === "fork" || entries.some((x: any) => x?.type === "message");
     const r = reply("session_start", { source: resumed ? "resume" : "startup" });
     context = r.context;
-    // For the user alone: a warning line in Pi's interface, never the conversation.
+    // For the user alone, never the conversation: a warning line in Pi's interface; without
+    // one (`pi -p`, the JSON and RPC modes) a line on standard error, the terminal's.
     if (r.notice && ctx?.hasUI) ctx.ui?.notify?.(r.notice, "warning");
+    else if (r.notice) {
+      try {
+        process.stderr.write(`ccmem: ${r.notice}\n`);
+      } catch {}
+    }
   });
 
   on("before_agent_start", (e) => {
