@@ -53,6 +53,8 @@ fn a_pi_session_is_recorded_by_the_extension_given_back_at_the_next_start_and_co
     assert_eq!((conv["agent"].as_str(), conv["id"].as_str()), (Some("pi"), Some(id.as_str())), "{status:#}");
     let files = status["session"]["files_modified"].as_object().expect("files");
     assert!(files.contains_key("calc.mjs") && files.contains_key("calc.test.mjs"), "{files:?}");
+    // Pi's result does not say a write made its file: the extension looked before it ran.
+    assert!(files["calc.test.mjs"]["created"] == true && files["calc.mjs"]["created"] == true, "{files:?}");
 
     holds_all(
         "the context",

@@ -9,12 +9,14 @@
 // What it sends, one JSON object per event, in the vocabulary of agents' hooks:
 //   session_start           {source: startup | resume | compact}    (its reply: the context)
 //   before_agent_start      {prompt}
-//   tool_result             {tool_name, tool_use_id, tool_input, tool_response: {content, details, is_error}}
+//   tool_result             {tool_name, tool_use_id, tool_input, tool_response: {content, details, is_error, created?}}
 //   agent_end               {last_assistant_message}
 //   session_before_compact  {custom_instructions}
 //   session_compact         {compact_summary}
 //   session_shutdown        {reason}
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
 
 const CCMEMCTL = "__CCMEMCTL__";
 const TIMEOUT_MS = 5000;
@@ -98,12 +100,30 @@ export default function (pi: any) {
     return undefined;
   });
 
+  // Whether each `write` makes its file: looked at before the call runs (Pi's result says
+  // only "Successfully wrote N bytes").
+  const creates = new Map<string, boolean>();
+  on("tool_call", (e) => {
+    const path = e?.input?.path;
+    if (e?.toolName !== "write" || typeof path !== "string" || !e.toolCallId) return undefined;
+    if (creates.size > 1000) creates.clear();
+    creates.set(e.toolCallId, !existsSync(isAbsolute(path) ? path : resolve(cwd, path)));
+    return undefined;
+  });
+
   on("tool_result", (e) => {
+    const created = creates.get(e.toolCallId);
+    creates.delete(e.toolCallId);
     event("tool_result", {
       tool_name: e.toolName,
       tool_use_id: e.toolCallId,
       tool_input: e.input ?? {},
-      tool_response: { content: e.content ?? [], details: e.details ?? null, is_error: e.isError === true },
+      tool_response: {
+        content: e.content ?? [],
+        details: e.details ?? null,
+        is_error: e.isError === true,
+        ...(created === undefined ? {} : { created }),
+      },
     });
   });
 

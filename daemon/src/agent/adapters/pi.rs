@@ -28,7 +28,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
             let tool = match tool_name.as_str() {
                 "bash" => shell(input, output, is_error),
                 _ if is_error => Tool::Other,
-                "write" | "edit" => edit(&tool_name, input, cwd.as_deref()),
+                "write" | "edit" => edit(&tool_name, input, response, cwd.as_deref()),
                 "todo" => todo_op(input, &output),
                 _ => Tool::Other,
             };
@@ -104,11 +104,12 @@ fn shell(input: &Value, output: String, is_error: bool) -> Tool {
 
 /// `write` (`path`, `content`) and `edit` (`path`, `edits: [{oldText, newText}]`, or one
 /// `oldText`/`newText` pair in older versions): the file and the lines changed. Pi does not
-/// say whether a write made the file.
+/// say whether a write made the file: ccmem's extension looks before the call runs, and says
+/// so in `tool_response.created`.
 ///
 /// Oh My Pi's `edit` may instead take an apply_patch body (`*** Begin Patch`, `*** Update
 /// File: PATH`) in `input`: its files are the patch's.
-fn edit(tool: &str, input: &Value, cwd: Option<&Path>) -> Tool {
+fn edit(tool: &str, input: &Value, response: &Value, cwd: Option<&Path>) -> Tool {
     if let Some(patch) =
         input.get("input").and_then(Value::as_str).filter(|p| p.trim_start().starts_with("*** Begin Patch"))
     {
@@ -147,7 +148,8 @@ fn edit(tool: &str, input: &Value, cwd: Option<&Path>) -> Tool {
             None => pair(input),
         }
     };
-    Tool::Edits(vec![edit_of(tool, path, false, added, removed)])
+    let created = tool == "write" && response.get("created").and_then(Value::as_bool) == Some(true);
+    Tool::Edits(vec![edit_of(tool, path, created, added, removed)])
 }
 
 /// Oh My Pi's `todo` tool: `init` sets the whole list (phases of items; the result says
