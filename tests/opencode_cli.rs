@@ -97,6 +97,14 @@ fn an_opencode_session_is_recorded_by_the_plugin_given_back_at_the_next_start_an
         &first_request(&model, before),
         &["Where you left off (ccmem)", "Fix rounding in divide", "divide rounds to whole numbers"],
     );
+    // The request that names the new conversation shares its id, and is not given the context.
+    let titles: Vec<String> = model.requests()[before..]
+        .iter()
+        .map(request_text)
+        .filter(|t| t.contains("You are a title generator"))
+        .collect();
+    assert!(!titles.is_empty(), "OpenCode asked for a title");
+    assert!(titles.iter().all(|t| !t.contains("Where you left off (ccmem)")), "{titles:?}");
 
     // Continued (`--session`): the same conversation goes on, and has the context too.
     let before = model.requests().len();

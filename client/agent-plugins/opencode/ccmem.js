@@ -153,7 +153,11 @@ export const CcmemPlugin = async ({ directory, client }) => {
     }),
     "experimental.chat.system.transform": guard(async (input, output) => {
       const text = context.get(input.sessionID)
-      if (text && output && Array.isArray(output.system)) output.system.push(text)
+      if (!text || !output || !Array.isArray(output.system)) return
+      // The request that names the conversation shares its id (its system prompt is
+      // OpenCode's title agent's): it needs no context.
+      if (String(output.system[0] || "").startsWith("You are a title generator")) return
+      output.system.push(text)
     }),
     dispose: guard(async () => {
       for (const id of started) event("session.end", id, { reason: "exit" })
