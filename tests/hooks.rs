@@ -182,6 +182,31 @@ fn after_compaction_the_context_stresses_exact_details() {
     assert!(ctx.contains("just compacted"), "{ctx}");
 }
 
+/// A resumed conversation keeps what its start was given (the agent's history holds it):
+/// with nothing done since in another conversation, the context is not given twice; after
+/// another conversation's work, it is, as it stands now.
+#[test]
+fn a_resumed_conversation_is_given_the_context_once_unless_others_worked_since() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    send(&env, ev(&root, "a", "UserPromptSubmit", json!({"prompt": "work on the parser"})));
+    send(&env, ev(&root, "b", "SessionStart", json!({"source": "startup"})));
+    let first = context_of(&send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"}))));
+    assert!(first.contains("Where you left off (ccmem)"), "{first}");
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "work on the docs"})));
+    let resumed = send(&env, ev(&root, "c", "SessionStart", json!({"source": "resume"})));
+    assert!(resumed.stdout.is_empty(), "nothing new since: {}", text(&resumed.stdout));
+    send(&env, ev(&root, "a", "UserPromptSubmit", json!({"prompt": "parser, take two"})));
+    // (A second start of the same conversation within 2 s is taken for a copy of the first.)
+    std::thread::sleep(Duration::from_millis(2100));
+    let again = context_of(&send(&env, ev(&root, "c", "SessionStart", json!({"source": "resume"}))));
+    assert!(again.contains("parser, take two"), "another conversation worked since: {again}");
+    // A conversation ccmem never gave the context to gets it on resume.
+    let other = context_of(&send(&env, ev(&root, "a", "SessionStart", json!({"source": "resume"}))));
+    assert!(other.contains("Where you left off (ccmem)"), "{other}");
+}
+
 #[test]
 fn conversations_in_one_project_stay_apart() {
     let env = Env::new();

@@ -75,6 +75,12 @@ impl Project {
             }
             return;
         }
+        // A conversation resumed with nothing done since by anyone else has ccmem's context in
+        // its own history already (the agent keeps what a start hook gave): it is not given
+        // it twice.
+        let quiet_resume = matches!(&hook.kind, hooks::Kind::SessionStart { source } if source == "resume")
+            && hook.at.is_none()
+            && hook.conversation.as_deref().is_some_and(|id| resumes_where_it_left(&self.s, id));
         let now = hook.at.unwrap_or_else(chrono::Utc::now);
         let mut fx = hooks::apply(&mut self.s, &hook, now);
         if hook.at.is_some() {
@@ -112,7 +118,15 @@ impl Project {
                         self.read_transcript(ReadJob { conversation: conv.clone(), path, subagent: false });
                     }
                     self.finish_reads_within(START_READS).await;
-                    self.context(hook.conversation.as_deref(), source == "compact", None).await.context
+                    if quiet_resume {
+                        String::new()
+                    } else {
+                        let text = self.context(hook.conversation.as_deref(), source == "compact", None).await.context;
+                        if let Some(c) = hook.conversation.as_deref().and_then(|id| conversation_mut(&mut self.s, id)) {
+                            c.context_given |= !text.is_empty();
+                        }
+                        text
+                    }
                 }
                 _ => String::new(),
             };
@@ -280,4 +294,18 @@ impl Project {
             tracing::error!(project = %self.s.project_root.display(), error = %e, "cannot save facts and goals");
         }
     }
+}
+
+/// Whether conversation `id` was given ccmem's context and nothing has happened since in
+/// any other conversation of the session: no other one is more recent.
+fn resumes_where_it_left(s: &ccmem_proto::model::session::Session, id: &str) -> bool {
+    let Some(c) = s.conversations.iter().find(|c| c.id == id) else { return false };
+    c.context_given && s.conversations.iter().all(|o| o.id == id || o.activity_seq < c.activity_seq)
+}
+
+fn conversation_mut<'a>(
+    s: &'a mut ccmem_proto::model::session::Session,
+    id: &str,
+) -> Option<&'a mut ccmem_proto::model::session::Conversation> {
+    s.conversations.iter_mut().find(|c| c.id == id)
 }

@@ -222,6 +222,9 @@ pub struct Conversation {
     pub todos_at: u64,
     /// Compacted at least once: summaries lose exact details.
     pub compacted: bool,
+    /// Given ccmem's context at a start: a resume of it finds it in its own history.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub context_given: bool,
     /// Its first prompt (the task it was started for), redacted.
     pub first_prompt: String,
     /// Tool calls it made: a conversation that made none did no work.
