@@ -10,7 +10,7 @@
 //! an agent that sets out to get round it; the hooks and MCP never offer these at all.
 
 /// Variables the agents set for the commands their shell tool runs.
-const MARKERS: &[&str] = &[
+pub const MARKERS: &[&str] = &[
     "CLAUDECODE",
     "CLAUDE_CODE_ENTRYPOINT",
     "CODEX_SANDBOX",

@@ -5,7 +5,7 @@
 //! noticed and named.
 
 pub mod autostart;
-mod by_user;
+pub mod by_user;
 mod call;
 pub mod cli;
 mod commands;

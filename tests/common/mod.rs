@@ -24,21 +24,6 @@ pub use probe::*;
 pub use seed::*;
 
 pub const CCMEMD: &str = env!("CARGO_BIN_EXE_ccmemd");
-/// The variables agents set for their shell's commands (ccmemctl's `by_user`).
-pub const AGENT_MARKERS: &[&str] = &[
-    "CLAUDECODE",
-    "CLAUDE_CODE_ENTRYPOINT",
-    "CODEX_SANDBOX",
-    "CODEX_THREAD_ID",
-    "CODEX_SANDBOX_NETWORK_DISABLED",
-    "GEMINI_CLI",
-    "OPENCODE",
-    "OPENCODE_SESSION_ID",
-    "PI_CODING_AGENT",
-    "COPILOT_CLI",
-    "CURSOR_AGENT",
-];
-
 pub const CCMEMCTL: &str = env!("CARGO_BIN_EXE_ccmemctl");
 
 /// A private environment: temp HOME, XDG dirs, socket. Dropping it stops any daemon whose
@@ -95,7 +80,7 @@ impl Env {
             .current_dir(base)
             .stdin(Stdio::null());
         // Run by the suite, not by an agent, whatever runs the suite (see `by_user`).
-        for v in AGENT_MARKERS {
+        for v in ccmem_client::by_user::MARKERS {
             cmd.env_remove(v);
         }
     }
