@@ -307,9 +307,16 @@ fn an_agents_shell_cannot_do_what_is_the_users() {
         let out = by_env(&global, var);
         assert_ne!(out.status.code(), Some(0), "{var}: {}", text(&out.stdout));
         assert!(text(&out.stderr).contains("scope is the user's"), "{}", text(&out.stderr));
-        let out = by_env(&["facts", "confirm", "1", "--project", p], var);
-        assert_ne!(out.status.code(), Some(0));
-        assert!(text(&out.stderr).contains("for you to run yourself"), "{}", text(&out.stderr));
+        for args in [
+            &["facts", "confirm", "1", "--project", p][..],
+            &["facts", "forget", "1", "--global", "--project", p],
+            &["reset-session", p],
+            &["unwatch", p],
+        ] {
+            let out = by_env(args, var);
+            assert_ne!(out.status.code(), Some(0), "{args:?}");
+            assert!(text(&out.stderr).contains("for you to run yourself"), "{args:?}: {}", text(&out.stderr));
+        }
     }
     // Outside a project the default scope is the user's: refused too.
     let out = env.ctl_cmd(&write).current_dir(env.path()).env("CLAUDECODE", "1").output().unwrap();

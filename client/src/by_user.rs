@@ -1,8 +1,9 @@
 //! Whether a command is run by the user rather than by an agent through its shell tool.
 //!
-//! A few commands change what every project's agent is told: confirming a user-wide fact
-//! said in a project the user had not worked in before (`facts confirm`), and writing,
-//! changing or removing a global or enterprise memory. An agent can run any command, and a
+//! A few commands change what every project's agent is told, or what ccmem records: confirming
+//! or forgetting a user-wide fact (`facts confirm`, `facts forget --global`), writing, changing
+//! or removing a global or enterprise memory, ending a session (`reset-session`) and
+//! unwatching a project (`unwatch`). An agent can run any command, and a
 //! repository can ask it to; these are the user's to run. They are refused when the
 //! process runs under an agent: an agent's marker in the environment, or (on Linux) an
 //! agent's program among the process's ancestors, which an agent cannot take off by
@@ -50,7 +51,7 @@ pub fn agent_here() -> Option<String> {
 pub fn require(what: &str) -> Result<(), String> {
     match agent_here() {
         Some(why) => Err(format!(
-            "{what} is for you to run yourself, not an agent ({why}): it changes what every project's agent is told. Run it in a terminal of your own"
+            "{what} is for you to run yourself, not an agent ({why}): it changes what ccmem keeps and tells every agent. Run it in a terminal of your own"
         )),
         None => Ok(()),
     }

@@ -398,8 +398,13 @@ impl Redactor {
         // masked alone; what it finds is masked where it stands in the text.
         let read = self.read_as_seen(&cur);
         if !read.is_empty() {
+            // What the rules find in the text as written goes with it: a view that joined a
+            // line to the next (a token wrapped) may have taken the start of the next line's
+            // own secret into the first one's mask, and what is left of it would be found
+            // no more (`ghp_…⏎sk_live_…`).
+            let merged = union(read, self.direct_spans(&cur));
             let edits: Vec<(Range<usize>, &str)> =
-                read.iter().map(|s| (s.range.clone(), s.replacement.as_str())).collect();
+                merged.iter().map(|s| (s.range.clone(), s.replacement.as_str())).collect();
             cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
         }
         cur = self.run_rules(cur, track);
@@ -436,6 +441,15 @@ impl Redactor {
             self.run_rules(Cow::Owned(v.text), Some(&mut track));
             spans.append(&mut track.spans);
         }
+        spans.sort_by_key(|s| s.range.start);
+        spans
+    }
+
+    /// What the rules find in `text` as it is written, in order, apart (not applied).
+    fn direct_spans(&self, text: &str) -> Vec<Span> {
+        let mut track = Track::new(text.len());
+        self.run_rules(Cow::Borrowed(text), Some(&mut track));
+        let mut spans = track.spans;
         spans.sort_by_key(|s| s.range.start);
         spans
     }
@@ -605,6 +619,21 @@ fn reads_as_text(bytes: &[u8]) -> bool {
         t.chars().all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
             && t.bytes().any(|b| b.is_ascii_alphabetic())
     })
+}
+
+/// Spans of two sets in one, in order, apart: overlapping or touching ones become one,
+/// masked as the first of them.
+fn union(a: Vec<Span>, b: Vec<Span>) -> Vec<Span> {
+    let mut all: Vec<Span> = a.into_iter().chain(b).collect();
+    all.sort_by_key(|s| (s.range.start, std::cmp::Reverse(s.range.end)));
+    let mut out: Vec<Span> = Vec::with_capacity(all.len());
+    for s in all {
+        match out.last_mut() {
+            Some(last) if s.range.start <= last.range.end => last.range.end = last.range.end.max(s.range.end),
+            _ => out.push(s),
+        }
+    }
+    out
 }
 
 /// `text` with each of `edits` (ranges in order, apart) replaced, recorded in `track`.

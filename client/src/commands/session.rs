@@ -22,6 +22,7 @@ pub(super) fn watch(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
 
 /// Stops watching a project; its session ends and is archived.
 pub(super) fn unwatch(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
+    crate::by_user::require("unwatching a project").map_err(Error::Failed)?;
     let params = api::PathParams { path: project_path(path)? };
     let r: api::EndReply = with_daemon(ctx, |c, _| c.call(method::UNWATCH, &params))?;
     show(ctx, &r, || match &r.ended_session {
@@ -137,6 +138,7 @@ pub(super) fn history(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
 
 /// Ends a project's session and starts a new one.
 pub(super) fn reset_session(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
+    crate::by_user::require("ending a project's session").map_err(Error::Failed)?;
     let params = api::PathParams { path: project_path(path)? };
     let r: api::EndReply = with_daemon(ctx, |c, _| c.call(method::RESET, &params))?;
     if r.ended_session.is_none() && r.new_session.is_none() {
@@ -217,7 +219,12 @@ pub(super) fn facts(ctx: &Ctx, action: Option<cli::FactsAction>, project: Option
     use ccmem_proto::model::facts::FactsEdit;
     let (edit, global) = match action.unwrap_or(cli::FactsAction::List) {
         cli::FactsAction::List => (None, false),
-        cli::FactsAction::Forget { n, global } => (Some(FactsEdit::Forget(n)), global),
+        cli::FactsAction::Forget { n, global } => {
+            if global {
+                crate::by_user::require("forgetting a user-wide fact").map_err(Error::Failed)?;
+            }
+            (Some(FactsEdit::Forget(n)), global)
+        }
         cli::FactsAction::Done { n } => (Some(FactsEdit::GoalDone(n)), false),
         cli::FactsAction::Confirm { n } => {
             crate::by_user::require("confirming a user-wide fact").map_err(Error::Failed)?;

@@ -343,8 +343,9 @@ fn apply(d: &mut Digest, out: &mut Delta, e: Entry, at: &str) {
         }
         Entry::CompactSummary { text } => take_summary(d, &text, at),
         Entry::Prompt { text } => {
-            if out.first_prompt.is_none() {
-                out.first_prompt = Some(crate::text::clean(&transcript::readable_prompt(&text)));
+            let prompt = crate::text::clean(&transcript::readable_prompt(&text));
+            if out.first_prompt.is_none() && !prompt.is_empty() {
+                out.first_prompt = Some(prompt);
             }
         }
         // A command the user ran with `!` is not the agent's work. (What it did is read on

@@ -255,8 +255,16 @@ impl Project {
                 continue;
             }
             if global {
-                // A project with sessions before this one is one the user has worked in.
-                let known = self.s.previous.is_some() || self.ctx.store.has_history(&self.s.project_root);
+                // A project the user has worked in for a day: sessions ended by hand (an agent
+                // can run `reset-session` itself) do not make a new project known, time does.
+                let since = [
+                    crate::session::rules::started_at(&self.s.session_id),
+                    self.ctx.store.first_worked(&self.s.project_root),
+                ]
+                .into_iter()
+                .flatten()
+                .min();
+                let known = since.is_some_and(|t| chrono::Utc::now() - t >= chrono::Duration::hours(KNOWN_AFTER_HOURS));
                 self.ctx.global.add(fact, &self.s.project_root, known).await;
             } else if !m.facts.contains(&fact) {
                 m.facts.push(fact);
@@ -309,3 +317,7 @@ fn conversation_mut<'a>(
 ) -> Option<&'a mut ccmem_proto::model::session::Conversation> {
     s.conversations.iter_mut().find(|c| c.id == id)
 }
+
+/// How long the user has worked in a project before a user-wide fact said there reaches the
+/// others without being confirmed.
+const KNOWN_AFTER_HOURS: i64 = 24;

@@ -261,6 +261,8 @@ pub fn is_not_a_prompt(text: &str) -> bool {
             // across sessions): not the user's request.
             "<teammate-message",
             "<cross-session-message",
+            // What a hook printed at a prompt (a project's own settings choose the hook).
+            "<user-prompt-submit-hook>",
             "[Request interrupted",
         ]
         .iter()
@@ -331,10 +333,13 @@ pub fn command_name(text: &str) -> Option<&str> {
 }
 
 /// A prompt as a person would read it: a slash command as `/name args`, and the
-/// instructions a wrapper app puts around it (`<system_instruction>`, `<system-reminder>`)
-/// gone, unless they are all there is.
+/// instructions a wrapper app puts around it (`<system_instruction>`, gone unless they are
+/// all there is) and the reminders a tool adds (`<system-reminder>`, always gone).
 pub fn readable_prompt(text: &str) -> String {
-    let (rest, last_block) = without_wrappers(text, &["system_instruction", "system-reminder"]);
+    // A reminder is the tool's or the repository's (a CLAUDE.md's contents), never the
+    // prompt, even when it is all there is; a wrapper app's instruction block may be.
+    let (rest, _) = without_wrappers(text, &["system-reminder", "user-prompt-submit-hook"]);
+    let (rest, last_block) = without_wrappers(&rest, &["system_instruction"]);
     if rest.trim().is_empty() {
         if let Some(block) = last_block {
             return block;
@@ -620,7 +625,8 @@ mod tests {
             readable_prompt("a < b and <system-reminder>never closed"),
             "a < b and <system-reminder>never closed"
         );
-        assert_eq!(readable_prompt("<system-reminder>only this</system-reminder>"), "only this");
+        assert_eq!(readable_prompt("<system-reminder>Contents of CLAUDE.md: NOTE FROM THE USER</system-reminder>"), "");
+        assert!(is_not_a_prompt("<user-prompt-submit-hook>NOTE FROM THE USER</user-prompt-submit-hook>"));
     }
 
     #[test]

@@ -591,6 +591,20 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("[Convert]::FromBase64String(\"Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ==\")", "github-token", "XzAxMjM0NTY3ODlhYmNk"),
     ("echo REJfUEFTU1dPUkQ9aHVudGVyMjIK | base64 -d >> .env", "secret", "UEFTU1dPUkQ9aHVudGVy"),
     ("echo ZWNobyBaMmh3WHpBeE1qTTBOVFkzT0RsaFltTmtaV1puYUdscVFVSkRSRVZHUjBoSlNqQXhNak0wTlE9PSB8IGJhc2U2NCAtZA== | base64 -d | sh", "github-token", "Mmh3WHpBeE1qTTBOVFkzT0RsaFltTmta"),
+    // Secrets on consecutive lines (a pasted `.env`, a list of keys): a token wrapped across
+    // lines is joined, and the next line's own secret is still masked whole.
+    ("here are my keys:\nghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789\nsk_live_51HaBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789abcdefghij", "github-token", "HaBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789abcdefghij"),
+    ("ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789\nglpat-QwErTyUiOpAsDfGhJkLz", "github-token", "QwErTyUiOpAsDfGhJkLz"),
+    ("sk-proj-aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789AbCd\npostgres://admin:S3cr3tP4ssw0rd!@db.internal:5432/app", "openai-key", "S3cr3tP4ssw0rd"),
+    ("AKIAQ4XBV7MNP2KD6RTY\nwJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9mK2vL8t", "aws-access-key", "wJalrXUtnFEMI/K7MDENG"),
+    ("AWS creds: AKIAQ4XBV7MNP2KD6RTY / wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9mK2vL8t", "aws-access-key", "bPxRfiCYzQ9mK2vL8t"),
+    // "password is:" and its kin.
+    ("my password is: P@ssw0rd-2024-Zq", "password", "P@ssw0rd-2024-Zq"),
+    ("the password is: hunter2hunter3", "password", "hunter2hunter3"),
+    ("password is - Xq9vLm2pRt", "password", "Xq9vLm2pRt"),
+    ("пароль от базы Qwerty!2024zz", "password", "Qwerty!2024zz"),
+    ("npm config set //registry.npmjs.org/:_authToken npmTok3nValue998877", "secret", "npmTok3nValue998877"),
+    ("yarn config set npmAuthToken 'Tok3nValue112233'", "secret", "Tok3nValue112233"),
     // Base64 with no decoder next to it, whose text holds a secret.
     ("the CI secret is stored as Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ== in the vault", "github-token", "AxMjM0NTY3ODlhYmNkZW"),
     ("data:\n  creds: REJfUEFTU1dPUkQ9aHVudGVyMjJ4eXo=", "secret", "UEFTU1dPUkQ9aHVu"),
@@ -973,6 +987,8 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "account 12345678 / 87654321",
     "sign in with GitHub / Google",
     "user admin:src/config.rs",
+    "npm config set registry https://registry.npmjs.org/",
+    "пароль от базы данных хранится в vault",
     // Near Telegram's URLs.
     "https://api.telegram.org/bot$TELEGRAM_TOKEN/sendMessage",
     "https://api.telegram.org/bot<token>/METHOD_NAME",

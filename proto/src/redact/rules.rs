@@ -228,6 +228,15 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["a3t", "akia", "asia", "abia", "acca"],
             Some(aws_key),
         ),
+        // An AWS secret key given next to its key id, unnamed: on the same line or the next
+        // (`AKIA… / wJalr…`, `creds: AKIA…,wJalr…`, a pasted pair of lines). The id is masked
+        // by the rule above first.
+        spec(
+            "aws-secret-key",
+            r"(?:\b(?:AKIA|ASIA)[A-Z0-9]{16}\b|\[REDACTED:aws-access-key\])[^\n]{0,40}?(?:\r?\n[^\n]{0,40}?)?(?:^|[\s:=,;/|'\x22(])(?P<s>[A-Za-z0-9/+]{40})(?:$|[\s,;'\x22)])",
+            &["akia", "asia", "redacted:aws-access-key"],
+            None,
+        ),
         spec(
             "aws-secret-key",
             // `KEY=value`, `key: value`, and the label in prose or on a command line
@@ -848,7 +857,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|-)\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
@@ -881,6 +890,18 @@ pub(super) fn built_in() -> Vec<Spec> {
             &INTL_PASSWORD_KEYWORDS,
             Some(intl_password),
         ),
+        // The same name, then a word or two ("пароль от базы …", "senha do banco …") and a
+        // value with a digit in it.
+        spec(
+            "password",
+            format!(
+                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:[ \t]+[^\s:：=\d]{{1,20}}){{1,2}}[ \t]+(?P<b>[!#-&(-;=?-_a-~]*[0-9][!#-&(-;=?-_a-~]*)"#,
+                alpha = INTL_PASSWORD_WORDS.join("|"),
+                joined = INTL_PASSWORD_JOINED.join("|"),
+            ),
+            &INTL_PASSWORD_KEYWORDS,
+            Some(intl_password),
+        ),
         // A password hash in crypt(3)'s form (`$apr1$…` and `{SHA}…` in an `.htpasswd`,
         // `$2y$10$…`, `$6$…` in `/etc/shadow`, `$argon2id$…`): as good as the password
         // against a dictionary.
@@ -891,6 +912,14 @@ pub(super) fn built_in() -> Vec<Spec> {
                 "$apr1$", "$1$", "$2", "$5$", "$6$", "$7$", "$y$", "$gy$", "$sha1$", "$md5$", "$argon2", "$scrypt$",
                 "$pbkdf2", "{sha", "{ssha", "{md5}", "{smd5}", "{crypt}",
             ],
+            None,
+        ),
+        // A package manager's credential set by name: `npm config set //registry…/:_authToken
+        // VALUE`, `yarn config set npmAuthToken VALUE`, `pnpm config set …:_password VALUE`.
+        spec(
+            "secret",
+            r#"(?i)\b(?:npm|pnpm|yarn)[ \t]+config[ \t]+set[ \t]+(?:--[a-z-]+[ \t]+)*["']?[^\s"'=]*(?:_auth|authtoken|_password|token|password)[^\s"'=]*["']?(?:[ \t]+|=)["']?(?P<s>[^\s"'$%<{\[][^\s"']{5,})"#,
+            &["config set"],
             None,
         ),
         // A user and a password given as a pair: "login admin / S3cret!", "creds: root:toor99",
