@@ -703,6 +703,14 @@ fn auto_start_runs_no_program_of_the_projects_from_a_relative_path_entry() {
     hook.arg("hook").env("PATH", &path).current_dir(&root);
     let out = feed(&env, hook, payload.as_bytes());
     assert_eq!(out.status.code(), Some(0));
+    // From a subdirectory, with the repository's own `bin` on PATH (direnv's `PATH_add bin`).
+    let sub = root.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut hook = std::process::Command::new(alone.join("ccmemctl"));
+    env.apply(&mut hook);
+    hook.arg("hook").env("PATH", format!("{}:{path}", root.join("bin").display())).current_dir(&sub);
+    let out = feed(&env, hook, payload.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
     let mut mcp = std::process::Command::new(alone.join("ccmemctl"));
     env.apply(&mut mcp);
     let out = mcp.arg("mcp").env("PATH", &path).current_dir(&root).output().unwrap();

@@ -178,18 +178,30 @@ pub fn find_daemon() -> Option<PathBuf> {
 /// directory on PATH. Relative entries (`.`, `node_modules/.bin`, an empty one) name
 /// directories of wherever the command runs, and a hook runs in the project: a repository
 /// that commits `./ccmemd` or `node_modules/.bin/ccmemd` must not be what starts. Nor may an
-/// absolute entry that leads there: one inside the current directory, or one that names it
-/// another way (`/proc/self/cwd`, a link to it).
+/// absolute entry that leads there: one inside the current directory or the repository
+/// around it, or one that names them another way (`/proc/self/cwd`, a link).
 pub fn find_program(name: &str) -> Option<PathBuf> {
     let name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join(&name)));
     beside.filter(|p| p.is_file()).or_else(|| {
+        // The directory the command runs in, and the repository around it (a hook may run in
+        // a subdirectory; direnv's `PATH_add bin` names the repository's own `bin`).
         let here = std::env::current_dir().ok().and_then(|d| d.canonicalize().ok());
+        let here = here.map(|d| repository_around(&d).unwrap_or(d));
         std::env::split_paths(&std::env::var_os("PATH")?)
             .filter(|d| outside(d, here.as_deref()))
             .map(|d| d.join(&name))
             .find(|p| is_executable(p))
     })
+}
+
+/// The nearest directory at or above `dir` that holds a `.git` (a repository or a worktree);
+/// not the home directory or above it (a home kept in git holds the user's own `bin`s).
+fn repository_around(dir: &Path) -> Option<PathBuf> {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    let found = dir.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok())?;
+    let home = home.and_then(|h| h.canonicalize().ok().or(Some(h)));
+    (!home.is_some_and(|h| h.starts_with(found))).then(|| found.to_path_buf())
 }
 
 /// Whether a PATH entry is a place the user chose rather than the directory a command runs

@@ -743,7 +743,8 @@ fn inotify(pid: Option<u32>, out: &mut Vec<Check>) {
             format!("ccmemd uses {u} of the {l} allowed; beyond it directories are polled"),
             "`sudo sysctl fs.inotify.max_user_watches=524288` (and in /etc/sysctl.d/ to keep it)",
         )),
-        (Some(l), Some(u)) => out.push(ok(NAME, format!("ccmemd uses {u} of the {l} allowed"))),
+        // The kernel's limit; ccmemd's own (`--max-watches`) is the project watch line's.
+        (Some(l), Some(u)) => out.push(ok(NAME, format!("ccmemd uses {u} of the {l} the kernel allows"))),
         (Some(l), None) => out.push(ok(NAME, format!("limit {l} (daemon not running)"))),
         (None, _) => {
             out.push(bad(NAME, "warn", "cannot read fs.inotify.max_user_watches", "check that /proc is mounted"))

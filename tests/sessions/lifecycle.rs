@@ -425,3 +425,35 @@ fn a_repository_another_user_owns_is_left_alone_and_status_says_so() {
     assert_eq!(walk(&root), before, "not a file of ccmem's in the repository");
     assert!(!std::fs::read_to_string(root.join(".git/info/exclude")).unwrap_or_default().contains("ccmem"));
 }
+
+/// Found by the independent tester: in the user's own repository, a `.claude/` a co-user made
+/// (the repository is group- or world-writable) let the co-user replace what ccmem wrote
+/// there. Such a `.claude/` is left alone like a repository another user owns; and what
+/// ccmem writes in a project with the user's prompts in it is the user's alone (0600).
+#[test]
+#[cfg_attr(not(ccmem_root), ignore = "needs root to make a directory as another user")]
+fn a_claude_directory_a_co_user_made_is_left_alone_and_reports_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    // The user's own project: the report and the state file are 0600.
+    let mine = repo(&env, "mine");
+    let m = mine.to_str().unwrap();
+    assert_ok(&env.ctl(&["event", "--project", m, &edit("a.rs").to_string()]), "event");
+    assert_ok(&env.ctl(&["checkpoint", m]), "checkpoint");
+    for f in [".claude/session-memory.md", ".claude/.project-state.json"] {
+        let mode = std::fs::metadata(mine.join(f)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o077, 0, "{f} is {mode:o}");
+    }
+    // A shared repository, world-writable, whose `.claude/` a co-user made.
+    let shared = repo(&env, "shared");
+    set_mode(&shared, 0o777);
+    std::fs::create_dir(shared.join(".claude")).unwrap();
+    std::os::unix::fs::lchown(shared.join(".claude"), Some(NOBODY), Some(NOBODY)).unwrap();
+    let s = shared.to_str().unwrap();
+    assert_ok(&env.ctl(&["event", "--project", s, &edit("a.rs").to_string()]), "event");
+    let out = env.ctl(&["checkpoint", s]);
+    assert_eq!(out.status.code(), Some(1), "nothing written in the project");
+    assert!(text(&out.stderr).contains("whose `.claude` another user owns"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_dir(shared.join(".claude")).unwrap().count(), 0, "nothing written in it");
+}

@@ -141,7 +141,7 @@ pub fn refresh_git(s: &mut Session) {
 
 fn write_state(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic::remove_leftovers(path);
-    atomic::write_in(root, path, bytes, true)
+    atomic::write_in_private(root, path, bytes, true)
 }
 
 /// Adds the checkpoint files to the repository's `info/exclude` (the shared one for

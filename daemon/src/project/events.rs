@@ -88,7 +88,8 @@ impl Project {
         } else if fx.commit {
             // The commit is named by git itself, never by what the command printed: by the
             // first git state read after this (the command has run by now).
-            self.commit_pending = Some(self.seq);
+            let (before, _) = crate::agent::context::commit_of(&self.s.git.last_commit);
+            self.commit_pending = Some((self.seq, before.to_string()));
             self.git_soon();
         }
         for e in &fx.agent_edits {

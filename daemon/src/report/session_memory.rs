@@ -557,7 +557,7 @@ fn shrink(m: &mut SessionMemory, gone: &mut LeftOut) -> bool {
 pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
     let text = report::serialize(m);
     let path = root.join(REPORT_FILE);
-    atomic::write_in(root, &path, text.as_bytes(), false)?;
+    atomic::write_in_private(root, &path, text.as_bytes(), false)?;
     Ok(text.len() as u64)
 }
 

@@ -220,7 +220,9 @@ fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, St
     if work == Work::Commit {
         // A message the agent did not write (`--amend --no-edit`, `-C HEAD@{1}`, `--fixup`,
         // a file's) is the repository's text: not the agent's words, so not shown.
-        let written = quoted_after(command, &["-m", "--message"]).filter(|_| message_written(command));
+        let written = quoted_after(command, &["-m", "--message"])
+            .or_else(|| clustered_message(command))
+            .filter(|_| message_written(command));
         return Some(("commit", written.map_or_else(|| COMMIT_NOT_WRITTEN.to_string(), |m| first_line(&m))));
     }
     // The last of them is what stands (`bd update X --status in_progress && bd close X`).
@@ -499,6 +501,26 @@ fn quoted_after(command: &str, flags: &[&str]) -> Option<String> {
             q @ ('"' | '\'') => Some(chars.take_while(|c| *c != q).collect()),
             c => Some(std::iter::once(c).chain(chars.take_while(|c| !c.is_whitespace())).collect()),
         };
+    }
+    None
+}
+
+/// The message of a `git commit` given in a cluster of short options (`-am wip`, `-qmFix`).
+fn clustered_message(command: &str) -> Option<String> {
+    let segment = segments(command).into_iter().find(|seg| seg.contains("commit"))?;
+    let words = shell_words(&segment);
+    let start = words.iter().position(|w| w == "commit")?;
+    let mut it = words[start + 1..].iter();
+    while let Some(w) = it.next() {
+        if !w.starts_with('-') || w.starts_with("--") || w.len() < 2 {
+            continue;
+        }
+        if let Some(i) = w.find('m').filter(|&i| {
+            w[1..i].chars().all(|c| c.is_ascii_alphabetic() && c != 'F' && c != 'C' && c != 'c' && c != 't')
+        }) {
+            let rest = &w[i + 1..];
+            return if rest.is_empty() { it.next().cloned() } else { Some(rest.to_string()) };
+        }
     }
     None
 }

@@ -32,18 +32,30 @@ pub fn write_in(anchor: &Path, path: &Path, bytes: &[u8], backup: bool) -> io::R
     write_at(&Dir::open_under(anchor, dir, true)?, name, bytes, backup)
 }
 
+/// [`write_in`] of a file for this user alone (mode 0600): what holds the user's prompts
+/// and work (the report, the state file) in a project others may read.
+pub fn write_in_private(anchor: &Path, path: &Path, bytes: &[u8], backup: bool) -> io::Result<()> {
+    let (dir, name) = split(path)?;
+    write_mode(&Dir::open_under(anchor, dir, true)?, name, bytes, backup, 0o600)
+}
+
 /// [`write`] of the file `name` in the open directory `dir`. The temp file has a name
 /// nobody can guess and is made new (`O_EXCL`, no link followed), so a link or a FIFO
 /// planted beside the target can neither be written through nor block the write.
 pub fn write_at(dir: &Dir, name: &OsStr, bytes: &[u8], backup: bool) -> io::Result<()> {
+    write_mode(dir, name, bytes, backup, 0o644)
+}
+
+/// [`write_at`] with the new file's mode (less the umask).
+fn write_mode(dir: &Dir, name: &OsStr, bytes: &[u8], backup: bool, mode: u32) -> io::Result<()> {
     let tmp = temp_name(name);
     let result = (|| {
-        let mut f = dir.create_new(&tmp, 0o644)?;
+        let mut f = dir.create_new(&tmp, mode)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
         if backup {
-            keep_backup(dir, name)?;
+            keep_backup(dir, name, mode)?;
         }
         dir.rename(&tmp, name)?;
         dir.sync()
@@ -70,7 +82,7 @@ pub fn remove_leftovers(path: &Path) {
     }
 }
 
-fn keep_backup(dir: &Dir, name: &OsStr) -> io::Result<()> {
+fn keep_backup(dir: &Dir, name: &OsStr, mode: u32) -> io::Result<()> {
     let bak = suffixed(name, ".bak");
     let bak_tmp = temp_name(&bak);
     match dir.hard_link(name, &bak_tmp) {
@@ -85,7 +97,7 @@ fn keep_backup(dir: &Dir, name: &OsStr) -> io::Result<()> {
                 Err(e) => return Err(e),
             };
             let copied = (|| {
-                let mut to = dir.create_new(&bak_tmp, 0o644)?;
+                let mut to = dir.create_new(&bak_tmp, mode)?;
                 io::copy(&mut from, &mut to)?;
                 to.sync_all()
             })();

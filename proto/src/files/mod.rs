@@ -38,15 +38,24 @@ pub fn owned_by_another(root: &std::path::Path) -> Option<String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let owner = std::fs::metadata(root).ok()?.uid();
         let me = crate::wire::paths::euid();
-        (owner != me).then(|| {
-            format!(
-                "{} is owned by uid {owner}, not by you (uid {me}): ccmem leaves a repository another user owns \
-                 alone, as git's safe.directory does",
-                root.display()
-            )
-        })
+        // The root, and the directories ccmem writes in under it when they are there: a
+        // co-user who made `.claude/` in this user's repository could replace what ccmem
+        // writes in it.
+        let root_owner = std::fs::metadata(root).ok()?.uid();
+        let inner = [root.join(".claude"), root.join(".claude/memory")];
+        let (dir, owner) = std::iter::once((root.to_path_buf(), root_owner))
+            .chain(inner.into_iter().filter_map(|d| std::fs::symlink_metadata(&d).ok().map(|m| (d, m.uid()))))
+            .find(|(_, uid)| *uid != me)?;
+        let what = if dir == root {
+            "a repository another user owns"
+        } else {
+            "a repository whose `.claude` another user owns"
+        };
+        Some(format!(
+            "{} is owned by uid {owner}, not by you (uid {me}): ccmem leaves {what} alone, as git's safe.directory does",
+            dir.display()
+        ))
     }
     #[cfg(not(unix))]
     {

@@ -73,7 +73,11 @@ impl ScopeStore {
     /// the way from the project root, whatever is put there between two steps.
     pub(super) fn write_own(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         match self.project_root() {
-            Some(root) => atomic::write_in(root, path, bytes, false),
+            // A repository, or its `.claude/`, another user owns is left alone.
+            Some(root) => match ccmem_proto::files::owned_by_another(root) {
+                Some(why) => Err(io::Error::new(io::ErrorKind::PermissionDenied, why)),
+                None => atomic::write_in(root, path, bytes, false),
+            },
             None => atomic::write(path, bytes, false),
         }
     }

@@ -210,6 +210,15 @@ fn a_reused_commit_message_is_not_the_agents_words() {
     ] {
         assert!(message_written(cmd), "{cmd}");
     }
+    // A message in a cluster of short options is the agent's words too.
+    for (cmd, words) in
+        [("git commit -am wip", "wip"), ("git commit -qmAdd", "Add"), ("git commit -am 'Add login'", "Add login")]
+    {
+        let mut s = session();
+        record(&mut s, cmd, "", false, None, now);
+        let texts: Vec<&str> = s.done.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, [words], "{cmd}");
+    }
     let mut s = session();
     record(&mut s, "git commit --amend -m \"Add login\"", "[main 1a2b3c4] Add login\n", false, None, now);
     commit_hash(&mut s, "1a2b3c4");
