@@ -88,8 +88,7 @@ impl Project {
         } else if fx.commit {
             // The commit is named by git itself, never by what the command printed: by the
             // first git state read after this (the command has run by now).
-            let (before, _) = crate::agent::context::commit_of(&self.s.git.last_commit);
-            self.commit_pending = Some((self.seq, before.to_string()));
+            self.commit_pending = Some(self.seq);
             self.git_soon();
         }
         for e in &fx.agent_edits {

@@ -115,11 +115,12 @@ impl Project {
 
     pub(super) fn take_git(&mut self, seq: u64, copy: &Session) {
         // A job started before the commit's hook came may not show it: the next one will.
-        if let Some((_, before)) = self.commit_pending.take_if(|(after, _)| seq > *after) {
+        if self.commit_pending.is_some_and(|before| seq > before) {
             let (hash, _) = crate::agent::context::commit_of(&copy.git.last_commit);
-            if !hash.is_empty() && hash != before {
+            if !hash.is_empty() {
                 crate::session::shell::commit_hash(&mut self.s, hash);
             }
+            self.commit_pending = None;
         }
         self.s.git = copy.git.clone();
         self.s.git_start = copy.git_start.clone();
@@ -169,10 +170,10 @@ impl Project {
             Ok((copy, out, exclude_done, comments)) => {
                 self.s = copy;
                 // Its git state was read after every hook before it.
-                if let Some((_, before)) = self.commit_pending.take() {
+                if self.commit_pending.take().is_some() {
                     let head = self.s.git.last_commit.clone();
                     let (hash, _) = crate::agent::context::commit_of(&head);
-                    if !hash.is_empty() && hash != before {
+                    if !hash.is_empty() {
                         crate::session::shell::commit_hash(&mut self.s, hash);
                     }
                 }

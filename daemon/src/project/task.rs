@@ -107,9 +107,8 @@ pub struct Project {
     pub(super) queued_git: bool,
     /// The agent just committed: the number of the last job started before, so that the git
     /// state of the first job started after it names the new commit in the finished work
-    /// ([`crate::session::shell::commit_hash`]); with the commit HEAD named then, which is no
-    /// new commit (`git commit` with nothing to commit, its exit status unknown).
-    pub(super) commit_pending: Option<(u64, String)>,
+    /// ([`crate::session::shell::commit_hash`]).
+    pub(super) commit_pending: Option<u64>,
     /// The task's loop is running (jobs are started only then).
     pub(super) running: bool,
     /// Marker comments of the files read for the report; lent to the job that writes it.

@@ -217,6 +217,9 @@ pub const COMMIT_NOT_WRITTEN: &str = "(its message was not written in the comman
 /// wrote in the command (its own words), and the commit's hash, which the project task
 /// takes from git itself once the command has run ([`commit_hash`]).
 fn finished(work: Work, command: &str, output: &str) -> Option<(&'static str, String)> {
+    if work == Work::Commit && nothing_committed(output) {
+        return None;
+    }
     if work == Work::Commit {
         // A message the agent did not write (`--amend --no-edit`, `-C HEAD@{1}`, `--fixup`,
         // a file's) is the repository's text: not the agent's words, so not shown.
@@ -503,6 +506,12 @@ fn quoted_after(command: &str, flags: &[&str]) -> Option<String> {
         };
     }
     None
+}
+
+/// Whether a `git commit`'s output says it made no commit (its exit status may not be known:
+/// an agent's payload without one). Taken only to leave a commit out, never to add one.
+pub fn nothing_committed(output: &str) -> bool {
+    ["nothing to commit", "no changes added to commit", "nothing added to commit"].iter().any(|w| output.contains(w))
 }
 
 /// The message of a `git commit` given in a cluster of short options (`-am wip`, `-qmFix`).

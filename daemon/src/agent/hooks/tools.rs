@@ -66,6 +66,7 @@ pub(super) fn tool_use(
             if !*interrupted {
                 results(s, command, output, *failed, cwd, now);
                 fx.commit |= !*failed
+                    && !crate::session::shell::nothing_committed(output)
                     && crate::observe::work::parts(command)
                         .iter()
                         .any(|(w, _)| *w == crate::observe::work::Work::Commit);

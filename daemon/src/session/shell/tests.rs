@@ -210,6 +210,10 @@ fn a_reused_commit_message_is_not_the_agents_words() {
     ] {
         assert!(message_written(cmd), "{cmd}");
     }
+    // A commit that made none (its exit status unknown) is no work done.
+    let mut s = session();
+    record(&mut s, "git commit -am wip", "On branch main\nnothing to commit, working tree clean\n", false, None, now);
+    assert!(s.done.is_empty(), "{:?}", s.done);
     // A message in a cluster of short options is the agent's words too.
     for (cmd, words) in
         [("git commit -am wip", "wip"), ("git commit -qmAdd", "Add"), ("git commit -am 'Add login'", "Add login")]
