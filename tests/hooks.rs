@@ -728,3 +728,25 @@ fn auto_start_runs_no_program_of_the_projects_from_a_relative_path_entry() {
     assert!(wait_until(Duration::from_secs(5), || marker.exists()), "the absolute entry's ccmemd was started");
     assert!(std::fs::read_to_string(&marker).unwrap().contains("chosen/bin/ccmemd"));
 }
+
+/// Found by the independent tester: a message of nothing but thousands of `[GOAL: …]` lines
+/// cost the daemon time in the square of their number (each compared with all kept). One
+/// message gives its last 64 of each kind.
+#[test]
+fn a_message_of_thousands_of_intents_gives_its_last_few() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    // (Under the 32 KiB of a message the hook keeps whole.)
+    let said: String = (0..1500).map(|i| format!("[GOAL: g{i}]\n")).collect();
+    send(&env, ev(&root, "c", "Stop", json!({"last_assistant_message": said})));
+    let mut v = Value::Null;
+    assert!(wait_until(Duration::from_secs(20), || {
+        v = env.ctl_json(&["facts", "--project", root.to_str().unwrap()]);
+        v["goals"].as_array().is_some_and(|g| !g.is_empty())
+    }));
+    let goals: Vec<&str> = v["goals"].as_array().unwrap().iter().filter_map(|g| g["text"].as_str()).collect();
+    assert_eq!(goals.len(), 64, "{goals:?}");
+    assert_eq!(goals.last(), Some(&"g1499"));
+    assert!(!goals.contains(&"g0"));
+}

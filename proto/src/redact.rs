@@ -402,7 +402,8 @@ impl Redactor {
             // line to the next (a token wrapped) may have taken the start of the next line's
             // own secret into the first one's mask, and what is left of it would be found
             // no more (`ghp_…⏎sk_live_…`).
-            let merged = union(read, self.direct_spans(&cur));
+            let wrapped = read.iter().any(|s| cur.get(s.range.clone()).is_some_and(|t| t.contains('\n')));
+            let merged = if wrapped { union(read, self.direct_spans(&cur)) } else { read };
             let edits: Vec<(Range<usize>, &str)> =
                 merged.iter().map(|s| (s.range.clone(), s.replacement.as_str())).collect();
             cur = Cow::Owned(replace(&cur, &edits, track.as_deref_mut()));
@@ -585,10 +586,11 @@ impl Redactor {
             return;
         }
         let bytes = match encoding {
-            Some(rules::Encoding::Hex) => values::hex_decode(&compact),
+            Some(rules::Encoding::Hex | rules::Encoding::HexBare) => values::hex_decode(&compact),
             _ => values::base64_decode(&compact),
         };
-        if encoding == Some(rules::Encoding::Base64Bare) && !reads_as_text(&bytes) {
+        let bare = matches!(encoding, Some(rules::Encoding::Base64Bare | rules::Encoding::HexBare));
+        if bare && !reads_as_text(&bytes) {
             return;
         }
         let decoded = String::from_utf8_lossy(&bytes);

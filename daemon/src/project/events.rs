@@ -243,10 +243,15 @@ impl Project {
         if self.scanned.len() > 256 {
             self.scanned.pop_front();
         }
-        let found = crate::agent::intents::detect(text);
+        let mut found = crate::agent::intents::detect(text);
         if found == facts::Intents::default() {
             return;
         }
+        // One message states a few of each; thousands (a message of nothing else) are cut to
+        // the last ones, so that what follows stays bounded (each is compared with those kept).
+        keep_last(&mut found.remember, INTENTS_PER_MESSAGE);
+        keep_last(&mut found.goals, INTENTS_PER_MESSAGE);
+        keep_last(&mut found.done, INTENTS_PER_MESSAGE);
         let now = crate::clock::iso(chrono::Utc::now());
         let m = &mut self.memory;
         for (fact, global) in found.remember {
@@ -321,3 +326,11 @@ fn conversation_mut<'a>(
 /// How long the user has worked in a project before a user-wide fact said there reaches the
 /// others without being confirmed.
 const KNOWN_AFTER_HOURS: i64 = 24;
+
+/// Facts, goals and goals done taken from one message at most, each.
+const INTENTS_PER_MESSAGE: usize = 64;
+
+fn keep_last<T>(v: &mut Vec<T>, n: usize) {
+    let excess = v.len().saturating_sub(n);
+    v.drain(..excess);
+}

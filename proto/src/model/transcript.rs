@@ -110,7 +110,10 @@ pub fn parse_record(v: &Value) -> Record {
                 }
                 return r;
             }
-            let meta = v.get("isMeta").and_then(Value::as_bool) == Some(true);
+            // Text Claude Code adds as the user's (a skill's body, a caveat): `isMeta`, or the
+            // tool call that brought it in (`sourceToolUseID`) when `isMeta` is missing.
+            let meta = v.get("isMeta").and_then(Value::as_bool) == Some(true)
+                || v.get("sourceToolUseID").and_then(Value::as_str).is_some_and(|s| !s.is_empty());
             match content {
                 Some(Value::String(text)) if !meta => prompt(text, &mut r.entries),
                 Some(Value::Array(blocks)) => {
@@ -555,6 +558,7 @@ mod tests {
         for skipped in [
             json!({"type": "user", "message": {"content": "<local-command-stdout>Bye!</local-command-stdout>"}}),
             json!({"type": "user", "isMeta": true, "message": {"content": "Caveat: …"}}),
+            json!({"type": "user", "sourceToolUseID": "toolu_1", "message": {"content": [{"type": "text", "text": "Base directory for this skill: /x"}]}}),
             json!({"type": "progress", "data": {}}),
             json!({"type": "queue-operation", "operation": "dequeue"}),
             json!({"type": "assistant", "isApiErrorMessage": true, "message": {"content": [{"type": "text", "text": "API Error"}]}}),

@@ -40,6 +40,8 @@ pub(super) enum Encoding {
     /// Base64 found with no decoder next to it: read only if it decodes to text.
     Base64Bare,
     Hex,
+    /// Hexadecimal found with no decoder next to it: read only if it decodes to text.
+    HexBare,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
@@ -94,6 +96,11 @@ const CRED_WORDS: &[&str] = &[
 pub(super) const INTL_PASSWORD_WORDS: &[&str] = &[
     "парол",
     "лозинк",
+    "lozink",
+    "geslo",
+    "parool",
+    "slaptažod",
+    "slaptazod",
     "hasł",
     "haslo",
     "heslo",
@@ -110,6 +117,7 @@ pub(super) const INTL_PASSWORD_WORDS: &[&str] = &[
     "salasana",
     "jelszó",
     "jelszo",
+    "jelszav",
     "κωδικ",
     "συνθηματικ",
     "passwort",
@@ -140,9 +148,14 @@ pub(super) const INTL_PASSWORD_JOINED: &[&str] =
     &["密码", "密碼", "口令", "パスワード", "暗証番号", "パスコード", "비밀번호", "암호", "패스워드", "รหัสผ่าน"];
 
 /// The prefilter's words for the two lists above (one of which every match holds).
-pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 49] = [
+pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 55] = [
     "парол",
     "лозинк",
+    "lozink",
+    "geslo",
+    "parool",
+    "slaptažod",
+    "slaptazod",
     "hasł",
     "haslo",
     "heslo",
@@ -159,6 +172,7 @@ pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 49] = [
     "salasana",
     "jelszó",
     "jelszo",
+    "jelszav",
     "κωδικ",
     "συνθηματικ",
     "passwort",
@@ -827,8 +841,8 @@ pub(super) fn built_in() -> Vec<Spec> {
         // A hash or a transaction's id with no such word near it is kept.
         spec(
             "private-key",
-            r#"(?i)(?:\b(?:private[ _-]?key|priv[ _-]?key|privkey|secret[ _-]?key|secret|signing[ _-]?key|wallet[ _-]?key|account[ _-]?key|eth(?:ereum)?[ _-]?key|deployer[ _-]?key|(?:my|our|your|his|her|their)[ \t]+key)|\[REDACTED:private-key\])[^\n]{0,40}?\b(?P<s>0x[0-9a-f]{64})\b|\b(?P<s2>0x[0-9a-f]{64})\b[^\n]{0,40}?\b(?:private[ _-]?key|privkey|secret[ _-]?key)\b|\b(?:private|priv|secret|wallet|metamask|signing|account|deployer|eth(?:ereum)?)[ _-]?key\b["'`*]*(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*["'`*]*(?P<s3>[0-9a-f]{64})\b"#,
-            &["0x", "key"],
+            r#"(?i)(?:\b(?:private[ _-]?key|priv[ _-]?key|privkey|secret[ _-]?key|secret|signing[ _-]?key|wallet[ _-]?key|account[ _-]?key|eth(?:ereum)?[ _-]?key|deployer[ _-]?key|(?:my|our|your|his|her|their)[ \t]+key|(?:new[ \t]+)?(?:ethers\.)?Wallet[ \t]*\(|privateKeyToAccount[ \t]*\(|fromPrivateKey[ \t]*\()|\[REDACTED:private-key\])[^\n]{0,40}?\b(?P<s>0x[0-9a-f]{64})\b|\b(?P<s2>0x[0-9a-f]{64})\b[^\n]{0,40}?\b(?:private[ _-]?key|privkey|secret[ _-]?key)\b|\b(?:private|priv|secret|wallet|metamask|signing|account|deployer|eth(?:ereum)?)[ _-]?key\b["'`*]*(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*["'`*]*(?P<s3>[0-9a-f]{64})\b"#,
+            &["0x", "key", "wallet"],
             Some(high_entropy),
         ),
         // A wallet's recovery phrase (BIP-39: 12 to 24 words) after a name that says so.
@@ -883,7 +897,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec(
             "password",
             format!(
-                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|(?:[ \t]+[^\s:：=]{{1,20}}){{0,2}}?[ \t]+(?:is|ist|lautet|war|es|era|est|é|è|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι|היא|הוא|ni)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
+                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|(?:[ \t]+[^\s:：=]{{1,20}}){{0,2}}?[ \t]+(?:is|ist|lautet|war|es|era|est|é|è|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι|היא|הוא|ni|yra)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
                 alpha = INTL_PASSWORD_WORDS.join("|"),
                 joined = INTL_PASSWORD_JOINED.join("|"),
             ),
@@ -927,10 +941,17 @@ pub(super) fn built_in() -> Vec<Spec> {
         // not a word (see `login_pair`).
         spec(
             "password",
-            r"(?i)\b(?:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[ \t]*[:=]?(?:[ \t]+(?:is|was))?[ \t]*(?P<u>[A-Za-z0-9._@+-]{2,40})[ \t]*(?:/|\||:)[ \t]*(?P<s>[^\s/'\x22`,;\[<{($%][^\s/'\x22`,;]{3,99})",
+            r"(?i)\b(?:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[ \t]*[:=]?(?:[ \t]+(?:is|was|are|as|with))?[ \t]*(?P<u>[A-Za-z0-9._@+-]{2,40})[ \t]*(?:/|\||:|,?[ \t]+(?:pass(?:word)?|pw|pwd)[ \t]*[:=]?)[ \t]*(?P<s>[^\s/'\x22`,;\[<{($%][^\s/'\x22`,;]{3,99})",
             &["login", "log in", "log-in", "signin", "sign in", "sign-in", "cred", "account", "user"],
             Some(login_pair),
         ),
+        // Hexadecimal the same way: text spelled in hex (`6768705f…`) is read.
+        Spec {
+            decoded: Some(Encoding::HexBare),
+            min_len: 32,
+            consumes: true,
+            ..spec("secret", r"(?:^|[^0-9A-Za-z])(?P<s>(?:[0-9a-fA-F]{2}){16,})(?:$|[^0-9A-Za-z])", &[], None)
+        },
         // Base64 with no decoder next to it: if it reads as text (not bytes) and what it
         // says holds a secret, it is masked (`Z2hwX…`, `cGFzc3dvcmQ9…`).
         Spec {
@@ -939,6 +960,14 @@ pub(super) fn built_in() -> Vec<Spec> {
             consumes: true,
             ..spec("secret", r"(?:^|[^A-Za-z0-9+/_=-])(?P<s>[A-Za-z0-9+/_-]{16,}={0,2})", &[], None)
         },
+        // The same with what it is for between: "the api key for datadog is …", "the key for
+        // the prod server is …", "the pass for the staging db is …".
+        spec(
+            "secret",
+            r#"(?i)\b(?:(?:api[ _-]?)?key|pass(?:word)?|passphrase|token|secret|credentials?|pw|pwd)\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[A-Za-z0-9_.@-]+(?:\s+[A-Za-z0-9_.@-]+){0,2}?\s+(?:is|was|are)\s*[:=]?\s*["'`]?(?P<s>[A-Za-z0-9+/=_.~!@#$%^&*-]{8,})"#,
+            &["key", "pass", "token", "secret", "cred", "pw"],
+            Some(prose_secret),
+        ),
         // "my API key is …", "access token: …", "client secret …", "token Tk12345678d": a
         // value that looks random (a short one must mix capitals, small letters and digits).
         // A secret's mask stands for its name.

@@ -373,6 +373,22 @@ fn escaped(c: char) -> Option<Small> {
 }
 
 /// The characters of a token, for the runs that glue and wraps join.
+/// Whether a list around `at` is joined into one string (`"".join([…])`, `[…].join("")`):
+/// `join` on the same line within a short reach, so that lists of words and arguments in code
+/// are read as they are.
+fn joins_near(b: &[u8], at: usize) -> bool {
+    let line = |r: &[u8]| r.windows(4).any(|w| w == b"join");
+    let from = at.saturating_sub(REACH);
+    let before = &b[from..at];
+    let before = before.iter().rposition(|&c| c == b'\n').map_or(before, |n| &before[n + 1..]);
+    let after = &b[at..(at + REACH).min(b.len())];
+    let after = after.iter().position(|&c| c == b'\n').map_or(after, |n| &after[..n]);
+    line(before) || line(after)
+}
+
+/// How far [`joins_near`] looks on each side.
+const REACH: usize = 160;
+
 fn token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/')
 }
@@ -641,7 +657,7 @@ impl<'a> Scanner<'a> {
             // Items of a list joined (`"".join(["ghp_abc", "def…"])`, `["AKIA", "…"].join("")`):
             // only pieces of four or more of a token's characters each, so that arguments
             // and lists of words read as they are.
-            (Some(b','), _) if self.run >= 4 => 1,
+            (Some(b','), _) if self.run >= 4 && joins_near(b, k) => 1,
             (Some(b'\\'), Some(b'\n')) => 2,
             (Some(b'\\'), Some(b'\r')) if b.get(k + 2) == Some(&b'\n') => 3,
             _ => 0,
