@@ -48,6 +48,8 @@ mod bench {
         ("newlines", "\n"),
         ("whole markers", "[REMEMBER: a] "),
         ("global markers", "[REMEMBER GLOBAL: a] "),
+        ("goal lines", "[GOAL: g]\n"),
+        ("lists joined", "\"\".join([\"abcd\", \"efgh\", "),
         ("apostrophes", "'a "),
         ("colons", "a: "),
         ("elements", "<a></a>"),
