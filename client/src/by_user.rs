@@ -27,6 +27,7 @@ pub const MARKERS: &[&str] = &[
 
 /// The agents' programs, as a process's first or second argument names them (`claude`, or
 /// `node …/claude-code/cli.js`).
+#[cfg(any(target_os = "linux", test))]
 const PROGRAMS: &[&str] = &[
     "claude",
     "codex",
@@ -89,6 +90,7 @@ fn parent_of(pid: u32) -> Option<u32> {
 
 /// The agent a command line runs, if any: its program, or the script node, bun or deno runs
 /// (`node /usr/lib/node_modules/@anthropic-ai/claude-code/cli.js`).
+#[cfg(any(target_os = "linux", test))]
 fn agent_program(cmdline: &[u8]) -> Option<String> {
     let args: Vec<String> =
         cmdline.split(|&b| b == 0).take(3).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
