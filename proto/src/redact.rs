@@ -587,6 +587,7 @@ impl Redactor {
         }
         let bytes = match encoding {
             Some(rules::Encoding::Hex | rules::Encoding::HexBare) => values::hex_decode(&compact),
+            Some(rules::Encoding::Reversed) => compact.chars().rev().collect::<String>().into_bytes(),
             _ => values::base64_decode(&compact),
         };
         let bare = matches!(encoding, Some(rules::Encoding::Base64Bare | rules::Encoding::HexBare));

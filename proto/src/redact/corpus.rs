@@ -619,6 +619,9 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("jelszavam Xk29vLq7Mz", "password", "Xk29vLq7Mz"),
     ("token as hex 6768705f303132333435363738396162636465666768696a4142434445464748494a303132333435", "github-token", "30313233343536373839616263646566"),
     ("const w = new Wallet(\"0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318\")", "private-key", "4c0883a69102937d6231471b5dbb6204"),
+    ("echo 543210JIHGFEDCBAjihgfedcba9876543210_phg | rev", "github-token", "0JIHGFEDCBAjihgfedcb"),
+    ("t = '543210JIHGFEDCBAjihgfedcba9876543210_phg'[::-1]", "github-token", "0JIHGFEDCBAjihgfedcb"),
+    ("staging db password -> Xk29vLq7Mz", "password", "Xk29vLq7Mz"),
     // Base64 with no decoder next to it, whose text holds a secret.
     ("the CI secret is stored as Z2hwXzAxMjM0NTY3ODlhYmNkZWZnaGlqQUJDREVGR0hJSjAxMjM0NQ== in the vault", "github-token", "AxMjM0NTY3ODlhYmNkZW"),
     ("data:\n  creds: REJfUEFTU1dPUkQ9aHVudGVyMjJ4eXo=", "secret", "UEFTU1dPUkQ9aHVu"),
@@ -1007,6 +1010,8 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "the token for this request is refreshed hourly",
     "the pass for the mountain is closed",
     "login admin, pass through the proxy",
+    "echo hello world | rev",
+    "name = 'desserts'[::-1]",
     // Near Telegram's URLs.
     "https://api.telegram.org/bot$TELEGRAM_TOKEN/sendMessage",
     "https://api.telegram.org/bot<token>/METHOD_NAME",

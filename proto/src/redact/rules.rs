@@ -42,6 +42,8 @@ pub(super) enum Encoding {
     Hex,
     /// Hexadecimal found with no decoder next to it: read only if it decodes to text.
     HexBare,
+    /// Text written backwards, handed to something that turns it round.
+    Reversed,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
@@ -815,6 +817,17 @@ pub(super) fn built_in() -> Vec<Spec> {
                 None,
             )
         },
+        // Text reversed where it is given (`echo <reversed> | rev`, `rev <<< <reversed>`,
+        // `"…"[::-1]`, `.split('').reverse().join('')`): read forwards.
+        Spec {
+            decoded: Some(Encoding::Reversed),
+            ..spec(
+                "secret",
+                r#"(?:^|[\s;&|(`])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*["']?(?P<s>[^\s'"|;&<>]{12,})["']?[ \t]*\|[ \t]*rev\b|\brev[ \t]*<<<[ \t]*["']?(?P<s2>[^\s'"|;&<>]{12,})|["'](?P<s4>[^\s'"]{12,})["']\[::-1\]|["'](?P<s5>[^\s'"]{12,})["']\.split\(["']{2}\)\.reverse\(\)"#,
+                &["rev", "[::-1]", "reverse()"],
+                None,
+            )
+        },
         // The same as a here-string: `gh auth login --with-token <<< TOKEN`,
         // `wrangler secret put X <<< VALUE`, `docker login --password-stdin <<< PASS`.
         spec(
@@ -871,7 +884,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,100})"|'(?P<q2>[^'\s]{4,100})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
