@@ -238,14 +238,19 @@ fn forward(
         }
     }
     let socket = paths::socket_path(socket).map_err(|e| Failed::unreachable(e.to_string()))?;
-    let (start_budget, mut reply_wait) = budgets();
+    let (start_budget, full_wait) = budgets();
     // A daemon that took a connection and never answered (stopped, hung) made an earlier
     // hook wait its whole time: until it answers again, each hook asks only briefly.
-    let stalled = stall::marked(&socket);
-    if stalled {
-        reply_wait = reply_wait.min(stall::WAIT);
+    let mut stalled = stall::marked(&socket);
+    let reply_wait = if stalled { full_wait.min(stall::WAIT) } else { full_wait };
+    let (mut conn, started) = connect(&socket, autostart, start_budget, reply_wait)?;
+    if started {
+        // A daemon this hook just started is not the one that did not answer: it is waited
+        // for fully (its first answer builds the context), and the mark goes.
+        stall::clear(&socket);
+        stalled = false;
+        conn.set_timeout(full_wait).map_err(|e| Failed::unreachable(e.to_string()))?;
     }
-    let mut conn = connect(&socket, autostart, start_budget, reply_wait)?;
     // Every event waits for the daemon's word that it is queued (before it is handled), so
     // that the agent's next event cannot overtake it. Only SessionStart waits for more. (A
     // daemon that took the event but answered late still records it: nothing to tell.)
@@ -270,13 +275,15 @@ fn forward(
     Ok(())
 }
 
-/// Connects within `wait`, or starts the daemon within `budget`; either way each request
-/// then waits `wait` at most. A daemon that is simply not running while auto-start is off is the user's choice (a
+/// Connects within `wait`, or starts the daemon within `budget` (then says so); either way
+/// each request then waits `wait` at most. A daemon that is simply not running while auto-start is off is the user's choice (a
 /// service to come, a pause): that failure is not theirs to hear of at every session start.
-fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> Result<Conn, Failed> {
+fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> Result<(Conn, bool), Failed> {
+    let mut started = false;
     let mut conn = match Conn::connect_within(socket, wait) {
         Ok(c) => c,
         Err(e) if crate::autostart::is_absent(&e) && autostart => {
+            started = true;
             crate::autostart::start_and_connect(socket, budget).map_err(Failed::unreachable)?
         }
         Err(e) => {
@@ -285,7 +292,7 @@ fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> 
         }
     };
     conn.set_timeout(wait).map_err(|e| Failed::unreachable(e.to_string()))?;
-    Ok(conn)
+    Ok((conn, started))
 }
 
 /// Keeps what the daemon reads and bounds the rest: tool outputs keep the start and the end
