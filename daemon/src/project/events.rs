@@ -122,7 +122,7 @@ impl Project {
                         String::new()
                     } else {
                         let text = self.context(hook.conversation.as_deref(), source == "compact", None).await.context;
-                        if let Some(c) = hook.conversation.as_deref().and_then(|id| conversation_mut(&mut self.s, id)) {
+                        if let Some(c) = hook.conversation.as_deref().and_then(|id| hooks::find(&mut self.s, id)) {
                             c.context_given |= !text.is_empty();
                         }
                         text
@@ -314,13 +314,6 @@ impl Project {
 fn resumes_where_it_left(s: &ccmem_proto::model::session::Session, id: &str) -> bool {
     let Some(c) = s.conversations.iter().find(|c| c.id == id) else { return false };
     c.context_given && s.conversations.iter().all(|o| o.id == id || o.activity_seq < c.activity_seq)
-}
-
-fn conversation_mut<'a>(
-    s: &'a mut ccmem_proto::model::session::Session,
-    id: &str,
-) -> Option<&'a mut ccmem_proto::model::session::Conversation> {
-    s.conversations.iter_mut().find(|c| c.id == id)
 }
 
 /// How long the user has worked in a project before a user-wide fact said there reaches the

@@ -211,6 +211,13 @@ pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 55] = [
 /// The built-in rules.
 pub(super) fn built_in() -> Vec<Spec> {
     let cred = CRED_WORDS.join("|");
+    // "Password" in another language: a word of letters (no letter before it), or one
+    // written together with what follows.
+    let intl_name = format!(
+        r"(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))",
+        alpha = INTL_PASSWORD_WORDS.join("|"),
+        joined = INTL_PASSWORD_JOINED.join("|"),
+    );
     let commands = commands::COMMANDS.iter().map(|c| regex::escape(c)).collect::<Vec<_>>().join("|");
     // A value after `=` or `:`: double-quoted, single-quoted, JSON-escaped, or bare.
     let value = r#"(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|\\"(?P<s3>(?:[^"\\\n]|\\[^"\n])*)\\"|(?P<s4>[^\s'"`,;<>|&(){}\[\]]+(?:&[^\s'"`,;<>|&(){}\[\]]+)*)(?P<call>\()?)"#;
@@ -910,9 +917,8 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec(
             "password",
             format!(
-                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|(?:[ \t]+[^\s:：=]{{1,20}}){{0,2}}?[ \t]+(?:is|ist|lautet|war|es|era|est|é|è|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι|היא|הוא|ni|yra)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
-                alpha = INTL_PASSWORD_WORDS.join("|"),
-                joined = INTL_PASSWORD_JOINED.join("|"),
+                r#"(?i){name}(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|(?:[ \t]+[^\s:：=]{{1,20}}){{0,2}}?[ \t]+(?:is|ist|lautet|war|es|era|est|é|è|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι|היא|הוא|ni|yra)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
+                name = intl_name,
             ),
             &INTL_PASSWORD_KEYWORDS,
             Some(intl_password),
@@ -922,9 +928,8 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec(
             "password",
             format!(
-                r#"(?i)(?:(?:^|[^\p{{L}}\p{{N}}_])(?:{alpha})\w*|(?:{joined}))(?:[ \t]+[^\s:：=\d]{{1,20}}){{1,2}}[ \t]+(?P<b>[!#-&(-;=?-_a-~]*[0-9][!#-&(-;=?-_a-~]*)"#,
-                alpha = INTL_PASSWORD_WORDS.join("|"),
-                joined = INTL_PASSWORD_JOINED.join("|"),
+                r#"(?i){name}(?:[ \t]+[^\s:：=\d]{{1,20}}){{1,2}}[ \t]+(?P<b>[!#-&(-;=?-_a-~]*[0-9][!#-&(-;=?-_a-~]*)"#,
+                name = intl_name,
             ),
             &INTL_PASSWORD_KEYWORDS,
             Some(intl_password),

@@ -248,7 +248,7 @@ fn close_last_command(s: &mut Session, now: DateTime<Utc>) {
     }
 }
 
-fn find<'a>(s: &'a mut Session, id: &str) -> Option<&'a mut Conversation> {
+pub(crate) fn find<'a>(s: &'a mut Session, id: &str) -> Option<&'a mut Conversation> {
     if id.is_empty() {
         return None;
     }
