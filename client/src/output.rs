@@ -45,6 +45,12 @@ pub fn status(r: &StatusReply) -> String {
         c.active, c.max, c.accepted, refused, c.requests
     );
     let _ = writeln!(s, "projects     {} live", d.live_projects);
+    if !d.journal.is_empty() {
+        let _ = writeln!(s, "journal      {}", path_line(std::path::Path::new(&d.journal)));
+    }
+    for p in &d.journal_problems {
+        let _ = writeln!(s, "journal      {}", ccmem_proto::quote::name(p));
+    }
     if let Some(p) = &r.project {
         let _ = writeln!(s, "project      {}", path_line(&p.root));
         match &p.session {

@@ -18,6 +18,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod heap;
+pub mod journal;
 pub mod logging;
 pub mod memories;
 pub mod observe;
@@ -197,7 +198,9 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         cfg.max_watches.unwrap_or(usize::MAX),
     ));
     let (reloader, live) = config::Reloader::new(args, given, cfg);
+    let journal = journal::Journal::open(&state_dir);
     let services = project::task::Services {
+        journal: journal.clone(),
         ports,
         global: agent::facts::GlobalFacts::spawn(store.clone()),
         memories: memories::Memories::spawn(memories::global_dir()),
@@ -263,6 +266,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
     drop(socket_watch);
     activation::notify("STOPPING=1");
     shared.projects.final_checkpoint_all().await;
+    journal.flush().await;
     // The listener was closed by `serve`; the file goes only after the checkpoints, so a
     // client meanwhile finds a refusing socket and waits for the lock rather than racing it.
     // A socket the service manager made stays: it is the manager's to remove.

@@ -251,10 +251,22 @@ fn forward(
         stalled = false;
         conn.set_timeout(full_wait).map_err(|e| Failed::unreachable(e.to_string()))?;
     }
-    // Every event waits for the daemon's word that it is queued (before it is handled), so
-    // that the agent's next event cannot overtake it. Only SessionStart waits for more. (A
-    // daemon that took the event but answered late still records it: nothing to tell.)
-    let reply: HookReply = match conn.call(method::HOOK, &payload) {
+    // Every event waits for the daemon's word that it is recorded (applied and in the
+    // journal, before any read or checkpoint it starts): the agent's next event cannot
+    // overtake it, and a crash of the daemon after the answer loses nothing. Only
+    // SessionStart waits for more. (A daemon that took the event but answered late still
+    // records it: nothing to tell.)
+    let mut result = conn.call(method::HOOK, &payload);
+    if audience.starts && died_under(&result) {
+        // The daemon died as the agent started (killed, crashed, stopping): what it had
+        // answered is in its journal, and a new one gives the context from it.
+        drop(conn);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if let Ok((mut again, _)) = connect(&socket, autostart, start_budget, reply_wait) {
+            result = again.call(method::HOOK, &payload);
+        }
+    }
+    let reply: HookReply = match result {
         Ok(r) => r,
         Err(CallError::Io(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
             // Marked from the full wait only: a daemon catching up may miss a brief ask, and
@@ -273,6 +285,13 @@ fn forward(
     }
     notice::print(audience, &reply.additional_context, reply.notice.as_deref().filter(|_| audience.starts));
     Ok(())
+}
+
+/// Whether the call failed because the daemon went away before it answered (not because it
+/// was slow, or said no).
+fn died_under(result: &Result<HookReply, CallError>) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(result, Err(CallError::Io(e)) if matches!(e.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof))
 }
 
 /// Connects within `wait`, or starts the daemon within `budget` (then says so); either way

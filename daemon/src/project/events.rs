@@ -107,6 +107,8 @@ impl Project {
             self.note_edit(&e.rel, at, true);
         }
         self.activity();
+        let entries = self.hook_entries(&hook, now);
+        let durable = self.journal(entries);
         // Answer first: the agent waits for this; intents and checkpoints can follow.
         if let Some(reply) = reply {
             let additional_context = match &hook.kind {
@@ -130,7 +132,7 @@ impl Project {
                 }
                 _ => String::new(),
             };
-            let _ = reply.send(HookReply { additional_context, notice: None });
+            super::journal::answer_when_durable(durable, reply, HookReply { additional_context, notice: None });
         }
         if let Some(text) = fx.intents_in {
             self.intents(&text).await;

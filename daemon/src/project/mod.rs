@@ -4,6 +4,7 @@
 pub mod checkpoint;
 mod events;
 mod jobs;
+mod journal;
 pub mod lock;
 pub mod msg;
 pub mod registry;

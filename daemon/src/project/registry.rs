@@ -212,6 +212,7 @@ impl Projects {
     pub async fn restore(self: &Arc<Self>) -> (usize, usize) {
         let ctx = self.ctx.clone();
         let found = tokio::task::spawn_blocking(move || ctx.store.scan()).await.unwrap_or_default();
+        let found = newest(found, self.ctx.journal.take_live());
         let (mut restored, mut archived) = (0, 0);
         let now = chrono::Utc::now();
         for f in found {
@@ -247,6 +248,7 @@ impl Projects {
                 let reason = if alive { EndReason::Expired } else { EndReason::Restored };
                 let ended_at = crate::clock::iso(last + chrono::Duration::from_std(ttl).unwrap_or_default());
                 let a = ArchivedSession { ended: reason, ended_at, session: s };
+                self.ctx.journal.ended(Box::new(a.session.clone()), crate::store::end_reason_text(reason)).await;
                 let ctx = self.ctx.clone();
                 let r = tokio::task::spawn_blocking(move || {
                     ctx.store.archive(&a)?;
@@ -459,6 +461,37 @@ impl crate::observe::ports::Audience for Projects {
     fn tell(self: Arc<Self>, root: PathBuf, servers: Vec<ServerInfo>) -> crate::observe::ports::BoxFuture {
         Box::pin(async move { self.send(&root, Msg::Servers(servers)).await })
     }
+}
+
+/// The sessions to restore: each project's tracker (its last checkpoint), or the journal's
+/// state of it where that is newer (events after the checkpoint, a daemon killed before
+/// its first one).
+fn newest(found: Vec<Found>, journal: Vec<crate::journal::Live>) -> Vec<Found> {
+    let mut found = found;
+    for live in journal {
+        let mut s = live.session;
+        // The watcher counts what changed on disk after the state it starts from.
+        s.saved_at_ms = s.saved_at_ms.max(live.at_ms);
+        let same = found.iter_mut().find_map(|f| match f {
+            Found::Session(t) if t.project_root == s.project_root => Some(t),
+            _ => None,
+        });
+        match same {
+            None => found.push(Found::Session(Box::new(s))),
+            Some(t) => {
+                let newer = match s.session_id.cmp(&t.session_id) {
+                    std::cmp::Ordering::Greater => true,
+                    std::cmp::Ordering::Equal => live.at_ms > t.saved_at_ms,
+                    std::cmp::Ordering::Less => false,
+                };
+                if newer {
+                    tracing::info!(project = %s.project_root.display(), session = %s.session_id, "the journal holds a newer state than the last checkpoint");
+                    **t = s;
+                }
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]

@@ -45,6 +45,8 @@ pub struct Services {
     pub config: Arc<crate::config::Reloader>,
     /// The socket this daemon serves, named in the projects' claims.
     pub socket: PathBuf,
+    /// Every event, and each session's latest state.
+    pub journal: crate::journal::Journal,
 }
 
 /// Hook deliveries remembered for spotting a second copy (both copies come within a
@@ -95,6 +97,8 @@ pub struct Project {
     pub(super) last_start: Option<(String, String, Instant)>,
     /// Bumped on every change: a checkpoint clears "unsaved" only if nothing changed meanwhile.
     pub(super) version: u64,
+    /// The `version` whose state was last journaled.
+    pub(super) journaled: u64,
     /// The background job (checkpoint or git refresh) in flight; one at a time.
     /// Polled by the task's own loop: a job never sends into the task's mailbox, which a
     /// burst of events can fill while the task waits for that very job.
@@ -186,6 +190,7 @@ impl Project {
             last_start: None,
             prune_recent_at: RECENT_EDITS,
             version: 0,
+            journaled: 0,
             job: None,
             seq: 0,
             applied: 0,
@@ -278,6 +283,8 @@ impl Project {
                     expiry.as_mut().reset(self.deadline);
                 }
             }
+            // What changed after an answer (intents, a transcript read, git) is kept too.
+            self.journal_state();
         };
         // From here on, senders wait for this task to be gone and then start a new session.
         rx.close();
@@ -333,14 +340,18 @@ impl Project {
                 let _ = reply.send((self.memory.clone(), said));
             }
             Msg::Event { event, reply } => {
-                let r = session::apply(&mut self.s, event, chrono::Utc::now());
+                let now = chrono::Utc::now();
+                let entry = self.event_entry(&event, now);
+                let r = session::apply(&mut self.s, event, now);
+                let mut durable = None;
                 if r.is_ok() {
                     self.activity();
+                    durable = self.journal(vec![entry]);
                 } else if let Err(e) = &r {
                     tracing::debug!(project = %self.s.project_root.display(), error = %e, "event refused");
                 }
                 if let Some(reply) = reply {
-                    let _ = reply.send(r);
+                    super::journal::answer_when_durable(durable, reply, r);
                 }
             }
             Msg::Watch { reply } => {
@@ -410,6 +421,7 @@ impl Project {
             }
             Msg::FsChanges(changes) => {
                 let now = chrono::Utc::now();
+                let entries = self.file_entries(&changes, now);
                 let large = changes.len() > crate::heap::LARGE_BATCH;
                 let at = Instant::now();
                 let task_list = changes.iter().any(|(p, _)| crate::observe::tasks::is_task_list(p));
@@ -438,6 +450,7 @@ impl Project {
                 }
                 session::touch(&mut self.s, now);
                 self.activity();
+                let _ = self.journal(entries);
                 if task_list {
                     // The plan moved: the checkpoint and the report follow it now.
                     self.checkpoint_soon(CheckpointReason::Automatic, CheckpointType::EventDriven);
@@ -517,6 +530,8 @@ impl Project {
         }
         let archived =
             ArchivedSession { ended: reason, ended_at: crate::clock::iso(chrono::Utc::now()), session: self.s.clone() };
+        // The journal first: a crash after it leaves the session ended, not live again.
+        self.ctx.journal.ended(Box::new(self.s.clone()), crate::store::end_reason_text(reason)).await;
         let ctx = self.ctx.clone();
         let id = archived.session.session_id.clone();
         let root = archived.session.project_root.clone();

@@ -157,13 +157,17 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 }
             };
             let prints = matches!(hook.kind, crate::agent::hooks::Kind::SessionStart { .. });
-            if notification || !prints {
-                // Answered once queued, before it is handled: the agent's next event cannot
-                // overtake this one, and nobody waits for a checkpoint.
+            if notification {
                 shared.projects.send(&root, Msg::Hook { hook, reply: None }).await;
                 return to_value(api::HookReply::default());
             }
+            // Answered once the event is applied and in the journal (not after the reads or the
+            // checkpoint it may start): what the daemon answered survives a crash, and the
+            // agent's next event cannot overtake this one.
             let mut reply = ask(shared, &root, |reply| Msg::Hook { hook, reply: Some(reply) }).await?;
+            if !prints {
+                return to_value(reply);
+            }
             // The user hears of a configuration that the next start would stop on, while
             // this daemon still runs on the previous one.
             let reloader = shared.projects.ctx().config.clone();
@@ -400,6 +404,8 @@ fn status_reply(shared: &Arc<Shared>, project: Option<api::ProjectStatus>) -> ap
             ready_ms: shared.ready_ms.get().copied().unwrap_or(0.0),
             connections: shared.connection_stats(),
             live_projects: shared.projects.len(),
+            journal: shared.projects.ctx().journal.path().to_string_lossy().into_owned(),
+            journal_problems: shared.projects.ctx().journal.health().problems(),
         },
         project,
     }

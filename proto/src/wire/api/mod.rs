@@ -124,6 +124,12 @@ pub struct DaemonStatus {
     pub connections: ConnectionStats,
     /// Projects with a live session.
     pub live_projects: usize,
+    /// The journal's database (empty from a daemon without one).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub journal: String,
+    /// What is wrong with the journal, a line each (none when all is well).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub journal_problems: Vec<String>,
 }
 
 /// Connection counters since start.

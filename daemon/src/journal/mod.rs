@@ -1,0 +1,233 @@
+//! The journal: every event the daemon accepts, and each session's latest state, kept in
+//! one SQLite database per user (`journal.db` in the state dir).
+//!
+//! The project task writes it (nothing else does); recall, travel and the view read it. An
+//! event is durable once [`Journal::append`]'s receiver resolves: the project task answers
+//! the agent only then, so whatever the daemon has answered survives a `kill -9`. The state
+//! that goes with each append is the session as the task holds it: a restart takes a live
+//! session from here when it is newer than the last checkpoint.
+//!
+//! Knows events and sessions, not agents, git or the socket.
+
+mod open;
+mod read;
+pub mod schema;
+mod writer;
+
+use ccmem_proto::model::session::Session;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+pub use open::FILE;
+pub use read::Live;
+
+/// Operations waiting for the writer at most; past this an append is dropped and said.
+const QUEUE: usize = 8192;
+
+/// One event, as the project task saw it. Text and data are redacted by the journal.
+#[derive(Debug, Clone, Default)]
+pub struct Entry {
+    /// The project's directory.
+    pub root: PathBuf,
+    /// The project's name, when known.
+    pub root_name: String,
+    /// ccmem's session id.
+    pub session: String,
+    /// When it happened, in milliseconds since the epoch.
+    pub at_ms: i64,
+    /// Who said it: `hook`, `import`, `watch`, `user`.
+    pub source: &'static str,
+    /// What it is: `prompt`, `tool`, `edit`, `stop`, …
+    pub kind: &'static str,
+    /// The agent, by its display name.
+    pub agent: Option<String>,
+    /// The agent's conversation id.
+    pub conversation: Option<String>,
+    /// The file it is about, relative to the project.
+    pub path: Option<String>,
+    /// What search finds.
+    pub text: String,
+    /// Details, as JSON.
+    pub data: Option<serde_json::Value>,
+}
+
+/// What the writer is asked to do.
+enum Op {
+    /// Events, and the session's state after them.
+    Append { entries: Vec<Entry>, state: Option<(Box<Session>, i64)>, ack: Option<oneshot::Sender<()>> },
+    /// The session ended: its last state is its archive.
+    Ended { state: Box<Session>, at_ms: i64, reason: String, ack: oneshot::Sender<()> },
+    /// Answered once everything before it is written.
+    Flush(oneshot::Sender<()>),
+}
+
+impl Op {
+    fn done(self) {
+        match self {
+            Op::Append { ack: Some(ack), .. } | Op::Ended { ack, .. } | Op::Flush(ack) => {
+                let _ = ack.send(());
+            }
+            Op::Append { ack: None, .. } => {}
+        }
+    }
+}
+
+/// What is wrong with the journal, for `status`, `doctor` and the log.
+#[derive(Clone, Default)]
+pub struct Health(Arc<Mutex<HealthState>>);
+
+#[derive(Default)]
+struct HealthState {
+    /// The database found at start-up could not be used, and where it went.
+    replaced: Option<String>,
+    /// The last write failed, and why.
+    failing: Option<String>,
+    /// Appends dropped because the writer fell behind.
+    dropped: u64,
+}
+
+impl Health {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HealthState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn wrote(&self) {
+        let mut h = self.lock();
+        if h.failing.take().is_some() {
+            tracing::info!("the journal is written again");
+        }
+    }
+
+    fn failed(&self, why: String) {
+        let mut h = self.lock();
+        if h.failing.as_deref() != Some(why.as_str()) {
+            tracing::error!("{why}");
+        }
+        h.failing = Some(why);
+    }
+
+    /// What a person should know, one line each (none when all is well).
+    pub fn problems(&self) -> Vec<String> {
+        let h = self.lock();
+        let mut out: Vec<String> = h.replaced.iter().chain(h.failing.iter()).cloned().collect();
+        if h.dropped > 0 {
+            out.push(format!("{} events were not journaled: the journal fell behind", h.dropped));
+        }
+        out
+    }
+}
+
+/// The handle the project tasks share.
+#[derive(Clone)]
+pub struct Journal {
+    tx: Option<mpsc::SyncSender<Op>>,
+    health: Health,
+    path: PathBuf,
+    /// The live sessions found at start-up, until the registry takes them.
+    live: Arc<Mutex<Vec<Live>>>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal").field("path", &self.path).field("open", &self.tx.is_some()).finish()
+    }
+}
+
+impl Journal {
+    /// Opens the journal in the state dir `dir` and starts its writer. A journal that cannot
+    /// be opened at all leaves the daemon working without one (checkpoints still kept), and
+    /// says so in [`Journal::health`].
+    pub fn open(dir: &Path) -> Journal {
+        let path = dir.join(FILE);
+        let health = Health::default();
+        let opened = ccmem_proto::wire::paths::create_private_dirs(dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| open::open(dir));
+        let opened = match opened {
+            Ok(o) => o,
+            Err(why) => {
+                tracing::error!("no journal: {why}");
+                health.lock().replaced = Some(format!("no journal: {why}"));
+                return Journal { tx: None, health, path, live: Default::default() };
+            }
+        };
+        health.lock().replaced = opened.replaced;
+        let live = read::live(&opened.conn).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "cannot read the live sessions from the journal");
+            Vec::new()
+        });
+        let (tx, rx) = mpsc::sync_channel(QUEUE);
+        let h = health.clone();
+        let conn = opened.conn;
+        let wal = ccmem_proto::files::atomic::with_suffix(&path, "-wal");
+        let spawned =
+            std::thread::Builder::new().name("ccmem-journal".into()).spawn(move || writer::run(conn, rx, h, wal));
+        if let Err(e) = spawned {
+            health.lock().failing = Some(format!("cannot start the journal's writer: {e}"));
+            return Journal { tx: None, health, path, live: Arc::new(Mutex::new(live)) };
+        }
+        Journal { tx: Some(tx), health, path, live: Arc::new(Mutex::new(live)) }
+    }
+
+    /// Where the database is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What is wrong with it.
+    pub fn health(&self) -> &Health {
+        &self.health
+    }
+
+    /// The live sessions the journal held at start-up (once; empty after).
+    pub fn take_live(&self) -> Vec<Live> {
+        std::mem::take(&mut *self.live.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Queues `entries`, and the session's state after them; the receiver resolves once they
+    /// are committed (None: there is no journal, or it fell behind and they were dropped).
+    pub fn append(&self, entries: Vec<Entry>, state: Option<Box<Session>>) -> Option<oneshot::Receiver<()>> {
+        let tx = self.tx.as_ref()?;
+        let (ack, done) = oneshot::channel();
+        let state = state.map(|s| (s, chrono::Utc::now().timestamp_millis()));
+        match tx.try_send(Op::Append { entries, state, ack: Some(ack) }) {
+            Ok(()) => Some(done),
+            Err(_) => {
+                self.health.lock().dropped += 1;
+                None
+            }
+        }
+    }
+
+    /// Records that a session ended, with its last state; resolves once committed.
+    pub async fn ended(&self, state: Box<Session>, reason: &str) {
+        let (ack, done) = oneshot::channel();
+        let at_ms = chrono::Utc::now().timestamp_millis();
+        if self.send(Op::Ended { state, at_ms, reason: reason.to_string(), ack }).await {
+            let _ = done.await;
+        }
+    }
+
+    /// Resolves once everything queued before it is committed.
+    pub async fn flush(&self) {
+        let (ack, done) = oneshot::channel();
+        if self.send(Op::Flush(ack)).await {
+            let _ = done.await;
+        }
+    }
+
+    /// Queues `op`, waiting (off the runtime's threads) for room if the writer is behind.
+    async fn send(&self, op: Op) -> bool {
+        let Some(tx) = &self.tx else { return false };
+        match tx.try_send(op) {
+            Ok(()) => true,
+            Err(mpsc::TrySendError::Disconnected(_)) => false,
+            Err(mpsc::TrySendError::Full(op)) => {
+                let tx = tx.clone();
+                tokio::task::spawn_blocking(move || tx.send(op).is_ok()).await.unwrap_or(false)
+            }
+        }
+    }
+}

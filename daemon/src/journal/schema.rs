@@ -1,0 +1,107 @@
+//! The journal's tables, and the migrations that bring an older database forward.
+//!
+//! Designed for the three rooms that read it: recall searches `events` through `events_fts`
+//! and walks a session's events in order (`timeline`) or a file's (`why`); travel hands a
+//! session's last state (`sessions.state`) to another machine; the view lists projects,
+//! sessions and events. The version is SQLite's own `user_version`: a database of a newer
+//! version than this program knows is never written to.
+
+use rusqlite::Connection;
+
+/// The schema this program writes: one step per version, in order.
+pub const VERSION: i64 = STEPS.len() as i64;
+
+/// What takes a database from version `i` to `i + 1`.
+const STEPS: &[&str] = &[V1];
+
+/// Version 1: projects, their sessions (each with its latest state), and every event.
+const V1: &str = "
+CREATE TABLE projects (
+    id    INTEGER PRIMARY KEY,
+    root  TEXT NOT NULL UNIQUE,           -- the project's directory, absolute
+    name  TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE sessions (
+    id          INTEGER PRIMARY KEY,
+    project     INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    sid         TEXT NOT NULL,            -- ccmem's session id (session_YYYYMMDD_…)
+    started_ms  INTEGER NOT NULL,
+    ended_ms    INTEGER,                  -- NULL while the session lives
+    end_reason  TEXT,
+    state       TEXT,                     -- the session as JSON (seed 001), as of state_ms
+    state_ms    INTEGER,
+    UNIQUE (project, sid)
+);
+CREATE INDEX sessions_live ON sessions(ended_ms) WHERE ended_ms IS NULL;
+CREATE TABLE events (
+    seq           INTEGER PRIMARY KEY,    -- the order the daemon accepted them in
+    session       INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    at_ms         INTEGER NOT NULL,       -- when it happened (an import's own time)
+    source        TEXT NOT NULL,          -- hook, import, watch, user
+    kind          TEXT NOT NULL,          -- prompt, tool, edit, stop, compacted, …
+    agent         TEXT,
+    conversation  TEXT,                   -- the agent's conversation id
+    path          TEXT,                   -- the file it is about, relative to the project
+    text          TEXT NOT NULL DEFAULT '', -- redacted; what search finds
+    data          TEXT                    -- redacted JSON details
+);
+CREATE INDEX events_by_session ON events(session, seq);
+CREATE INDEX events_by_path ON events(path) WHERE path IS NOT NULL;
+CREATE VIRTUAL TABLE events_fts USING fts5(
+    text, content = 'events', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER events_fts_insert AFTER INSERT ON events BEGIN
+    INSERT INTO events_fts(rowid, text) VALUES (new.seq, new.text);
+END;
+CREATE TRIGGER events_fts_delete AFTER DELETE ON events BEGIN
+    INSERT INTO events_fts(events_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+END;
+";
+
+/// Why a database cannot be used as it is.
+#[derive(Debug)]
+pub enum Unusable {
+    /// Written by a newer ccmem: left as it is.
+    Newer(i64),
+    /// SQLite refused it (corrupt, not a database, read-only, full disk, …).
+    Sqlite(rusqlite::Error),
+    /// The file itself (a link or a directory at its name, no permission).
+    File(std::io::Error),
+    /// SQLite opened it in a way that cannot keep the log ([`super::open`] says how).
+    Setup(String),
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::Newer(v) => {
+                write!(f, "its schema version {v} is newer than this ccmem knows ({VERSION}): written by a newer ccmem")
+            }
+            Unusable::Sqlite(e) => write!(f, "{e}"),
+            Unusable::File(e) => write!(f, "{e}"),
+            Unusable::Setup(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Unusable {
+    fn from(e: rusqlite::Error) -> Self {
+        Unusable::Sqlite(e)
+    }
+}
+
+/// Brings the database to [`VERSION`], each step in its own transaction.
+pub fn migrate(conn: &mut Connection) -> Result<(), Unusable> {
+    let mut version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > VERSION {
+        return Err(Unusable::Newer(version));
+    }
+    for step in STEPS.iter().skip(usize::try_from(version).unwrap_or(0)) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(step)?;
+        version += 1;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,205 @@
+//! The journal's one writer: a thread that owns the connection and commits whatever has
+//! queued since its last commit in one transaction (a burst of hooks costs one commit), then
+//! tells each sender that its entries are durable.
+
+use super::{Entry, Health, Op};
+use ccmem_proto::model::session::Session;
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Operations taken into one transaction at most.
+const BATCH: usize = 512;
+/// Characters of an event's text kept (a prompt, a message, a command's output).
+const TEXT_CHARS: usize = 16 * 1024;
+
+/// Row ids already known, so that most appends are one insert.
+#[derive(Default)]
+struct Ids {
+    projects: HashMap<PathBuf, i64>,
+    sessions: HashMap<(i64, String), i64>,
+}
+
+/// How long a commit may wait for its sync to disk: what a power cut can lose.
+const SYNC_WITHIN: Duration = Duration::from_secs(1);
+
+/// Serves `rx` until every sender is gone.
+pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, wal: PathBuf) {
+    let mut ids = Ids::default();
+    // Commits not yet on disk: SQLite (synchronous=NORMAL) syncs the log only at its
+    // checkpoints; this syncs it within SYNC_WITHIN of a commit, off the answer's path.
+    let mut unsynced: Option<Instant> = None;
+    loop {
+        let first = match unsynced {
+            None => match rx.recv() {
+                Ok(op) => op,
+                Err(_) => break,
+            },
+            Some(since) => match rx.recv_timeout(SYNC_WITHIN.saturating_sub(since.elapsed())) {
+                Ok(op) => op,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    sync(&wal, &health);
+                    unsynced = None;
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            },
+        };
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(op) => batch.push(op),
+                Err(_) => break,
+            }
+        }
+        match write(&mut conn, &mut ids, &batch) {
+            Ok(()) => {
+                health.wrote();
+                unsynced.get_or_insert_with(Instant::now);
+            }
+            Err(e) => {
+                // The rows of a transaction that failed were never there.
+                ids = Ids::default();
+                health.failed(format!("cannot write to the journal: {e}"));
+            }
+        }
+        if unsynced.is_some_and(|since| since.elapsed() >= SYNC_WITHIN) {
+            sync(&wal, &health);
+            unsynced = None;
+        }
+        for op in batch {
+            op.done();
+        }
+    }
+    // Folded into the database: a clean stop leaves no log to replay.
+    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+}
+
+/// Puts the log's committed pages on disk.
+fn sync(wal: &std::path::Path, health: &Health) {
+    // Any descriptor of the file flushes its pages (Windows wants one that may write);
+    // opened without following a link.
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    match o.open(wal).and_then(|f| f.sync_data()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => health.failed(format!("cannot sync the journal's log to disk: {e}")),
+    }
+}
+
+fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    // The newest state of each session in the batch: the others would be overwritten at once.
+    let mut states: HashMap<i64, (&Session, i64)> = HashMap::new();
+    {
+        let mut insert = tx.prepare(
+            "INSERT INTO events (session, at_ms, source, kind, agent, conversation, path, text, data)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?;
+        for op in batch {
+            match op {
+                Op::Append { entries, state, .. } => {
+                    for e in entries {
+                        let session = session_id(&tx, ids, &e.root, &e.root_name, &e.session, e.at_ms)?;
+                        insert_event(&mut insert, session, e)?;
+                    }
+                    if let Some((s, at_ms)) = state {
+                        let session = session_id(&tx, ids, &s.project_root, &s.project_name, &s.session_id, *at_ms)?;
+                        states.insert(session, (s, *at_ms));
+                    }
+                }
+                Op::Ended { state, at_ms, reason, .. } => {
+                    let session =
+                        session_id(&tx, ids, &state.project_root, &state.project_name, &state.session_id, *at_ms)?;
+                    states.insert(session, (state, *at_ms));
+                    tx.execute(
+                        "UPDATE sessions SET ended_ms = ?2, end_reason = ?3 WHERE id = ?1",
+                        params![session, at_ms, reason],
+                    )?;
+                }
+                Op::Flush(_) => {}
+            }
+        }
+    }
+    let mut update = tx.prepare("UPDATE sessions SET state = ?2, state_ms = ?3 WHERE id = ?1")?;
+    for (session, (s, at_ms)) in states {
+        let json = serde_json::to_string(s).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        update.execute(params![session, json, at_ms])?;
+    }
+    drop(update);
+    tx.commit()
+}
+
+fn insert_event(insert: &mut rusqlite::Statement<'_>, session: i64, e: &Entry) -> rusqlite::Result<()> {
+    // Redacted here, off the project's task: the same rules as every other sink.
+    let text = crate::text::clean_lines(&e.text, TEXT_CHARS);
+    let data = e.data.as_ref().map(|d| {
+        let mut d = d.clone();
+        crate::text::redact_json(&mut d);
+        d.to_string()
+    });
+    let path = e.path.as_deref().map(crate::text::clean);
+    insert.execute(params![
+        session,
+        e.at_ms,
+        e.source,
+        e.kind,
+        e.agent,
+        e.conversation.as_deref().map(crate::text::clean),
+        path,
+        text,
+        data
+    ])?;
+    Ok(())
+}
+
+/// The row of `sid` in the project at `root`, made when missing.
+fn session_id(
+    tx: &rusqlite::Transaction<'_>,
+    ids: &mut Ids,
+    root: &std::path::Path,
+    name: &str,
+    sid: &str,
+    at_ms: i64,
+) -> rusqlite::Result<i64> {
+    let project = match ids.projects.get(root) {
+        Some(id) => *id,
+        None => {
+            let text = root.to_string_lossy();
+            let id: i64 = tx.query_row(
+                "INSERT INTO projects (root, name) VALUES (?1, ?2)
+                 ON CONFLICT (root) DO UPDATE SET name = CASE WHEN excluded.name = '' THEN name ELSE excluded.name END
+                 RETURNING id",
+                params![text, name],
+                |r| r.get(0),
+            )?;
+            ids.projects.insert(root.to_path_buf(), id);
+            id
+        }
+    };
+    let key = (project, sid.to_string());
+    if let Some(id) = ids.sessions.get(&key) {
+        return Ok(*id);
+    }
+    let found: Option<i64> = tx
+        .query_row("SELECT id FROM sessions WHERE project = ?1 AND sid = ?2", params![project, sid], |r| r.get(0))
+        .optional()?;
+    let id = match found {
+        Some(id) => id,
+        None => tx.query_row(
+            "INSERT INTO sessions (project, sid, started_ms) VALUES (?1, ?2, ?3) RETURNING id",
+            params![project, sid, at_ms],
+            |r| r.get(0),
+        )?,
+    };
+    ids.sessions.insert(key, id);
+    Ok(id)
+}

@@ -1,0 +1,184 @@
+//! What the project task writes to the journal: each event it accepts, as a neutral entry,
+//! with the session's state after it; and the answers that must wait until that is durable.
+
+use crate::{agent::hooks, journal::Entry, observe::watch};
+use ccmem_proto::model::session::SessionEvent;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+use super::task::*;
+
+/// A caller waits at most this for the journal before it is answered anyway: the agent is
+/// never held by a slow disk.
+const ACK_WAIT: Duration = Duration::from_secs(2);
+
+/// File changes of one batch written one by one; the rest are counted in one entry.
+const FILES_EACH: usize = 200;
+
+/// Characters of a failed command's output kept with it.
+const OUTPUT_CHARS: usize = 2000;
+
+impl Project {
+    /// Journals `entries` and the session as it now is; resolves once they are durable.
+    pub(super) fn journal(&mut self, entries: Vec<Entry>) -> Option<oneshot::Receiver<()>> {
+        self.journaled = self.version;
+        self.ctx.journal.append(entries, Some(Box::new(self.s.clone())))
+    }
+
+    /// Journals the session's state if it changed since it was last journaled.
+    pub(super) fn journal_state(&mut self) {
+        if self.journaled != self.version {
+            let _ = self.journal(Vec::new());
+        }
+    }
+
+    /// An entry of this session, at `at`.
+    pub(super) fn entry(&self, at: chrono::DateTime<chrono::Utc>, source: &'static str, kind: &'static str) -> Entry {
+        Entry {
+            root: self.s.project_root.clone(),
+            root_name: self.s.project_name.clone(),
+            session: self.s.session_id.clone(),
+            at_ms: at.timestamp_millis(),
+            source,
+            kind,
+            ..Entry::default()
+        }
+    }
+
+    /// What a hook event says, as entries.
+    pub(super) fn hook_entries(&self, h: &hooks::Hook, at: chrono::DateTime<chrono::Utc>) -> Vec<Entry> {
+        let source = if h.import_seq.is_some() { "import" } else { "hook" };
+        let base = |kind: &'static str, text: String| Entry {
+            agent: Some(h.agent.to_string()),
+            conversation: h.conversation.clone(),
+            text,
+            ..self.entry(at, source, kind)
+        };
+        match &h.kind {
+            hooks::Kind::SessionStart { source } => vec![base("start", source.clone())],
+            hooks::Kind::Prompt { text } => vec![base("prompt", text.clone())],
+            hooks::Kind::ToolUse { name, tool } => match tool {
+                hooks::Tool::Shell { command, output, exit, failed, interrupted } => {
+                    let mut text = command.clone();
+                    if *failed {
+                        text.push('\n');
+                        text.push_str(tail(output, OUTPUT_CHARS));
+                    }
+                    let data = serde_json::json!({ "tool": name, "exit": exit, "failed": failed, "interrupted": interrupted });
+                    vec![Entry { data: Some(data), ..base("command", text) }]
+                }
+                hooks::Tool::Edits(edits) => edits
+                    .iter()
+                    .map(|e| {
+                        let rel = crate::text::relative(&self.s.project_root, &e.path).unwrap_or_else(|_| e.path.clone());
+                        let data = serde_json::json!({
+                            "tool": e.tool, "created": e.created, "deleted": e.deleted, "added": e.added, "removed": e.removed
+                        });
+                        let text = format!("{rel} {}", e.summary);
+                        Entry { path: Some(rel), data: Some(data), ..base(if e.deleted { "delete" } else { "edit" }, text) }
+                    })
+                    .collect(),
+                hooks::Tool::Plan(todos) => {
+                    let text = todos.iter().map(|t| format!("[{:?}] {}", t.status, t.content)).collect::<Vec<_>>().join("\n");
+                    vec![base("todos", text)]
+                }
+                hooks::Tool::Task(t) => vec![task_entry(base("task", String::new()), t)],
+                hooks::Tool::Other => vec![base("tool", name.clone())],
+            },
+            hooks::Kind::Stop { last_message, subagent, .. } => {
+                let data = serde_json::json!({ "subagent": subagent });
+                vec![Entry { data: Some(data), ..base("stop", last_message.clone().unwrap_or_default()) }]
+            }
+            hooks::Kind::PreCompact { trigger, instructions } => {
+                vec![Entry { data: Some(serde_json::json!({ "trigger": trigger })), ..base("precompact", instructions.clone()) }]
+            }
+            hooks::Kind::Compacted { summary } => vec![base("compacted", summary.clone())],
+            hooks::Kind::Notification { message } => vec![base("notification", message.clone())],
+            hooks::Kind::SessionEnd { reason } => vec![base("end", reason.clone())],
+            hooks::Kind::Task(t) => vec![task_entry(base("task", String::new()), t)],
+            hooks::Kind::Other(name) => vec![base("other", name.clone())],
+        }
+    }
+
+    /// Files the watcher saw change, as entries.
+    pub(super) fn file_entries(
+        &self,
+        changes: &[(String, watch::Change)],
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Vec<Entry> {
+        let mut out: Vec<Entry> = changes
+            .iter()
+            .take(FILES_EACH)
+            .map(|(path, change)| {
+                let kind = match change {
+                    watch::Change::Created => "created",
+                    watch::Change::Modified => "modified",
+                    watch::Change::Deleted => "deleted",
+                };
+                Entry { path: Some(path.clone()), text: path.clone(), ..self.entry(at, "watch", kind) }
+            })
+            .collect();
+        if changes.len() > FILES_EACH {
+            let more = changes.len() - FILES_EACH;
+            out.push(Entry { text: format!("{more} more files changed"), ..self.entry(at, "watch", "files") });
+        }
+        out
+    }
+
+    /// An event a client reported (`ccmemctl event`, `test-report`), as an entry.
+    pub(super) fn event_entry(&self, event: &SessionEvent, at: chrono::DateTime<chrono::Utc>) -> Entry {
+        let data = serde_json::to_value(event).unwrap_or_default();
+        let mut words = Vec::new();
+        strings(&data, &mut words);
+        let path = match event {
+            SessionEvent::FileEdited { path, .. } | SessionEvent::FileDeleted { path } => Some(path.clone()),
+            _ => None,
+        };
+        Entry { path, text: words.join(" "), data: Some(data), ..self.entry(at, "user", "event") }
+    }
+}
+
+/// Answers `reply` with `value` once `durable` resolves (at most [`ACK_WAIT`] later).
+pub(super) fn answer_when_durable<T: Send + 'static>(
+    durable: Option<oneshot::Receiver<()>>,
+    reply: oneshot::Sender<T>,
+    value: T,
+) {
+    match durable {
+        None => {
+            let _ = reply.send(value);
+        }
+        Some(done) => {
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(ACK_WAIT, done).await;
+                let _ = reply.send(value);
+            });
+        }
+    }
+}
+
+fn task_entry(e: Entry, t: &hooks::TaskChange) -> Entry {
+    let data = serde_json::json!({
+        "id": t.id, "status": t.status.map(|s| format!("{s:?}")), "deleted": t.delete
+    });
+    Entry { text: t.subject.clone().or_else(|| t.active_form.clone()).unwrap_or_default(), data: Some(data), ..e }
+}
+
+/// The last `max` characters of `s`.
+fn tail(s: &str, max: usize) -> &str {
+    let n = s.chars().count();
+    match s.char_indices().nth(n.saturating_sub(max)) {
+        Some((i, _)) if n > max => &s[i..],
+        _ => s,
+    }
+}
+
+/// Every string in `v`, in order.
+fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}

@@ -1,0 +1,200 @@
+//! The journal (`journal.db` in the state dir): what the daemon answered survives a
+//! `kill -9`, it is the user's alone, and one that cannot be used is moved aside.
+#![cfg(unix)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn journal(env: &Env) -> PathBuf {
+    env.state.join("ccmem/journal.db")
+}
+
+fn context_of(out: &std::process::Output) -> String {
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string()
+}
+
+/// The newcomer's case: a prompt, a task list, an edit and a failing test run, then the
+/// daemon dies before the agent ever stops (no checkpoint of it on disk).
+fn work_then_kill(env: &Env, root: &Path) {
+    let c = "conv-1";
+    send(env, ev(root, c, "SessionStart", json!({"source": "startup"})));
+    send(env, ev(root, c, "UserPromptSubmit", json!({"prompt": "Make fetch_user retry on timeouts"})));
+    send(
+        env,
+        ev(
+            root,
+            c,
+            "PostToolUse",
+            json!({"tool_name": "TodoWrite", "tool_input": {"todos": [
+                {"content": "Add a retry loop to fetch_user", "status": "in_progress", "activeForm": "Adding a retry loop"},
+                {"content": "Test the retry on a timeout", "status": "pending", "activeForm": "Testing the retry"}]},
+                "tool_response": {}}),
+        ),
+    );
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/client.rs"), "fn fetch_user() { retry() }\n").unwrap();
+    send(
+        env,
+        ev(
+            root,
+            c,
+            "PostToolUse",
+            json!({"tool_name": "Edit", "tool_input": {"file_path": root.join("src/client.rs"),
+                "old_string": "fn fetch_user() {}", "new_string": "fn fetch_user() { retry() }"}}),
+        ),
+    );
+    send(
+        env,
+        ev(
+            root,
+            c,
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "cargo test retry_on_timeout"},
+                "tool_response": {"stdout": "running 1 test\ntest client::tests::retry_on_timeout ... FAILED\n\nfailures:\n\n---- client::tests::retry_on_timeout stdout ----\nthread panicked at src/client.rs:9:5:\nassertion failed: attempts == 3\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored",
+                "stderr": "error: test failed, to rerun pass `--lib`", "interrupted": false}}),
+        ),
+    );
+    assert!(!root.join(".claude/.project-state.json").exists(), "no checkpoint was written before the kill");
+    let pid = env.ctl_json(&["ping"])["pid"].as_u64().unwrap() as u32;
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(wait_until(Duration::from_secs(10), || !alive(pid)), "the daemon did not die");
+}
+
+#[test]
+fn what_the_daemon_answered_survives_kill_9_before_any_checkpoint() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    work_then_kill(&env, &root);
+
+    // The next start (auto-started by the hook) gives a new conversation all of it.
+    // (At once: the dying daemon's socket may still take the connection, and reset it.)
+    let out = send(&env, ev(&root, "conv-2", "SessionStart", json!({"source": "startup"})));
+    let ctx = context_of(&out);
+    for want in [
+        "Make fetch_user retry on timeouts",
+        "Add a retry loop to fetch_user",
+        "Test the retry on a timeout",
+        "src/client.rs",
+        "retry_on_timeout",
+    ] {
+        assert!(ctx.contains(want), "{want:?} lost with the daemon:\n{ctx}");
+    }
+    let st = env.project_status(&root);
+    let s = &st["session"];
+    assert_eq!(s["files_modified"]["src/client.rs"]["modification_count"], 1, "counted once: {}", s["files_modified"]);
+}
+
+#[test]
+fn every_event_is_a_row_and_the_files_are_the_users_alone() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    work_then_kill(&env, &root);
+    let db = journal(&env);
+    for f in [db.clone(), db.with_extension("db-wal")] {
+        assert_eq!(mode_of(&f) & 0o777, 0o600, "{} is not private", f.display());
+    }
+    assert_eq!(mode_of(db.parent().unwrap()) & 0o777, 0o700);
+    let conn = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let kinds: Vec<String> = conn
+        .prepare("SELECT kind FROM events ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for want in ["start", "prompt", "todos", "edit", "command"] {
+        assert!(kinds.iter().any(|k| k == want), "no {want} event in {kinds:?}");
+    }
+    // What recall will search: the words of the failing run, through the full-text index.
+    let hits: i64 = conn
+        .query_row("SELECT count(*) FROM events_fts WHERE events_fts MATCH 'retry_on_timeout'", [], |r| r.get(0))
+        .unwrap();
+    assert!(hits >= 1, "the failing test is not searchable");
+    let path: String = conn.query_row("SELECT path FROM events WHERE kind = 'edit'", [], |r| r.get(0)).unwrap();
+    assert_eq!(path, "src/client.rs");
+    let (sid, live): (String, Option<i64>) =
+        conn.query_row("SELECT sid, ended_ms FROM sessions", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert!(sid.starts_with("session_") && live.is_none(), "{sid} {live:?}");
+}
+
+#[test]
+fn no_secret_reaches_the_journal() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let token = "ghp_J0urnalT0kenAbCdEfGhIjKlMnOpQrStUv12";
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": format!("push with token {token} please")})));
+    send(
+        &env,
+        ev(
+            &root,
+            "c",
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": format!("GITHUB_TOKEN={token} git push")},
+                "tool_response": {"stdout": "", "stderr": format!("remote: invalid token {token}"), "interrupted": false, "exit_code": 1}}),
+        ),
+    );
+    assert_ok(&env.ctl(&["shutdown"]), "shutdown");
+    let mut found = Vec::new();
+    for f in walk(&env.state) {
+        if std::fs::read(&f).is_ok_and(|b| b.windows(token.len()).any(|w| w == token.as_bytes())) {
+            found.push(f);
+        }
+    }
+    assert!(found.is_empty(), "the token is on disk in {found:?}");
+    assert!(journal(&env).exists());
+}
+
+#[test]
+fn a_journal_that_cannot_be_used_is_moved_aside_and_said() {
+    let env = Env::new();
+    let db = journal(&env);
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    set_mode(db.parent().unwrap(), 0o700);
+    std::fs::write(&db, b"this is not a database, it is a file of text that is long enough to be read as a header")
+        .unwrap();
+    let root = repo(&env, "proj");
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "after the broken journal"})));
+    let st = text(&env.ctl(&["status"]).stdout);
+    assert!(st.contains("could not be used") && st.contains("moved to"), "status does not say it:\n{st}");
+    let aside: Vec<_> = std::fs::read_dir(db.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("journal.db.broken-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "the broken journal is kept, once");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = conn.query_row("SELECT count(*) FROM events WHERE kind = 'prompt'", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 1, "the new journal is written");
+}
+
+#[test]
+fn a_journal_of_a_newer_ccmem_is_never_written_to() {
+    let env = Env::new();
+    let db = journal(&env);
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    set_mode(db.parent().unwrap(), 0o700);
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;").unwrap();
+    }
+    let root = repo(&env, "proj");
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    let st = text(&env.ctl(&["status"]).stdout);
+    assert!(st.contains("newer than this ccmem knows"), "{st}");
+    let moved = std::fs::read_dir(db.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("journal.db.broken-"))
+        .expect("moved aside");
+    let old = rusqlite::Connection::open(moved.path()).unwrap();
+    let v: i64 = old.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let tables: i64 = old.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).unwrap();
+    assert_eq!((v, tables), (99, 1), "the newer journal is left as it was");
+}
