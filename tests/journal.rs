@@ -198,3 +198,141 @@ fn a_journal_of_a_newer_ccmem_is_never_written_to() {
     let tables: i64 = old.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).unwrap();
     assert_eq!((v, tables), (99, 1), "the newer journal is left as it was");
 }
+
+/// Every file under `dir` that holds `needle`'s bytes.
+fn holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    walk(dir)
+        .into_iter()
+        .filter(|f| std::fs::read(f).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes())))
+        .collect()
+}
+
+fn forget(env: &Env, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["forget"];
+    all.extend_from_slice(args);
+    env.ctl(&all)
+}
+
+#[test]
+fn forget_text_leaves_no_byte_of_it_anywhere() {
+    let env = Env::new();
+    let (a, b) = (repo(&env, "alpha"), repo(&env, "beta"));
+    // Not a credential shape: nothing redacts it, so only `forget` can take it out.
+    let phrase = "zebra-quartz-77-Moonlight";
+    for (root, c) in [(&a, "ca"), (&b, "cb")] {
+        send(&env, ev(root, c, "SessionStart", json!({"source": "startup"})));
+        send(
+            &env,
+            ev(root, c, "UserPromptSubmit", json!({"prompt": format!("the staging passphrase is {phrase}, use it")})),
+        );
+        send(
+            &env,
+            ev(
+                root,
+                c,
+                "PostToolUse",
+                json!({"tool_name": "Bash", "tool_input": {"command": format!("deploy --pass {phrase}")},
+                    "tool_response": {"stdout": "", "stderr": format!("rejected: {phrase}"), "interrupted": false, "exit_code": 1}}),
+            ),
+        );
+        send(
+            &env,
+            ev(
+                root,
+                c,
+                "Stop",
+                json!({"last_assistant_message": format!("Deploy failed with {phrase}. [REMEMBER: staging wants {phrase}]")}),
+            ),
+        );
+        // Two checkpoints: the copy kept before the last one holds it too.
+        assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+        assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    }
+    // One session ended (an archive), a new one live.
+    assert_ok(&env.ctl(&["reset-session", a.to_str().unwrap()]), "reset");
+    send(&env, ev(&a, "ca2", "UserPromptSubmit", json!({"prompt": format!("again {phrase}")})));
+    let before = [holding(&env.state, phrase), holding(&a, phrase), holding(&b, phrase)].concat();
+    assert!(before.len() >= 6, "the phrase should be in many places before: {before:?}");
+
+    // No terminal and no --yes: nothing goes.
+    let out = forget(&env, &["--text", phrase, "--all"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("add --yes"), "{}", text(&out.stderr));
+    assert!(!holding(&env.state, phrase).is_empty());
+
+    let out = forget(&env, &["--text", phrase, "--all", "--yes"]);
+    assert_ok(&out, "forget --text");
+    assert!(text(&out.stdout).contains("forgotten:"), "{}", text(&out.stdout));
+    for dir in [&env.state, &a, &b] {
+        let left = holding(dir, phrase);
+        assert!(left.is_empty(), "{phrase} is still in {left:?}");
+    }
+    let ctx = text(&env.ctl(&["context", a.to_str().unwrap()]).stdout);
+    assert!(!ctx.contains(phrase) && ctx.contains("[forgotten]"), "{ctx}");
+    // Nothing brings it back: the next checkpoint, a restart.
+    assert_ok(&env.ctl(&["checkpoint", a.to_str().unwrap()]), "checkpoint");
+    assert_ok(&env.ctl(&["shutdown"]), "shutdown");
+    assert_ok(&env.ctl(&["status", a.to_str().unwrap()]), "restart");
+    for dir in [&env.state, &a, &b] {
+        assert!(holding(dir, phrase).is_empty(), "{phrase} came back in {:?}", holding(dir, phrase));
+    }
+    let again = forget(&env, &["--text", phrase, "--all", "--yes"]);
+    assert!(text(&again.stdout).contains("nothing to forget"), "{}", text(&again.stdout));
+}
+
+#[test]
+fn forget_a_conversation_a_session_and_a_project() {
+    let env = Env::new();
+    let (a, b) = (repo(&env, "alpha"), repo(&env, "beta"));
+    for c in ["keep-me", "drop-me"] {
+        send(&env, ev(&a, c, "UserPromptSubmit", json!({"prompt": format!("prompt of {c}")})));
+    }
+    let out = forget(&env, &["--conversation", "drop-me", "--project", a.to_str().unwrap(), "--yes"]);
+    assert_ok(&out, "forget --conversation");
+    let st = env.project_status(&a);
+    let convs: Vec<&str> =
+        st["session"]["conversations"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(convs, ["keep-me"], "{st}");
+    let conn = rusqlite::Connection::open(journal(&env)).unwrap();
+    let n = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(n("SELECT count(*) FROM events WHERE conversation = 'drop-me'"), 0);
+    assert!(n("SELECT count(*) FROM events WHERE conversation = 'keep-me'") >= 1);
+
+    // A live session cannot be forgotten; once ended, it can.
+    let sid = st["session"]["session_id"].as_str().unwrap().to_string();
+    let out = forget(&env, &["--session", &sid, "--yes"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is live"), "{}", text(&out.stderr));
+    assert_ok(&env.ctl(&["reset-session", a.to_str().unwrap()]), "reset");
+    assert_ok(&forget(&env, &["--session", &sid, "--yes"]), "forget --session");
+    assert_eq!(n(&format!("SELECT count(*) FROM sessions WHERE sid = '{sid}'")), 0);
+    let history = text(&env.ctl(&["history", a.to_str().unwrap()]).stdout);
+    assert!(!history.contains(&sid), "{history}");
+
+    // A project's whole past: its rows, its state dir, its files; the other project stays.
+    send(&env, ev(&b, "cb", "UserPromptSubmit", json!({"prompt": "work in beta"})));
+    assert_ok(&env.ctl(&["checkpoint", b.to_str().unwrap()]), "checkpoint");
+    assert_ok(&forget(&env, &["--project", b.to_str().unwrap(), "--yes"]), "forget --project");
+    assert_eq!(n(&format!("SELECT count(*) FROM projects WHERE root = '{}'", b.display())), 0);
+    assert!(n("SELECT count(*) FROM projects") >= 1, "alpha stays");
+    assert!(!b.join(".claude/.project-state.json").exists());
+    assert!(holding(&env.state, "work in beta").is_empty());
+}
+
+#[test]
+fn a_corrupt_tracker_is_stood_in_for_by_the_journal() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let mut d = env.start_daemon(&[]);
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "keep this prompt"})));
+    d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
+    let tracker = walk(&env.state.join("ccmem/projects"))
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "tracker.json"))
+        .expect("tracker written at shutdown");
+    std::fs::write(&tracker, b"{\"session_id\": \"session_2026").unwrap();
+    let _d = env.start_daemon(&[]);
+    let st = env.project_status(&root);
+    assert_eq!(st["live"], true, "{st}");
+    assert!(st.to_string().contains("keep this prompt"), "{st}");
+}

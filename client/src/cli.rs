@@ -229,6 +229,35 @@ pub enum Command {
         #[arg(long, global = true, value_name = "PATH")]
         project: Option<PathBuf>,
     },
+    /// Forget for good: a conversation, a session, a project's whole past, or a text
+    ///
+    /// Removed from the journal (its full-text index, its log and its free pages too), the
+    /// live session, its checkpoint (and the copy before it), its report, and the state
+    /// dir's trackers, archives and facts. Shows what will go and asks first (`--yes` does
+    /// not ask; without a terminal it is needed).
+    #[command(
+        after_help = "Examples:\n  ccmemctl forget --text 'hunter2-prod-password' --all\n  ccmemctl forget --conversation 5f3c2a1e-… --project .\n  ccmemctl forget --session session_2026-11-02_09-14-03 --project .\n  ccmemctl forget --project ~/src/old-app"
+    )]
+    Forget {
+        /// One conversation, by the agent's id for it (`ccmemctl history` lists them)
+        #[arg(long, value_name = "ID", conflicts_with_all = ["session", "text"])]
+        conversation: Option<String>,
+        /// One ended session, by its id (`ccmemctl history` lists them)
+        #[arg(long, value_name = "ID", conflicts_with_all = ["conversation", "text"])]
+        session: Option<String>,
+        /// Everything that holds this text (a secret pasted by mistake)
+        #[arg(long, value_name = "TEXT", conflicts_with_all = ["conversation", "session"])]
+        text: Option<String>,
+        /// The project (a directory or file inside it); alone, its whole past
+        #[arg(long, value_name = "PATH")]
+        project: Option<PathBuf>,
+        /// Every project (with --text)
+        #[arg(long, requires = "text", conflicts_with = "project")]
+        all: bool,
+        /// Do not ask
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
     /// Record an event in the project's session, given as JSON (or read from stdin)
     ///
     /// For example: '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'

@@ -317,6 +317,67 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
+/// What stands where `ccmemctl forget --text` removed a text.
+pub const FORGOTTEN: &str = "[forgotten]";
+
+/// Replaces every occurrence of `text` in `value`'s strings and keys with [`FORGOTTEN`];
+/// returns how many strings changed.
+pub fn scrub_json(value: &mut serde_json::Value, text: &str) -> usize {
+    use serde_json::Value;
+    if text.is_empty() {
+        return 0;
+    }
+    match value {
+        Value::String(s) if s.contains(text) => {
+            *s = s.replace(text, FORGOTTEN);
+            1
+        }
+        Value::Array(a) => a.iter_mut().map(|v| scrub_json(v, text)).sum(),
+        Value::Object(o) => {
+            let mut n = 0;
+            if o.keys().any(|k| k.contains(text)) {
+                let old = std::mem::take(o);
+                for (k, v) in old {
+                    let k = if k.contains(text) {
+                        n += 1;
+                        k.replace(text, FORGOTTEN)
+                    } else {
+                        k
+                    };
+                    o.insert(k, v);
+                }
+            }
+            n + o.values_mut().map(|v| scrub_json(v, text)).sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
+/// Removes conversation `id` from a session's JSON: its record, and the previous session's
+/// handoff when it names it; returns whether anything went.
+pub fn drop_conversation(value: &mut serde_json::Value, id: &str) -> bool {
+    use serde_json::Value;
+    let mut changed = false;
+    let named = |v: &Value| v.get("id").and_then(Value::as_str) == Some(id);
+    if let Some(Value::Array(list)) = value.get_mut("conversations") {
+        let before = list.len();
+        list.retain(|c| !named(c));
+        changed |= list.len() != before;
+    }
+    if let Some(prev) = value.get_mut("previous").filter(|p| p.is_object()) {
+        if prev.get("conversation").is_some_and(named) {
+            prev["conversation"] = Value::Null;
+            changed = true;
+        }
+        changed |= drop_conversation(prev, id);
+    }
+    // An archive holds the session under `session`.
+    if let Some(inner) = value.get_mut("session").filter(|s| s.is_object()) {
+        changed |= drop_conversation(inner, id);
+    }
+    changed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,5 +512,35 @@ mod tests {
             redact_markdown("keep **bold**, `code` and [links](https://x.example)"),
             "keep **bold**, `code` and [links](https://x.example)"
         );
+    }
+
+    #[test]
+    fn scrub_json_replaces_the_text_in_strings_and_keys_and_nothing_else() {
+        let mut v = serde_json::json!({
+            "prompt": "use hunter2-prod here and hunter2-prod there",
+            "files": {"src/hunter2-prod.rs": {"count": 1}},
+            "list": ["a", "hunter2-prod"],
+            "n": 3
+        });
+        assert_eq!(scrub_json(&mut v, "hunter2-prod"), 3);
+        assert!(!v.to_string().contains("hunter2-prod"), "{v}");
+        assert_eq!(v["prompt"], "use [forgotten] here and [forgotten] there");
+        assert_eq!(v["files"]["src/[forgotten].rs"]["count"], 1);
+        assert_eq!(v["n"], 3);
+        assert_eq!(scrub_json(&mut v, ""), 0);
+    }
+
+    #[test]
+    fn drop_conversation_takes_its_record_from_a_session_and_an_archive() {
+        let mut live = serde_json::json!({
+            "conversations": [{"id": "keep"}, {"id": "drop", "first_prompt": "x"}],
+            "previous": {"conversation": {"id": "drop"}}
+        });
+        assert!(drop_conversation(&mut live, "drop"));
+        assert_eq!(live["conversations"], serde_json::json!([{"id": "keep"}]));
+        assert!(live["previous"]["conversation"].is_null());
+        let mut archived = serde_json::json!({"ended": "reset", "session": {"conversations": [{"id": "drop"}]}});
+        assert!(drop_conversation(&mut archived, "drop"));
+        assert!(!drop_conversation(&mut archived, "drop"), "nothing more to take");
     }
 }

@@ -211,6 +211,11 @@ fn a_corrupt_tracker_is_moved_aside_and_a_fresh_session_starts() {
     d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
     let t = tracker_files(&env).pop().expect("tracker written at shutdown");
     std::fs::write(&t, b"{\"session_id\": \"session_2026").unwrap();
+    // With the journal, the session would come back from there (tests/journal.rs): without
+    // it, nothing is left to restore.
+    for f in ["journal.db", "journal.db-wal", "journal.db-shm"] {
+        let _ = std::fs::remove_file(env.state.join("ccmem").join(f));
+    }
     let d = env.start_daemon(&[]);
     assert_eq!(env.project_status(&root)["live"], false);
     let dir = t.parent().unwrap();

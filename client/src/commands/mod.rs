@@ -2,6 +2,7 @@
 //! it works on. `run` is the table from the command line to them.
 
 mod daemon;
+mod forget;
 pub(crate) mod memory;
 mod reports;
 mod session;
@@ -52,5 +53,9 @@ pub(crate) fn run(cli: cli::Cli) -> Result<(), Error> {
         }
         cli::Command::Facts { action, project } => session::facts(ctx, action, project),
         cli::Command::Event { event, project } => session::event(ctx, event, project),
+        cli::Command::Forget { conversation, session, text, project, all, yes } => {
+            let params = api::ForgetParams { conversation, session, text, project: None, all, apply: false };
+            forget::forget(ctx, params, project, yes)
+        }
     }
 }

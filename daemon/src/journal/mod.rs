@@ -9,6 +9,7 @@
 //!
 //! Knows events and sessions, not agents, git or the socket.
 
+mod forget;
 mod open;
 mod read;
 pub mod schema;
@@ -20,6 +21,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
+pub use forget::{Forget, Forgotten};
 pub use open::FILE;
 pub use read::Live;
 
@@ -61,6 +63,8 @@ enum Op {
     Ended { state: Box<Session>, at_ms: i64, reason: String, ack: oneshot::Sender<()> },
     /// Answered once everything before it is written.
     Flush(oneshot::Sender<()>),
+    /// Count, and when `apply` remove for good, what `what` names.
+    Forget { what: Forget, apply: bool, reply: oneshot::Sender<Result<Forgotten, String>> },
 }
 
 impl Op {
@@ -69,7 +73,7 @@ impl Op {
             Op::Append { ack: Some(ack), .. } | Op::Ended { ack, .. } | Op::Flush(ack) => {
                 let _ = ack.send(());
             }
-            Op::Append { ack: None, .. } => {}
+            Op::Append { ack: None, .. } | Op::Forget { .. } => {}
         }
     }
 }
@@ -216,6 +220,15 @@ impl Journal {
         if self.send(Op::Flush(ack)).await {
             let _ = done.await;
         }
+    }
+
+    /// Counts what `what` names in the journal and, when `apply`, removes it for good.
+    pub async fn forget(&self, what: Forget, apply: bool) -> Result<Forgotten, String> {
+        let (reply, done) = oneshot::channel();
+        if !self.send(Op::Forget { what, apply, reply }).await {
+            return Err("there is no journal".into());
+        }
+        done.await.unwrap_or_else(|_| Err("the journal's writer stopped".into()))
     }
 
     /// Queues `op`, waiting (off the runtime's threads) for room if the writer is behind.

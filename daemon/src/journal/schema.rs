@@ -50,6 +50,8 @@ CREATE INDEX events_by_path ON events(path) WHERE path IS NOT NULL;
 CREATE VIRTUAL TABLE events_fts USING fts5(
     text, content = 'events', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
 );
+-- A deleted row's words leave the index at once (not at the next merge).
+INSERT INTO events_fts(events_fts, rank) VALUES ('secure-delete', 1);
 CREATE TRIGGER events_fts_insert AFTER INSERT ON events BEGIN
     INSERT INTO events_fts(rowid, text) VALUES (new.seq, new.text);
 END;

@@ -47,9 +47,22 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             },
         };
+        if let Op::Forget { what, apply, reply } = first {
+            // Alone, outside any batch: it rewrites the whole file.
+            let r = super::forget::run(&mut conn, &what, apply).map_err(|e| e.to_string());
+            ids = Ids::default();
+            let _ = reply.send(r);
+            continue;
+        }
         let mut batch = vec![first];
+        let mut after = None;
         while batch.len() < BATCH {
             match rx.try_recv() {
+                // Kept for after this batch: what came before it is written first.
+                Ok(op @ Op::Forget { .. }) => {
+                    after = Some(op);
+                    break;
+                }
                 Ok(op) => batch.push(op),
                 Err(_) => break,
             }
@@ -71,6 +84,11 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
         }
         for op in batch {
             op.done();
+        }
+        if let Some(Op::Forget { what, apply, reply }) = after {
+            let r = super::forget::run(&mut conn, &what, apply).map_err(|e| e.to_string());
+            ids = Ids::default();
+            let _ = reply.send(r);
         }
     }
     // Folded into the database: a clean stop leaves no log to replay.
@@ -125,7 +143,7 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
                         params![session, at_ms, reason],
                     )?;
                 }
-                Op::Flush(_) => {}
+                Op::Flush(_) | Op::Forget { .. } => {}
             }
         }
     }
@@ -139,8 +157,9 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
 }
 
 fn insert_event(insert: &mut rusqlite::Statement<'_>, session: i64, e: &Entry) -> rusqlite::Result<()> {
-    // Redacted here, off the project's task: the same rules as every other sink.
-    let text = crate::text::clean_lines(&e.text, TEXT_CHARS);
+    // Redacted here, off the project's task: the same rules as every other sink, read as
+    // markdown too (an agent's message can hide a token in markup: `gh*p_*…`).
+    let text = crate::text::clean_lines(&crate::text::redact_markdown(&e.text), TEXT_CHARS);
     let data = e.data.as_ref().map(|d| {
         let mut d = d.clone();
         crate::text::redact_json(&mut d);

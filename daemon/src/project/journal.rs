@@ -7,6 +7,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use super::task::*;
+use crate::project::checkpoint;
+use ccmem_proto::model::session::{CheckpointReason, CheckpointType};
 
 /// A caller waits at most this for the journal before it is answered anyway: the agent is
 /// never held by a slow disk.
@@ -180,5 +182,52 @@ fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
         serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
         serde_json::Value::Object(o) => o.values().for_each(|x| strings(x, out)),
         _ => {}
+    }
+}
+
+impl Project {
+    /// Takes a text or a conversation out of the live session and its facts, then writes
+    /// the checkpoint twice (the copy kept before it, `.bak`, must not hold it either), the
+    /// report with it, and the journal's state. Answers whether anything went.
+    pub(super) async fn forget(
+        &mut self,
+        what: ForgetLive,
+        apply: bool,
+    ) -> Result<(bool, Vec<std::path::PathBuf>), String> {
+        let mut v = serde_json::to_value(&self.s).map_err(|e| e.to_string())?;
+        let mut facts = serde_json::to_value(&self.memory).map_err(|e| e.to_string())?;
+        let (changed, facts_changed) = match &what {
+            ForgetLive::Text(t) => (crate::text::scrub_json(&mut v, t) > 0, crate::text::scrub_json(&mut facts, t) > 0),
+            ForgetLive::Conversation(id) => (crate::text::drop_conversation(&mut v, id), false),
+        };
+        if !apply || !(changed || facts_changed) {
+            return Ok((changed || facts_changed, Vec::new()));
+        }
+        let mut files = Vec::new();
+        if changed {
+            self.s = serde_json::from_value(v).map_err(|e| format!("the session does not read back: {e}"))?;
+            self.version += 1;
+            self.dirty = true;
+            self.settle_job().await;
+            for _ in 0..2 {
+                let out = self.checkpoint(CheckpointReason::Manual, CheckpointType::UserRequested).await;
+                if !out.errors.is_empty() {
+                    return Err(out.errors.join("; "));
+                }
+            }
+            let root = &self.s.project_root;
+            files.push(root.join(checkpoint::STATE_FILE));
+            files.push(ccmem_proto::files::atomic::with_suffix(&root.join(checkpoint::STATE_FILE), ".bak"));
+            files.push(root.join(crate::report::session_memory::REPORT_FILE));
+            // Committed before the journal's own forget runs, which then finds no trace.
+            if let Some(done) = self.journal(Vec::new()) {
+                let _ = done.await;
+            }
+        }
+        if facts_changed {
+            self.memory = serde_json::from_value(facts).map_err(|e| format!("the facts do not read back: {e}"))?;
+            self.save_facts().await;
+        }
+        Ok((true, files))
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod checkpoint;
 mod events;
+pub mod forget;
 mod jobs;
 mod journal;
 pub mod lock;

@@ -52,6 +52,19 @@ pub enum Msg {
     Syncer { reply: oneshot::Sender<Option<watch::Syncer>> },
     /// The project's facts and goals, after `edit` (what it did, or why it could not).
     Facts { edit: Option<facts::FactsEdit>, reply: oneshot::Sender<FactsAnswer> },
+    /// Remove a text or a conversation from the live session, its checkpoint (and the copy
+    /// before it), its report and its facts; answers whether anything went, and the files
+    /// rewritten.
+    Forget { what: ForgetLive, apply: bool, reply: oneshot::Sender<Result<(bool, Vec<PathBuf>), String>> },
+}
+
+/// What `forget` takes out of a live session.
+#[derive(Debug, Clone)]
+pub enum ForgetLive {
+    /// Every occurrence of the text.
+    Text(String),
+    /// The conversation's record.
+    Conversation(String),
 }
 
 /// The facts and goals, and what an edit did.

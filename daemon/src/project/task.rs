@@ -24,7 +24,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
 
-pub use super::msg::{not_live, FactsAnswer, Msg, Place};
+pub use super::msg::{not_live, FactsAnswer, ForgetLive, Msg, Place};
 
 /// Settings every project task shares.
 #[derive(Debug)]
@@ -478,6 +478,9 @@ impl Project {
                 }
             }
             Msg::Shutdown { reply } => return Flow::Shutdown(reply),
+            Msg::Forget { what, apply, reply } => {
+                let _ = reply.send(self.forget(what, apply).await);
+            }
         }
         Flow::Continue
     }

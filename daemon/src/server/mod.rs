@@ -4,6 +4,7 @@
 pub mod accept;
 pub mod activation;
 pub mod connection;
+mod forget;
 pub mod instance;
 pub mod rpc;
 pub mod shutdown;

@@ -70,6 +70,7 @@ const SHOWN: &[&str] = &[
     method::CHECKPOINT,
     method::RESET,
     method::HISTORY,
+    method::FORGET,
     method::FACTS,
     method::CONFIG_SHOW,
     method::CONFIG_RELOAD,
@@ -136,6 +137,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             let root = root_of(shared, name, parse::<api::PathParams>(name, params)?.path).await?;
             to_value(history(shared, root).await?)
         }
+        method::FORGET => to_value(super::forget::forget(name, parse(name, params)?, shared).await?),
         method::HOOK => {
             let hook = crate::agent::hooks::parse(&params)
                 .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;
@@ -349,7 +351,7 @@ async fn fresh_servers(shared: &Arc<Shared>, root: &Path) {
 const FILES_SYNC_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Sends a message with a reply channel to the project's task and waits for the answer.
-async fn ask<T>(
+pub(super) async fn ask<T>(
     shared: &Arc<Shared>,
     root: &Path,
     make: impl FnOnce(oneshot::Sender<T>) -> Msg,
@@ -449,7 +451,7 @@ fn gone_root(shared: &Arc<Shared>, path: &Path) -> Option<PathBuf> {
 }
 
 /// The root `path` resolves to, whether or not it may be a project.
-async fn resolved(shared: &Arc<Shared>, name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
+pub(super) async fn resolved(shared: &Arc<Shared>, name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
     if !path.is_absolute() {
         return Err(RpcError::invalid_params(name, format!("path must be absolute, got {}", path.display())));
     }

@@ -7,9 +7,11 @@ use crate::model::session::{ArchivedSession, CheckpointInfo, EndReason, Session,
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+mod journal;
 mod project;
 mod reports;
 
+pub use journal::*;
 pub use project::*;
 pub use reports::*;
 
@@ -37,6 +39,9 @@ pub mod method {
     pub const RESET: &str = "session.reset";
     /// Ended sessions: [`super::PathParams`] → [`super::HistoryReply`].
     pub const HISTORY: &str = "session.history";
+    /// Remove from the journal, the sessions and their files for good:
+    /// [`super::ForgetParams`] → [`super::ForgetReply`].
+    pub const FORGET: &str = "journal.forget";
     /// An agent hook event (the payload as the agent sent it) → [`super::HookReply`]; also
     /// as a notification for events that print nothing.
     pub const HOOK: &str = "hook";

@@ -21,6 +21,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+mod forget;
+
 const TRACKER: &str = "tracker.json";
 /// Seed 002 names the facts file memory.json; kept for existing stores.
 const FACTS: &str = "memory.json";

@@ -1,0 +1,56 @@
+//! What `forget` does to the files ccmem keeps inside a project whose session is not live:
+//! the checkpoint, the copy before it and the report, rewritten without a text, or removed.
+//! (A live session's task rewrites its own, [`super::task::Project`]'s `forget`.)
+
+use crate::project::checkpoint::STATE_FILE;
+use crate::report::session_memory::REPORT_FILE;
+use ccmem_proto::files::{atomic, dir::Dir, untrusted};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The largest file read to be rewritten (ours are far smaller).
+const MAX_BYTES: u64 = 16 << 20;
+
+/// ccmem's files in `root`, relative paths.
+fn files() -> [String; 3] {
+    [STATE_FILE.to_string(), format!("{STATE_FILE}.bak"), REPORT_FILE.to_string()]
+}
+
+/// Rewrites each of ccmem's files in `root` that holds `text` (as it is, or escaped as JSON
+/// writes it) with [`crate::text::FORGOTTEN`] in its place; lists them.
+pub fn scrub_files(root: &Path, text: &str, apply: bool) -> io::Result<Vec<PathBuf>> {
+    let escaped = serde_json::to_string(text).unwrap_or_default();
+    let escaped = escaped.trim_matches('"');
+    let mut out = Vec::new();
+    for rel in files() {
+        let path = root.join(&rel);
+        let Ok(body) = untrusted::read_string_in(root, &path, MAX_BYTES) else { continue };
+        if !body.contains(text) && !body.contains(escaped) {
+            continue;
+        }
+        if apply {
+            let body = body.replace(text, crate::text::FORGOTTEN).replace(escaped, crate::text::FORGOTTEN);
+            atomic::write_in_private(root, &path, body.as_bytes(), false)?;
+        }
+        out.push(path);
+    }
+    Ok(out)
+}
+
+/// Removes ccmem's files from `root` (never following a link); lists them.
+pub fn remove_files(root: &Path, apply: bool) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let Ok(dir) = Dir::open_under(root, &root.join(".claude"), false) else { return Ok(out) };
+    for rel in files() {
+        let path = root.join(&rel);
+        let Some(name) = path.file_name() else { continue };
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        if apply {
+            dir.remove(name)?;
+        }
+        out.push(path);
+    }
+    Ok(out)
+}
