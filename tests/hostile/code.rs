@@ -61,6 +61,41 @@ fn a_repositorys_git_config_runs_nothing() {
     assert!(!marker.exists(), "a filter from the repository's config.worktree was executed");
 }
 
+/// A committed `.gitmodules` that asks git not to ignore a submodule (`ignore = none`) would
+/// make `git diff` run `git status` inside it, under the submodule's own config: its filter
+/// drivers (in `.git/modules/NAME/config`, a co-user's or an archive's) must not run either.
+#[test]
+fn a_submodules_config_runs_nothing_whatever_gitmodules_says() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let marker = env.path().join("ran");
+    let hook = env.path().join("evil.sh");
+    write_executable(&hook, &format!("#!/bin/sh\ntouch '{}'\ncat\n", marker.display()));
+    let sub_src = repo(&env, "subsrc");
+    std::fs::write(sub_src.join("f.txt"), "data\n").unwrap();
+    git(&sub_src, &["add", "f.txt"]);
+    git(&sub_src, &["commit", "-qm", "f"]);
+    let root = repo(&env, "app");
+    git(&root, &["-c", "protocol.file.allow=always", "submodule", "-q", "add", sub_src.to_str().unwrap(), "sub"]);
+    git(&root, &["commit", "-qm", "sub"]);
+    git(&root, &["config", "-f", ".gitmodules", "submodule.sub.ignore", "none"]);
+    git(&root, &["add", ".gitmodules"]);
+    git(&root, &["commit", "-qm", "ignore none"]);
+    let sub = root.join("sub");
+    git(&sub, &["config", "filter.evil.clean", hook.to_str().unwrap()]);
+    std::fs::write(sub.join(".gitattributes"), "* filter=evil\n").unwrap();
+    env.event(&root, json!({"kind": "file_edited", "path": "top.txt"}));
+    // The same bytes with a new time: git must run the clean filter to compare them.
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(sub.join("f.txt"), "data\n").unwrap();
+    std::fs::write(root.join("top.txt"), "y\n").unwrap();
+    git(&root, &["add", "top.txt"]);
+    let _ = std::fs::remove_file(&marker);
+    assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(10)), "checkpoint");
+    assert_ne!(read_state(&root)["git"]["branch"], "", "a checkpoint was written");
+    assert!(!marker.exists(), "a filter driver from the submodule's config was executed");
+}
+
 #[test]
 fn a_partial_clone_with_a_missing_object_fetches_nothing_and_runs_nothing() {
     let env = Env::new();

@@ -37,6 +37,17 @@ pub struct Forgotten {
 /// Counts what `what` concerns and, when `apply`, removes it.
 pub(super) fn run(conn: &mut Connection, what: &Forget, apply: bool) -> rusqlite::Result<Forgotten> {
     let mut out = Forgotten::default();
+    if apply {
+        conn.pragma_update(None, "secure_delete", true)?;
+    }
+    let result = forget(conn, what, apply, &mut out);
+    if apply {
+        let _ = conn.pragma_update(None, "secure_delete", false);
+    }
+    result.map(|()| out)
+}
+
+fn forget(conn: &mut Connection, what: &Forget, apply: bool, out: &mut Forgotten) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     let project = match what {
         Forget::Text { project, .. } | Forget::Conversation { project, .. } | Forget::Session { project, .. } => {
@@ -53,7 +64,7 @@ pub(super) fn run(conn: &mut Connection, what: &Forget, apply: bool) -> rusqlite
             {
                 Some(id) => Some(id),
                 // A project the journal never saw: nothing of it here.
-                None => return Ok(out),
+                None => return Ok(()),
             }
         }
     };
@@ -117,7 +128,7 @@ pub(super) fn run(conn: &mut Connection, what: &Forget, apply: bool) -> rusqlite
             ));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The count `sql` selects.

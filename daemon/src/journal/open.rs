@@ -56,8 +56,10 @@ fn open_at(path: &Path) -> Result<Connection, Unusable> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
-    // What is deleted is overwritten, so that `forget` leaves nothing in free pages.
-    conn.pragma_update(None, "secure_delete", true)?;
+    // Freed pages are not zeroed as they go (each new state of a session frees the last:
+    // zeroing them doubled the writes); `forget` turns it on for its deletes and rebuilds
+    // the file, so nothing it removes stays in a free page.
+    conn.pragma_update(None, "secure_delete", false)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     // A corrupt file opens fine and fails at the first read: read it now.
     let _: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;

@@ -15,6 +15,9 @@ const BATCH: usize = 512;
 /// Characters of an event's text kept (a prompt, a message, a command's output).
 const TEXT_CHARS: usize = 16 * 1024;
 
+/// The kinds of event whose text is the agent's markdown.
+const MARKDOWN_KINDS: &[&str] = &["stop", "compacted", "precompact", "notification"];
+
 /// Row ids already known, so that most appends are one insert.
 #[derive(Default)]
 struct Ids {
@@ -67,7 +70,10 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
                 Err(_) => break,
             }
         }
-        match write(&mut conn, &mut ids, &batch) {
+        let started = Instant::now();
+        let written = write(&mut conn, &mut ids, &batch);
+        tracing::debug!(ops = batch.len(), us = started.elapsed().as_micros() as u64, "journal: batch committed");
+        match written {
             Ok(()) => {
                 health.wrote();
                 unsynced.get_or_insert_with(Instant::now);
@@ -157,9 +163,14 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
 }
 
 fn insert_event(insert: &mut rusqlite::Statement<'_>, session: i64, e: &Entry) -> rusqlite::Result<()> {
-    // Redacted here, off the project's task: the same rules as every other sink, read as
-    // markdown too (an agent's message can hide a token in markup: `gh*p_*…`).
-    let text = crate::text::clean_lines(&crate::text::redact_markdown(&e.text), TEXT_CHARS);
+    // Redacted here, off the project's task: the same rules as every other sink; an
+    // agent's words are read as markdown too, as the session reads them (markup can hide a
+    // token: `gh*p_*…`).
+    let text = if MARKDOWN_KINDS.contains(&e.kind) {
+        ccmem_proto::model::session::truncate_chars(crate::text::redact_markdown(&e.text).trim(), TEXT_CHARS)
+    } else {
+        crate::text::clean_lines(&e.text, TEXT_CHARS)
+    };
     let data = e.data.as_ref().map(|d| {
         let mut d = d.clone();
         crate::text::redact_json(&mut d);

@@ -29,6 +29,8 @@ const NEUTRAL: &[&str] = &[
     "log.showSignature=false",
     "-c",
     "diff.ignoreSubmodules=all",
+    "-c",
+    "submodule.recurse=false",
 ];
 
 /// `git -C root`, in an environment where git never reaches out: a repository set up as a
@@ -231,7 +233,12 @@ const UNTRACKED_BYTES: u64 = 1 << 20;
 /// `created`, this session's new files) and commits since `start`.
 pub fn since(root: &Path, start: &str, created: &[&str], summary: &mut ActivitySummary) {
     let base = if start.is_empty() { EMPTY_TREE } else { start };
-    if let Some(out) = git(root, &["diff", "--no-ext-diff", "--no-textconv", "--numstat", base]) {
+    // `--ignore-submodules=all` on the command line: `diff.ignoreSubmodules` alone yields to a
+    // committed `.gitmodules` (`submodule.NAME.ignore = none`), and git would then run `git
+    // status` inside the submodule, under the submodule's own config and filter drivers.
+    if let Some(out) =
+        git(root, &["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--numstat", base])
+    {
         let (a, d) = parse_numstat(&text(&out));
         summary.lines_added = a + untracked_lines(root, created);
         summary.lines_deleted = d;
