@@ -141,9 +141,9 @@ fn facts_and_goals_are_listed_forgotten_and_finished_by_number() {
         v["goals"].as_array().is_some_and(|g| !g.is_empty())
     }));
     assert_eq!(v["facts"], serde_json::json!(["the API uses cursor pagination", "staging is read-only"]), "{v}");
-    // Said in a project with no session before: listed with where, as waiting.
+    // Said by an agent: listed with where, as waiting.
     let global = v["global_facts"][0].as_str().unwrap_or_default();
-    assert!(global.starts_with(&format!("prefers pnpm (said in {r}, a project you had not worked in before")), "{v}");
+    assert!(global.starts_with(&format!("prefers pnpm (said by an agent in {r}: ")), "{v}");
     assert_eq!(v["global_facts"].as_array().map(Vec::len), Some(1), "{v}");
     assert_eq!(v["goals"][0]["deadline"], "Friday");
     let (code, v) = list(&env, &["forget", "1"]);

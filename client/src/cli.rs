@@ -305,7 +305,7 @@ pub enum FactsAction {
         /// Its number
         n: usize,
     },
-    /// Let user-wide fact N, said in a project you had not worked in before, reach every
+    /// Let user-wide fact N (an agent's `[REMEMBER GLOBAL: …]`, unconfirmed) reach every
     /// project (until then it is shown in that project only)
     Confirm {
         /// Its number, as `facts` lists the facts for every project

@@ -64,9 +64,9 @@ impl GlobalFacts {
         Self { tx }
     }
 
-    /// Remembers a fact for every project, said in the project at `root`. One said in a
-    /// project the user had not worked in before (`known` false) reaches the others only once
-    /// the user confirms it.
+    /// Remembers a fact for every project, said in the project at `root`. One not `known`
+    /// (every one an agent says: see `Project::intents`) reaches the projects only once the
+    /// user confirms it.
     pub async fn add(&self, fact: String, root: &std::path::Path, known: bool) {
         let origin =
             ccmem_proto::model::facts::Origin { fact, project: root.to_string_lossy().into_owned(), pending: !known };

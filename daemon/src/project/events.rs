@@ -262,17 +262,10 @@ impl Project {
                 continue;
             }
             if global {
-                // A project the user has worked in for a day: sessions ended by hand (an agent
-                // can run `reset-session` itself) do not make a new project known, time does.
-                let since = [
-                    crate::session::rules::started_at(&self.s.session_id),
-                    self.ctx.store.first_worked(&self.s.project_root),
-                ]
-                .into_iter()
-                .flatten()
-                .min();
-                let known = since.is_some_and(|t| chrono::Utc::now() - t >= chrono::Duration::hours(KNOWN_AFTER_HOURS));
-                self.ctx.global.add(fact, &self.s.project_root, known).await;
+                // Waits for the user's `facts confirm`, wherever it was said: a hook names its
+                // project itself, so any program an agent runs can speak for any project
+                // the user knows.
+                self.ctx.global.add(fact, &self.s.project_root, false).await;
             } else if !m.facts.contains(&fact) {
                 m.facts.push(fact);
             }
@@ -317,10 +310,6 @@ fn resumes_where_it_left(s: &ccmem_proto::model::session::Session, id: &str) -> 
     let Some(c) = s.conversations.iter().find(|c| c.id == id) else { return false };
     c.context_given && s.conversations.iter().all(|o| o.id == id || o.activity_seq < c.activity_seq)
 }
-
-/// How long the user has worked in a project before a user-wide fact said there reaches the
-/// others without being confirmed.
-const KNOWN_AFTER_HOURS: i64 = 24;
 
 /// Facts, goals and goals done taken from one message at most, each.
 const INTENTS_PER_MESSAGE: usize = 64;

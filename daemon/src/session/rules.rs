@@ -53,11 +53,6 @@ pub fn new_id(now: DateTime<Utc>, last: Option<&str>) -> String {
     t.format(ID_FORMAT).to_string()
 }
 
-/// When the session of id `id` began (its id is the time, to the second).
-pub fn started_at(id: &str) -> Option<DateTime<Utc>> {
-    NaiveDateTime::parse_from_str(id, ID_FORMAT).ok().map(|p| p.and_utc())
-}
-
 /// A fresh session.
 pub fn start(root: PathBuf, name: String, id: String, now: DateTime<Utc>, git_start: Option<String>) -> Session {
     let t = iso(now);

@@ -116,11 +116,6 @@ impl Store {
         !self.archived_ids(project_root).is_empty()
     }
 
-    /// When the oldest ended session kept of the project began (its id says, to the second).
-    pub fn first_worked(&self, project_root: &Path) -> Option<chrono::DateTime<chrono::Utc>> {
-        self.archived_ids(project_root).iter().find_map(|id| crate::session::rules::started_at(id))
-    }
-
     /// Ended sessions of a project, newest first; unreadable ones are skipped with a warning.
     pub fn history(&self, project_root: &Path) -> Vec<ArchivedSession> {
         let dir = self.project_dir(project_root).join(SESSIONS);

@@ -27,7 +27,7 @@ pub struct Facts {
 
 /// Where a user-wide fact was said. A `[REMEMBER GLOBAL: …]` reaches every project's
 /// context, and a repository can ask an agent to write one (a hostile `CLAUDE.md`): one said
-/// in a project the user had not worked in before is kept out of the other projects until
+/// by an agent is kept out of the other projects until
 /// the user confirms it (`ccmemctl facts confirm N`), and every one is shown with the
 /// project it came from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ pub struct Origin {
     pub fact: String,
     /// The project it was said in (its root).
     pub project: String,
-    /// Said in a project the user had not worked in before, and not confirmed yet.
+    /// Said by an agent, and not confirmed by the user yet.
     pub pending: bool,
 }
 
@@ -68,10 +68,9 @@ impl Facts {
             .iter()
             .map(|f| match self.origin(f) {
                 None => f.clone(),
-                Some(o) if o.pending => format!(
-                    "{f} (said in {}, a project you had not worked in before: shown there only until you confirm it)",
-                    o.project
-                ),
+                Some(o) if o.pending => {
+                    format!("{f} (said by an agent in {}: shown there only until you confirm it)", o.project)
+                }
                 Some(o) => format!("{f} (said in {})", o.project),
             })
             .collect()
@@ -574,7 +573,7 @@ mod tests {
         m.origins.push(Origin { fact: "good".into(), project: "/w/mine".into(), pending: false });
         assert_eq!(m.shown_in("/w/clone"), ["old", "evil", "good (said in mine)"]);
         assert_eq!(m.shown_in("/w/other"), ["old", "good (said in mine)"]);
-        assert!(m.listed()[1].contains("a project you had not worked in before"));
+        assert!(m.listed()[1].contains("said by an agent in"));
         assert_eq!(m.apply(&FactsEdit::Confirm(2), "t").unwrap(), "confirmed for every project: evil");
         assert_eq!(m.shown_in("/w/other"), ["old", "evil (said in clone)", "good (said in mine)"]);
         assert!(m.apply(&FactsEdit::Confirm(2), "t").unwrap().starts_with("already"));
