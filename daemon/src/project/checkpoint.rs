@@ -140,7 +140,7 @@ pub fn refresh_git(s: &mut Session) {
 }
 
 fn write_state(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    atomic::remove_leftovers(path);
+    atomic::remove_leftovers(root, path);
     atomic::write_in_private(root, path, bytes, true)
 }
 

@@ -66,18 +66,22 @@ fn write_mode(dir: &Dir, name: &OsStr, bytes: &[u8], backup: bool, mode: u32) ->
     result
 }
 
-/// Removes temp files a crash left beside `path` (only this daemon writes there).
-pub fn remove_leftovers(path: &Path) {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else { return };
+/// Removes temp files a crash left beside `path` (only this daemon writes there), in a
+/// directory under `anchor` reached without following a link: a `.claude` that is a link to
+/// somewhere else is left alone, and nothing there is listed or removed.
+pub fn remove_leftovers(anchor: &Path, path: &Path) {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else { return };
+    let Ok(dir) = Dir::open_under(anchor, parent, false) else { return };
     let prefix = format!("{name}{TMP_MARK}");
     let bak_prefix = format!("{name}.bak{TMP_MARK}");
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    // Listed by path, removed relative to the directory opened above: were the path swapped
+    // for a link meanwhile, the removal still happens in the directory that was checked.
+    let Ok(entries) = fs::read_dir(dir.path()) else { return };
     for e in entries.flatten() {
         let n = e.file_name();
-        let n = n.to_string_lossy();
-        if n.starts_with(&prefix) || n.starts_with(&bak_prefix) {
-            // Removes the entry itself: a link there is removed, never followed.
-            let _ = fs::remove_file(e.path());
+        let s = n.to_string_lossy();
+        if s.starts_with(&prefix) || s.starts_with(&bak_prefix) {
+            let _ = dir.remove(&n);
         }
     }
 }
@@ -170,7 +174,7 @@ mod tests {
         let q = tmp.path().join("s.json");
         write(&q, b"old", false).unwrap();
         fs::write(with_suffix(&q, &format!("{TMP_MARK}1-1")), b"torn").unwrap();
-        remove_leftovers(&q);
+        remove_leftovers(tmp.path(), &q);
         let names: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("s.json")]);
     }

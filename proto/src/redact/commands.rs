@@ -89,6 +89,24 @@ pub(super) const COMMANDS: &[&str] = &[
     "mc",
     "vercel",
     "pulumi",
+    "cqlsh",
+    "rdesktop",
+    "ipmitool",
+    "mosquitto_pub",
+    "mosquitto_sub",
+    "mosquitto_rr",
+    "isql",
+    "xfreerdp",
+    "wlfreerdp",
+    "sdl-freerdp",
+    "xfreerdp3",
+    "snmpwalk",
+    "snmpget",
+    "snmpset",
+    "snmpbulkwalk",
+    "snmpbulkget",
+    "snmpgetnext",
+    "snmptrap",
 ];
 
 /// The prefilter's words for the rule: each command followed by a space, a tab or `.exe`.
@@ -494,10 +512,74 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             }
         }
         "net" => {
-            // `net user bob PASS /add` (`*` asks for it).
+            // `net user bob PASS /add` (`*` asks for it); `net use \\host\share PASS /user:bob`.
             let pos: Vec<usize> = positional(ws).into_iter().filter(|&i| !ws[i].text.starts_with('/')).collect();
             if pos.len() >= 3 && ws[pos[0]].text.eq_ignore_ascii_case("user") && ws[pos[2]].text != "*" {
                 take(ws, (pos[2], 0), pw, hits);
+            }
+            if pos.len() >= 2 && ws[pos[0]].text.eq_ignore_ascii_case("use") {
+                // The word after the share (`\\\\host\\share` as shell words read it: `\\hostshare`).
+                let share = pos.iter().position(|&i| ws[i].text.starts_with('\\'));
+                if let Some(&i) = share.and_then(|k| pos.get(k + 1)) {
+                    if ws[i].text != "*" {
+                        take(ws, (i, 0), pw, hits);
+                    }
+                }
+            }
+        }
+        "cqlsh" => {
+            for v in values(ws, &["-p", "--password"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "rdesktop" => {
+            for v in values(ws, &["-p"], Form::Any) {
+                if ws.get(v.0).is_some_and(|w| w.text != "-") {
+                    take(ws, v, pw, hits);
+                }
+            }
+        }
+        "ipmitool" | "isql" => {
+            for v in values(ws, &["-P"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+            // unixODBC's `isql DSN USER PASS`.
+            let pos = positional(ws);
+            if name == "isql" && pos.len() >= 3 && !ws.iter().any(|w| w.text == "-P") {
+                take(ws, (pos[2], 0), pw, hits);
+            }
+        }
+        n if n.starts_with("mosquitto_") => {
+            for v in values(ws, &["-P", "--pw"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        n if n.contains("freerdp") => {
+            // `/p:PASS`, `/password:PASS`, and a `/u:DOMAIN\\user:PASS`-free form: FreeRDP's own.
+            for w in ws {
+                for opt in ["/p:", "/password:", "-p:"] {
+                    if let Some(rest) = w.text.strip_prefix(opt) {
+                        if secret_ok(rest) {
+                            if let Some(range) = w.span(opt.len(), w.text.len()) {
+                                hits.push(Hit { range, kind: Some(pw.into()) });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        n if n.starts_with("snmp") => {
+            // SNMPv3's authentication and privacy passphrases; v1/v2c's community string.
+            for v in values(ws, &["-A", "-X"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+            let v12 = ws.iter().any(|w| matches!(w.text.as_str(), "-v1" | "-v2c" | "-v" | "-v2"));
+            if v12 {
+                for v in values(ws, &["-c"], Form::Any) {
+                    if ws.get(v.0).is_some_and(|w| !matches!(&w.text[v.1..], "public" | "private")) {
+                        take(ws, v, "secret", hits);
+                    }
+                }
             }
         }
         "rabbitmqctl" => {
