@@ -320,6 +320,13 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// What stands where `ccmemctl forget --text` removed a text.
 pub const FORGOTTEN: &str = "[forgotten]";
 
+/// `s` as JSON writes it inside a string (quotes, backslashes and control characters
+/// escaped), without the quotes around it: how a text stands in a stored JSON file.
+pub fn json_escaped(s: &str) -> String {
+    let quoted = serde_json::Value::String(s.to_string()).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
 /// Replaces every occurrence of `text` in `value`'s strings and keys with [`FORGOTTEN`];
 /// returns how many strings changed.
 pub fn scrub_json(value: &mut serde_json::Value, text: &str) -> usize {
@@ -528,6 +535,17 @@ mod tests {
         assert_eq!(v["files"]["src/[forgotten].rs"]["count"], 1);
         assert_eq!(v["n"], 3);
         assert_eq!(scrub_json(&mut v, ""), 0);
+    }
+
+    #[test]
+    fn json_escaped_is_the_text_as_a_json_string_holds_it() {
+        assert_eq!(json_escaped("plain"), "plain");
+        // Only the outer quotes go: a text that ends in a quote keeps its escaped one.
+        assert_eq!(json_escaped("say \"hi\""), "say \\\"hi\\\"");
+        assert_eq!(json_escaped("a\nb\\c"), "a\\nb\\\\c");
+        let mut v = serde_json::json!({"t": "say \"hi\""});
+        assert!(v.to_string().contains(&json_escaped("say \"hi\"")));
+        assert_eq!(scrub_json(&mut v, "say \"hi\""), 1);
     }
 
     #[test]

@@ -102,8 +102,7 @@ fn forget(conn: &mut Connection, what: &Forget, apply: bool, out: &mut Forgotten
                 "{SCOPE} AND (instr(text, ?2) OR instr(coalesce(data, ''), ?2) OR instr(coalesce(path, ''), ?2)
                  OR instr(coalesce(conversation, ''), ?2))"
             );
-            let escaped = serde_json::to_string(text).unwrap_or_default();
-            let escaped = escaped.trim_matches('"').to_string();
+            let escaped = crate::text::json_escaped(text);
             // The text as it is, and as JSON writes it in `data` (escaped).
             let cond = format!("{cond} OR ({SCOPE} AND instr(coalesce(data, ''), ?3))");
             out.events = count(&tx, &format!("SELECT count(*) FROM events WHERE {cond}"), params![pid, text, escaped])?;

@@ -58,7 +58,7 @@ pub struct Entry {
 /// What the writer is asked to do.
 enum Op {
     /// Events, and the session's state after them.
-    Append { entries: Vec<Entry>, state: Option<(Box<Session>, i64)>, ack: Option<oneshot::Sender<()>> },
+    Append { entries: Vec<Entry>, state: Box<Session>, at_ms: i64, ack: oneshot::Sender<()> },
     /// The session ended: its last state is its archive.
     Ended { state: Box<Session>, at_ms: i64, reason: String, ack: oneshot::Sender<()> },
     /// Answered once everything before it is written.
@@ -70,10 +70,10 @@ enum Op {
 impl Op {
     fn done(self) {
         match self {
-            Op::Append { ack: Some(ack), .. } | Op::Ended { ack, .. } | Op::Flush(ack) => {
+            Op::Append { ack, .. } | Op::Ended { ack, .. } | Op::Flush(ack) => {
                 let _ = ack.send(());
             }
-            Op::Append { ack: None, .. } | Op::Forget { .. } => {}
+            Op::Forget { .. } => {}
         }
     }
 }
@@ -192,11 +192,11 @@ impl Journal {
 
     /// Queues `entries`, and the session's state after them; the receiver resolves once they
     /// are committed (None: there is no journal, or it fell behind and they were dropped).
-    pub fn append(&self, entries: Vec<Entry>, state: Option<Box<Session>>) -> Option<oneshot::Receiver<()>> {
+    pub fn append(&self, entries: Vec<Entry>, state: Box<Session>) -> Option<oneshot::Receiver<()>> {
         let tx = self.tx.as_ref()?;
         let (ack, done) = oneshot::channel();
-        let state = state.map(|s| (s, chrono::Utc::now().timestamp_millis()));
-        match tx.try_send(Op::Append { entries, state, ack: Some(ack) }) {
+        let at_ms = chrono::Utc::now().timestamp_millis();
+        match tx.try_send(Op::Append { entries, state, at_ms, ack }) {
             Ok(()) => Some(done),
             Err(_) => {
                 self.health.lock().dropped += 1;

@@ -50,11 +50,9 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             },
         };
-        if let Op::Forget { what, apply, reply } = first {
+        if let Op::Forget { .. } = first {
             // Alone, outside any batch: it rewrites the whole file.
-            let r = super::forget::run(&mut conn, &what, apply).map_err(|e| e.to_string());
-            ids = Ids::default();
-            let _ = reply.send(r);
+            forget(&mut conn, &mut ids, first);
             continue;
         }
         let mut batch = vec![first];
@@ -91,14 +89,20 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
         for op in batch {
             op.done();
         }
-        if let Some(Op::Forget { what, apply, reply }) = after {
-            let r = super::forget::run(&mut conn, &what, apply).map_err(|e| e.to_string());
-            ids = Ids::default();
-            let _ = reply.send(r);
+        if let Some(op) = after {
+            forget(&mut conn, &mut ids, op);
         }
     }
     // Folded into the database: a clean stop leaves no log to replay.
     let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+}
+
+/// Runs a forget and answers it; the row ids known before may be gone after it.
+fn forget(conn: &mut Connection, ids: &mut Ids, op: Op) {
+    if let Op::Forget { what, apply, reply } = op {
+        let _ = reply.send(super::forget::run(conn, &what, apply).map_err(|e| e.to_string()));
+        *ids = Ids::default();
+    }
 }
 
 /// Puts the log's committed pages on disk.
@@ -130,15 +134,14 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
         )?;
         for op in batch {
             match op {
-                Op::Append { entries, state, .. } => {
+                Op::Append { entries, state, at_ms, .. } => {
                     for e in entries {
                         let session = session_id(&tx, ids, &e.root, &e.root_name, &e.session, e.at_ms)?;
                         insert_event(&mut insert, session, e)?;
                     }
-                    if let Some((s, at_ms)) = state {
-                        let session = session_id(&tx, ids, &s.project_root, &s.project_name, &s.session_id, *at_ms)?;
-                        states.insert(session, (s, *at_ms));
-                    }
+                    let session =
+                        session_id(&tx, ids, &state.project_root, &state.project_name, &state.session_id, *at_ms)?;
+                    states.insert(session, (state, *at_ms));
                 }
                 Op::Ended { state, at_ms, reason, .. } => {
                     let session =

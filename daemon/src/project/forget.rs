@@ -11,19 +11,19 @@ use std::path::{Path, PathBuf};
 /// The largest file read to be rewritten (ours are far smaller).
 const MAX_BYTES: u64 = 16 << 20;
 
-/// ccmem's files in `root`, relative paths.
-fn files() -> [String; 3] {
-    [STATE_FILE.to_string(), format!("{STATE_FILE}.bak"), REPORT_FILE.to_string()]
+/// ccmem's files in the project at `root` that can hold a session's words: the checkpoint,
+/// the copy kept before it, and the report.
+pub fn files(root: &Path) -> [PathBuf; 3] {
+    [root.join(STATE_FILE), root.join(format!("{STATE_FILE}.bak")), root.join(REPORT_FILE)]
 }
 
 /// Rewrites each of ccmem's files in `root` that holds `text` (as it is, or escaped as JSON
 /// writes it) with [`crate::text::FORGOTTEN`] in its place; lists them.
 pub fn scrub_files(root: &Path, text: &str, apply: bool) -> io::Result<Vec<PathBuf>> {
-    let escaped = serde_json::to_string(text).unwrap_or_default();
-    let escaped = escaped.trim_matches('"');
+    let escaped = crate::text::json_escaped(text);
+    let escaped = escaped.as_str();
     let mut out = Vec::new();
-    for rel in files() {
-        let path = root.join(&rel);
+    for path in files(root) {
         let Ok(body) = untrusted::read_string_in(root, &path, MAX_BYTES) else { continue };
         if !body.contains(text) && !body.contains(escaped) {
             continue;
@@ -41,8 +41,7 @@ pub fn scrub_files(root: &Path, text: &str, apply: bool) -> io::Result<Vec<PathB
 pub fn remove_files(root: &Path, apply: bool) -> io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let Ok(dir) = Dir::open_under(root, &root.join(".claude"), false) else { return Ok(out) };
-    for rel in files() {
-        let path = root.join(&rel);
+    for path in files(root) {
         let Some(name) = path.file_name() else { continue };
         if std::fs::symlink_metadata(&path).is_err() {
             continue;

@@ -7,7 +7,6 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use super::task::*;
-use crate::project::checkpoint;
 use ccmem_proto::model::session::{CheckpointReason, CheckpointType};
 
 /// A caller waits at most this for the journal before it is answered anyway: the agent is
@@ -24,7 +23,7 @@ impl Project {
     /// Journals `entries` and the session as it now is; resolves once they are durable.
     pub(super) fn journal(&mut self, entries: Vec<Entry>) -> Option<oneshot::Receiver<()>> {
         self.journaled = self.version;
-        self.ctx.journal.append(entries, Some(Box::new(self.s.clone())))
+        self.ctx.journal.append(entries, Box::new(self.s.clone()))
     }
 
     /// Journals the session's state if it changed since it was last journaled.
@@ -215,10 +214,7 @@ impl Project {
                     return Err(out.errors.join("; "));
                 }
             }
-            let root = &self.s.project_root;
-            files.push(root.join(checkpoint::STATE_FILE));
-            files.push(ccmem_proto::files::atomic::with_suffix(&root.join(checkpoint::STATE_FILE), ".bak"));
-            files.push(root.join(crate::report::session_memory::REPORT_FILE));
+            files.extend(super::forget::files(&self.s.project_root));
             // Committed before the journal's own forget runs, which then finds no trace.
             if let Some(done) = self.journal(Vec::new()) {
                 let _ = done.await;
