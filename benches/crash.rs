@@ -22,38 +22,17 @@
 mod common;
 #[cfg(unix)]
 mod figures;
+#[cfg(unix)]
+mod inputs;
 
 #[cfg(unix)]
 mod bench {
-    use super::{common, figures};
+    use super::{common, figures, inputs};
     use common::*;
-    use std::io::Read;
+    use inputs::{read_maybe_gz, Rng};
     use std::path::{Path, PathBuf};
     use std::process::Stdio;
     use std::time::{Duration, Instant};
-
-    /// A small, fixed pseudo-random sequence (xorshift): the same kill points on every run.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next_f64(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
-
-    fn read_maybe_gz(p: &Path) -> Vec<u8> {
-        let raw = std::fs::read(p).expect("read transcript");
-        if p.extension().is_some_and(|e| e == "gz") {
-            let mut out = Vec::new();
-            flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut out).expect("gunzip transcript");
-            out
-        } else {
-            raw
-        }
-    }
 
     /// The context with what names the moment or the machine left out.
     fn normalized(ctx: &str, root: &Path) -> Vec<String> {
@@ -102,13 +81,7 @@ mod bench {
 
     pub(crate) fn main() -> std::process::ExitCode {
         let quick = figures::quick();
-        let dir = std::env::var_os("CCMEM_CRASH_TRANSCRIPTS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/transcripts"));
-        let mut files: Vec<PathBuf> =
-            std::fs::read_dir(&dir).map(|rd| rd.flatten().map(|e| e.path()).collect()).unwrap_or_default();
-        files.retain(|p| p.to_string_lossy().ends_with(".jsonl") || p.to_string_lossy().ends_with(".jsonl.gz"));
-        files.sort();
+        let (dir, files) = inputs::transcripts("CCMEM_CRASH_TRANSCRIPTS", "transcripts");
         if files.is_empty() {
             println!("crash: no transcripts in {} (set CCMEM_CRASH_TRANSCRIPTS); skipped", dir.display());
             return std::process::ExitCode::SUCCESS;

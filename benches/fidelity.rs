@@ -33,33 +33,27 @@ mod common;
 #[cfg(unix)]
 mod figures;
 #[cfg(unix)]
+mod inputs;
+#[cfg(unix)]
 #[path = "fidelity/truth.rs"]
 mod truth;
 
 // The benchmark drives ccmemd over Unix sockets (and reads /proc where there is one).
 #[cfg(unix)]
 mod bench {
-    use super::{common, figures, truth};
+    use super::{common, figures, inputs, truth};
     use common::*;
+    use inputs::read_maybe_gz;
     use serde_json::{json, Value};
     use std::collections::BTreeMap;
-    use std::io::{Read, Write};
-    use std::path::{Path, PathBuf};
+    use std::io::Write;
+    use std::path::Path;
     use std::process::{Command, Stdio};
     use std::time::Instant;
     use truth::*;
 
     pub(crate) fn main() -> std::process::ExitCode {
-        let dir = std::env::var_os("CCMEM_FIDELITY_TRANSCRIPTS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/transcripts"));
-        let mut files: Vec<PathBuf> =
-            std::fs::read_dir(&dir).map(|rd| rd.flatten().map(|e| e.path()).collect()).unwrap_or_default();
-        files.retain(|p| {
-            let n = p.to_string_lossy();
-            n.ends_with(".jsonl") || n.ends_with(".jsonl.gz")
-        });
-        files.sort();
+        let (dir, files) = inputs::transcripts("CCMEM_FIDELITY_TRANSCRIPTS", "transcripts");
         if files.is_empty() {
             println!("fidelity: no transcripts in {} (set CCMEM_FIDELITY_TRANSCRIPTS); skipped", dir.display());
             return std::process::ExitCode::SUCCESS;
@@ -182,13 +176,7 @@ mod bench {
     /// The other agents' real sessions, each imported into a fresh project and scored on its
     /// context; their totals.
     fn other_agents(env: &Env) -> Totals {
-        let dir = std::env::var_os("CCMEM_FIDELITY_AGENT_TRANSCRIPTS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/agent-transcripts"));
-        let mut files: Vec<PathBuf> =
-            std::fs::read_dir(&dir).map(|rd| rd.flatten().map(|e| e.path()).collect()).unwrap_or_default();
-        files.retain(|p| p.to_string_lossy().ends_with(".jsonl") || p.to_string_lossy().ends_with(".jsonl.gz"));
-        files.sort();
+        let (dir, files) = inputs::transcripts("CCMEM_FIDELITY_AGENT_TRANSCRIPTS", "agent-transcripts");
         let mut totals = Totals::default();
         let mut per_agent: BTreeMap<&str, Totals> = BTreeMap::new();
         if files.is_empty() {
@@ -271,17 +259,6 @@ mod bench {
         }
         let _ = child.wait();
         t.elapsed().as_secs_f64() * 1000.0
-    }
-
-    fn read_maybe_gz(p: &Path) -> Vec<u8> {
-        let raw = std::fs::read(p).expect("read transcript");
-        if p.extension().is_some_and(|e| e == "gz") {
-            let mut out = Vec::new();
-            flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut out).expect("gunzip transcript");
-            out
-        } else {
-            raw
-        }
     }
 
     /// Per category: (carried, total).

@@ -16,34 +16,23 @@
 mod common;
 #[cfg(unix)]
 mod figures;
+#[cfg(unix)]
+mod inputs;
 
 // The benchmark drives ccmemd over Unix sockets (and reads /proc where there is one).
 #[cfg(unix)]
 mod bench {
-    use super::{common, figures};
+    use super::{common, figures, inputs};
     use ccmem_proto::model::memory::frontmatter::{render, Layout};
     use ccmem_proto::model::memory::{derive_slug, Memory, MemoryType, Scope};
     use common::*;
     use figures::quantile as q;
+    // The same sequence on every run, so that every run indexes the same text.
+    use inputs::Rng;
     use serde_json::json;
     use std::path::Path;
     use std::process::Command;
     use std::time::Instant;
-
-    /// A small deterministic generator (xorshift), so every run indexes the same text.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn pick<'a>(&mut self, v: &'a [String]) -> &'a str {
-            &v[(self.next() % v.len() as u64) as usize]
-        }
-    }
 
     /// 3,000 words: common programming terms and generated ones, so that term frequencies
     /// spread as in real notes.
