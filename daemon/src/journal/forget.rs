@@ -100,11 +100,12 @@ fn forget(conn: &mut Connection, what: &Forget, apply: bool, out: &mut Forgotten
         Forget::Text { text, .. } => {
             let cond = format!(
                 "{SCOPE} AND (instr(text, ?2) OR instr(coalesce(data, ''), ?2) OR instr(coalesce(path, ''), ?2)
-                 OR instr(coalesce(conversation, ''), ?2))"
+                 OR instr(coalesce(conversation, ''), ?2) OR instr(coalesce(replay, ''), ?2))"
             );
             let escaped = crate::text::json_escaped(text);
             // The text as it is, and as JSON writes it in `data` (escaped).
-            let cond = format!("{cond} OR ({SCOPE} AND instr(coalesce(data, ''), ?3))");
+            let cond =
+                format!("{cond} OR ({SCOPE} AND (instr(coalesce(data, ''), ?3) OR instr(coalesce(replay, ''), ?3)))");
             out.events = count(&tx, &format!("SELECT count(*) FROM events WHERE {cond}"), params![pid, text, escaped])?;
             if apply {
                 tx.execute(&format!("DELETE FROM events WHERE {cond}"), params![pid, text, escaped])?;

@@ -3,9 +3,10 @@
 //!
 //! The project task writes it (nothing else does); recall, travel and the view read it. An
 //! event is durable once [`Journal::append`]'s receiver resolves: the project task answers
-//! the agent only then, so whatever the daemon has answered survives a `kill -9`. The state
-//! that goes with each append is the session as the task holds it: a restart takes a live
-//! session from here when it is newer than the last checkpoint.
+//! the agent only then, so whatever the daemon has answered survives a `kill -9`. Each event
+//! carries its replay (what it did to the session), and now and then an append carries the
+//! session's whole state: a restart takes a live session from here, its last state plus the
+//! replays after it, when that is newer than the last checkpoint.
 //!
 //! Knows events and sessions, not agents, git or the socket.
 
@@ -53,12 +54,15 @@ pub struct Entry {
     pub text: String,
     /// Details, as JSON.
     pub data: Option<serde_json::Value>,
+    /// What the event did to the session, as JSON its owner can apply again: a restart
+    /// rebuilds a live session from its last state plus the replays after it.
+    pub replay: Option<serde_json::Value>,
 }
 
 /// What the writer is asked to do.
 enum Op {
-    /// Events, and the session's state after them.
-    Append { entries: Vec<Entry>, state: Box<Session>, at_ms: i64, ack: oneshot::Sender<()> },
+    /// Events, and (now and then) the session's state after them.
+    Append { entries: Vec<Entry>, state: Option<Box<Session>>, at_ms: i64, ack: oneshot::Sender<()> },
     /// The session ended: its last state is its archive.
     Ended { state: Box<Session>, at_ms: i64, reason: String, ack: oneshot::Sender<()> },
     /// Answered once everything before it is written.
@@ -190,9 +194,11 @@ impl Journal {
         std::mem::take(&mut *self.live.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Queues `entries`, and the session's state after them; the receiver resolves once they
-    /// are committed (None: there is no journal, or it fell behind and they were dropped).
-    pub fn append(&self, entries: Vec<Entry>, state: Box<Session>) -> Option<oneshot::Receiver<()>> {
+    /// Queues `entries`, and when given the session's state after them; the receiver resolves
+    /// once they are committed (None: there is no journal, or it fell behind and they were
+    /// dropped). The state need not go with every append: a restart applies the entries'
+    /// replays after the last state it has.
+    pub fn append(&self, entries: Vec<Entry>, state: Option<Box<Session>>) -> Option<oneshot::Receiver<()>> {
         let tx = self.tx.as_ref()?;
         let (ack, done) = oneshot::channel();
         let at_ms = chrono::Utc::now().timestamp_millis();

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 pub const VERSION: i64 = STEPS.len() as i64;
 
 /// What takes a database from version `i` to `i + 1`.
-const STEPS: &[&str] = &[V1];
+const STEPS: &[&str] = &[V1, V2];
 
 /// Version 1: projects, their sessions (each with its latest state), and every event.
 const V1: &str = "
@@ -58,6 +58,13 @@ END;
 CREATE TRIGGER events_fts_delete AFTER DELETE ON events BEGIN
     INSERT INTO events_fts(events_fts, rowid, text) VALUES ('delete', old.seq, old.text);
 END;
+";
+
+/// Version 2: an event's replay, and the last event a session's state includes; a state is
+/// no longer written with every event, and a restart applies the replays after it.
+const V2: &str = "
+ALTER TABLE events ADD COLUMN replay TEXT;      -- redacted JSON: what it did to the session
+ALTER TABLE sessions ADD COLUMN state_seq INTEGER NOT NULL DEFAULT 0; -- the last event in state
 ";
 
 /// Why a database cannot be used as it is.

@@ -125,28 +125,43 @@ fn sync(wal: &std::path::Path, health: &Health) {
 
 fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
-    // The newest state of each session in the batch: the others would be overwritten at once.
-    let mut states: HashMap<i64, (&Session, i64)> = HashMap::new();
+    // The newest state of each session in the batch (the others would be overwritten at
+    // once), with the last event it includes.
+    let mut states: HashMap<i64, (&Session, i64, i64)> = HashMap::new();
+    // Each session's last event so far.
+    let mut last: HashMap<i64, i64> = HashMap::new();
     {
-        let mut insert = tx.prepare(
-            "INSERT INTO events (session, at_ms, source, kind, agent, conversation, path, text, data)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO events (session, at_ms, source, kind, agent, conversation, path, text, data, replay)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
+        let mut newest = tx.prepare_cached("SELECT coalesce(max(seq), 0) FROM events WHERE session = ?1")?;
+        let mut last_of = |session: i64, last: &mut HashMap<i64, i64>| -> rusqlite::Result<i64> {
+            match last.get(&session) {
+                Some(seq) => Ok(*seq),
+                None => newest.query_row([session], |r| r.get(0)),
+            }
+        };
         for op in batch {
             match op {
                 Op::Append { entries, state, at_ms, .. } => {
                     for e in entries {
                         let session = session_id(&tx, ids, &e.root, &e.root_name, &e.session, e.at_ms)?;
                         insert_event(&mut insert, session, e)?;
+                        last.insert(session, tx.last_insert_rowid());
                     }
-                    let session =
-                        session_id(&tx, ids, &state.project_root, &state.project_name, &state.session_id, *at_ms)?;
-                    states.insert(session, (state, *at_ms));
+                    if let Some(state) = state {
+                        let session =
+                            session_id(&tx, ids, &state.project_root, &state.project_name, &state.session_id, *at_ms)?;
+                        let seq = last_of(session, &mut last)?;
+                        states.insert(session, (state, *at_ms, seq));
+                    }
                 }
                 Op::Ended { state, at_ms, reason, .. } => {
                     let session =
                         session_id(&tx, ids, &state.project_root, &state.project_name, &state.session_id, *at_ms)?;
-                    states.insert(session, (state, *at_ms));
+                    let seq = last_of(session, &mut last)?;
+                    states.insert(session, (state, *at_ms, seq));
                     tx.execute(
                         "UPDATE sessions SET ended_ms = ?2, end_reason = ?3 WHERE id = ?1",
                         params![session, at_ms, reason],
@@ -156,16 +171,17 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
             }
         }
     }
-    let mut update = tx.prepare("UPDATE sessions SET state = ?2, state_ms = ?3 WHERE id = ?1")?;
-    for (session, (s, at_ms)) in states {
+    let mut update =
+        tx.prepare_cached("UPDATE sessions SET state = ?2, state_ms = ?3, state_seq = ?4 WHERE id = ?1")?;
+    for (session, (s, at_ms, seq)) in states {
         let json = serde_json::to_string(s).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        update.execute(params![session, json, at_ms])?;
+        update.execute(params![session, json, at_ms, seq])?;
     }
     drop(update);
     tx.commit()
 }
 
-fn insert_event(insert: &mut rusqlite::Statement<'_>, session: i64, e: &Entry) -> rusqlite::Result<()> {
+fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, e: &Entry) -> rusqlite::Result<()> {
     // Redacted here, off the project's task: the same rules as every other sink; an
     // agent's words are read as markdown too, as the session reads them (markup can hide a
     // token: `gh*p_*…`).
@@ -179,6 +195,17 @@ fn insert_event(insert: &mut rusqlite::Statement<'_>, session: i64, e: &Entry) -
         crate::text::redact_json(&mut d);
         d.to_string()
     });
+    // An agent's message in it is read as markdown too, as its text is (only then: reading
+    // every string so costs several times the plain rules).
+    let replay = e.replay.as_ref().map(|r| {
+        let mut r = r.clone();
+        if MARKDOWN_KINDS.contains(&e.kind) {
+            crate::text::redact_json_markdown(&mut r);
+        } else {
+            crate::text::redact_json(&mut r);
+        }
+        r.to_string()
+    });
     let path = e.path.as_deref().map(crate::text::clean);
     insert.execute(params![
         session,
@@ -189,7 +216,8 @@ fn insert_event(insert: &mut rusqlite::Statement<'_>, session: i64, e: &Entry) -
         e.conversation.as_deref().map(crate::text::clean),
         path,
         text,
-        data
+        data,
+        replay
     ])?;
     Ok(())
 }

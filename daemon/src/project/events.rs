@@ -1,13 +1,13 @@
 //! What the project task makes of the agent's events: hooks applied to the session,
 //! transcripts read for the agent's words, intents kept as facts and goals.
-use crate::{agent::hooks, session::rules as session};
+use crate::agent::hooks;
 use ccmem_proto::model::facts::{self};
-use ccmem_proto::model::session::SessionEvent;
 use ccmem_proto::wire::api::HookReply;
 use std::path::Path;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use super::replay::{self, Replay};
 use super::task::*;
 
 /// A finished transcript read.
@@ -27,17 +27,6 @@ pub(super) struct ReadJob {
     conversation: String,
     path: String,
     subagent: bool,
-}
-
-/// After an event replayed from a transcript at `at`: the session spans the work it holds
-/// (it began no later than `at`), and its activity, which expiry counts from, is now.
-fn replayed(s: &mut ccmem_proto::model::session::Session, at: chrono::DateTime<chrono::Utc>) {
-    let real = chrono::Utc::now();
-    s.last_activity = crate::clock::iso(real);
-    s.last_updated = s.last_activity.clone();
-    if crate::clock::parse_iso(&s.created_at).is_some_and(|start| at < start) {
-        s.created_at = crate::clock::iso(at);
-    }
 }
 
 impl Project {
@@ -82,10 +71,8 @@ impl Project {
             && hook.at.is_none()
             && hook.conversation.as_deref().is_some_and(|id| resumes_where_it_left(&self.s, id));
         let now = hook.at.unwrap_or_else(chrono::Utc::now);
-        let mut fx = hooks::apply(&mut self.s, &hook, now);
-        if hook.at.is_some() {
-            replayed(&mut self.s, now);
-        } else if fx.commit {
+        let mut fx = replay::hook(&mut self.s, &hook, now);
+        if hook.at.is_none() && fx.commit {
             // The commit is named by git itself, never by what the command printed: by the
             // first git state read after this (the command has run by now).
             self.commit_pending = Some(self.seq);
@@ -93,22 +80,14 @@ impl Project {
         }
         for e in &fx.agent_edits {
             let at = Instant::now();
-            if self.recent_edits.get(&e.rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT) {
-                session::annotate(&mut self.s, &e.rel, &e.summary, &e.tool, e.created);
-            } else {
-                let edit = SessionEvent::FileEdited {
-                    path: e.rel.clone(),
-                    summary: Some(e.summary.clone()),
-                    workflow: Some(e.tool.clone()),
-                    created: e.created,
-                };
-                let _ = session::apply_quietly(&mut self.s, edit, now);
-            }
+            let counted = self.recent_edits.get(&e.rel).is_some_and(|(t, agent)| !*agent && at - *t < SAME_EDIT);
+            replay::agent_edit(&mut self.s, e, now, counted);
             self.note_edit(&e.rel, at, true);
         }
         self.activity();
-        let entries = self.hook_entries(&hook, now);
-        let durable = self.journal(entries);
+        let mut entries = self.hook_entries(&hook, now);
+        self.with_replay(&mut entries, replay::hook_json(&hook), now);
+        let mut durable = self.journal(entries);
         // Answer first: the agent waits for this; intents and checkpoints can follow.
         if let Some(reply) = reply {
             let additional_context = match &hook.kind {
@@ -124,8 +103,15 @@ impl Project {
                         String::new()
                     } else {
                         let text = self.context(hook.conversation.as_deref(), source == "compact", None).await.context;
-                        if let Some(c) = hook.conversation.as_deref().and_then(|id| hooks::find(&mut self.s, id)) {
-                            c.context_given |= !text.is_empty();
+                        if let Some(id) = hook.conversation.clone().filter(|_| !text.is_empty()) {
+                            if let Some(c) = hooks::find(&mut self.s, &id) {
+                                c.context_given = true;
+                            }
+                            // Answered once this too is kept (after the hook's own entry).
+                            let given = Replay::ContextGiven { conversation: id }.to_json();
+                            let mut entries = vec![self.entry(now, "hook", "context")];
+                            self.with_replay(&mut entries, given, now);
+                            durable = self.journal(entries).or(durable);
                         }
                         text
                     }

@@ -84,6 +84,7 @@ impl Project {
         // A synchronous checkpoint since then already holds newer data.
         if seq > self.applied {
             self.applied = seq;
+            let checkpointed = matches!(result, JobResult::Checkpoint { .. });
             match result {
                 JobResult::Checkpoint { copy, out, exclude_done, version, comments } => {
                     self.comments = Some(comments);
@@ -97,6 +98,12 @@ impl Project {
                     self.report(&out);
                 }
                 JobResult::Git { copy } => self.take_git(seq, &copy),
+            }
+            // Git's state is not in any event's replay: the journal's next state holds it
+            // (at once after a checkpoint, which the journal's state is never older than).
+            self.version += 1;
+            if checkpointed {
+                let _ = self.journal_now(Vec::new());
             }
         }
     }
@@ -186,6 +193,9 @@ impl Project {
         if out.written.is_some() {
             self.dirty = false;
         }
+        // The journal's state is never older than a checkpoint.
+        self.version += 1;
+        let _ = self.journal_now(Vec::new());
         self.report(&out);
         out
     }

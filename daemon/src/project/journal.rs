@@ -19,18 +19,66 @@ const FILES_EACH: usize = 200;
 /// Characters of a failed command's output kept with it.
 const OUTPUT_CHARS: usize = 2000;
 
+/// The session's whole state is journaled at most this often (and at checkpoints): between
+/// two, a restart applies the events' replays. Copying and writing a large state with every
+/// event would cost the agent's hooks more than the event itself.
+pub(super) const STATE_EVERY: Duration = Duration::from_secs(1);
+
 impl Project {
-    /// Journals `entries` and the session as it now is; resolves once they are durable.
+    /// Journals `entries`, with the session's state when one is due; resolves once they are
+    /// durable.
     pub(super) fn journal(&mut self, entries: Vec<Entry>) -> Option<oneshot::Receiver<()>> {
-        self.journaled = self.version;
-        self.ctx.journal.append(entries, Box::new(self.s.clone()))
+        let due = self
+            .state_journaled
+            .as_ref()
+            .is_none_or(|(sid, at)| *sid != self.s.session_id || at.elapsed() >= STATE_EVERY);
+        self.append(entries, due)
     }
 
-    /// Journals the session's state if it changed since it was last journaled.
+    /// Journals `entries` and the session's state now (a checkpoint, a forget).
+    pub(super) fn journal_now(&mut self, entries: Vec<Entry>) -> Option<oneshot::Receiver<()>> {
+        self.append(entries, true)
+    }
+
+    fn append(&mut self, entries: Vec<Entry>, with_state: bool) -> Option<oneshot::Receiver<()>> {
+        let state = (with_state && self.journaled != self.version).then(|| {
+            self.journaled = self.version;
+            self.state_journaled = Some((self.s.session_id.clone(), tokio::time::Instant::now()));
+            Box::new(self.s.clone())
+        });
+        if entries.is_empty() && state.is_none() {
+            return None;
+        }
+        self.ctx.journal.append(entries, state)
+    }
+
+    /// Journals the session's state if it changed since, and one is due.
     pub(super) fn journal_state(&mut self) {
         if self.journaled != self.version {
             let _ = self.journal(Vec::new());
         }
+    }
+
+    /// When the state, changed since it was last journaled, is next due (None: unchanged).
+    pub(super) fn state_due(&self) -> Option<tokio::time::Instant> {
+        if self.journaled == self.version {
+            return None;
+        }
+        Some(self.state_journaled.as_ref().map_or_else(tokio::time::Instant::now, |(_, at)| *at + STATE_EVERY))
+    }
+
+    /// Puts `replay` on the first of `entries` (on an entry of its own when there are none):
+    /// a restart applies it again after the last journaled state.
+    pub(super) fn with_replay(
+        &self,
+        entries: &mut Vec<Entry>,
+        replay: Option<serde_json::Value>,
+        at: chrono::DateTime<chrono::Utc>,
+    ) {
+        if entries.is_empty() {
+            entries.push(self.entry(at, "hook", "tool"));
+        }
+        entries[0].replay = replay;
     }
 
     /// An entry of this session, at `at`.
@@ -215,8 +263,9 @@ impl Project {
                 }
             }
             files.extend(super::forget::files(&self.s.project_root));
-            // Committed before the journal's own forget runs, which then finds no trace.
-            if let Some(done) = self.journal(Vec::new()) {
+            // Committed before the journal's own forget runs, which then finds no trace (and
+            // no event it removes is after this state, to be replayed).
+            if let Some(done) = self.journal_now(Vec::new()) {
                 let _ = done.await;
             }
         }

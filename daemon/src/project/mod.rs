@@ -9,5 +9,6 @@ mod journal;
 pub mod lock;
 pub mod msg;
 pub mod registry;
+pub mod replay;
 pub mod task;
 pub mod views;

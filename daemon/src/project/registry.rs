@@ -186,12 +186,7 @@ impl Projects {
         Some(e)
     }
 
-    fn spawn(
-        self: &Arc<Self>,
-        root: PathBuf,
-        restored: Option<(Session, Duration)>,
-        lock: Option<lock::Claim>,
-    ) -> Entry {
+    fn spawn(self: &Arc<Self>, root: PathBuf, restored: Option<Restored>, lock: Option<lock::Claim>) -> Entry {
         let (tx, rx) = mpsc::channel(MAILBOX);
         let generation = self.generations.fetch_add(1, Ordering::Relaxed);
         let registration = Registration { registry: self.clone(), root: root.clone(), generation, lock };
@@ -199,7 +194,7 @@ impl Projects {
         let mailbox = tx.clone();
         tokio::spawn(async move {
             let project = match restored {
-                Some((s, remaining)) => Project::restored(s, remaining, ctx),
+                Some(r) => Project::restored(r.session, r.remaining, r.ahead, ctx),
                 None => Project::open(root, ctx).await,
             };
             project.run(rx, mailbox, Box::new(registration)).await;
@@ -215,7 +210,7 @@ impl Projects {
         let found = newest(found, self.ctx.journal.take_live());
         let (mut restored, mut archived) = (0, 0);
         let now = chrono::Utc::now();
-        for f in found {
+        for (f, ahead) in found {
             let s = match f {
                 Found::Session(s) => *s,
                 Found::Corrupt { moved_to, error } => {
@@ -241,7 +236,7 @@ impl Projects {
                     _ => None,
                 };
                 tracing::info!(project = %root.display(), session = %s.session_id, "session restored");
-                let e = self.spawn(root.clone(), Some((s, ttl - idle)), lock);
+                let e = self.spawn(root.clone(), Some(Restored { session: s, remaining: ttl - idle, ahead }), lock);
                 self.lock().insert(root, e);
                 restored += 1;
             } else {
@@ -466,27 +461,43 @@ impl crate::observe::ports::Audience for Projects {
 /// The sessions to restore: each project's tracker (its last checkpoint), or the journal's
 /// state of it where that is newer (events after the checkpoint, a daemon killed before
 /// its first one).
-fn newest(found: Vec<Found>, journal: Vec<crate::journal::Live>) -> Vec<Found> {
-    let mut found = found;
+/// A session taken up again at start-up.
+struct Restored {
+    session: Session,
+    /// Inactivity left before it expires.
+    remaining: Duration,
+    /// The journal held more than its last checkpoint: one is written at once.
+    ahead: bool,
+}
+
+/// The trackers `found`, each replaced by the journal's state of its project when that is
+/// newer (its last state plus the events after it), and told whether it was.
+fn newest(found: Vec<Found>, journal: Vec<crate::journal::Live>) -> Vec<(Found, bool)> {
+    let mut found: Vec<(Found, bool)> = found.into_iter().map(|f| (f, false)).collect();
     for live in journal {
         let mut s = live.session;
+        let replayed = !live.replays.is_empty();
+        super::replay::apply_all(&mut s, live.replays);
         // The watcher counts what changed on disk after the state it starts from.
         s.saved_at_ms = s.saved_at_ms.max(live.at_ms);
-        let same = found.iter_mut().find_map(|f| match f {
-            Found::Session(t) if t.project_root == s.project_root => Some(t),
+        let same = found.iter_mut().find_map(|(f, ahead)| match f {
+            Found::Session(t) if t.project_root == s.project_root => Some((t, ahead)),
             _ => None,
         });
         match same {
-            None => found.push(Found::Session(Box::new(s))),
-            Some(t) => {
+            None => found.push((Found::Session(Box::new(s)), true)),
+            Some((t, ahead)) => {
                 let newer = match s.session_id.cmp(&t.session_id) {
                     std::cmp::Ordering::Greater => true,
-                    std::cmp::Ordering::Equal => live.at_ms > t.saved_at_ms,
+                    // Events after its last state: none of them is in a checkpoint, which
+                    // is always followed by a state.
+                    std::cmp::Ordering::Equal => replayed || live.at_ms > t.saved_at_ms,
                     std::cmp::Ordering::Less => false,
                 };
                 if newer {
                     tracing::info!(project = %s.project_root.display(), session = %s.session_id, "the journal holds a newer state than the last checkpoint");
                     **t = s;
+                    *ahead = true;
                 }
             }
         }

@@ -99,6 +99,9 @@ pub struct Project {
     pub(super) version: u64,
     /// The `version` whose state was last journaled.
     pub(super) journaled: u64,
+    /// The session whose state was last journaled, and when (states go at most once per
+    /// [`super::journal::STATE_EVERY`]; events carry their replays meanwhile).
+    pub(super) state_journaled: Option<(String, Instant)>,
     /// The background job (checkpoint or git refresh) in flight; one at a time.
     /// Polled by the task's own loop: a job never sends into the task's mailbox, which a
     /// burst of events can fill while the task waits for that very job.
@@ -143,6 +146,14 @@ pub(super) async fn finished<T>(job: &mut Option<tokio::task::JoinHandle<T>>) ->
     }
 }
 
+/// Sleeps until `at`, or forever when there is none (for `select!`).
+async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// An agent's report and the watcher's sighting of one edit arrive within this of each other.
 pub(super) const SAME_EDIT: Duration = Duration::from_secs(2);
 
@@ -155,14 +166,19 @@ impl Project {
         Self::with(s, true, deadline, None, ctx)
     }
 
-    /// A session restored from the state dir, with `remaining` inactivity left.
-    pub fn restored(s: Session, remaining: Duration, ctx: Arc<Services>) -> Self {
+    /// A session restored from the state dir, with `remaining` inactivity left; `ahead`: it
+    /// holds more than its last checkpoint, which is written again as soon as it runs.
+    pub fn restored(s: Session, remaining: Duration, ahead: bool, ctx: Arc<Services>) -> Self {
         let changed_since = if s.saved_at_ms > 0 {
             Some(std::time::UNIX_EPOCH + Duration::from_millis(s.saved_at_ms as u64))
         } else {
             crate::clock::parse_iso(&s.last_updated).map(std::time::SystemTime::from)
         };
-        Self::with(s, false, Instant::now() + remaining, changed_since, ctx)
+        let mut p = Self::with(s, ahead, Instant::now() + remaining, changed_since, ctx);
+        if ahead {
+            p.queued_checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
+        }
+        p
     }
 
     fn with(
@@ -191,6 +207,7 @@ impl Project {
             prune_recent_at: RECENT_EDITS,
             version: 0,
             journaled: 0,
+            state_journaled: None,
             job: None,
             seq: 0,
             applied: 0,
@@ -226,6 +243,8 @@ impl Project {
         let root = self.s.project_root.clone();
         self.root_id = tokio::task::spawn_blocking(move || ccmem_proto::files::dir_id(&root)).await.ok().flatten();
         self.running = true;
+        // A restored session's checkpoint, when the journal held more.
+        self.run_queued();
         self.ctx.ports.kick(&self.s.project_root);
         let mut ignore = self.ctx.live.borrow().watch_ignore.clone();
         ignore.extend(self.overrides.watch_ignore.iter().cloned());
@@ -248,6 +267,7 @@ impl Project {
         let expiry = tokio::time::sleep_until(self.deadline);
         tokio::pin!(expiry);
         let flow = loop {
+            let state_due = self.state_due();
             tokio::select! {
                 msg = rx.recv() => {
                     let Some(msg) = msg else { break Flow::Continue };
@@ -272,6 +292,9 @@ impl Project {
                 read = finished(&mut self.reading) => {
                     self.reading = None;
                     self.transcript_read(read).await;
+                }
+                _ = until(state_due) => {
+                    let _ = self.journal_now(Vec::new());
                 }
                 _ = &mut expiry => break Flow::End(EndReason::Expired, None),
                 Ok(()) = live.changed() => {
@@ -304,6 +327,9 @@ impl Project {
                 self.settle_job().await;
                 if self.dirty {
                     self.checkpoint(CheckpointReason::Automatic, CheckpointType::EventDriven).await;
+                }
+                if let Some(done) = self.journal_now(Vec::new()) {
+                    let _ = done.await;
                 }
                 let _ = reply.send(());
                 true
@@ -341,7 +367,8 @@ impl Project {
             }
             Msg::Event { event, reply } => {
                 let now = chrono::Utc::now();
-                let entry = self.event_entry(&event, now);
+                let mut entry = self.event_entry(&event, now);
+                entry.replay = super::replay::event_json(&event);
                 let r = session::apply(&mut self.s, event, now);
                 let mut durable = None;
                 if r.is_ok() {
@@ -421,7 +448,8 @@ impl Project {
             }
             Msg::FsChanges(changes) => {
                 let now = chrono::Utc::now();
-                let entries = self.file_entries(&changes, now);
+                let mut entries = self.file_entries(&changes, now);
+                self.with_replay(&mut entries, super::replay::files_json(&changes), now);
                 let large = changes.len() > crate::heap::LARGE_BATCH;
                 let at = Instant::now();
                 let task_list = changes.iter().any(|(p, _)| crate::observe::tasks::is_task_list(p));
@@ -437,16 +465,7 @@ impl Project {
                             self.note_edit(&path, at, false);
                         }
                     }
-                    let event = match change {
-                        watch::Change::Created => {
-                            SessionEvent::FileEdited { path, summary: None, workflow: None, created: true }
-                        }
-                        watch::Change::Modified => {
-                            SessionEvent::FileEdited { path, summary: None, workflow: None, created: false }
-                        }
-                        watch::Change::Deleted => SessionEvent::FileDeleted { path },
-                    };
-                    let _ = session::apply_quietly(&mut self.s, event, now);
+                    super::replay::file_change(&mut self.s, path, change, now);
                 }
                 session::touch(&mut self.s, now);
                 self.activity();

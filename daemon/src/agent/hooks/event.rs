@@ -7,7 +7,7 @@ use ccmem_proto::model::session::{Todo, TodoStatus};
 use std::path::PathBuf;
 
 /// One hook event, read from an agent's payload.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hook {
     /// The agent that sent it.
     pub agent: Agent,
@@ -34,7 +34,7 @@ pub struct Hook {
 }
 
 /// Hook events this daemon acts on.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// A conversation began (startup, resume, clear, compact, fork).
     SessionStart { source: String },
@@ -62,7 +62,7 @@ pub enum Kind {
 }
 
 /// What a finished tool call did, whichever agent's tool it was.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Tool {
     /// A shell command ran.
     Shell {
@@ -88,7 +88,7 @@ pub enum Tool {
 }
 
 /// One file an agent's tool changed.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct FileEdit {
     /// As the agent named it: absolute, or relative to the working directory.
     pub path: String,
@@ -107,7 +107,7 @@ pub struct FileEdit {
 }
 
 /// One change to the agent's task list.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct TaskChange {
     /// The task's id, when the agent gives tasks ids.
     pub id: Option<String>,

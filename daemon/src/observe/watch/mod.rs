@@ -104,7 +104,7 @@ impl Settings {
 }
 
 /// What a change to one file was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Change {
     /// A file that was not there.
     Created,
