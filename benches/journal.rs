@@ -84,7 +84,7 @@ fn events(transcript: &Path, root: &Path, sid: &str) -> Vec<Event> {
 /// Appends every session's events at once, `every_state` or as the daemon does; returns the
 /// latencies in microseconds and the wall time.
 fn run(dir: &Path, sessions: &[Vec<Event>], every_state: bool) -> (Vec<f64>, Duration) {
-    let journal = Journal::open(dir);
+    let journal = Journal::open(dir, ccmem_daemon::journal::Retention::default());
     let barrier = Arc::new(Barrier::new(sessions.len()));
     let started = Instant::now();
     let lat: Vec<f64> = std::thread::scope(|scope| {

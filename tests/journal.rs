@@ -331,3 +331,98 @@ fn a_corrupt_tracker_is_stood_in_for_by_the_journal() {
     assert_eq!(st["live"], true, "{st}");
     assert!(st.to_string().contains("keep this prompt"), "{st}");
 }
+
+/// An archive as a ccmem before the journal wrote it (`projects/*/sessions/<id>.json`), of a
+/// session of `root` that ended `days_ago`, holding `filler` bytes of prompt.
+fn old_archive(env: &Env, root: &Path, sid: &str, days_ago: i64, filler: usize) {
+    use ccmem_proto::model::session::{ArchivedSession, EndReason, Session};
+    let ended = chrono::Utc::now() - chrono::Duration::days(days_ago);
+    let iso = ended.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let mut s = Session {
+        session_id: sid.into(),
+        project_root: root.to_path_buf(),
+        project_name: "proj".into(),
+        created_at: iso.clone(),
+        last_updated: iso.clone(),
+        last_activity: iso.clone(),
+        ..Default::default()
+    };
+    s.conversations.push(ccmem_proto::model::session::Conversation {
+        id: format!("conv-{sid}"),
+        first_prompt: format!("the first prompt of {sid} {}", "x".repeat(filler)),
+        ..Default::default()
+    });
+    let a = ArchivedSession { ended: EndReason::Expired, ended_at: iso, session: s };
+    let dir = env.state.join("ccmem/projects/proj-0000000000000000/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{sid}.json")), serde_json::to_vec_pretty(&a).unwrap()).unwrap();
+}
+
+fn history_ids(env: &Env, root: &Path) -> Vec<String> {
+    let v = env.ctl_json(&["history", root.to_str().unwrap()]);
+    v["sessions"].as_array().unwrap().iter().map(|s| s["session_id"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn history_is_read_from_the_journal_and_old_archives_are_taken_in_once() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    old_archive(&env, &root, "session_2026-01-02_00-00-00", 300, 0);
+    old_archive(&env, &root, "session_2026-01-03_00-00-00", 200, 0);
+    let _d = env.start_daemon(&[]);
+    assert_eq!(history_ids(&env, &root), ["session_2026-01-03_00-00-00", "session_2026-01-02_00-00-00"]);
+
+    // A session ended now is in the journal's history, and in no file of the state dir.
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "the newest work"})));
+    send(
+        &env,
+        ev(
+            &root,
+            "c",
+            "PostToolUse",
+            json!({"tool_name": "TodoWrite", "tool_input": {"todos": [
+                {"content": "Finish the handed-on task", "status": "in_progress", "activeForm": "Finishing"}]},
+                "tool_response": {}}),
+        ),
+    );
+    let sid = env.project_status(&root)["session"]["session_id"].as_str().unwrap().to_string();
+    assert_ok(&env.ctl(&["reset-session", root.to_str().unwrap()]), "reset");
+    let ids = history_ids(&env, &root);
+    assert_eq!(ids.first(), Some(&sid), "{ids:?}");
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let archives: Vec<PathBuf> =
+        walk(&env.state.join("ccmem/projects")).into_iter().filter(|p| p.to_string_lossy().contains(&sid)).collect();
+    assert!(archives.is_empty(), "an archive file was written: {archives:?}");
+    // The next session starts from the one that ended: its work is handed on.
+    let out = send(&env, ev(&root, "c2", "SessionStart", json!({"source": "startup"})));
+    assert!(context_of(&out).contains("Finish the handed-on task"), "{}", context_of(&out));
+
+    // Taken in once: an archive removed from the journal is not brought back by a restart.
+    let out = forget(&env, &["--session", "session_2026-01-02_00-00-00", "--yes"]);
+    assert_ok(&out, "forget --session");
+    drop(_d);
+    old_archive(&env, &root, "session_2026-01-02_00-00-00", 300, 0);
+    let _d = env.start_daemon(&[]);
+    assert!(!history_ids(&env, &root).contains(&"session_2026-01-02_00-00-00".to_string()));
+}
+
+#[test]
+fn the_journal_keeps_the_past_as_long_and_as_large_as_the_user_says() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    // 40 ended sessions of 100 KB each (4 MB): the limit is 1 MiB; and one older than 30 days.
+    old_archive(&env, &root, "session_2025-12-01_00-00-00", 40, 0);
+    for i in 0..40 {
+        old_archive(&env, &root, &format!("session_2026-02-{:02}_00-00-{i:02}", 1 + i / 20), 10, 100 * 1024);
+    }
+    let _d = env.start_daemon(&["--history-keep", "30d", "--history-max-size", "1MiB"]);
+    let ids = history_ids(&env, &root);
+    assert!(!ids.is_empty() && ids.len() < 20, "{} sessions kept: {ids:?}", ids.len());
+    assert!(!ids.iter().any(|i| i.starts_with("session_2025")), "older than 30 days kept: {ids:?}");
+    assert_eq!(ids.first().map(String::as_str), Some("session_2026-02-02_00-00-39"), "the newest stay");
+    let problems = env.ctl_json(&["status"])["daemon"]["journal_problems"].to_string();
+    assert!(problems.contains("history_max_size"), "status does not say: {problems}");
+    // A new session still works and is kept.
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "after the limit"})));
+    assert!(env.project_status(&root)["session"]["conversations"].to_string().contains("after the limit"));
+}

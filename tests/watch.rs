@@ -503,17 +503,25 @@ fn a_project_deleted_or_moved_away_ends_its_session_archived_and_is_not_made_aga
         );
         assert!(!root.exists(), "{}: made again by a checkpoint", root.display());
     }
-    // Each ended session is archived, saying why.
-    let archives: Vec<String> = walk(&env.state)
-        .iter()
-        .filter(|p| p.parent().is_some_and(|d| d.ends_with("sessions")))
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .collect();
+    // Each ended session is kept in the journal, saying why.
+    let conn = rusqlite::Connection::open_with_flags(
+        env.state.join("ccmem/journal.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
     for root in [&deleted, &moved, &remade] {
-        let needle = serde_json::to_string(&root.to_str().unwrap()).unwrap();
+        let reasons: Vec<String> = conn
+            .prepare(
+                "SELECT coalesce(s.end_reason, '') FROM sessions s JOIN projects p ON p.id = s.project WHERE p.root = ?1",
+            )
+            .unwrap()
+            .query_map([root.to_str().unwrap()], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
         assert!(
-            archives.iter().any(|a| a.contains(&needle) && a.contains("vanished")),
-            "{}: no archive saying the directory went: {archives:?}",
+            reasons.iter().any(|r| r == "directory gone"),
+            "{}: no ended session saying the directory went: {reasons:?}",
             root.display()
         );
     }

@@ -82,9 +82,50 @@ pub struct Args {
     #[arg(long, env = "CCMEM_REDACT_PATTERNS", value_name = "FILE")]
     pub redact_patterns: Option<std::path::PathBuf>,
 
-    /// Ended sessions kept per project (`ccmemctl history`)
+    /// Ended sessions `ccmemctl history` lists per project (the journal keeps them all, as
+    /// long as --history-keep and --history-max-size allow)
     #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub keep_sessions: u32,
+
+    /// Ended sessions are kept in the journal this long; `off`: for ever
+    #[arg(long, default_value = "off", value_parser = parse_interval_or_off, value_name = "DURATION|off")]
+    pub history_keep: Every,
+
+    /// The journal's largest size: past it, the oldest ended sessions are dropped
+    #[arg(long, default_value = "1GiB", value_parser = parse_size, value_name = "SIZE")]
+    pub history_max_size: u64,
+}
+
+/// Parses a size: a number with an optional unit, `B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB`
+/// (each a power of 1024), at least 1 MiB.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: u64 = n.parse().map_err(|_| format!("invalid size {text:?}: expected a number such as \"1GiB\""))?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => return Err(format!("invalid size {text:?}: unknown unit {other:?} (B, KiB, MiB, GiB)")),
+    };
+    let bytes = n.checked_mul(scale).ok_or_else(|| format!("invalid size {text:?}: too large"))?;
+    if bytes < 1 << 20 {
+        return Err(format!("size {text:?} is too small (at least 1MiB)"));
+    }
+    Ok(bytes)
+}
+
+/// A size as [`parse_size`] reads it, in the largest unit that divides it.
+pub fn format_size(bytes: u64) -> String {
+    match bytes {
+        b if b % (1 << 30) == 0 => format!("{}GiB", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
+        b if b % (1 << 10) == 0 => format!("{}KiB", b >> 10),
+        b => format!("{b}B"),
+    }
 }
 
 /// How log lines are written.
@@ -226,6 +267,20 @@ mod tests {
     fn the_command_line_definition_is_consistent() {
         use clap::CommandFactory;
         Args::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("512 MB"), Ok(512 << 20));
+        assert_eq!(parse_size("2g"), Ok(2 << 30));
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        for bad in ["", "GiB", "1.5GiB", "10KiB", "1 parsec", "99999999999999GiB"] {
+            assert!(parse_size(bad).is_err(), "{bad:?} taken");
+        }
+        for s in ["1GiB", "3MiB", "1536MiB"] {
+            assert_eq!(format_size(parse_size(s).unwrap()), s);
+        }
     }
 
     #[test]

@@ -47,8 +47,12 @@ pub struct Live {
 pub struct Config {
     /// What can change at run time.
     pub live: Live,
-    /// Ended sessions kept per project.
+    /// Ended sessions `history` lists per project.
     pub keep_sessions: usize,
+    /// How long the journal keeps ended sessions (None: for ever).
+    pub history_keep: Option<Duration>,
+    /// The journal's largest size, in bytes.
+    pub history_max_size: u64,
     /// Watch settings, fixed at start.
     pub watch_coalesce: Duration,
     /// Poll period past the watch limit.
@@ -90,6 +94,8 @@ pub fn load(args: &Args, given: &Given) -> Result<Config, String> {
             redact_patterns: Vec::new(),
         },
         keep_sessions: args.keep_sessions as usize,
+        history_keep: args.history_keep.0,
+        history_max_size: args.history_max_size,
         watch_coalesce: args.watch_coalesce,
         watch_poll_interval: args.watch_poll_interval,
         watch_queue: args.watch_queue as usize,
@@ -226,6 +232,14 @@ fn at_least(d: Result<Option<Duration>, String>, min: Duration) -> Result<Option
     match d? {
         Some(d) if d < min => Err(format!("at least {}m here (a project's file may not set less)", min.as_secs() / 60)),
         d => Ok(d),
+    }
+}
+
+fn size(v: &toml::Value) -> Result<u64, String> {
+    match v {
+        toml::Value::String(s) => cli::parse_size(s).map_err(|e| requote(&e, s)),
+        toml::Value::Integer(n) if *n > 0 => cli::parse_size(&n.to_string()),
+        other => Err(format!("expected a size such as \"1GiB\", got {}", shown(other))),
     }
 }
 

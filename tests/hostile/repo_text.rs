@@ -714,21 +714,29 @@ fn a_global_fact_waits_for_the_user_wherever_it_was_said() {
     assert!(!context.contains("evil"), "{context}");
 }
 
-/// Renames the archived sessions of the project named `name` in the state dir to ids `hours`
-/// older: a history of the user's from before.
+/// Makes the ended sessions of the project named `name` (in the journal) `hours` older, ids
+/// and times: a history of the user's from before.
 fn age_history(env: &Env, name: &str, hours: i64) {
-    let projects = env.state.join("ccmem/projects");
-    for dir in std::fs::read_dir(&projects).unwrap().flatten() {
-        if !dir.file_name().to_string_lossy().starts_with(&format!("{name}-")) {
-            continue;
-        }
-        for f in std::fs::read_dir(dir.path().join("sessions")).unwrap().flatten() {
-            let file = f.file_name().to_string_lossy().into_owned();
-            let Some(id) = file.strip_suffix(".json") else { continue };
-            let Ok(t) = chrono::NaiveDateTime::parse_from_str(id, "session_%Y-%m-%d_%H-%M-%S") else { continue };
-            let older = (t - chrono::Duration::hours(hours)).format("session_%Y-%m-%d_%H-%M-%S.json").to_string();
-            std::fs::rename(f.path(), f.path().with_file_name(older)).unwrap();
-        }
+    let conn = rusqlite::Connection::open(env.state.join("ccmem/journal.db")).unwrap();
+    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+    let mut q = conn
+        .prepare(
+            "SELECT s.id, s.sid FROM sessions s JOIN projects p ON p.id = s.project
+             WHERE p.root LIKE '%/' || ?1 AND s.ended_ms IS NOT NULL",
+        )
+        .unwrap();
+    let rows: Vec<(i64, String)> =
+        q.query_map([name], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    assert!(!rows.is_empty(), "no ended session of {name} in the journal");
+    for (id, sid) in rows {
+        let t = chrono::NaiveDateTime::parse_from_str(&sid, "session_%Y-%m-%d_%H-%M-%S").unwrap();
+        let older = (t - chrono::Duration::hours(hours)).format("session_%Y-%m-%d_%H-%M-%S").to_string();
+        let ms = hours * 3_600_000;
+        conn.execute(
+            "UPDATE sessions SET sid = ?2, started_ms = started_ms - ?3, ended_ms = ended_ms - ?3 WHERE id = ?1",
+            rusqlite::params![id, older, ms],
+        )
+        .unwrap();
     }
 }
 

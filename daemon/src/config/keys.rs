@@ -37,6 +37,8 @@ enum Kind {
     Count,
     /// A list of strings, empty by default.
     List,
+    /// `"1GiB"`.
+    Size,
 }
 
 /// One configuration key.
@@ -73,10 +75,10 @@ impl Key {
             arg.get_default_values().first().map(|v| v.to_string_lossy().into_owned())
         });
         match (self.kind, default) {
-            (Kind::Duration, Some(d)) => format!("{d:?}"),
+            (Kind::Duration | Kind::Size, Some(d)) => format!("{d:?}"),
             (Kind::Count, Some(n)) => n,
             (Kind::Count, None) => "0".into(),
-            (Kind::List, _) | (Kind::Duration, None) => "[]".into(),
+            (Kind::List, _) | (Kind::Duration | Kind::Size, None) => "[]".into(),
         }
     }
 }
@@ -143,6 +145,30 @@ pub static KEYS: &[Key] = &[
             Ok(())
         },
         show: |c| c.keep_sessions.to_string(),
+    },
+    Key {
+        name: "history_keep",
+        flag: Some("history_keep"),
+        about: "ended sessions are kept in the journal this long; \"off\": for ever",
+        applies: Applies::Restart,
+        kind: Kind::Duration,
+        set: |c, v| {
+            c.history_keep = super::duration(v, true)?;
+            Ok(())
+        },
+        show: |c| c.history_keep.map_or("off".into(), d),
+    },
+    Key {
+        name: "history_max_size",
+        flag: Some("history_max_size"),
+        about: "the journal's largest size; past it the oldest ended sessions are dropped",
+        applies: Applies::Restart,
+        kind: Kind::Size,
+        set: |c, v| {
+            c.history_max_size = super::size(v)?;
+            Ok(())
+        },
+        show: |c| cli::format_size(c.history_max_size),
     },
     Key {
         name: "ports.scan_interval",

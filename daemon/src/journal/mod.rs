@@ -11,8 +11,11 @@
 //! Knows events and sessions, not agents, git or the socket.
 
 mod forget;
+mod migrate;
 mod open;
+mod past;
 mod read;
+mod retention;
 pub mod schema;
 mod writer;
 
@@ -25,6 +28,7 @@ use tokio::sync::oneshot;
 pub use forget::{Forget, Forgotten};
 pub use open::FILE;
 pub use read::Live;
+pub use retention::Retention;
 
 /// Operations waiting for the writer at most; past this an append is dropped and said.
 const QUEUE: usize = 8192;
@@ -94,6 +98,8 @@ struct HealthState {
     failing: Option<String>,
     /// Appends dropped because the writer fell behind.
     dropped: u64,
+    /// Sessions the size limit dropped, and when last.
+    pruned: Option<(u64, String)>,
 }
 
 impl Health {
@@ -105,6 +111,18 @@ impl Health {
         let mut h = self.lock();
         if h.failing.take().is_some() {
             tracing::info!("the journal is written again");
+        }
+    }
+
+    fn pruned(&self, n: u64) {
+        if n > 0 {
+            let mut h = self.lock();
+            let total = h.pruned.as_ref().map_or(0, |(t, _)| *t) + n;
+            tracing::warn!(
+                sessions = n,
+                "the journal reached history_max_size: the oldest ended sessions were dropped"
+            );
+            h.pruned = Some((total, crate::clock::iso(chrono::Utc::now())));
         }
     }
 
@@ -123,6 +141,11 @@ impl Health {
         if h.dropped > 0 {
             out.push(format!("{} events were not journaled: the journal fell behind", h.dropped));
         }
+        if let Some((n, at)) = &h.pruned {
+            out.push(format!(
+                "the journal reached history_max_size: its {n} oldest ended sessions were dropped (last at {at}); raise it to keep more"
+            ));
+        }
         out
     }
 }
@@ -135,6 +158,8 @@ pub struct Journal {
     path: PathBuf,
     /// The live sessions found at start-up, until the registry takes them.
     live: Arc<Mutex<Vec<Live>>>,
+    /// The connection that reads the past (opened on first use).
+    reader: Arc<Mutex<Option<rusqlite::Connection>>>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -144,10 +169,10 @@ impl std::fmt::Debug for Journal {
 }
 
 impl Journal {
-    /// Opens the journal in the state dir `dir` and starts its writer. A journal that cannot
-    /// be opened at all leaves the daemon working without one (checkpoints still kept), and
-    /// says so in [`Journal::health`].
-    pub fn open(dir: &Path) -> Journal {
+    /// Opens the journal in the state dir `dir` and starts its writer, which keeps the past
+    /// as `retention` says. A journal that cannot be opened at all leaves the daemon working
+    /// without one (checkpoints still kept), and says so in [`Journal::health`].
+    pub fn open(dir: &Path, retention: Retention) -> Journal {
         let path = dir.join(FILE);
         let health = Health::default();
         let opened = ccmem_proto::wire::paths::create_private_dirs(dir)
@@ -158,25 +183,70 @@ impl Journal {
             Err(why) => {
                 tracing::error!("no journal: {why}");
                 health.lock().replaced = Some(format!("no journal: {why}"));
-                return Journal { tx: None, health, path, live: Default::default() };
+                return Journal { tx: None, health, path, live: Default::default(), reader: Default::default() };
             }
         };
         health.lock().replaced = opened.replaced;
-        let live = read::live(&opened.conn).unwrap_or_else(|e| {
+        let mut conn = opened.conn;
+        // The archives of a state dir from before the journal, once.
+        if let Err(e) = migrate::archives(&mut conn, dir) {
+            tracing::error!(error = %e, "cannot take the archived sessions into the journal");
+        }
+        let live = read::live(&conn).unwrap_or_else(|e| {
             tracing::error!(error = %e, "cannot read the live sessions from the journal");
             Vec::new()
         });
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let h = health.clone();
-        let conn = opened.conn;
         let wal = ccmem_proto::files::atomic::with_suffix(&path, "-wal");
-        let spawned =
-            std::thread::Builder::new().name("ccmem-journal".into()).spawn(move || writer::run(conn, rx, h, wal));
+        let spawned = std::thread::Builder::new()
+            .name("ccmem-journal".into())
+            .spawn(move || writer::run(conn, rx, h, wal, retention));
         if let Err(e) = spawned {
             health.lock().failing = Some(format!("cannot start the journal's writer: {e}"));
-            return Journal { tx: None, health, path, live: Arc::new(Mutex::new(live)) };
+            return Journal { tx: None, health, path, live: Arc::new(Mutex::new(live)), reader: Default::default() };
         }
-        Journal { tx: Some(tx), health, path, live: Arc::new(Mutex::new(live)) }
+        Journal { tx: Some(tx), health, path, live: Arc::new(Mutex::new(live)), reader: Default::default() }
+    }
+
+    /// Whether events are being journaled (a journal could be opened).
+    pub fn is_open(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// The ended sessions of the project at `root`, newest first, `limit` at most (None:
+    /// there is no journal to ask, or it cannot be read). Reads the database: for the
+    /// blocking pool.
+    pub fn history(&self, root: &Path, limit: usize) -> Option<Vec<ccmem_proto::model::session::ArchivedSession>> {
+        self.read(|c| past::history(c, root, limit))
+    }
+
+    /// The newest session id the project at `root` has used, live or ended, as journaled.
+    pub fn last_session_id(&self, root: &Path) -> Option<String> {
+        self.read(|c| past::last_session_id(c, root)).flatten()
+    }
+
+    /// Runs `f` on the reading connection, opened on first use (and again after an error).
+    fn read<T>(&self, f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T>) -> Option<T> {
+        self.tx.as_ref()?;
+        let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        if reader.is_none() {
+            match past::reader(&self.path) {
+                Ok(c) => *reader = Some(c),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the journal");
+                    return None;
+                }
+            }
+        }
+        match f(reader.as_ref()?) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the journal");
+                *reader = None;
+                None
+            }
+        }
     }
 
     /// Where the database is.

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 pub const VERSION: i64 = STEPS.len() as i64;
 
 /// What takes a database from version `i` to `i + 1`.
-const STEPS: &[&str] = &[V1, V2];
+const STEPS: &[&str] = &[V1, V2, V3];
 
 /// Version 1: projects, their sessions (each with its latest state), and every event.
 const V1: &str = "
@@ -65,6 +65,14 @@ END;
 const V2: &str = "
 ALTER TABLE events ADD COLUMN replay TEXT;      -- redacted JSON: what it did to the session
 ALTER TABLE sessions ADD COLUMN state_seq INTEGER NOT NULL DEFAULT 0; -- the last event in state
+";
+
+/// Version 3: what the journal has done once (the archives of the state dir taken in).
+const V3: &str = "
+CREATE TABLE meta (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+);
 ";
 
 /// Why a database cannot be used as it is.

@@ -2,7 +2,7 @@
 //! queued since its last commit in one transaction (a burst of hooks costs one commit), then
 //! tells each sender that its entries are durable.
 
-use super::{Entry, Health, Op};
+use super::{Entry, Health, Op, Retention};
 use ccmem_proto::model::session::Session;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
@@ -28,9 +28,14 @@ struct Ids {
 /// How long a commit may wait for its sync to disk: what a power cut can lose.
 const SYNC_WITHIN: Duration = Duration::from_secs(1);
 
+/// Retention runs at least this often (and after a session ends).
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
 /// Serves `rx` until every sender is gone.
-pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, wal: PathBuf) {
+pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, wal: PathBuf, retention: Retention) {
     let mut ids = Ids::default();
+    prune(&mut conn, &mut ids, &retention, &health);
+    let mut pruned_at = Instant::now();
     // Commits not yet on disk: SQLite (synchronous=NORMAL) syncs the log only at its
     // checkpoints; this syncs it within SYNC_WITHIN of a commit, off the answer's path.
     let mut unsynced: Option<Instant> = None;
@@ -86,8 +91,13 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
             sync(&wal, &health);
             unsynced = None;
         }
+        let ended = batch.iter().any(|op| matches!(op, Op::Ended { .. }));
         for op in batch {
             op.done();
+        }
+        if ended || pruned_at.elapsed() >= PRUNE_EVERY {
+            prune(&mut conn, &mut ids, &retention, &health);
+            pruned_at = Instant::now();
         }
         if let Some(op) = after {
             forget(&mut conn, &mut ids, op);
@@ -95,6 +105,20 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
     }
     // Folded into the database: a clean stop leaves no log to replay.
     let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+}
+
+/// Drops what `retention` no longer keeps; the row ids known before may be gone after it.
+fn prune(conn: &mut Connection, ids: &mut Ids, retention: &Retention, health: &Health) {
+    match super::retention::run(conn, retention, chrono::Utc::now().timestamp_millis()) {
+        Ok(d) => {
+            if d.old + d.for_size > 0 {
+                tracing::info!(old = d.old, for_size = d.for_size, "ended sessions dropped from the journal");
+                *ids = Ids::default();
+            }
+            health.pruned(d.for_size);
+        }
+        Err(e) => health.failed(format!("cannot apply the journal's retention: {e}")),
+    }
 }
 
 /// Runs a forget and answers it; the row ids known before may be gone after it.

@@ -8,6 +8,7 @@ mod jobs;
 mod journal;
 pub mod lock;
 pub mod msg;
+pub mod past;
 pub mod registry;
 pub mod replay;
 pub mod task;

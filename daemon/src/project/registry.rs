@@ -246,7 +246,7 @@ impl Projects {
                 self.ctx.journal.ended(Box::new(a.session.clone()), crate::store::end_reason_text(reason)).await;
                 let ctx = self.ctx.clone();
                 let r = tokio::task::spawn_blocking(move || {
-                    ctx.store.archive(&a)?;
+                    super::past::archive(&ctx, &a)?;
                     ctx.store.remove_tracker(&a.session.project_root)
                 })
                 .await;

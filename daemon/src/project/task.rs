@@ -558,7 +558,7 @@ impl Project {
         let id = archived.session.session_id.clone();
         let root = archived.session.project_root.clone();
         let done = tokio::task::spawn_blocking(move || {
-            ctx.store.archive(&archived)?;
+            super::past::archive(&ctx, &archived)?;
             ctx.store.remove_tracker(&archived.session.project_root)
         })
         .await;
@@ -582,9 +582,9 @@ pub(super) async fn new_session(root: PathBuf, ctx: Arc<Services>) -> Session {
     let job = tokio::task::spawn_blocking(move || {
         let name = manifest::project_name(&r);
         let now = chrono::Utc::now();
-        let id = session::new_id(now, ctx.store.last_session_id(&r).as_deref());
+        let id = session::new_id(now, super::past::last_session_id(&ctx, &r).as_deref());
         let head = git::head(&r);
-        let previous = ctx.store.last_archived(&r).and_then(|a| session::handoff(&a));
+        let previous = super::past::last_archived(&ctx, &r).and_then(|a| session::handoff(&a));
         let mut s = session::start(r, name, id, now, head);
         s.previous = previous.map(Box::new);
         checkpoint::refresh_git(&mut s);

@@ -29,7 +29,7 @@ pub fn edit_stored_facts(ctx: &Services, root: &Path, edit: Option<&facts::Facts
 /// (its last working conversation, todos, failures, last words). Reads files: for the
 /// blocking pool.
 pub fn ended_context(ctx: &Services, root: &Path, global_facts: &[String], budget: Option<usize>) -> ContextReply {
-    let Some(handoff) = ctx.store.last_archived(root).and_then(|a| session::handoff(&a)) else {
+    let Some(handoff) = super::past::last_archived(ctx, root).and_then(|a| session::handoff(&a)) else {
         return ContextReply {
             context: format!("No live ccmem session for {} yet.", root.display()),
             conversation_id: None,

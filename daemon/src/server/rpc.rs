@@ -422,7 +422,7 @@ async fn history(shared: &Arc<Shared>, root: PathBuf) -> Result<api::HistoryRepl
     };
     let projects = shared.projects.clone();
     let r = root.clone();
-    let sessions = tokio::task::spawn_blocking(move || projects.ctx().store.history(&r))
+    let sessions = tokio::task::spawn_blocking(move || crate::project::past::history(projects.ctx(), &r))
         .await
         .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("history failed: {e}")))?;
     Ok(api::HistoryReply {

@@ -50,6 +50,11 @@ impl Store {
         Self { root: state_dir, keep_sessions: keep_sessions.max(1) }
     }
 
+    /// How many ended sessions `history` lists.
+    pub fn keep_sessions(&self) -> usize {
+        self.keep_sessions
+    }
+
     /// The directory for one project: its redacted, readable name plus a stable hash of the
     /// full path (which keeps two projects apart whatever their names redact to).
     pub fn project_dir(&self, project_root: &Path) -> PathBuf {
