@@ -18,46 +18,42 @@ fn context_of(out: &std::process::Output) -> String {
     v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string()
 }
 
+/// A PostToolUse of conversation `conv` in `root`, with the tool's fields.
+fn tool_use(env: &Env, root: &Path, conv: &str, fields: Value) -> std::process::Output {
+    send(env, ev(root, conv, "PostToolUse", fields))
+}
+
 /// The newcomer's case: a prompt, a task list, an edit and a failing test run, then the
 /// daemon dies before the agent ever stops (no checkpoint of it on disk).
 fn work_then_kill(env: &Env, root: &Path) {
     let c = "conv-1";
     send(env, ev(root, c, "SessionStart", json!({"source": "startup"})));
     send(env, ev(root, c, "UserPromptSubmit", json!({"prompt": "Make fetch_user retry on timeouts"})));
-    send(
+    tool_use(
         env,
-        ev(
-            root,
-            c,
-            "PostToolUse",
-            json!({"tool_name": "TodoWrite", "tool_input": {"todos": [
+        root,
+        c,
+        json!({"tool_name": "TodoWrite", "tool_input": {"todos": [
                 {"content": "Add a retry loop to fetch_user", "status": "in_progress", "activeForm": "Adding a retry loop"},
                 {"content": "Test the retry on a timeout", "status": "pending", "activeForm": "Testing the retry"}]},
                 "tool_response": {}}),
-        ),
     );
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/client.rs"), "fn fetch_user() { retry() }\n").unwrap();
-    send(
+    tool_use(
         env,
-        ev(
-            root,
-            c,
-            "PostToolUse",
-            json!({"tool_name": "Edit", "tool_input": {"file_path": root.join("src/client.rs"),
+        root,
+        c,
+        json!({"tool_name": "Edit", "tool_input": {"file_path": root.join("src/client.rs"),
                 "old_string": "fn fetch_user() {}", "new_string": "fn fetch_user() { retry() }"}}),
-        ),
     );
-    send(
+    tool_use(
         env,
-        ev(
-            root,
-            c,
-            "PostToolUse",
-            json!({"tool_name": "Bash", "tool_input": {"command": "cargo test retry_on_timeout"},
+        root,
+        c,
+        json!({"tool_name": "Bash", "tool_input": {"command": "cargo test retry_on_timeout"},
                 "tool_response": {"stdout": "running 1 test\ntest client::tests::retry_on_timeout ... FAILED\n\nfailures:\n\n---- client::tests::retry_on_timeout stdout ----\nthread panicked at src/client.rs:9:5:\nassertion failed: attempts == 3\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored",
                 "stderr": "error: test failed, to rerun pass `--lib`", "interrupted": false}}),
-        ),
     );
     assert!(!root.join(".claude/.project-state.json").exists(), "no checkpoint was written before the kill");
     let pid = env.ctl_json(&["ping"])["pid"].as_u64().unwrap() as u32;
@@ -129,15 +125,12 @@ fn no_secret_reaches_the_journal() {
     let token = "ghp_J0urnalT0kenAbCdEfGhIjKlMnOpQrStUv12";
     send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
     send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": format!("push with token {token} please")})));
-    send(
+    tool_use(
         &env,
-        ev(
-            &root,
-            "c",
-            "PostToolUse",
-            json!({"tool_name": "Bash", "tool_input": {"command": format!("GITHUB_TOKEN={token} git push")},
+        &root,
+        "c",
+        json!({"tool_name": "Bash", "tool_input": {"command": format!("GITHUB_TOKEN={token} git push")},
                 "tool_response": {"stdout": "", "stderr": format!("remote: invalid token {token}"), "interrupted": false, "exit_code": 1}}),
-        ),
     );
     assert_ok(&env.ctl(&["shutdown"]), "shutdown");
     let found = holding(&env.state, token);
@@ -220,15 +213,12 @@ fn forget_text_leaves_no_byte_of_it_anywhere() {
             &env,
             ev(root, c, "UserPromptSubmit", json!({"prompt": format!("the staging passphrase is {phrase}, use it")})),
         );
-        send(
+        tool_use(
             &env,
-            ev(
-                root,
-                c,
-                "PostToolUse",
-                json!({"tool_name": "Bash", "tool_input": {"command": format!("deploy --pass {phrase}")},
+            root,
+            c,
+            json!({"tool_name": "Bash", "tool_input": {"command": format!("deploy --pass {phrase}")},
                     "tool_response": {"stdout": "", "stderr": format!("rejected: {phrase}"), "interrupted": false, "exit_code": 1}}),
-            ),
         );
         send(
             &env,
@@ -374,16 +364,13 @@ fn history_is_read_from_the_journal_and_old_archives_are_taken_in_once() {
 
     // A session ended now is in the journal's history, and in no file of the state dir.
     send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "the newest work"})));
-    send(
+    tool_use(
         &env,
-        ev(
-            &root,
-            "c",
-            "PostToolUse",
-            json!({"tool_name": "TodoWrite", "tool_input": {"todos": [
+        &root,
+        "c",
+        json!({"tool_name": "TodoWrite", "tool_input": {"todos": [
                 {"content": "Finish the handed-on task", "status": "in_progress", "activeForm": "Finishing"}]},
                 "tool_response": {}}),
-        ),
     );
     let sid = env.project_status(&root)["session"]["session_id"].as_str().unwrap().to_string();
     assert_ok(&env.ctl(&["reset-session", root.to_str().unwrap()]), "reset");
