@@ -155,6 +155,17 @@ mod bench {
                     if want.len() != got.len() {
                         println!("    {} lines uncrashed, {} after", want.len(), got.len());
                     }
+                    println!("    the import again said: {}", text(&out.stderr).trim());
+                    // What the daemons said of the restore, for finding why.
+                    let log = std::fs::read_to_string(env.log_file()).unwrap_or_default();
+                    for l in log.lines().filter(|l| {
+                        l.contains("WARN")
+                            || l.contains("ERROR")
+                            || l.contains("restored")
+                            || l.contains("journal holds")
+                    }) {
+                        println!("    log: {l}");
+                    }
                 }
                 drop(d);
             }
