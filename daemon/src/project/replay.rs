@@ -73,14 +73,14 @@ fn output_read(command: &str) -> bool {
     reads(command) || reads(cmdline::without_cd(command))
 }
 
-/// The watcher's `changes`' replay, as [`Replay::Files`] writes it.
+/// The watcher's `changes`' replay.
 pub(super) fn files_json(changes: &[(String, watch::Change)]) -> Option<serde_json::Value> {
-    Some(serde_json::json!({ "replay": "files", "changes": changes }))
+    Replay::Files { changes: changes.to_vec() }.to_json()
 }
 
-/// A client's event's replay, as [`Replay::Event`] writes it.
+/// A client's event's replay.
 pub(super) fn event_json(event: &SessionEvent) -> Option<serde_json::Value> {
-    Some(serde_json::json!({ "replay": "event", "event": serde_json::to_value(event).ok()? }))
+    Replay::Event { event: event.clone() }.to_json()
 }
 
 /// Applies a hook's own changes (not its edits: [`agent_edit`]) at `now`, as the task does.
