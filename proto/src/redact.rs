@@ -102,7 +102,11 @@ fn secret<'h>(c: &Captures<'h>) -> Option<Match<'h>> {
 #[derive(Debug)]
 struct Rule {
     kind: String,
-    re: Regex,
+    /// The pattern, compiled the first time the rule runs: most rules wait for a keyword
+    /// that most texts never hold, and the compiled automata of all of them take a daemon's
+    /// whole memory budget (about 17 MB for 145 rules).
+    pattern: String,
+    re: OnceLock<Regex>,
     /// Indices in the prefilter of the words one of which a match holds; none: always run.
     keywords: Vec<usize>,
     check: Option<Check>,
@@ -187,6 +191,14 @@ impl Keywords {
                 found[j] = true;
             }
         }
+    }
+}
+
+impl Rule {
+    /// The compiled pattern. A built-in pattern that does not compile is a bug every test
+    /// of the rules would show (`every_built_in_rule_compiles`).
+    fn re(&self) -> &Regex {
+        self.re.get_or_init(|| Regex::new(&self.pattern).unwrap_or_else(|e| panic!("built-in rule {}: {e}", self.kind)))
     }
 }
 
@@ -295,8 +307,6 @@ impl Redactor {
         let mut words: Vec<&'static str> = Vec::new();
         let mut rules = Vec::new();
         for spec in rules::built_in() {
-            let re = Regex::new(&ascii_boundaries(&spec.pattern))
-                .unwrap_or_else(|e| panic!("built-in rule {}: {e}", spec.kind));
             let keywords = spec
                 .keywords
                 .iter()
@@ -310,7 +320,8 @@ impl Redactor {
                 .collect();
             rules.push(Rule {
                 kind: spec.kind.into(),
-                re,
+                pattern: ascii_boundaries(&spec.pattern),
+                re: OnceLock::new(),
                 keywords,
                 check: spec.check,
                 whole: false,
@@ -324,7 +335,8 @@ impl Redactor {
             let re = Regex::new(pat).map_err(|e| format!("redaction pattern {kind:?} is not a valid regex: {e}"))?;
             rules.push(Rule {
                 kind: clean_kind(kind),
-                re,
+                pattern: pat.clone(),
+                re: OnceLock::from(re),
                 keywords: Vec::new(),
                 check: None,
                 whole: true,
@@ -502,7 +514,7 @@ impl Redactor {
         // would take quadratic time, so past a budget the search goes on after the match.
         let mut budget = 8 * text.len() + 4096;
         while pos <= text.len() {
-            let Some(c) = r.re.captures_at(text, pos) else { break };
+            let Some(c) = r.re().captures_at(text, pos) else { break };
             let Some(m) = c.get(0) else { break };
             budget = budget.saturating_sub(m.end() - pos);
             // A match that starts inside a mask reads its kind as a name (`[REDACTED:secret]: x`).

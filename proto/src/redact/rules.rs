@@ -726,7 +726,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // `<password>value</password>`; `<add key="Password" value="…"/>`.
         spec(
             "secret",
-            r"<(?P<k>[A-Za-z_][A-Za-z0-9_.:-]*)(?:[ \t][^<>\n]*)?>(?P<s>[^<>\n]{1,200})</(?P<k2>[A-Za-z_][A-Za-z0-9_.:-]*)[ \t]*>",
+            r"<(?P<k>[A-Za-z_][A-Za-z0-9_.:-]*)(?:[ \t][^<>\n]*)?>(?P<s>[^<>\n]+)</(?P<k2>[A-Za-z_][A-Za-z0-9_.:-]*)[ \t]*>",
             CRED_WORDS,
             Some(xml),
         ),
@@ -1596,7 +1596,12 @@ fn xml(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         return;
     }
     let value = v.as_str().trim();
-    if values::is_secret(names(k.as_str()), k.as_str(), value, Site::Pair { quoted: true }) {
+    // Between tags, at most 200 characters: a longer text is prose, not a value. Counted
+    // here rather than as `{1,200}` in the pattern, whose automaton would be 200 copies of
+    // "any character but three" (a megabyte).
+    if (c.name("k2").is_none() || v.as_str().chars().nth(200).is_none())
+        && values::is_secret(names(k.as_str()), k.as_str(), value, Site::Pair { quoted: true })
+    {
         hit(v, hits);
     }
 }

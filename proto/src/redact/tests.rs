@@ -555,3 +555,28 @@ fn more_ways_to_say_a_password_is_kept_out() {
         assert_eq!(crate::redact::redact(text), text);
     }
 }
+
+#[test]
+fn every_built_in_rule_compiles() {
+    let f = Redactor::new(&[]).unwrap();
+    for r in &f.rules {
+        assert!(Regex::new(&r.pattern).is_ok(), "rule {} does not compile", r.kind);
+        r.re();
+    }
+}
+
+/// A rule is compiled when it first runs: a text none of whose keywords occurs compiles
+/// only the rules that always run, and a keyword compiles the rules that wait for it.
+#[test]
+fn rules_are_compiled_when_first_needed() {
+    let f = Redactor::new(&[]).unwrap();
+    let compiled = |f: &Redactor| f.rules.iter().filter(|r| r.re.get().is_some()).count();
+    assert_eq!(compiled(&f), 0);
+    assert_eq!(f.redact("cargo build finished in 3s").as_ref(), "cargo build finished in 3s");
+    let always = f.rules.iter().filter(|r| r.keywords.is_empty()).count();
+    assert!(compiled(&f) <= always, "{} compiled, {always} rules always run", compiled(&f));
+    let before = compiled(&f);
+    assert_eq!(f.redact("key AKIAZ7Q2LX4N8RPW3VBT").as_ref(), "key [REDACTED:aws-access-key]");
+    assert!(compiled(&f) > before);
+    assert!(compiled(&f) < f.rules.len() / 2, "{} of {} compiled", compiled(&f), f.rules.len());
+}
