@@ -207,6 +207,9 @@ impl Rule {
 pub struct Redactor {
     rules: Vec<Rule>,
     keywords: Keywords,
+    /// For each keyword, the rules that wait for it: the words a text holds are few, and
+    /// asking each rule about each of its words (some have 55) was a tenth of the time.
+    rules_of: Vec<Vec<usize>>,
     /// `<private>` and `</private>` (any case, spaces before the `>`).
     private: Regex,
     masks: Regex,
@@ -346,9 +349,16 @@ impl Redactor {
                 decoded: None,
             });
         }
+        let mut rules_of = vec![Vec::new(); words.len()];
+        for (i, r) in rules.iter().enumerate() {
+            for &k in &r.keywords {
+                rules_of[k].push(i);
+            }
+        }
         Ok(Self {
             rules,
             keywords: Keywords::new(&words),
+            rules_of,
             private: Regex::new(r"(?i)</?private\s*>").expect("private rule"),
             masks: Regex::new(r"\[REDACTED:[A-Za-z0-9_.-]*\]").expect("mask rule"),
         })
@@ -429,9 +439,14 @@ impl Redactor {
 
     /// Every rule once, in order, on `cur`, each on what the ones before it left.
     fn run_rules<'a>(&self, mut cur: Cow<'a, str>, mut track: Option<&mut Track>) -> Cow<'a, str> {
-        let found = self.keywords.find(&cur);
-        for r in &self.rules {
-            if (!r.keywords.is_empty() && !r.keywords.iter().any(|&k| found[k])) || cur.len() < r.min_len {
+        let mut wanted: Vec<bool> = self.rules.iter().map(|r| r.keywords.is_empty()).collect();
+        for (word, _) in self.keywords.find(&cur).iter().enumerate().filter(|(_, f)| **f) {
+            for &i in &self.rules_of[word] {
+                wanted[i] = true;
+            }
+        }
+        for (r, _) in self.rules.iter().zip(&wanted).filter(|(_, w)| **w) {
+            if cur.len() < r.min_len {
                 continue;
             }
             let hits = self.apply(r, &cur);

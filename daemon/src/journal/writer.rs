@@ -208,26 +208,24 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
 fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, e: &Entry) -> rusqlite::Result<()> {
     // Redacted here, off the project's task: the same rules as every other sink; an
     // agent's words are read as markdown too, as the session reads them (markup can hide a
-    // token: `gh*p_*…`).
-    let text = if MARKDOWN_KINDS.contains(&e.kind) {
-        ccmem_proto::model::session::truncate_chars(crate::text::redact_markdown(&e.text).trim(), TEXT_CHARS)
+    // token: `gh*p_*…`), and only then: reading every string so costs several times the
+    // plain rules. The event's text is most often a string of its replay too (a prompt, a
+    // command, a message): it is redacted once for both.
+    let markdown = MARKDOWN_KINDS.contains(&e.kind);
+    let redacted = Redacted::new(&e.text, markdown);
+    let text = if markdown {
+        ccmem_proto::model::session::truncate_chars(redacted.text.trim(), TEXT_CHARS)
     } else {
-        crate::text::clean_lines(&e.text, TEXT_CHARS)
+        ccmem_proto::model::session::truncate_chars(redacted.text.trim().replace('\t', " ").trim(), TEXT_CHARS)
     };
     let data = e.data.as_ref().map(|d| {
         let mut d = d.clone();
         crate::text::redact_json(&mut d);
         d.to_string()
     });
-    // An agent's message in it is read as markdown too, as its text is (only then: reading
-    // every string so costs several times the plain rules).
     let replay = e.replay.as_ref().map(|r| {
         let mut r = r.clone();
-        if MARKDOWN_KINDS.contains(&e.kind) {
-            crate::text::redact_json_markdown(&mut r);
-        } else {
-            crate::text::redact_json(&mut r);
-        }
+        ccmem_proto::printable::map_strings(&mut r, &|s| redacted.of(s));
         r.to_string()
     });
     let path = e.path.as_deref().map(crate::text::clean);
@@ -244,6 +242,46 @@ fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, e: &En
         replay
     ])?;
     Ok(())
+}
+
+/// An event's text redacted, and the redaction of the strings of its replay, that text's
+/// reused.
+struct Redacted<'t> {
+    given: &'t str,
+    text: String,
+    markdown: bool,
+}
+
+impl<'t> Redacted<'t> {
+    fn new(given: &'t str, markdown: bool) -> Self {
+        Self { given, text: Self::redact(given, markdown).into_owned(), markdown }
+    }
+
+    fn redact(s: &str, markdown: bool) -> std::borrow::Cow<'_, str> {
+        if markdown {
+            let out = crate::text::redact_markdown(s);
+            if out == s {
+                std::borrow::Cow::Borrowed(s)
+            } else {
+                std::borrow::Cow::Owned(out)
+            }
+        } else {
+            ccmem_proto::redact::redact(s)
+        }
+    }
+
+    /// `s` redacted: the text's redaction when `s` is the text.
+    fn of<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        if !s.is_empty() && s == self.given {
+            if self.text == s {
+                std::borrow::Cow::Borrowed(s)
+            } else {
+                std::borrow::Cow::Owned(self.text.clone())
+            }
+        } else {
+            Self::redact(s, self.markdown)
+        }
+    }
 }
 
 /// The row of `sid` in the project at `root`, made when missing.
