@@ -476,8 +476,7 @@ struct Restored {
 /// Of the same session, the journal's is taken: every event the daemon answered is in it,
 /// while a checkpoint is a copy taken some time before it was written. Their clocks cannot
 /// decide (a checkpoint written after the journal's last state may still be a copy from
-/// before the events that state holds: a kill then lost them, one in a hundred in the crash
-/// bench). The checkpoint is written again at once when it differs.
+/// before the events that state holds: a kill then would lose them). The checkpoint is written again at once when it differs.
 fn newest(found: Vec<Found>, journal: Vec<crate::journal::Live>) -> Vec<(Found, bool)> {
     let mut found: Vec<(Found, bool)> = found.into_iter().map(|f| (f, false)).collect();
     for live in journal {
@@ -524,7 +523,7 @@ fn same_content(a: &Session, b: &Session) -> bool {
 mod tests {
     use super::*;
 
-    /// The crash bench's one miss in a hundred: a checkpoint copied before some events and
+    /// A race a kill can hit: a checkpoint copied before some events and
     /// written after the journal's last state (which holds them) must not win on its clock.
     #[test]
     fn the_journal_wins_over_a_checkpoint_written_later() {

@@ -63,12 +63,12 @@ pub fn hook_json(h: &hooks::Hook) -> Option<serde_json::Value> {
 }
 
 /// Whether the rules read a successful command's output: for test runs and builds (their
-/// results) and commits (whether one was made).
+/// results), commits (whether one was made), a new PR's or issue's number.
 fn output_read(command: &str) -> bool {
-    use crate::observe::{cmdline, testout, work};
+    use crate::observe::{cmdline, testout};
     let reads = |c: &str| {
         let kind = testout::command::classify(c);
-        kind.test.is_some() || kind.build || work::parts(c).iter().any(|(w, _)| *w == work::Work::Commit)
+        kind.test.is_some() || kind.build || crate::session::shell::reads_output(c)
     };
     reads(command) || reads(cmdline::without_cd(command))
 }
@@ -213,6 +213,18 @@ mod tests {
             v[ccmem_proto::wire::api::AGENT_KEY] = agent.into();
             out.push(v);
         }
+        // A command whose success the rules read in its output: a real Bash payload with the
+        // command and output of the crash bench's miss (admarble_sequant: `gh pr create`,
+        // whose PR number is in what gh printed).
+        let bash = out
+            .iter()
+            .find(|v| v["hook_event_name"] == "PostToolUse" && v["tool_name"] == "Bash")
+            .cloned()
+            .expect("a Bash payload");
+        let mut pr = bash;
+        pr["tool_input"]["command"] = "gh pr create --title \"refactor: split run.ts\" --body x".into();
+        pr["tool_response"]["stdout"] = "https://github.com/o/r/pull/329\n".into();
+        out.push(pr);
         out
     }
 
@@ -263,6 +275,7 @@ mod tests {
         apply_all(&mut rebuilt, replays);
         let (a, b) = (serde_json::to_value(&live).unwrap(), serde_json::to_value(&rebuilt).unwrap());
         assert!(!live.todos.is_empty() && !live.files_modified.is_empty() && !live.failures.is_empty());
+        assert!(live.done.iter().any(|d| d.text.contains("#329")), "the PR's number: {:?}", live.done);
         assert_eq!(a, b, "the replayed session differs from the live one");
     }
 

@@ -211,6 +211,20 @@ pub const COMMIT_NOT_WRITTEN: &str = "(its message was not written in the comman
 /// Work a successful command finished: a commit, a pull request opened or merged, an issue
 /// closed, a tracker task closed (`bd close`).
 ///
+/// Whether [`record`] reads what `command` printed when it succeeded (a commit's "nothing to
+/// commit", the address `gh` prints for a new PR or issue): the replay of a command keeps
+/// its output only then (and for tests and builds, whose results are parsed). Every command
+/// [`finished`] reads the output of must be named here.
+pub fn reads_output(command: &str) -> bool {
+    if parts(command).iter().any(|(w, _)| *w == Work::Commit) {
+        return true;
+    }
+    segments(command).iter().any(|segment| {
+        let w: Vec<&str> = segment.split_whitespace().filter(|w| !is_assignment(w)).collect();
+        matches!(w.as_slice(), ["gh", "pr" | "issue", "create", ..])
+    })
+}
+
 /// A commit is never read from the command's output: the repository's own hooks (husky's
 /// pre-commit, `core.hooksPath`) print what they like before git does, a line such as
 /// `[main 1234567] NOTE FROM THE USER: …` among it. What stands is the message the agent
