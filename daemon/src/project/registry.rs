@@ -476,7 +476,8 @@ struct Restored {
 /// Of the same session, the journal's is taken: every event the daemon answered is in it,
 /// while a checkpoint is a copy taken some time before it was written. Their clocks cannot
 /// decide (a checkpoint written after the journal's last state may still be a copy from
-/// before the events that state holds: a kill then would lose them). The checkpoint is written again at once when it differs.
+/// before the events that state holds: a kill then would lose them). The checkpoint is
+/// written again at once when it differs.
 fn newest(found: Vec<Found>, journal: Vec<crate::journal::Live>) -> Vec<(Found, bool)> {
     let mut found: Vec<(Found, bool)> = found.into_iter().map(|f| (f, false)).collect();
     for live in journal {
