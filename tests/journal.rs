@@ -413,3 +413,47 @@ fn the_journal_keeps_the_past_as_long_and_as_large_as_the_user_says() {
     send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "after the limit"})));
     assert!(env.project_status(&root)["session"]["conversations"].to_string().contains("after the limit"));
 }
+
+/// What the agent wrote to its transcript after the daemon last read it (while no daemon
+/// ran, or a killed one had not read it yet) is read at the next start: its last words and
+/// what it asked to remember are not lost with the daemon.
+#[test]
+fn a_transcript_is_read_on_after_a_kill() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    let t = env.path().join("conv-1.jsonl");
+    let say = |text: &str| {
+        json!({"type": "assistant", "sessionId": "conv-1", "timestamp": "2026-03-01T10:30:00Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}})
+        .to_string()
+            + "\n"
+    };
+    std::fs::write(&t, say("First I read the code of the client.")).unwrap();
+    let payload = |name: &str, extra: Value| {
+        let mut p = ev(&root, "conv-1", name, extra);
+        p["transcript_path"] = json!(t);
+        p
+    };
+    send(&env, payload("SessionStart", json!({"source": "startup"})));
+    send(&env, payload("UserPromptSubmit", json!({"prompt": "Make fetch_user retry"})));
+    let pid = env.ctl_json(&["ping"])["pid"].as_u64().unwrap() as u32;
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(wait_until(Duration::from_secs(10), || !alive(pid)), "the daemon did not die");
+
+    let mut more = std::fs::OpenOptions::new().append(true).open(&t).unwrap();
+    std::io::Write::write_all(
+        &mut more,
+        say("The retry loop is in fetch_user now. [REMEMBER: retries live in fetch_user, three at most]").as_bytes(),
+    )
+    .unwrap();
+    drop(more);
+    send(&env, ev(&root, "conv-2", "SessionStart", json!({"source": "startup"})));
+    env.note_daemon();
+    let facts = text(&env.ctl(&["facts", "--project", root.to_str().unwrap()]).stdout);
+    assert!(facts.contains("retries live in fetch_user"), "the transcript was not read on: {facts}");
+    let st = env.project_status(&root);
+    let conv =
+        st["session"]["conversations"].as_array().and_then(|cs| cs.iter().find(|c| c["id"] == "conv-1")).cloned();
+    let words = conv.map(|c| c["digest"]["last_words"].to_string()).unwrap_or_default();
+    assert!(words.contains("The retry loop is in fetch_user now"), "last words: {words}\n{}", st["session"]);
+}

@@ -143,6 +143,29 @@ impl Project {
         }
     }
 
+    /// A restored session's conversations read on from where their digests stopped: what
+    /// the agent wrote while no daemon ran, or what a killed one had not yet read. The
+    /// checkpoint a restore queues waits for them.
+    pub(super) fn read_transcripts_again(&mut self) {
+        let jobs: Vec<ReadJob> = self
+            .s
+            .conversations
+            .iter()
+            .filter_map(|c| {
+                let path = c.transcript_path.clone()?;
+                Some(ReadJob { conversation: c.id.clone(), path, subagent: false })
+            })
+            .collect();
+        for job in jobs {
+            self.read_transcript(job);
+        }
+        if self.reading.is_some() {
+            if let Some(queued) = self.queued_checkpoint.take() {
+                self.after_read = Some(queued);
+            }
+        }
+    }
+
     /// Reads what was appended to a conversation's transcript (or a subagent's whole one), on
     /// the blocking pool; the result comes back through [`Self::transcript_read`].
     pub(super) fn read_transcript(&mut self, job: ReadJob) {
@@ -174,10 +197,13 @@ impl Project {
         if let Some((job, digest, result)) = read {
             match result {
                 Ok(delta) => {
+                    let mut changed = !delta.texts.is_empty() || !delta.pull_requests.is_empty();
                     // A subagent's transcript gives its intents only: its last words and
                     // findings are not the conversation's.
                     if !job.subagent {
                         if let Some(c) = self.s.conversations.iter_mut().find(|c| c.id == job.conversation) {
+                            changed |=
+                                c.digest != digest || (c.first_prompt.is_empty() && delta.first_prompt.is_some());
                             c.digest = digest;
                             if c.first_prompt.is_empty() {
                                 if let Some(p) = delta.first_prompt {
@@ -195,8 +221,14 @@ impl Project {
                     for text in &delta.texts {
                         self.intents(text).await;
                     }
-                    self.version += 1;
-                    self.dirty = true;
+                    if changed {
+                        self.version += 1;
+                        self.dirty = true;
+                        // No event's replay holds what a transcript said: the state goes to
+                        // the journal now, not within the second (a kill then would lose the
+                        // agent's last words, and nothing would read them again).
+                        let _ = self.journal_now(Vec::new());
+                    }
                 }
                 Err(e) => tracing::debug!(project = %self.s.project_root.display(), error = %e, "transcript not read"),
             }

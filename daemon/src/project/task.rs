@@ -133,6 +133,8 @@ pub struct Project {
     pub(super) read_next: std::collections::VecDeque<ReadJob>,
     /// A checkpoint that waits for the transcript read in flight (it should hold its words).
     pub(super) after_read: Option<(CheckpointReason, CheckpointType)>,
+    /// Taken up again at start-up (not begun by an event): its transcripts are read on.
+    pub(super) restored: bool,
     /// Hashes of assistant texts already scanned for intents (the Stop payload's message is
     /// also in the transcript), so that a `[DONE: …]` completes one goal, not two.
     pub(super) scanned: std::collections::VecDeque<u64>,
@@ -175,6 +177,7 @@ impl Project {
             crate::clock::parse_iso(&s.last_updated).map(std::time::SystemTime::from)
         };
         let mut p = Self::with(s, ahead, Instant::now() + remaining, changed_since, ctx);
+        p.restored = true;
         if ahead {
             p.queued_checkpoint = Some((CheckpointReason::Automatic, CheckpointType::EventDriven));
         }
@@ -222,6 +225,7 @@ impl Project {
             reading: None,
             read_next: Default::default(),
             after_read: None,
+            restored: false,
             scanned: Default::default(),
         }
     }
@@ -243,6 +247,9 @@ impl Project {
         let root = self.s.project_root.clone();
         self.root_id = tokio::task::spawn_blocking(move || ccmem_proto::files::dir_id(&root)).await.ok().flatten();
         self.running = true;
+        if self.restored {
+            self.read_transcripts_again();
+        }
         // A restored session's checkpoint, when the journal held more.
         self.run_queued();
         self.ctx.ports.kick(&self.s.project_root);
