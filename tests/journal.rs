@@ -457,3 +457,33 @@ fn a_transcript_is_read_on_after_a_kill() {
     let words = conv.map(|c| c["digest"]["last_words"].to_string()).unwrap_or_default();
     assert!(words.contains("The retry loop is in fetch_user now"), "last words: {words}\n{}", st["session"]);
 }
+
+/// A project's `.claude/ccmem.toml` may keep its own past less long than the user does
+/// (not less than 7 days), never longer; the others keep the user's.
+#[test]
+fn a_project_keeps_its_past_less_long_when_its_file_says() {
+    let env = Env::new();
+    let short = repo(&env, "short");
+    let other = repo(&env, "other");
+    std::fs::create_dir_all(short.join(".claude")).unwrap();
+    std::fs::write(short.join(".claude/ccmem.toml"), "history_keep = \"30d\"\n").unwrap();
+    old_archive(&env, &short, "session_2026-01-01_00-00-01", 60, 0);
+    old_archive(&env, &short, "session_2026-01-01_00-00-02", 10, 0);
+    old_archive(&env, &other, "session_2026-01-01_00-00-03", 60, 0);
+    let _d = env.start_daemon(&["--history-keep", "90d"]);
+    // Applied once the project's file is read: when it has a session.
+    send(&env, ev(&short, "c", "UserPromptSubmit", json!({"prompt": "work"})));
+    send(&env, ev(&other, "c2", "UserPromptSubmit", json!({"prompt": "work"})));
+    assert!(
+        wait_until(Duration::from_secs(10), || !history_ids(&env, &short)
+            .contains(&"session_2026-01-01_00-00-01".into())),
+        "the project's 30 days were not applied: {:?}",
+        history_ids(&env, &short)
+    );
+    assert_eq!(history_ids(&env, &short), ["session_2026-01-01_00-00-02"]);
+    assert_eq!(history_ids(&env, &other), ["session_2026-01-01_00-00-03"], "the user's 90 days elsewhere");
+    let shown = env.ctl_json(&["config", "show", short.to_str().unwrap()]);
+    let keep = shown["entries"].as_array().unwrap().iter().find(|e| e["key"] == "history_keep").unwrap().clone();
+    assert_eq!(keep["value"], "720h", "{keep}");
+    assert!(keep["source"].as_str().unwrap().starts_with("project file"), "{keep}");
+}

@@ -23,7 +23,7 @@ pub use keys::{Applies, Key, KEYS};
 
 /// Keys a project's `.claude/ccmem.toml` may set.
 pub const PROJECT_KEYS: &[&str] =
-    &["checkpoint_interval", "session_ttl", "context_budget", "watch.ignore", "tasks.file"];
+    &["checkpoint_interval", "session_ttl", "context_budget", "watch.ignore", "tasks.file", "history_keep"];
 
 /// What can change while the daemon runs (sent to every task on reload).
 #[derive(Debug, Clone, PartialEq)]
@@ -225,6 +225,9 @@ fn duration(v: &toml::Value, off: bool) -> Result<Option<Duration>, String> {
 
 /// Shortest `session_ttl` a project's `.claude/ccmem.toml` may set.
 const MIN_PROJECT_TTL: Duration = Duration::from_secs(10 * 60);
+/// Shortest `history_keep` a project's `.claude/ccmem.toml` may set: a repository may not
+/// have its past forgotten at once.
+const MIN_PROJECT_KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Shortest `checkpoint_interval` a project's `.claude/ccmem.toml` may set.
 const MIN_PROJECT_INTERVAL: Duration = Duration::from_secs(60);
 
@@ -326,6 +329,9 @@ pub struct ProjectConfig {
     pub watch_ignore: Vec<String>,
     /// The task list to read, relative to the root (instead of looking for one).
     pub tasks_file: Option<String>,
+    /// How long the journal keeps the project's ended sessions, when shorter than the
+    /// user's `history_keep` (a project can only shorten it, to 7 days at least).
+    pub history_keep: Option<Duration>,
     /// The file, when it exists.
     pub file: Option<PathBuf>,
 }
@@ -382,6 +388,12 @@ fn read_project(root: &Path) -> Result<ProjectConfig, String> {
             }
             "session_ttl" => p.session_ttl = at_least(duration(&v, false), MIN_PROJECT_TTL).map_err(err)?,
             "context_budget" => p.context_budget = Some(count(&v, 200, 10_000).map_err(err)?),
+            "history_keep" => match duration(&v, false).map_err(err)? {
+                Some(d) if d < MIN_PROJECT_KEEP => {
+                    return Err(err("at least 7d here (a project's file may not set less)".into()))
+                }
+                d => p.history_keep = d,
+            },
             "watch.ignore" => p.watch_ignore = globs(&v).map_err(err)?,
             "tasks.file" => match v.as_str() {
                 Some(f) if !f.starts_with('/') && !f.split('/').any(|c| c == "..") && !f.is_empty() => {
@@ -417,6 +429,10 @@ pub fn entries(c: &Config, project: Option<&ProjectConfig>) -> Vec<ConfigEntry> 
                 "checkpoint_interval" => p.checkpoint_interval.map(cli::format_duration),
                 "session_ttl" => p.session_ttl.map(cli::format_duration),
                 "context_budget" => p.context_budget.map(|n| n.to_string()),
+                // In force only where it is shorter than the user's.
+                "history_keep" => {
+                    p.history_keep.filter(|k| c.history_keep.is_none_or(|u| *k < u)).map(cli::format_duration)
+                }
                 // The repository's patterns, on one line (`config show` prints them).
                 "watch.ignore" if !p.watch_ignore.is_empty() => {
                     Some(ccmem_proto::quote::name(&format!("{:?} + {}", p.watch_ignore, e.value)).into_owned())

@@ -197,7 +197,7 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         cfg.watch_queue,
         cfg.max_watches.unwrap_or(usize::MAX),
     ));
-    let retention = journal::Retention { keep: cfg.history_keep, max_size: cfg.history_max_size };
+    let retention = journal::Retention { keep: cfg.history_keep, max_size: cfg.history_max_size, ..Default::default() };
     let (reloader, live) = config::Reloader::new(args, given, cfg);
     let journal = journal::Journal::open(&state_dir, retention);
     let services = project::task::Services {

@@ -69,6 +69,11 @@ fn projects_override_their_keys_only() {
     assert!(project(dir.path()).unwrap_err().contains("at least 10m"));
     std::fs::write(dir.path().join(PROJECT_FILE), "checkpoint_interval = \"1s\"\n").unwrap();
     assert!(project(dir.path()).unwrap_err().contains("at least 1m"));
+    // Nor its past: a project keeps its history 7 days at least.
+    std::fs::write(dir.path().join(PROJECT_FILE), "history_keep = \"1d\"\n").unwrap();
+    assert!(project(dir.path()).unwrap_err().contains("at least 7d"));
+    std::fs::write(dir.path().join(PROJECT_FILE), "history_keep = \"30d\"\n").unwrap();
+    assert_eq!(project(dir.path()).unwrap().history_keep, Some(Duration::from_secs(30 * 86_400)));
     // Nor overflow the clock: a duration past a year is refused where it is read.
     for text in [
         "session_ttl = \"18446744073709551615\"",

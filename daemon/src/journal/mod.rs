@@ -23,6 +23,7 @@ use ccmem_proto::model::session::Session;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::oneshot;
 
 pub use forget::{Forget, Forgotten};
@@ -71,6 +72,8 @@ enum Op {
     Ended { state: Box<Session>, at_ms: i64, reason: String, ack: oneshot::Sender<()> },
     /// Answered once everything before it is written.
     Flush(oneshot::Sender<()>),
+    /// A project's own `history_keep` (None: the user's).
+    Keep { root: PathBuf, keep: Option<Duration> },
     /// Count, and when `apply` remove for good, what `what` names.
     Forget { what: Forget, apply: bool, reply: oneshot::Sender<Result<Forgotten, String>> },
 }
@@ -81,7 +84,7 @@ impl Op {
             Op::Append { ack, .. } | Op::Ended { ack, .. } | Op::Flush(ack) => {
                 let _ = ack.send(());
             }
-            Op::Forget { .. } => {}
+            Op::Forget { .. } | Op::Keep { .. } => {}
         }
     }
 }
@@ -287,6 +290,14 @@ impl Journal {
         let at_ms = chrono::Utc::now().timestamp_millis();
         if self.send(Op::Ended { state, at_ms, reason: reason.to_string(), ack }).await {
             let _ = done.await;
+        }
+    }
+
+    /// Sets how long the project at `root` keeps its ended sessions (its
+    /// `.claude/ccmem.toml`; None: as the user set); applied at once.
+    pub fn keep_project(&self, root: &Path, keep: Option<Duration>) {
+        if let Some(tx) = self.tx.as_ref() {
+            let _ = tx.try_send(Op::Keep { root: root.to_path_buf(), keep });
         }
     }
 

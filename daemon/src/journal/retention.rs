@@ -1,23 +1,39 @@
 //! How long the journal keeps the past: ended sessions older than `history_keep` go, and
 //! when the database outgrows `history_max_size` the oldest ended sessions go until it fits.
-//! Live sessions are never dropped. Run by the writer at start, after a session ends, and
-//! hourly.
+//! Live sessions are never dropped. Run by the writer at start, after a session ends, when
+//! a project's own setting arrives, and hourly.
 
 use rusqlite::{params, Connection};
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// What the user set.
-#[derive(Debug, Clone, Copy)]
+/// What the user set, and what projects asked for.
+#[derive(Debug, Clone)]
 pub struct Retention {
     /// Ended sessions older than this go (None: kept for ever).
     pub keep: Option<Duration>,
     /// The database's largest size in use, in bytes.
     pub max_size: u64,
+    /// Projects whose `.claude/ccmem.toml` keeps their past less long (known from their
+    /// first session since the daemon started). A project can only shorten the user's
+    /// `keep`: a repository may not keep what the user lets go.
+    pub projects: HashMap<PathBuf, Duration>,
 }
 
 impl Default for Retention {
     fn default() -> Self {
-        Retention { keep: None, max_size: 1 << 30 }
+        Retention { keep: None, max_size: 1 << 30, projects: HashMap::new() }
+    }
+}
+
+impl Retention {
+    /// How long the project at `root` keeps its ended sessions.
+    pub fn keep_for(&self, root: &std::path::Path) -> Option<Duration> {
+        match (self.keep, self.projects.get(root)) {
+            (Some(user), Some(p)) => Some(user.min(*p)),
+            (user, p) => user.or(p.copied()),
+        }
     }
 }
 
@@ -36,9 +52,19 @@ const STEP: i64 = 8;
 /// Drops what `r` no longer keeps, as of `now_ms`.
 pub(super) fn run(conn: &mut Connection, r: &Retention, now_ms: i64) -> rusqlite::Result<Dropped> {
     let mut out = Dropped::default();
+    let before = |keep: Duration| now_ms.saturating_sub(i64::try_from(keep.as_millis()).unwrap_or(i64::MAX));
     if let Some(keep) = r.keep {
-        let before = now_ms.saturating_sub(i64::try_from(keep.as_millis()).unwrap_or(i64::MAX));
-        out.old = conn.execute("DELETE FROM sessions WHERE ended_ms IS NOT NULL AND ended_ms < ?1", [before])? as u64;
+        out.old =
+            conn.execute("DELETE FROM sessions WHERE ended_ms IS NOT NULL AND ended_ms < ?1", [before(keep)])? as u64;
+    }
+    for root in r.projects.keys() {
+        if let Some(keep) = r.keep_for(root) {
+            out.old += conn.execute(
+                "DELETE FROM sessions WHERE ended_ms IS NOT NULL AND ended_ms < ?1
+                 AND project = (SELECT id FROM projects WHERE root = ?2)",
+                params![before(keep), root.to_string_lossy()],
+            )? as u64;
+        }
     }
     while used(conn)? > r.max_size {
         let tx = conn.transaction()?;

@@ -32,7 +32,13 @@ const SYNC_WITHIN: Duration = Duration::from_secs(1);
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Serves `rx` until every sender is gone.
-pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, wal: PathBuf, retention: Retention) {
+pub(super) fn run(
+    mut conn: Connection,
+    rx: mpsc::Receiver<Op>,
+    health: Health,
+    wal: PathBuf,
+    mut retention: Retention,
+) {
     let mut ids = Ids::default();
     prune(&mut conn, &mut ids, &retention, &health);
     let mut pruned_at = Instant::now();
@@ -60,6 +66,14 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
             forget(&mut conn, &mut ids, first);
             continue;
         }
+        let mut kept_less = false;
+        if let Op::Keep { root, keep } = first {
+            kept_less |= set_keep(&mut retention, root, keep);
+            if kept_less {
+                prune(&mut conn, &mut ids, &retention, &health);
+            }
+            continue;
+        }
         let mut batch = vec![first];
         let mut after = None;
         while batch.len() < BATCH {
@@ -69,6 +83,7 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
                     after = Some(op);
                     break;
                 }
+                Ok(Op::Keep { root, keep }) => kept_less |= set_keep(&mut retention, root, keep),
                 Ok(op) => batch.push(op),
                 Err(_) => break,
             }
@@ -95,7 +110,7 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
         for op in batch {
             op.done();
         }
-        if ended || pruned_at.elapsed() >= PRUNE_EVERY {
+        if ended || kept_less || pruned_at.elapsed() >= PRUNE_EVERY {
             prune(&mut conn, &mut ids, &retention, &health);
             pruned_at = Instant::now();
         }
@@ -118,6 +133,20 @@ fn prune(conn: &mut Connection, ids: &mut Ids, retention: &Retention, health: &H
             health.pruned(d.for_size);
         }
         Err(e) => health.failed(format!("cannot apply the journal's retention: {e}")),
+    }
+}
+
+/// Records a project's own keep; whether it keeps less than before (a prune is due).
+fn set_keep(retention: &mut Retention, root: PathBuf, keep: Option<std::time::Duration>) -> bool {
+    let before = retention.keep_for(&root);
+    match keep {
+        Some(k) => retention.projects.insert(root.clone(), k),
+        None => retention.projects.remove(&root),
+    };
+    match (before, retention.keep_for(&root)) {
+        (_, None) => false,
+        (None, Some(_)) => true,
+        (Some(b), Some(a)) => a < b,
     }
 }
 
@@ -191,7 +220,7 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
                         params![session, at_ms, reason],
                     )?;
                 }
-                Op::Flush(_) | Op::Forget { .. } => {}
+                Op::Flush(_) | Op::Forget { .. } | Op::Keep { .. } => {}
             }
         }
     }

@@ -244,6 +244,7 @@ impl Project {
             }
             Err(_) => {}
         }
+        self.ctx.journal.keep_project(&self.s.project_root, self.overrides.history_keep);
         let root = self.s.project_root.clone();
         self.root_id = tokio::task::spawn_blocking(move || ccmem_proto::files::dir_id(&root)).await.ok().flatten();
         self.running = true;
