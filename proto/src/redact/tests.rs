@@ -580,3 +580,12 @@ fn rules_are_compiled_when_first_needed() {
     assert!(compiled(&f) > before);
     assert!(compiled(&f) < f.rules.len() / 2, "{} of {} compiled", compiled(&f), f.rules.len());
 }
+
+/// Past 100 characters a quoted value in prose is not taken as a quoted password; one in
+/// curly quotes with a digit is still read as a bare one, and masked.
+#[test]
+fn a_long_value_in_curly_quotes_after_password_is_masked() {
+    let long = format!("x{}", "a1".repeat(60));
+    let out = r(&format!("the password is “{long}” ok"));
+    assert!(!out.contains(&long), "{out}");
+}
