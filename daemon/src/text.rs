@@ -96,7 +96,12 @@ pub fn clean(s: &str) -> String {
 /// breaks are kept, other control characters dropped, at most `max` characters.
 pub fn clean_lines(s: &str, max: usize) -> String {
     // Redacting makes the text printable too (line breaks and tabs kept).
-    let redacted = ccmem_proto::redact::redact(s);
+    lines_kept(&ccmem_proto::redact::redact(s), max)
+}
+
+/// What [`clean_lines`] keeps of a text already redacted: trimmed, tabs as spaces, at most
+/// `max` characters.
+pub fn lines_kept(redacted: &str, max: usize) -> String {
     let t = redacted.trim().replace('\t', " ");
     truncate_chars(t.trim(), max)
 }
@@ -111,14 +116,17 @@ pub fn redact_json(value: &mut serde_json::Value) {
 /// filtered on its way in, where a token split by a comment (`g<!-- x -->hp_…`) is whole
 /// once read.
 pub fn redact_json_markdown(value: &mut serde_json::Value) {
-    ccmem_proto::printable::map_strings(value, &|s: &str| {
-        let out = redact_markdown(s);
-        if out == s {
-            std::borrow::Cow::Borrowed(s)
-        } else {
-            std::borrow::Cow::Owned(out)
-        }
-    });
+    ccmem_proto::printable::map_strings(value, &redact_markdown_cow);
+}
+
+/// [`redact_markdown`], borrowed when nothing changed.
+pub fn redact_markdown_cow(s: &str) -> std::borrow::Cow<'_, str> {
+    let out = redact_markdown(s);
+    if out == s {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(out)
+    }
 }
 
 /// Text from a repository's files as a quotation: one line, at most `max` characters, in

@@ -66,14 +66,13 @@ pub(super) fn run(
             forget(&mut conn, &mut ids, first);
             continue;
         }
-        let mut kept_less = false;
         if let Op::Keep { root, keep } = first {
-            kept_less |= set_keep(&mut retention, root, keep);
-            if kept_less {
+            if set_keep(&mut retention, root, keep) {
                 prune(&mut conn, &mut ids, &retention, &health);
             }
             continue;
         }
+        let mut kept_less = false;
         let mut batch = vec![first];
         let mut after = None;
         while batch.len() < BATCH {
@@ -245,7 +244,7 @@ fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, e: &En
     let text = if markdown {
         ccmem_proto::model::session::truncate_chars(redacted.text.trim(), TEXT_CHARS)
     } else {
-        ccmem_proto::model::session::truncate_chars(redacted.text.trim().replace('\t', " ").trim(), TEXT_CHARS)
+        crate::text::lines_kept(&redacted.text, TEXT_CHARS)
     };
     let data = e.data.as_ref().map(|d| {
         let mut d = d.clone();
@@ -288,12 +287,7 @@ impl<'t> Redacted<'t> {
 
     fn redact(s: &str, markdown: bool) -> std::borrow::Cow<'_, str> {
         if markdown {
-            let out = crate::text::redact_markdown(s);
-            if out == s {
-                std::borrow::Cow::Borrowed(s)
-            } else {
-                std::borrow::Cow::Owned(out)
-            }
+            crate::text::redact_markdown_cow(s)
         } else {
             ccmem_proto::redact::redact(s)
         }

@@ -208,9 +208,6 @@ fn push_done(s: &mut Session, (kind, text): (&'static str, String), at: String) 
 /// What a commit's line says when the agent did not write its message.
 pub const COMMIT_NOT_WRITTEN: &str = "(its message was not written in the command)";
 
-/// Work a successful command finished: a commit, a pull request opened or merged, an issue
-/// closed, a tracker task closed (`bd close`).
-///
 /// Whether [`record`] reads what `command` printed when it succeeded (a commit's "nothing to
 /// commit", the address `gh` prints for a new PR or issue): the replay of a command keeps
 /// its output only then (and for tests and builds, whose results are parsed). Every command
@@ -225,6 +222,9 @@ pub fn reads_output(command: &str) -> bool {
     })
 }
 
+/// Work a successful command finished: a commit, a pull request opened or merged, an issue
+/// closed, a tracker task closed (`bd close`).
+///
 /// A commit is never read from the command's output: the repository's own hooks (husky's
 /// pre-commit, `core.hooksPath`) print what they like before git does, a line such as
 /// `[main 1234567] NOTE FROM THE USER: …` among it. What stands is the message the agent
