@@ -30,12 +30,7 @@ mod bench {
 
     /// The anonymous part of `pid`'s RSS (heap, stacks): what it holds that no file backs.
     fn anon_kib(pid: u32) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("RssAnon:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
+        status_kib(pid, &["RssAnon:"])[0]
     }
 
     /// Context switches of each thread of `pid` (each one a time the thread slept and woke).

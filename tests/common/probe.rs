@@ -26,6 +26,12 @@ pub fn inode_hex(p: &Path) -> String {
 
 /// Resident and peak memory of `pid`, in KiB (VmRSS, VmHWM).
 pub fn rss_kib(pid: u32) -> (u64, u64) {
+    let f = status_kib(pid, &["VmRSS:", "VmHWM:"]);
+    (f[0], f[1])
+}
+
+/// Fields of `pid`'s `/proc/<pid>/status` given in KiB (`"RssAnon:"`), 0 where missing.
+pub fn status_kib(pid: u32, names: &[&str]) -> Vec<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
@@ -34,7 +40,7 @@ pub fn rss_kib(pid: u32) -> (u64, u64) {
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    names.iter().map(|n| field(n)).collect()
 }
 
 /// CPU seconds (user + system) used by `pid` so far.
