@@ -204,6 +204,16 @@ impl Route {
         }
     }
 
+    /// Returns once the watcher's thread has finished what it was doing when this was
+    /// called. notify's inotify backend hands a new directory's creation to the handlers
+    /// first and adds the watch on it (a recursive watch's own catch-up) only afterwards:
+    /// a directory listed after this call, for a creation already heard, has its watch.
+    pub fn barrier(&self) {
+        // A configuration request is a round trip through notify's event loop, which
+        // handles it only after the notifications it was reading.
+        let _ = self.hub.with_watcher(|w| w.configure(notify::Config::default()));
+    }
+
     /// Takes this route off `path`; true when no route is left on it.
     fn leave(&self, path: &Path) -> bool {
         let mut r = write(&self.hub.routes);
@@ -257,6 +267,31 @@ mod tests {
             }
         }
         false
+    }
+
+    /// Under inotify a recursive watch is notify's own: it tells of a new directory first
+    /// and watches it after. Once the barrier has passed, a directory heard of is watched,
+    /// and so are the directories made inside it before that: every file made in any of
+    /// them from then on is heard. (Without the barrier, a file made at once can fall
+    /// between the two and is never heard: a burst's files were lost so.)
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn after_the_barrier_a_new_directory_is_watched() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let hub = Arc::new(Hub::default());
+        let (mut a, rx) = route(&hub);
+        a.watch(&root, RecursiveMode::Recursive).unwrap();
+        for round in 0..20 {
+            let top = root.join(format!("d{round}"));
+            std::fs::create_dir_all(top.join("inner/deeper")).unwrap();
+            assert!(heard(&rx, &top), "round {round}: the new directory is heard");
+            a.barrier();
+            std::fs::write(top.join("f.txt"), "x").unwrap();
+            std::fs::write(top.join("inner/deeper/g.txt"), "x").unwrap();
+            assert!(heard(&rx, &top.join("f.txt")), "round {round}: a file in it is heard");
+            assert!(heard(&rx, &top.join("inner/deeper/g.txt")), "round {round}: and one below");
+        }
     }
 
     /// Two projects, one inside the other, in one watcher: each hears what it watches, a

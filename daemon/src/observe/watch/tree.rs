@@ -114,6 +114,13 @@ pub(super) struct Tree {
     pub(super) gone: bool,
     /// The root's identity when watching began.
     pub(super) root_id: Option<(u64, u64)>,
+    /// notify's own watches are known to be in place for every creation heard so far
+    /// (see [`Tree::await_recursive_watches`]); reset for each batch.
+    watches_settled: bool,
+    /// Directories listed since then: their creation, heard in this batch, needs no second
+    /// look (a burst's chain of nested directories would otherwise be listed again for
+    /// each of its creations, quadratic in its depth).
+    listed_in_batch: HashSet<Box<str>>,
 }
 
 impl Drop for Tree {
@@ -143,6 +150,8 @@ impl Tree {
             gone: false,
             root_id,
             ignores,
+            watches_settled: false,
+            listed_in_batch: HashSet::new(),
         }
     }
 
@@ -397,6 +406,8 @@ impl Tree {
     /// Decides what happened to each path named by notifications.
     pub(super) fn resolve(&mut self, paths: Vec<PathBuf>) -> Vec<(String, Change)> {
         let mut out = Vec::new();
+        self.watches_settled = false;
+        self.listed_in_batch.clear();
         for p in paths {
             let Some(rel) = self.rel(&p) else { continue };
             if rel.is_empty() && !self.root_is_ours() {
@@ -422,17 +433,30 @@ impl Tree {
     pub(super) fn check(&mut self, rel: &str, out: &mut Vec<(String, Change)>) {
         match std::fs::symlink_metadata(self.root.join(rel)) {
             Ok(m) if m.is_dir() => {
-                if !self.watched.contains(rel)
-                    && !self.polled.contains(rel)
-                    && !self.ignores.is_ignored(&self.root, rel, true)
-                {
+                let known = self.watched.contains(rel) || self.polled.contains(rel);
+                if !known && !self.ignores.is_ignored(&self.root, rel, true) {
                     // A new directory: watch it, then look inside, since files may have been
                     // created before the watch landed (`mkdir -p a/b/c && touch a/b/c/f`).
+                    self.await_recursive_watches();
+                    let emulated = self.emulated_recursion();
+                    if emulated {
+                        self.listed_in_batch.insert(rel.into());
+                    }
                     for (f, seen) in self.walk(rel) {
-                        if let Some(seen) = seen {
-                            self.record(f, seen, out);
+                        match seen {
+                            Some(seen) => self.record(f, seen, out),
+                            None if emulated => {
+                                self.listed_in_batch.insert(f.into());
+                            }
+                            None => {}
                         }
                     }
+                } else if known && self.emulated_recursion() && !self.listed_in_batch.contains(rel) {
+                    // Listed by an earlier walk, perhaps before notify's own watch on it
+                    // landed: what was made there in between had no notification.
+                    self.await_recursive_watches();
+                    self.listed_in_batch.insert(rel.into());
+                    self.look_again(rel, out);
                 }
             }
             Ok(m) => {
@@ -454,6 +478,44 @@ impl Tree {
                     self.drop_dir(rel);
                 }
             }
+        }
+    }
+
+    /// Whether notify makes the root's recursive watch out of one watch per directory, which
+    /// it adds itself for each new directory *after* telling of its creation (inotify,
+    /// kqueue). FSEvents and Windows watch a whole tree natively.
+    fn emulated_recursion(&self) -> bool {
+        use notify::{RecommendedWatcher, Watcher, WatcherKind};
+        self.settings.recursive_root && matches!(RecommendedWatcher::kind(), WatcherKind::Inotify | WatcherKind::Kqueue)
+    }
+
+    /// Under an emulated recursive watch, waits (once per batch of notifications) until
+    /// notify has added its watches for the directories whose creation the batch tells of.
+    /// Listed before that, a directory's entries made between the listing and the watch
+    /// would never be seen: a lost burst of files under load.
+    fn await_recursive_watches(&mut self) {
+        if self.watches_settled || !self.emulated_recursion() {
+            return;
+        }
+        if let Some(w) = &self.watcher {
+            w.barrier();
+        }
+        self.watches_settled = true;
+    }
+
+    /// Compares every entry of a known directory with what was last seen, and so every
+    /// directory below it: notify watched those in the same catch-up, equally after our
+    /// listing, and tells of none of them.
+    fn look_again(&mut self, dir: &str, out: &mut Vec<(String, Change)>) {
+        let Ok(rd) = std::fs::read_dir(self.root.join(dir)) else { return };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let rel = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+            if is_own_file(&rel) || is_cookie(&rel) || ALWAYS_IGNORED.contains(&&*name) {
+                continue;
+            }
+            self.check(&rel, out);
         }
     }
 
