@@ -304,6 +304,49 @@ fn with_the_daemon_down_and_auto_start_off_the_hook_exits_0_fast_and_silent() {
     assert!(log.contains("hook: cannot reach ccmemd"), "the reason goes to the client log: {log}");
 }
 
+/// An agent that keeps its end of stdin open: with a whole payload the hook does not wait
+/// for the pipe to close; with half a payload, or none, it gives up once the pipe has been
+/// silent for its idle time (5 s), exits 0, and says why in the client log, not to the agent.
+#[test]
+fn a_stdin_held_open_does_not_hold_the_hook() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let whole = ev(&root, "c", "SessionStart", json!({"source": "startup"})).to_string();
+    let half = &whole[..whole.len() / 2];
+    for (given, whole_payload) in [(whole.as_str(), true), (half, false), ("", false)] {
+        let mut child = env
+            .ctl_cmd(&["hook"])
+            .env("CCMEM_HOOK_TIMEOUT_MS", "20000")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(given.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let t = Instant::now();
+        // The pipe stays open until the hook is done.
+        let out = child.wait_with_output().unwrap();
+        let took = t.elapsed();
+        drop(stdin);
+        assert_eq!(out.status.code(), Some(0), "{given:?}");
+        assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+        if whole_payload {
+            assert!(context_of(&out).contains("ccmem"), "the context is given: {}", text(&out.stdout));
+            assert!(took < Duration::from_secs(15), "a whole payload waits for nothing: {took:?}");
+        } else {
+            assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+            assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(30), "given up after 5 s: {took:?}");
+        }
+    }
+    let log = std::fs::read_to_string(env.state.join("ccmem/ccmemctl.log")).unwrap();
+    assert!(log.contains("the hook gave up"), "the reason goes to the client log: {log}");
+}
+
 #[test]
 fn a_daemon_that_never_accepts_does_not_hold_the_hook() {
     // A wedged daemon: its socket is there and connections queue in its backlog, but nothing

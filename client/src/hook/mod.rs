@@ -130,25 +130,59 @@ impl From<&str> for Failed {
 /// comes); at most [`MAX_INPUT`] bytes. The object's end is found by following its nesting
 /// as the bytes come ([`ObjectEnd`]), so the payload is parsed once, whatever its shape:
 /// parsing it again at every read that ends in `}` was quadratic in its size.
-fn read_payload(input: impl Read) -> Result<Value, String> {
-    let mut input = input.take(MAX_INPUT);
+///
+/// An input silent for `idle` before the payload is whole is given up: an agent writes the
+/// whole payload as it starts the hook, and a pipe kept open with nothing (or half an
+/// object) in it would otherwise hold the hook, and the agent, for ever. The read goes on in
+/// a thread of its own, left behind then (it ends with the process).
+fn read_payload(input: impl Read + Send + 'static, idle: Duration) -> Result<Value, String> {
+    let (tx, rx) = std::sync::mpsc::channel::<Result<Option<Vec<u8>>, String>>();
+    std::thread::spawn(move || {
+        let done = read_object(input, |chunk| {
+            let _ = tx.send(Ok(Some(chunk.to_vec())));
+        });
+        let _ = tx.send(done.map(|()| None));
+    });
     let mut bytes = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    let mut end = ObjectEnd::default();
     loop {
-        let n = match input.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("cannot read the payload: {e}")),
-        };
-        bytes.extend_from_slice(&chunk[..n]);
-        if end.feed(&chunk[..n]) {
-            break;
+        match rx.recv_timeout(idle) {
+            Ok(Ok(Some(chunk))) => bytes.extend_from_slice(&chunk),
+            Ok(Ok(None)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Ok(Err(e)) => return Err(e),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                return Err(format!(
+                    "no whole payload on stdin after {} ms of silence ({} bytes read): the hook gave up",
+                    idle.as_millis(),
+                    bytes.len()
+                ))
+            }
         }
     }
     serde_json::from_slice(&bytes).map_err(|e| format!("the payload is not JSON: {e}"))
 }
+
+/// Reads `input` to its end or to the end of its first object, handing each read to `take`.
+fn read_object(input: impl Read, mut take: impl FnMut(&[u8])) -> Result<(), String> {
+    let mut input = input.take(MAX_INPUT);
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut end = ObjectEnd::default();
+    loop {
+        let n = match input.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("cannot read the payload: {e}")),
+        };
+        take(&chunk[..n]);
+        if end.feed(&chunk[..n]) {
+            return Ok(());
+        }
+    }
+}
+
+/// How long the payload's input may stay silent before the hook gives up on it (see
+/// [`read_payload`]): an agent's payload comes at once, even on a loaded machine.
+const INPUT_IDLE: Duration = Duration::from_secs(5);
 
 /// Follows a JSON text's nesting byte by byte (in strings, escapes included) to tell when the
 /// top-level object closes: linear in the input, however it is cut into reads.
@@ -200,7 +234,7 @@ fn forward(
     agent: Option<&str>,
     to: &mut Option<notice::Audience>,
 ) -> Result<(), Failed> {
-    let mut payload = read_payload(std::io::stdin().lock())?;
+    let mut payload = read_payload(std::io::stdin(), INPUT_IDLE)?;
     let event =
         payload.get("hook_event_name").and_then(Value::as_str).ok_or("the payload has no hook_event_name")?.to_string();
     trim(&mut payload);
@@ -434,26 +468,47 @@ fn log(why: &str) {
 
 #[cfg(test)]
 mod tests {
-    /// An agent's pipe that has given its payload and stays open: reading it again would
-    /// wait for ever.
+    /// An agent's pipe that gives what it holds and stays open: reading on waits for ever.
     struct OpenPipe(Option<Vec<u8>>);
 
     impl std::io::Read for OpenPipe {
         fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let data = self.0.take().expect("the hook read on after a whole payload: it would hang");
-            buf[..data.len()].copy_from_slice(&data);
-            Ok(data.len())
+            match self.0.take() {
+                Some(data) => {
+                    buf[..data.len()].copy_from_slice(&data);
+                    Ok(data.len())
+                }
+                None => loop {
+                    std::thread::park();
+                },
+            }
         }
     }
 
+    const IDLE: std::time::Duration = std::time::Duration::from_millis(300);
+
     #[test]
     fn a_whole_payload_is_read_without_waiting_for_the_pipe_to_close() {
-        let p = super::read_payload(OpenPipe(Some(b"{\"hook_event_name\": \"Stop\", \"x\": \"}\"}\n".to_vec())));
+        // Given well within the idle time (which a read on would wait out, and fail).
+        let whole = b"{\"hook_event_name\": \"Stop\", \"x\": \"}\"}\n".to_vec();
+        let p = super::read_payload(OpenPipe(Some(whole)), std::time::Duration::from_secs(60));
         assert_eq!(p.expect("the payload")["hook_event_name"], "Stop");
         // A payload cut where an inner object ends is not taken for a whole one.
         let cut = b"{\"a\": {\"b\": 1}";
-        assert!(super::read_payload(&cut[..]).is_err());
-        assert!(super::read_payload(&b"not json"[..]).is_err());
+        assert!(super::read_payload(&cut[..], IDLE).is_err());
+        assert!(super::read_payload(&b"not json"[..], IDLE).is_err());
+    }
+
+    /// A pipe kept open with half a payload in it, or nothing at all, is given up once it
+    /// has been silent for the idle time: the hook returns, the agent goes on.
+    #[test]
+    fn a_pipe_kept_open_without_a_whole_payload_is_given_up() {
+        for held in [Some(&b"{\"hook_event_name\": \"Stop\", \"x\": \"a"[..]), Some(b"  "), None] {
+            let start = std::time::Instant::now();
+            let err = super::read_payload(OpenPipe(held.map(<[u8]>::to_vec)), IDLE).expect_err("no payload");
+            assert!(err.contains("gave up"), "{err}");
+            assert!(start.elapsed() < std::time::Duration::from_secs(30), "{:?}", start.elapsed());
+        }
     }
 
     use super::*;
