@@ -96,7 +96,7 @@ type Check = fn(&Captures<'_>, &mut Vec<Hit>);
 /// The secret of a built-in rule's match: its group `s` (or `s2`, … in other
 /// alternatives).
 fn secret<'h>(c: &Captures<'h>) -> Option<Match<'h>> {
-    ["s", "s2", "s3", "s4", "s5"].iter().find_map(|n| c.name(n))
+    ["s", "s2", "s3", "s4", "s5", "s6"].iter().find_map(|n| c.name(n))
 }
 
 #[derive(Debug)]
@@ -615,6 +615,8 @@ impl Redactor {
         let bytes = match encoding {
             Some(rules::Encoding::Hex | rules::Encoding::HexBare) => values::hex_decode(&compact),
             Some(rules::Encoding::Reversed) => compact.chars().rev().collect::<String>().into_bytes(),
+            // Spaces kept: `cnffjbeq: uhagre2` reads `password: hunter2`.
+            Some(rules::Encoding::Rot13) => body.chars().map(values::rot13).collect::<String>().into_bytes(),
             _ => values::base64_decode(&compact),
         };
         let bare = matches!(encoding, Some(rules::Encoding::Base64Bare | rules::Encoding::HexBare));

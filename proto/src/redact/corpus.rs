@@ -698,6 +698,26 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("private key 4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "private-key", "4c0883a69102937d6231"),
     ("the secret is 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "private-key", "4c0883a69102937d6231"),
     ("import it with my key 0x8da4ef21b864d2cc526dbdb2a120bd2874c36c9d0a1fb7f8c63d7f7a8b41de8f, then", "private-key", "8da4ef21b864d2cc526d"),
+    // Found by the independent tester (trust, round four): secrets handed to a program's
+    // input, encoded where given, in code, and in prose a few words from their name.
+    ("npm login <<< $'alice\\nTr0ub4dor3x\\nalice@example.com'", "password", "Tr0ub4dor3x"),
+    ("ansible-playbook site.yml --vault-password-file <(echo Vlt4ultPw99)", "password", "Vlt4ultPw99"),
+    ("wg set wg0 private-key <(echo yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=)", "password", "yAnz5TF+lXXJ"),
+    ("ftp -n ftp.example.com <<EOF\nuser alice FtpHere42x\nput build.tgz\nbye\nEOF", "password", "FtpHere42x"),
+    ("spawn ssh deploy@10.0.0.5\nexpect \"*assword*\"\nsend \"Zq9mP2vL7x\\r\"", "password", "Zq9mP2vL7x"),
+    ("expect -c 'spawn ssh root@host; expect \"password:\"; send \"ExpSend77q\\r\"; interact'", "password", "ExpSend77q"),
+    ("echo -n 'admin:B4sicAuth&x' | base64", "password", "B4sicAuth&x"),
+    ("curl -H \"Authorization: Basic $(printf %s deploy:Dpl0yPw55 | base64)\" https://x.example", "password", "Dpl0yPw55"),
+    ("requests.get(url, auth=('admin', 'Tr0ub4dor&3x'))", "password", "Tr0ub4dor&3x"),
+    ("r = requests.post(u, auth=HTTPBasicAuth(\"deploy\", \"Zq9!mP2vL7\"))", "password", "Zq9!mP2vL7"),
+    ("echo 'cnffjbeq: uhagre2vfterng' | tr 'A-Za-z' 'N-ZA-Mn-za-m'", "secret", "uhagre2vfterng"),
+    ("tr 'A-Za-z' 'N-ZA-Mn-za-m' <<< 'tuc_0123456789nopqrstuvwABCDEFGHIJ012345'", "github-token", "0123456789nopqrstuvw"),
+    ("codecs.decode('tuc_0123456789nopqrstuvwABCDEFGHIJ012345', 'rot13')", "github-token", "0123456789nopqrstuvw"),
+    ("pass code is 83jd92kd", "password", "83jd92kd"),
+    ("the passphrase is correct horse battery staple", "password", "horse battery"),
+    ("passphrase: tiger lamp orbit seven", "password", "lamp orbit"),
+    ("API key for the staging service (`9f86d081884c7d659a2feaa0c55ad015`)", "secret", "9f86d081884c7d65"),
+    ("the staging API key, \"sk9Xq2Lw8Pz4Rt6Ym1Nb\" as given", "secret", "sk9Xq2Lw8Pz4"),
 ];
 
 /// Text that must come out unchanged.
@@ -1059,4 +1079,13 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "my public key 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
     "bytes32 constant ROLE = 0x9f2df0fed2c77648de5860a4cc508cd0818c85b8b8a1ab4ceeef8d981c8956a6;",
     "block 0x3f2a9c1e8b7d6f5a4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d mined",
+    // Near the tester's shapes, and no secret.
+    "the passphrase is required for all new keys",
+    "Add passphrase support to the key loader and tests",
+    "the API key rotation landed in `src/keys/rotate.rs`",
+    "fixed the api key check (`validate_api_key_format`)",
+    "echo 'uryyb jbeyq guvf vf svar' | tr 'A-Za-z' 'N-ZA-Mn-za-m'",
+    "echo -n \"$USER:$PASS\" | base64",
+    "ansible-playbook site.yml --vault-password-file <(echo $VAULT_PASS)",
+    "requests.get(url, auth=(user, password))",
 ];

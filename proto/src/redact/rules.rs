@@ -44,6 +44,8 @@ pub(super) enum Encoding {
     HexBare,
     /// Text written backwards, handed to something that turns it round.
     Reversed,
+    /// Letters turned thirteen places, handed to something that turns them back.
+    Rot13,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
@@ -673,6 +675,16 @@ pub(super) fn built_in() -> Vec<Spec> {
             Some(cookie),
         ),
         spec("bearer-token", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})", &["bearer"], Some(bearer)),
+        // A user's password handed to a program's prompts: a here-document to `ftp`/`lftp`
+        // (`user NAME PASS`), or an `expect` script's answer to a password prompt
+        // (`expect "*assword*"` then `send "PASS\r"`). Before the rules of names and values, which
+        // would read `password:"; send "` as a name and its quoted value.
+        spec(
+            "password",
+            r#"\b(?:l?ftp|sftp)\b[^\n]*<<-?[ \t]*["']?[A-Za-z_][A-Za-z0-9_]*["']?[^\n]*\n(?:[^\n]*\n){0,20}?[ \t]*user[ \t]+[^\s]+[ \t]+(?P<s>[^\s]+)|(?i:\bexpect\b[^\n]*?(?:assword|passphrase|\bpin\b)[^\n]*?(?:\n|;)[ \t]*send\b)[ \t]+(?:--[ \t]+)?"(?P<s2>(?:[^"\\\n]|\\[^rn\n])+)(?:\\[rn])*""#,
+            &["ftp", "expect"],
+            Some(plain_secret),
+        ),
         // Short options and positions of well-known commands (`curl -u`, `docker login -p`, …).
         Spec {
             consumes: true,
@@ -835,12 +847,50 @@ pub(super) fn built_in() -> Vec<Spec> {
                 None,
             )
         },
+        // Text in rot13 where it is turned back (`echo '…' | tr 'A-Za-z' 'N-ZA-Mn-za-m'`,
+        // `tr … <<< '…'`, `codecs.decode('…', 'rot13')`): read as it is meant.
+        Spec {
+            decoded: Some(Encoding::Rot13),
+            ..spec(
+                "secret",
+                format!(
+                    r#"(?:^|[\s;&|(`])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:"(?P<s>[^"\n]{{8,400}})"|'(?P<s2>[^'\n]{{8,400}})'|(?P<s3>[^\s'"|;&<>]{{8,}}))[ \t]*\|[ \t]*{tr}|{tr}[^\n|;&]*?<<<[ \t]*(?:"(?P<s4>[^"\n]{{8,400}})"|'(?P<s5>[^'\n]{{8,400}})')|\bcodecs\.(?:de|en)code\([ \t]*["'](?P<s6>[^"'\n]{{8,400}})["'][ \t]*,[ \t]*["']rot[_-]?13["']"#,
+                    tr = r#"\btr[ \t]+["']?(?:A-Za-z|a-zA-Z|\[A-Za-z\]|\[a-zA-Z\])["']?[ \t]+["']?(?:N-ZA-Mn-za-m|n-za-mN-ZA-M|\[N-ZA-Mn-za-m\]|\[n-za-mN-ZA-M\])["']?"#,
+                ),
+                &["n-za-m", "rot13", "rot_13", "rot-13"],
+                None,
+            )
+        },
         // The same as a here-string: `gh auth login --with-token <<< TOKEN`,
         // `wrangler secret put X <<< VALUE`, `docker login --password-stdin <<< PASS`.
         spec(
             "password",
-            r#"(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\bcreate[ \t]+secret\b|\benv[ \t]+add\b|\blogin\b)[^\n|;&]*?<<<[ \t]*(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))"#,
+            r#"(?:--password-stdin|--pass-stdin|--with-token|--stdin\b|\bchpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-S\b|\bsecrets?[ \t]+(?:set|put|create|add)\b|\bcreate[ \t]+secret\b|\benv[ \t]+add\b|\blogin\b)[^\n|;&]*?<<<[ \t]*(?:\$'(?P<s4>[^'\n]*)'|"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>]+))"#,
             &["<<<"],
+            Some(plain_secret),
+        ),
+        // A secret given as a file that is a literal (`--vault-password-file <(echo PASS)`,
+        // `wg set wg0 private-key <(echo KEY)`, `--password-file=<(printf %s PASS)`): the
+        // process substitution's text after an option that names a secret.
+        spec(
+            "password",
+            r#"(?i:pass(?:word|wd|phrase)?|secret|token|key|credentials?|auth)[A-Za-z0-9_-]*(?:[ \t]+|=)<\([ \t]*(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:(?:"%s(?:\\n)?"|'%s(?:\\n)?'|%s)[ \t]+)?(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|(?P<s3>[^\s'"|;&<>)]+))"#,
+            &["<("],
+            Some(plain_secret),
+        ),
+        // A user and password encoded for a Basic header where they are given
+        // (`echo -n 'user:PASS' | base64`, `$(printf %s user:PASS | base64)`).
+        spec(
+            "password",
+            r#"(?:^|[\s;&|(`])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:(?:"%s"|'%s'|%s)[ \t]+)?(?:"[^\s"':]+:(?P<s>[^"\n]+)"|'[^\s"':]+:(?P<s2>[^'\n]+)'|[^\s'":|;&<>]+:(?P<s3>[^\s'"|;&<>]+))[ \t]*\|[ \t]*(?:g?base64|openssl[ \t]+base64|basenc[ \t]+--base64)(?:[ \t]+-w[ \t]*0)?[ \t]*(?:$|[|;&)`\n"])"#,
+            &["base64"],
+            Some(plain_secret),
+        ),
+        // HTTP authentication in code: `auth=('user', 'PASS')`, `HTTPBasicAuth("user", "PASS")`.
+        spec(
+            "password",
+            r#"\bauth[ \t]*=[ \t]*[(\[][ \t]*["'][^"'\n]*["'][ \t]*,[ \t]*(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)')[ \t]*[)\]]|(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|HTTPProxyAuth)\([ \t]*(?:(?:login|username|user)[ \t]*=[ \t]*)?["'][^"'\n]*["'][ \t]*,[ \t]*(?:password[ \t]*=[ \t]*)?(?:"(?P<s3>[^"\n]+)"|'(?P<s4>[^'\n]+)')"#,
+            &["auth"],
             Some(plain_secret),
         ),
         // A YAML block scalar after a credential's key (`secret: |`, `password: >-`): its
@@ -880,6 +930,25 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["convertto-securestring"],
             Some(plain_secret),
         ),
+        // A key named in prose and given a few words later in a code span or quotes ("API key
+        // for the staging service (`9f86…`)", "the client secret we use, \"Xk9…\""): a value
+        // that looks generated, within 60 characters of the name on its line.
+        spec(
+            "secret",
+            r#"(?i)\b(?:api[ _-]?key|api[ _-]?token|access[ _-]?(?:key|token)|secret[ _-]?key|client[ _-]?secret|auth(?:entication)?[ _-]?token|bearer[ _-]token|private[ _-]?key|signing[ _-]?key|webhook[ _-]?secret)s?\b[^\n`"']{1,60}?(?:`(?P<s>[A-Za-z0-9+/=_.~:%-]{16,512})`|"(?P<s2>[A-Za-z0-9+/=_.~:%-]{16,512})"|'(?P<s3>[A-Za-z0-9+/=_.~:%-]{16,512})')"#,
+            &["key", "token", "secret"],
+            Some(random_secret_near_name),
+        ),
+        // A passphrase of words said in prose ("the passphrase is correct horse battery
+        // staple", "passphrase: tiger lamp orbit seven"): four to eight words after the name
+        // and "is" or a colon, none of them a word of a sentence about passphrases ("the
+        // passphrase is required for all new keys").
+        spec(
+            "password",
+            r#"(?i)\bpass[ -]?phrase\b(?:\s+(?:is|was|will\s+be|should\s+be)(?:\s*[:=])?|\s*[:=])\s*(?P<s>[a-z]{2,20}(?:[ \t][a-z]{2,20}){3,7})\b"#,
+            &["passphrase", "pass phrase", "pass-phrase"],
+            Some(words_passphrase),
+        ),
         // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
         // with a digit: "password reset" is not one). A password's mask stands for its name:
         // what follows `[REDACTED:password]` is read as what follows "password".
@@ -891,7 +960,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
@@ -1021,6 +1090,109 @@ fn hit(m: regex::Match<'_>, hits: &mut Vec<Hit>) {
 fn plain_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if let Some(s) = secret(c) {
         if !is_reference(s.as_str()) && !is_placeholder(s.as_str(), "password") {
+            hit(s, hits);
+        }
+    }
+}
+
+/// A value given a few words after a key's name: only one that looks generated.
+fn random_secret_near_name(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    if let Some(s) = secret(c) {
+        if values::looks_random(s.as_str()) {
+            hit(s, hits);
+        }
+    }
+}
+
+/// Words of a passphrase said in prose: none of them a word a sentence about one is made
+/// of (`required`, `for`, `the`, `stored`, …).
+fn words_passphrase(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    const PROSE: &[&str] = &[
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "not",
+        "no",
+        "for",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "into",
+        "is",
+        "are",
+        "be",
+        "was",
+        "were",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "you",
+        "your",
+        "my",
+        "our",
+        "their",
+        "we",
+        "they",
+        "all",
+        "any",
+        "each",
+        "every",
+        "new",
+        "old",
+        "required",
+        "needed",
+        "optional",
+        "empty",
+        "set",
+        "used",
+        "stored",
+        "saved",
+        "asked",
+        "prompted",
+        "missing",
+        "wrong",
+        "invalid",
+        "correctly",
+        "only",
+        "when",
+        "if",
+        "then",
+        "than",
+        "but",
+        "so",
+        "as",
+        "also",
+        "still",
+        "now",
+        "here",
+        "there",
+        "should",
+        "must",
+        "can",
+        "will",
+        "would",
+        "could",
+        "may",
+        "might",
+        "too",
+        "very",
+        "more",
+        "less",
+        "same",
+        "different",
+    ];
+    if let Some(s) = secret(c) {
+        if s.as_str().split([' ', '\t']).all(|w| !PROSE.contains(&w.to_ascii_lowercase().as_str())) {
             hit(s, hits);
         }
     }

@@ -335,6 +335,15 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("docker exec db sh -c \"mysql -p$X\" ", 1200),
         ("--token \"", 4000),
         ("token=abc123secret ", 2000),
+        ("API key `", 3000),
+        ("the api key is 'abcdefgh ", 2000),
+        ("auth=('a', ", 3000),
+        ("password <(echo ", 4000),
+        ("expect password\nsend ", 2000),
+        ("ftp x <<E\nuser a ", 1500),
+        ("echo 'a:b' | ", 3000),
+        ("tr 'A-Za-z' 'N-ZA-Mn-za-m' <<< 'abcdefgh ", 1000),
+        ("passphrase is tiger lamp ", 2000),
     ] {
         grows_linearly(unit, n);
     }

@@ -774,6 +774,15 @@ pub(super) fn hex_decode(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// A letter turned thirteen places round the alphabet (rot13); anything else as it is.
+pub(super) fn rot13(c: char) -> char {
+    match c {
+        'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+        'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+        _ => c,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
