@@ -79,6 +79,12 @@ pub(super) fn tool_use(
 /// Test and build results from a shell command's output, and what the command means for
 /// the session's unresolved failures and finished work.
 pub(super) fn results(s: &mut Session, cmd: &str, output: &str, failed: bool, cwd: Option<&Path>, now: DateTime<Utc>) {
+    // Redacted whole first: what is derived from the command (a failure's one-line form, a
+    // test run's command, a commit's words) is cut out of it, and a secret a rule finds only
+    // across its lines (a here-document's `user NAME PASS`, expect's `send`) or with a word
+    // the derivation drops (`auth=…BasicAuth('bob', 'PASS')`) would pass in the cut form.
+    let redacted = ccmem_proto::redact::redact(cmd);
+    let cmd: &str = &redacted;
     // A command that works in another project (`cd ../other && npm test`) says nothing of
     // this one's tests or failures; one in a part of it is named with its place, relative to
     // the root (`cd packages/api && npm test`), the root itself needing none.

@@ -136,6 +136,27 @@ fn notices_compactions_and_endings_are_recorded() {
 
 /// Issue #33: a failure outside any test is said so in the session's failures (and the
 /// report's Where You Left Off), not by the runner's placeholder name.
+/// Found by the independent tester: a failed command's secret, which the filter finds in
+/// the command as written (across its lines, or with the words around it), passed in the
+/// one-line form a failure keeps and reached the agent's context. The command is redacted
+/// whole before anything is cut out of it.
+#[test]
+fn a_failed_commands_secret_is_masked_before_its_failure_is_cut_out() {
+    for (command, secret) in [
+        ("python -c \"httpx.get(u, auth=httpx.BasicAuth('bob', 'HttpxPw2x9'))\"", "HttpxPw2x9"),
+        ("ftp -inv host <<'END'\nuser bob FtpPw77zq\nls\nEND", "FtpPw77zq"),
+        ("expect <<'E'\nspawn ssh bob@h\nexpect \"*assword*\"\nsend -- \"ExpPw55kq\\r\"\nE", "ExpPw55kq"),
+    ] {
+        let mut s = session();
+        let h = hook(json!({"hook_event_name": "PostToolUseFailure", "session_id": "c1", "cwd": "/w/app",
+            "tool_name": "Bash", "tool_input": {"command": command}, "error": "Exit code 1"}));
+        apply(&mut s, &h, Utc::now());
+        assert!(!s.failures.is_empty(), "{command}: the failure is kept");
+        let state = serde_json::to_string(&s).unwrap();
+        assert!(!state.contains(secret), "{command}: {state}");
+    }
+}
+
 #[test]
 fn an_error_outside_any_test_is_said_in_words() {
     let out = crate::observe::testout::tests::fixture("bun-tail-errors.txt");
