@@ -162,6 +162,62 @@ fn a_journal_that_cannot_be_used_is_moved_aside_and_said() {
     assert_eq!(n, 1, "the new journal is written");
 }
 
+/// Found by the independent tester: a journal whose pages are damaged behind a whole
+/// header opened, failed every write from then on, and the events answered meanwhile were
+/// lost at the next kill. It is moved aside at start, as one that does not open, and the
+/// session goes on in a new one.
+#[test]
+fn a_journal_damaged_inside_is_moved_aside_at_start() {
+    let env = Env::new();
+    let root = repo(&env, "proj");
+    {
+        let _d = env.start_daemon(&[]);
+        send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+        for i in 0..200 {
+            send(
+                &env,
+                ev(
+                    &root,
+                    "c",
+                    "UserPromptSubmit",
+                    json!({"prompt": format!("a prompt before the damage {i} {}", "x".repeat(200))}),
+                ),
+            );
+        }
+        assert_ok(&env.ctl(&["shutdown"]), "shutdown");
+    }
+    let db = journal(&env);
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    }
+    // The header (the first page) whole; the pages after it garbage.
+    let mut bytes = std::fs::read(&db).unwrap();
+    assert!(bytes.len() > 8 * 4096, "{} bytes", bytes.len());
+    for (i, b) in bytes[4096..4096 * 8].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(151).wrapping_add(7);
+    }
+    std::fs::write(&db, &bytes).unwrap();
+    let _d = env.start_daemon(&[]);
+    send(&env, ev(&root, "c2", "UserPromptSubmit", json!({"prompt": "after the damage"})));
+    let st = text(&env.ctl(&["status"]).stdout);
+    assert!(st.contains("could not be used") && st.contains("moved to"), "status does not say it:\n{st}");
+    assert!(
+        std::fs::read_dir(db.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("journal.db.broken-")),
+        "moved aside"
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM events WHERE kind = 'prompt' AND text LIKE '%after the damage%'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(n, 1, "the new journal is written");
+}
+
 #[test]
 fn a_journal_of_a_newer_ccmem_is_never_written_to() {
     let env = Env::new();

@@ -195,10 +195,37 @@ impl Journal {
         if let Err(e) = migrate::archives(&mut conn, dir) {
             tracing::error!(error = %e, "cannot take the archived sessions into the journal");
         }
-        let live = read::live(&conn).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "cannot read the live sessions from the journal");
-            Vec::new()
-        });
+        let live = match read::live(&conn) {
+            Ok(live) => live,
+            // Damaged pages behind a whole header: the file opened, but every write would
+            // fail and every event answered from now on be lost. Moved aside, as one that
+            // does not open (the checkpoints and trackers still hold the live sessions).
+            Err(e) if open::is_damaged(&e) => {
+                drop(conn);
+                match open::replace(&path, &e.to_string()) {
+                    Ok(o) => {
+                        health.lock().replaced = o.replaced;
+                        conn = o.conn;
+                    }
+                    Err(why) => {
+                        tracing::error!("no journal: {why}");
+                        health.lock().replaced = Some(format!("no journal: {why}"));
+                        return Journal {
+                            tx: None,
+                            health,
+                            path,
+                            live: Default::default(),
+                            reader: Default::default(),
+                        };
+                    }
+                }
+                Vec::new()
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the live sessions from the journal");
+                Vec::new()
+            }
+        };
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let h = health.clone();
         let wal = ccmem_proto::files::atomic::with_suffix(&path, "-wal");

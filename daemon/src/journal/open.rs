@@ -25,20 +25,27 @@ pub fn open(dir: &Path) -> Result<Opened, String> {
     let path = dir.join(FILE);
     match open_at(&path) {
         Ok(conn) => Ok(Opened { conn, replaced: None }),
-        Err(why) => {
-            let moved = move_aside(&path);
-            let said = match &moved {
-                Ok(to) => {
-                    format!("the journal {} could not be used ({why}); moved to {}", path.display(), to.display())
-                }
-                Err(e) => format!("the journal {} could not be used ({why}), nor moved aside: {e}", path.display()),
-            };
-            tracing::error!("{said}; a new journal is started");
-            moved.map_err(|_| said.clone())?;
-            let conn = open_at(&path).map_err(|e| format!("{said}; and a new one cannot be made either: {e}"))?;
-            Ok(Opened { conn, replaced: Some(said) })
-        }
+        Err(why) => replace(&path, &why.to_string()),
     }
+}
+
+/// Whether SQLite found the database damaged: its pages (the header whole, so that it
+/// opens) say what cannot be. Such a journal fails every later write.
+pub fn is_damaged(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
+}
+
+/// Moves the unusable database at `path` aside (see [`move_aside`]) and makes a new one.
+pub fn replace(path: &Path, why: &str) -> Result<Opened, String> {
+    let moved = move_aside(path);
+    let said = match &moved {
+        Ok(to) => format!("the journal {} could not be used ({why}); moved to {}", path.display(), to.display()),
+        Err(e) => format!("the journal {} could not be used ({why}), nor moved aside: {e}", path.display()),
+    };
+    tracing::error!("{said}; a new journal is started");
+    moved.map_err(|_| said.clone())?;
+    let conn = open_at(path).map_err(|e| format!("{said}; and a new one cannot be made either: {e}"))?;
+    Ok(Opened { conn, replaced: Some(said) })
 }
 
 fn open_at(path: &Path) -> Result<Connection, Unusable> {

@@ -98,7 +98,14 @@ pub(super) fn run(
             Err(e) => {
                 // The rows of a transaction that failed were never there.
                 ids = Ids::default();
-                health.failed(format!("cannot write to the journal: {e}"));
+                if super::open::is_damaged(&e) {
+                    health.failed(format!(
+                        "cannot write to the journal: it is damaged ({e}); it is moved aside and a new one \
+                         started when ccmemd starts again (`ccmemctl shutdown`; the next hook starts it)"
+                    ));
+                } else {
+                    health.failed(format!("cannot write to the journal: {e}"));
+                }
             }
         }
         if unsynced.is_some_and(|since| since.elapsed() >= SYNC_WITHIN) {
