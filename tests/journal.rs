@@ -321,6 +321,44 @@ fn forget_text_leaves_no_byte_of_it_anywhere() {
     assert!(text(&again.stdout).contains("nothing to forget"), "{}", text(&again.stdout));
 }
 
+/// Found by both independent testers: with a reader holding the journal, `forget` could
+/// not empty the log and said so; run again after the reader closed, it found nothing to
+/// forget and the text stayed in `-wal`. The daemon now empties the log as soon as the
+/// reader lets go, whether or not anyone forgets again.
+#[test]
+fn a_forget_a_reader_held_up_is_finished_once_the_reader_lets_go() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    let phrase = "walrus-heldopen-4471-Marimba";
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": format!("the codename is {phrase}")})));
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let db = journal(&env);
+    let reader = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    reader.execute_batch("BEGIN").unwrap();
+    let _: i64 = reader.query_row("SELECT count(*) FROM events", [], |r| r.get(0)).unwrap();
+    let out = forget(&env, &["--text", phrase, "--all", "--yes"]);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains("is reading the journal"), "{said}");
+    reader.execute_batch("COMMIT").unwrap();
+    drop(reader);
+    let wal = ccmem_proto::files::atomic::with_suffix(&db, "-wal");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let left = holding(db.parent().unwrap(), phrase);
+        if left.iter().all(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("journal.db"))) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "still in {left:?} ({} bytes of log)",
+            std::fs::metadata(&wal).map_or(0, |m| m.len())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn forget_a_conversation_a_session_and_a_project() {
     let env = Env::new();

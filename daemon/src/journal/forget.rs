@@ -124,7 +124,7 @@ fn forget(conn: &mut Connection, what: &Forget, apply: bool, out: &mut Forgotten
         if busy != 0 {
             return Err(rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
-                Some("the journal's log could not be emptied: another program (sqlite3?) is reading the journal; close it and forget again".into()),
+                Some("the journal's log could not be emptied: another program (sqlite3?) is reading the journal; it is emptied as soon as that program lets go".into()),
             ));
         }
     }

@@ -45,17 +45,30 @@ pub(super) fn run(
     // Commits not yet on disk: SQLite (synchronous=NORMAL) syncs the log only at its
     // checkpoints; this syncs it within SYNC_WITHIN of a commit, off the answer's path.
     let mut unsynced: Option<Instant> = None;
+    // A forget whose log could not be emptied (a reader held it): the log still holds what
+    // went, and is emptied as soon as it can be, whether or not anyone forgets again.
+    let mut scrub_pending = false;
     loop {
-        let first = match unsynced {
+        if scrub_pending {
+            scrub_pending = !empty_log(&conn);
+        }
+        let wait = match (unsynced, scrub_pending) {
+            (Some(since), _) => Some(SYNC_WITHIN.saturating_sub(since.elapsed())),
+            (None, true) => Some(SCRUB_RETRY),
+            (None, false) => None,
+        };
+        let first = match wait {
             None => match rx.recv() {
                 Ok(op) => op,
                 Err(_) => break,
             },
-            Some(since) => match rx.recv_timeout(SYNC_WITHIN.saturating_sub(since.elapsed())) {
+            Some(wait) => match rx.recv_timeout(wait) {
                 Ok(op) => op,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    sync(&wal, &health);
-                    unsynced = None;
+                    if unsynced.is_some_and(|since| since.elapsed() >= SYNC_WITHIN) {
+                        sync(&wal, &health);
+                        unsynced = None;
+                    }
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -63,7 +76,7 @@ pub(super) fn run(
         };
         if let Op::Forget { .. } = first {
             // Alone, outside any batch: it rewrites the whole file.
-            forget(&mut conn, &mut ids, first);
+            scrub_pending |= forget(&mut conn, &mut ids, first);
             continue;
         }
         if let Op::Keep { root, keep } = first {
@@ -121,7 +134,7 @@ pub(super) fn run(
             pruned_at = Instant::now();
         }
         if let Some(op) = after {
-            forget(&mut conn, &mut ids, op);
+            scrub_pending |= forget(&mut conn, &mut ids, op);
         }
     }
     // Folded into the database: a clean stop leaves no log to replay.
@@ -156,12 +169,30 @@ fn set_keep(retention: &mut Retention, root: PathBuf, keep: Option<std::time::Du
     }
 }
 
-/// Runs a forget and answers it; the row ids known before may be gone after it.
-fn forget(conn: &mut Connection, ids: &mut Ids, op: Op) {
-    if let Op::Forget { what, apply, reply } = op {
-        let _ = reply.send(super::forget::run(conn, &what, apply).map_err(|e| e.to_string()));
-        *ids = Ids::default();
+/// Runs a forget and answers it; the row ids known before may be gone after it. Whether
+/// the log is left to empty (a reader kept it from being emptied).
+fn forget(conn: &mut Connection, ids: &mut Ids, op: Op) -> bool {
+    let Op::Forget { what, apply, reply } = op else { return false };
+    let result = super::forget::run(conn, &what, apply);
+    let pending =
+        apply && matches!(&result, Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy));
+    let _ = reply.send(result.map_err(|e| e.to_string()));
+    *ids = Ids::default();
+    pending
+}
+
+/// How often a log a forget could not empty is tried again.
+const SCRUB_RETRY: Duration = Duration::from_secs(2);
+
+/// Empties the log into the database (what a forget removed then goes from the `-wal`
+/// file too); whether it could be (no reader holds it).
+fn empty_log(conn: &Connection) -> bool {
+    let busy = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0));
+    let done = busy.is_ok_and(|b| b == 0);
+    if done {
+        tracing::info!("the journal's log, which an earlier forget could not empty, is emptied now");
     }
+    done
 }
 
 /// Puts the log's committed pages on disk.
