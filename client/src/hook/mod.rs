@@ -367,6 +367,35 @@ pub(crate) fn trim(payload: &mut Value) {
         shorten(payload, keep, false);
         keep /= 4;
     }
+    // Many short strings (a TodoWrite of thousands of items): no cut of a string makes them
+    // fit, and a payload over the frame was lost whole (an import died at it every time).
+    // The longest lists keep their first half, until it fits.
+    while size(payload) > PAYLOAD_BUDGET && halve_longest_list(payload) {}
+}
+
+/// Drops the second half of the longest list in `v` (of two items or more); false when
+/// there is none.
+fn halve_longest_list(v: &mut Value) -> bool {
+    fn longest(v: &Value) -> usize {
+        match v {
+            Value::Array(items) => items.iter().map(longest).max().unwrap_or(0).max(items.len()),
+            Value::Object(map) => map.values().map(longest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    fn halve(v: &mut Value, len: usize) -> bool {
+        match v {
+            Value::Array(items) if items.len() == len => {
+                items.truncate(len / 2);
+                true
+            }
+            Value::Array(items) => items.iter_mut().any(|i| halve(i, len)),
+            Value::Object(map) => map.values_mut().any(|i| halve(i, len)),
+            _ => false,
+        }
+    }
+    let len = longest(v);
+    len >= 2 && halve(v, len)
 }
 
 fn size(v: &Value) -> usize {
@@ -530,6 +559,24 @@ mod tests {
         assert!(s.len() < OUTPUT_KEEP + MIDDLE_KEEP + 200, "{}", s.len());
         assert_eq!(s.matches("test result: ok. 20000 passed").count(), 3, "every binary's summary is kept");
         assert!(serde_json::to_vec(&p).unwrap().len() < ccmem_proto::wire::frame::MAX_FRAME);
+    }
+
+    /// Found by both independent testers: a TodoWrite of thousands of short items was over
+    /// the frame whatever its strings were cut to, and was lost whole.
+    #[test]
+    fn a_list_of_thousands_of_short_items_stays_within_a_frame() {
+        let todos: Vec<Value> = (0..12_000)
+            .map(|i| json!({"content": format!("task number {i} {}", "y".repeat(80)), "status": "pending", "activeForm": "x"}))
+            .collect();
+        let mut p = json!({"hook_event_name": "PostToolUse", "tool_name": "TodoWrite", "tool_input": {"todos": todos}});
+        trim(&mut p);
+        assert!(serde_json::to_vec(&p).unwrap().len() < PAYLOAD_BUDGET);
+        let kept = p["tool_input"]["todos"].as_array().unwrap();
+        assert!(kept.len() > 1000, "the first items are kept: {}", kept.len());
+        assert_eq!(
+            kept[0]["content"].as_str().unwrap().split(' ').take(3).collect::<Vec<_>>(),
+            ["task", "number", "0"]
+        );
     }
 
     #[test]
