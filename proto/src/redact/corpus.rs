@@ -718,6 +718,12 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("passphrase: tiger lamp orbit seven", "password", "lamp orbit"),
     ("API key for the staging service (`9f86d081884c7d659a2feaa0c55ad015`)", "secret", "9f86d081884c7d65"),
     ("the staging API key, \"sk9Xq2Lw8Pz4Rt6Ym1Nb\" as given", "secret", "sk9Xq2Lw8Pz4"),
+    ("The deploy key is dk_9aF3kL0pQ8wE2rT6yU1iO5", "secret", "9aF3kL0pQ8wE"),
+    ("The deploy key is `dk_9aF3kL0pQ8wE2rT6yU1iO5` — keep it safe.", "secret", "9aF3kL0pQ8wE"),
+    ("I generated a new secret for you: `Rk8vN3mX9pL2qW7t`", "secret", "Rk8vN3mX9pL2"),
+    ("API key for prod: `9f86d081884c7d659a2feaa0c55ad015`", "secret", "9f86d081884c7d65"),
+    ("the staging API key, which you need for the deploy step, is `9f86d081884c7d659a2feaa0c55ad015`", "secret", "9f86d081884c7d65"),
+    ("the passphrase for the signing key is violet kettle summit drum", "password", "kettle summit"),
 ];
 
 /// Text that must come out unchanged.
@@ -1088,4 +1094,8 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "echo -n \"$USER:$PASS\" | base64",
     "ansible-playbook site.yml --vault-password-file <(echo $VAULT_PASS)",
     "requests.get(url, auth=(user, password))",
+    "the cache key is `build_cache_v2_linux`",
+    "the token parsing landed in `lexer_token_stream_v2`",
+    "the token is refreshed every 3600 seconds",
+    "the API key is stored in AWS_SECRET_MANAGER_KEY_V2",
 ];

@@ -935,7 +935,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // that looks generated, within 60 characters of the name on its line.
         spec(
             "secret",
-            r#"(?i)\b(?:api[ _-]?key|api[ _-]?token|access[ _-]?(?:key|token)|secret[ _-]?key|client[ _-]?secret|auth(?:entication)?[ _-]?token|bearer[ _-]token|private[ _-]?key|signing[ _-]?key|webhook[ _-]?secret)s?\b[^\n`"']{1,60}?(?:`(?P<s>[A-Za-z0-9+/=_.~:%-]{16,512})`|"(?P<s2>[A-Za-z0-9+/=_.~:%-]{16,512})"|'(?P<s3>[A-Za-z0-9+/=_.~:%-]{16,512})')"#,
+            r#"(?i)\b(?:(?:api|access|secret|private|signing|deploy|ssh|master|encryption|license|app|client|webhook|auth(?:entication)?|bearer)[ _-]?(?:key|token|secret)|secret|token)s?\b[^\n`"']{0,60}?(?:`(?P<s>[A-Za-z0-9+/=_.~:%-]{16,512})`|"(?P<s2>[A-Za-z0-9+/=_.~:%-]{16,512})"|'(?P<s3>[A-Za-z0-9+/=_.~:%-]{16,512})'|(?:\s(?:is|was)|:|=)[ \t]+(?P<s4>[A-Za-z0-9+/=_.~%-]{16,512})(?:[\s.,;)]|$))"#,
             &["key", "token", "secret"],
             Some(random_secret_near_name),
         ),
@@ -945,7 +945,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // passphrase is required for all new keys").
         spec(
             "password",
-            r#"(?i)\bpass[ -]?phrase\b(?:\s+(?:is|was|will\s+be|should\s+be)(?:\s*[:=])?|\s*[:=])\s*(?P<s>[a-z]{2,20}(?:[ \t][a-z]{2,20}){3,7})\b"#,
+            r#"(?i)\bpass[ -]?phrase\b(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+|your\s+)?[A-Za-z0-9_.-]+(?:\s+(?:key|wallet|vault|account))?)?(?:\s+(?:is|was|will\s+be|should\s+be)(?:\s*[:=])?|\s*[:=])\s*(?P<s>[a-z]{2,20}(?:[ \t][a-z]{2,20}){3,7})\b"#,
             &["passphrase", "pass phrase", "pass-phrase"],
             Some(words_passphrase),
         ),
@@ -1098,7 +1098,21 @@ fn plain_secret(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 /// A value given a few words after a key's name: only one that looks generated.
 fn random_secret_near_name(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if let Some(s) = secret(c) {
-        if values::looks_random(s.as_str()) {
+        // Words joined into a name (`lexer_token_stream_v2`, `build-cache-linux`) are code.
+        let words = s
+            .as_str()
+            .split(['_', '-', '.'])
+            .filter(|w| w.len() >= 3 && w.bytes().all(|b| b.is_ascii_lowercase()))
+            .count();
+        // A GPG key's id or fingerprint after "signing key" names a key (as the name/value
+        // rules read it too).
+        let v = s.as_str();
+        let hex_id = matches!(v.len(), 8 | 16 | 40) && v.bytes().all(|b| b.is_ascii_hexdigit());
+        let signing = c.get(0).is_some_and(|m| {
+            let name = m.as_str().get(..20).unwrap_or(m.as_str()).to_ascii_lowercase();
+            name.starts_with("signing") || name.starts_with("gpg") || name.starts_with("pgp")
+        });
+        if words < 2 && !(hex_id && signing) && values::looks_random(v) {
             hit(s, hits);
         }
     }
