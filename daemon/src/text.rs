@@ -399,9 +399,41 @@ pub fn drop_conversation(value: &mut serde_json::Value, id: &str) -> bool {
     use serde_json::Value;
     let mut changed = false;
     let named = |v: &Value| v.get("id").and_then(Value::as_str) == Some(id);
+    // What the conversation said and planned, found again where the session keeps it
+    // without the conversation's name: its prompts among the commands (seed 001), its todos
+    // among the steps done.
+    let mut said: Vec<String> = Vec::new();
+    let mut planned: Vec<String> = Vec::new();
+    if let Some(Value::Array(list)) = value.get("conversations") {
+        for c in list.iter().filter(|c| named(c)) {
+            let prompts = c.get("prompts").and_then(Value::as_array).into_iter().flatten();
+            said.extend(prompts.chain(c.get("first_prompt")).filter_map(Value::as_str).map(str::to_string));
+            let todos = c.get("todos").and_then(Value::as_array).into_iter().flatten();
+            planned.extend(todos.filter_map(|t| t.get("content")?.as_str()).map(str::to_string));
+        }
+    }
+    said.retain(|p| !p.trim().is_empty());
     if let Some(Value::Array(list)) = value.get_mut("conversations") {
         let before = list.len();
         list.retain(|c| !named(c));
+        changed |= list.len() != before;
+    }
+    // A prompt kept shorter in one place than the other: either is the start of the other.
+    let one_of_said =
+        |text: &str| said.iter().any(|p| !text.is_empty() && (p.starts_with(text) || text.starts_with(p.as_str())));
+    if let Some(Value::Array(list)) = value.get_mut("commands_executed") {
+        let before = list.len();
+        list.retain(|c| !c.get("command").and_then(Value::as_str).is_some_and(one_of_said));
+        changed |= list.len() != before;
+    }
+    if let Some(Value::Array(list)) = value.get_mut("shell_commands") {
+        let before = list.len();
+        list.retain(|c| c.get("conversation").and_then(Value::as_str) != Some(id));
+        changed |= list.len() != before;
+    }
+    if let Some(Value::Array(list)) = value.pointer_mut("/context_snapshot/completed_steps") {
+        let before = list.len();
+        list.retain(|step| !step.as_str().is_some_and(|t| planned.iter().any(|p| p == t)));
         changed |= list.len() != before;
     }
     if let Some(prev) = value.get_mut("previous").filter(|p| p.is_object()) {
@@ -422,6 +454,32 @@ pub fn drop_conversation(value: &mut serde_json::Value, id: &str) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Found by both independent testers: forgetting a conversation left its prompt among
+    /// the session's commands and its todo among the steps done.
+    #[test]
+    fn a_conversation_forgotten_takes_its_prompts_commands_and_steps_with_it() {
+        let mut v = serde_json::json!({
+            "conversations": [
+                {"id": "c1", "prompts": ["conversation one mentions kumquatalpha and more"], "first_prompt": "conversation one mentions kumquatalpha and more",
+                 "todos": [{"content": "peel the kumquatalpha", "status": "completed"}]},
+                {"id": "c2", "prompts": ["the other one"], "todos": []}
+            ],
+            "commands_executed": [
+                {"timestamp": "t", "command": "conversation one mentions kumquatalpha"},
+                {"timestamp": "t", "command": "the other one"}
+            ],
+            "shell_commands": [
+                {"timestamp": "t", "command": "grep kumquatalpha -r .", "conversation": "c1"},
+                {"timestamp": "t", "command": "ls", "conversation": "c2"}
+            ],
+            "context_snapshot": {"completed_steps": ["peel the kumquatalpha", "another step"]}
+        });
+        assert!(drop_conversation(&mut v, "c1"));
+        let text = v.to_string();
+        assert!(!text.contains("kumquat"), "{text}");
+        assert!(text.contains("the other one") && text.contains("\"ls\"") && text.contains("another step"), "{text}");
+    }
 
     /// A string met again (a key, a value, a time) is masked every time, as the first.
     #[test]
