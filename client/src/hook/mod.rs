@@ -144,17 +144,22 @@ fn read_payload(input: impl Read + Send + 'static, idle: Duration) -> Result<Val
         let _ = tx.send(done.map(|()| None));
     });
     let mut bytes = Vec::new();
+    // A payload trickled in (a byte every few seconds) is bounded too: at most this long
+    // in all, however it comes.
+    let end = std::time::Instant::now() + idle * INPUT_TOTAL_IDLES;
     loop {
-        match rx.recv_timeout(idle) {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(idle.min(left)) {
             Ok(Ok(Some(chunk))) => bytes.extend_from_slice(&chunk),
             Ok(Ok(None)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             Ok(Err(e)) => return Err(e),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 return Err(format!(
-                    "no whole payload on stdin after {} ms of silence ({} bytes read): the hook gave up",
-                    idle.as_millis(),
-                    bytes.len()
-                ))
+                "no whole payload on stdin after {} ms of silence, or {} ms in all ({} bytes read): the hook gave up",
+                idle.as_millis(),
+                (idle * INPUT_TOTAL_IDLES).as_millis(),
+                bytes.len()
+            ))
             }
         }
     }
@@ -183,6 +188,8 @@ fn read_object(input: impl Read, mut take: impl FnMut(&[u8])) -> Result<(), Stri
 /// How long the payload's input may stay silent before the hook gives up on it (see
 /// [`read_payload`]): an agent's payload comes at once, even on a loaded machine.
 const INPUT_IDLE: Duration = Duration::from_secs(5);
+/// The whole read takes at most this many idle times (30 s).
+const INPUT_TOTAL_IDLES: u32 = 6;
 
 /// Follows a JSON text's nesting byte by byte (in strings, escapes included) to tell when the
 /// top-level object closes: linear in the input, however it is cut into reads.
@@ -526,6 +533,27 @@ mod tests {
         let cut = b"{\"a\": {\"b\": 1}";
         assert!(super::read_payload(&cut[..], IDLE).is_err());
         assert!(super::read_payload(&b"not json"[..], IDLE).is_err());
+    }
+
+    /// A pipe that gives a byte now and then, never silent for the idle time, is given up
+    /// too, once the read has taken six idle times in all.
+    struct Trickle(std::time::Duration);
+
+    impl std::io::Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            std::thread::sleep(self.0);
+            buf[0] = b'[';
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn a_payload_trickled_in_is_given_up_in_bounded_time() {
+        let start = std::time::Instant::now();
+        let err = super::read_payload(Trickle(IDLE / 3), IDLE).expect_err("no payload");
+        assert!(err.contains("gave up"), "{err}");
+        let took = start.elapsed();
+        assert!(took >= IDLE * 5 && took < std::time::Duration::from_secs(30), "{took:?}");
     }
 
     /// A pipe kept open with half a payload in it, or nothing at all, is given up once it
