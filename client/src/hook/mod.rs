@@ -369,15 +369,19 @@ pub(crate) fn trim(payload: &mut Value) {
         *payload = original;
         trim_outputs(payload, KEEP_CHARS);
     }
+    // Every string cut shorter, then, for many short strings (a TodoWrite of thousands of
+    // items), which no cut of a string makes fit, the longest lists to their first half: a
+    // payload over the frame was lost whole (an import died at it every time). One size
+    // computed per step.
     let mut keep = KEEP_CHARS;
-    while size(payload) > PAYLOAD_BUDGET && keep > 64 {
-        shorten(payload, keep, false);
-        keep /= 4;
+    while size(payload) > PAYLOAD_BUDGET {
+        if keep > 64 {
+            shorten(payload, keep, false);
+            keep /= 4;
+        } else if !halve_longest_list(payload) {
+            break;
+        }
     }
-    // Many short strings (a TodoWrite of thousands of items): no cut of a string makes them
-    // fit, and a payload over the frame was lost whole (an import died at it every time).
-    // The longest lists keep their first half, until it fits.
-    while size(payload) > PAYLOAD_BUDGET && halve_longest_list(payload) {}
 }
 
 /// Drops the second half of the longest list in `v` (of two items or more); false when

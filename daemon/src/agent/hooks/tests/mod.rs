@@ -134,8 +134,6 @@ fn notices_compactions_and_endings_are_recorded() {
     assert_eq!((fx.read_transcript, fx.read_agent_transcript.as_deref()), (None, Some("/t/agent-1.jsonl")));
 }
 
-/// Issue #33: a failure outside any test is said so in the session's failures (and the
-/// report's Where You Left Off), not by the runner's placeholder name.
 /// Found by the independent tester: a failed command's secret, which the filter finds in
 /// the command as written (across its lines, or with the words around it), passed in the
 /// one-line form a failure keeps and reached the agent's context. The command is redacted
@@ -157,6 +155,8 @@ fn a_failed_commands_secret_is_masked_before_its_failure_is_cut_out() {
     }
 }
 
+/// Issue #33: a failure outside any test is said so in the session's failures (and the
+/// report's Where You Left Off), not by the runner's placeholder name.
 #[test]
 fn an_error_outside_any_test_is_said_in_words() {
     let out = crate::observe::testout::tests::fixture("bun-tail-errors.txt");
