@@ -87,7 +87,11 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// Redacts secrets, trims, drops escape sequences, control and invisible characters, and
 /// bounds the length of client text.
 pub fn clean(s: &str) -> String {
-    let redacted = ccmem_proto::redact::redact(s);
+    clean_redacted(&ccmem_proto::redact::redact(s))
+}
+
+/// [`clean`] of text already redacted whole.
+pub fn clean_redacted(redacted: &str) -> String {
     let t = printable::line(redacted.trim());
     truncate_chars(t.trim(), TEXT_CHARS)
 }

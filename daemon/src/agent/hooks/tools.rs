@@ -52,7 +52,11 @@ pub(super) fn tool_use(
         }
         Tool::Task(change) => change_task(s, conv, change.clone()),
         Tool::Shell { command, output, failed, interrupted, .. } => {
-            let kept = ccmem_proto::model::session::truncate_chars(&crate::text::clean(command), PROMPT_CHARS);
+            // Redacted once, whole, for the command kept and for all that `results` cuts
+            // out of it.
+            let redacted = ccmem_proto::redact::redact(command);
+            let kept =
+                ccmem_proto::model::session::truncate_chars(&crate::text::clean_redacted(&redacted), PROMPT_CHARS);
             if !kept.is_empty() {
                 s.shell_commands.push(ShellCommand {
                     timestamp: crate::clock::iso(now),
@@ -64,7 +68,7 @@ pub(super) fn tool_use(
             }
             // A run cut short says nothing about the code.
             if !*interrupted {
-                results(s, command, output, *failed, cwd, now);
+                results(s, &redacted, output, *failed, cwd, now);
                 fx.commit |= !*failed
                     && !crate::session::shell::nothing_committed(output)
                     && crate::observe::work::parts(command)
@@ -78,13 +82,12 @@ pub(super) fn tool_use(
 
 /// Test and build results from a shell command's output, and what the command means for
 /// the session's unresolved failures and finished work.
+///
+/// `cmd` is redacted whole by the caller: what is derived from it (a failure's one-line
+/// form, a test run's command, a commit's words) is cut out of it, and a secret a rule finds
+/// only across its lines (a here-document's `user NAME PASS`, expect's `send`) or with a word
+/// the derivation drops (`auth=…BasicAuth('bob', 'PASS')`) would pass in the cut form.
 pub(super) fn results(s: &mut Session, cmd: &str, output: &str, failed: bool, cwd: Option<&Path>, now: DateTime<Utc>) {
-    // Redacted whole first: what is derived from the command (a failure's one-line form, a
-    // test run's command, a commit's words) is cut out of it, and a secret a rule finds only
-    // across its lines (a here-document's `user NAME PASS`, expect's `send`) or with a word
-    // the derivation drops (`auth=…BasicAuth('bob', 'PASS')`) would pass in the cut form.
-    let redacted = ccmem_proto::redact::redact(cmd);
-    let cmd: &str = &redacted;
     // A command that works in another project (`cd ../other && npm test`) says nothing of
     // this one's tests or failures; one in a part of it is named with its place, relative to
     // the root (`cd packages/api && npm test`), the root itself needing none.
