@@ -183,11 +183,7 @@ impl Journal {
             .and_then(|()| open::open(dir));
         let opened = match opened {
             Ok(o) => o,
-            Err(why) => {
-                tracing::error!("no journal: {why}");
-                health.lock().replaced = Some(format!("no journal: {why}"));
-                return Journal { tx: None, health, path, live: Default::default(), reader: Default::default() };
-            }
+            Err(why) => return Journal::none(health, path, &why),
         };
         health.lock().replaced = opened.replaced;
         let mut conn = opened.conn;
@@ -207,17 +203,7 @@ impl Journal {
                         health.lock().replaced = o.replaced;
                         conn = o.conn;
                     }
-                    Err(why) => {
-                        tracing::error!("no journal: {why}");
-                        health.lock().replaced = Some(format!("no journal: {why}"));
-                        return Journal {
-                            tx: None,
-                            health,
-                            path,
-                            live: Default::default(),
-                            reader: Default::default(),
-                        };
-                    }
+                    Err(why) => return Journal::none(health, path, &why),
                 }
                 Vec::new()
             }
@@ -237,6 +223,13 @@ impl Journal {
             return Journal { tx: None, health, path, live: Arc::new(Mutex::new(live)), reader: Default::default() };
         }
         Journal { tx: Some(tx), health, path, live: Arc::new(Mutex::new(live)), reader: Default::default() }
+    }
+
+    /// No journal, for `why` (the daemon works on with its checkpoints; health says so).
+    fn none(health: Health, path: PathBuf, why: &str) -> Journal {
+        tracing::error!("no journal: {why}");
+        health.lock().replaced = Some(format!("no journal: {why}"));
+        Journal { tx: None, health, path, live: Default::default(), reader: Default::default() }
     }
 
     /// Whether events are being journaled (a journal could be opened).
