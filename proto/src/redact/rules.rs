@@ -935,7 +935,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // that looks generated, within 60 characters of the name on its line.
         spec(
             "secret",
-            r#"(?i)\b(?:(?:api|access|secret|private|signing|deploy|ssh|master|encryption|license|app|client|webhook|auth(?:entication)?|bearer)[ _-]?(?:key|token|secret)|secret|token)s?\b[^\n`"']{0,60}?(?:`(?P<s>[A-Za-z0-9+/=_.~:%-]{16,512})`|"(?P<s2>[A-Za-z0-9+/=_.~:%-]{16,512})"|'(?P<s3>[A-Za-z0-9+/=_.~:%-]{16,512})'|(?:\s(?:is|was)|:|=)[ \t]+(?P<s4>[A-Za-z0-9+/=_.~%-]{16,512})(?:[\s.,;)]|$))"#,
+            r#"(?i)\b(?P<k>(?:(?:api|access|secret|private|signing|deploy|ssh|master|encryption|license|app|client|webhook|auth(?:entication)?|bearer)[ _-]?(?:key|token|secret)|secret|token)s?)\b[^\n`"']{0,60}?(?:`(?P<s>[A-Za-z0-9+/=_.~:%-]{16,512})`|"(?P<s2>[A-Za-z0-9+/=_.~:%-]{16,512})"|'(?P<s3>[A-Za-z0-9+/=_.~:%-]{16,512})'|(?:\s(?:is|was)|:|=)[ \t]+(?P<s4>[A-Za-z0-9+/=_.~%-]{16,512})(?:[\s.,;)]|$))"#,
             &["key", "token", "secret"],
             Some(random_secret_near_name),
         ),
@@ -1107,12 +1107,8 @@ fn random_secret_near_name(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         // A GPG key's id or fingerprint after "signing key" names a key (as the name/value
         // rules read it too).
         let v = s.as_str();
-        let hex_id = matches!(v.len(), 8 | 16 | 40) && v.bytes().all(|b| b.is_ascii_hexdigit());
-        let signing = c.get(0).is_some_and(|m| {
-            let name = m.as_str().get(..20).unwrap_or(m.as_str()).to_ascii_lowercase();
-            name.starts_with("signing") || name.starts_with("gpg") || name.starts_with("pgp")
-        });
-        if words < 2 && !(hex_id && signing) && values::looks_random(v) {
+        let name = c.name("k").map_or("", |k| k.as_str());
+        if words < 2 && !values::names_a_key_id(name, v) && values::looks_random(v) {
             hit(s, hits);
         }
     }

@@ -670,9 +670,7 @@ pub(super) fn is_secret(what: Names, name: &str, value: &str, site: Site) -> boo
     if v.starts_with(['=', '>', ':']) {
         return false;
     }
-    // `signing_key: 3AA5C34371567BD2`: a GPG key's id or fingerprint names a key.
-    let hex_id = matches!(v.len(), 8 | 16 | 40) && v.bytes().all(|b| b.is_ascii_hexdigit());
-    if hex_id && words(name).iter().any(|w| matches!(w.as_str(), "signing" | "gpg" | "pgp")) {
+    if names_a_key_id(name, v) {
         return false;
     }
     let lower = v.to_ascii_lowercase();
@@ -781,6 +779,13 @@ pub(super) fn rot13(c: char) -> char {
         'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
         _ => c,
     }
+}
+
+/// `signing_key: 3AA5C34371567BD2`: a GPG key's id or fingerprint (8, 16 or 40 hexadecimal
+/// digits) after words that say signing, GPG or PGP names a key; it is no secret.
+pub(super) fn names_a_key_id(name: &str, v: &str) -> bool {
+    let hex_id = matches!(v.len(), 8 | 16 | 40) && v.bytes().all(|b| b.is_ascii_hexdigit());
+    hex_id && words(name).iter().any(|w| matches!(w.as_str(), "signing" | "gpg" | "pgp"))
 }
 
 #[cfg(test)]
