@@ -417,29 +417,24 @@ pub fn drop_conversation(value: &mut serde_json::Value, id: &str) -> bool {
         }
     }
     said.retain(|p| !p.trim().is_empty());
-    if let Some(Value::Array(list)) = value.get_mut("conversations") {
-        let before = list.len();
-        list.retain(|c| !named(c));
-        changed |= list.len() != before;
-    }
+    // Drops the items of the list at `at` that `drop` picks; whether any went.
+    let mut drop_from = |at: &str, drop: &dyn Fn(&Value) -> bool| match value.pointer_mut(at) {
+        Some(Value::Array(list)) => {
+            let before = list.len();
+            list.retain(|item| !drop(item));
+            list.len() != before
+        }
+        _ => false,
+    };
     // A prompt kept shorter in one place than the other: either is the start of the other.
     let one_of_said =
         |text: &str| said.iter().any(|p| !text.is_empty() && (p.starts_with(text) || text.starts_with(p.as_str())));
-    if let Some(Value::Array(list)) = value.get_mut("commands_executed") {
-        let before = list.len();
-        list.retain(|c| !c.get("command").and_then(Value::as_str).is_some_and(one_of_said));
-        changed |= list.len() != before;
-    }
-    if let Some(Value::Array(list)) = value.get_mut("shell_commands") {
-        let before = list.len();
-        list.retain(|c| c.get("conversation").and_then(Value::as_str) != Some(id));
-        changed |= list.len() != before;
-    }
-    if let Some(Value::Array(list)) = value.pointer_mut("/context_snapshot/completed_steps") {
-        let before = list.len();
-        list.retain(|step| !step.as_str().is_some_and(|t| planned.iter().any(|p| p == t)));
-        changed |= list.len() != before;
-    }
+    changed |= drop_from("/conversations", &named);
+    changed |= drop_from("/commands_executed", &|c| c.get("command").and_then(Value::as_str).is_some_and(one_of_said));
+    changed |= drop_from("/shell_commands", &|c| c.get("conversation").and_then(Value::as_str) == Some(id));
+    changed |= drop_from("/context_snapshot/completed_steps", &|step| {
+        step.as_str().is_some_and(|t| planned.iter().any(|p| p == t))
+    });
     if let Some(prev) = value.get_mut("previous").filter(|p| p.is_object()) {
         if prev.get("conversation").is_some_and(named) {
             prev["conversation"] = Value::Null;
