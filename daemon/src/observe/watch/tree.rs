@@ -507,16 +507,27 @@ impl Tree {
     /// directory below it: notify watched those in the same catch-up, equally after our
     /// listing, and tells of none of them.
     fn look_again(&mut self, dir: &str, out: &mut Vec<(String, Change)>) {
-        let Ok(rd) = std::fs::read_dir(self.root.join(dir)) else { return };
+        for rel in self.entries(dir).unwrap_or_default() {
+            self.check(&rel, out);
+        }
+    }
+
+    /// The entries of the directory `dir` (relative to the root), as paths relative to the
+    /// root, but the daemon's own files, cookies and trees never watched; None when it
+    /// cannot be read.
+    fn entries(&self, dir: &str) -> Option<Vec<String>> {
+        let abs = if dir.is_empty() { self.root.clone() } else { self.root.join(dir) };
+        let rd = std::fs::read_dir(abs).ok()?;
+        let mut out = Vec::new();
         for e in rd.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
             let rel = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
-            if is_own_file(&rel) || is_cookie(&rel) || ALWAYS_IGNORED.contains(&&*name) {
-                continue;
+            if !(is_own_file(&rel) || is_cookie(&rel) || ALWAYS_IGNORED.contains(&&*name)) {
+                out.push(rel);
             }
-            self.check(&rel, out);
         }
+        Some(out)
     }
 
     pub(super) fn record(&mut self, rel: String, seen: Seen, out: &mut Vec<(String, Change)>) {
@@ -576,20 +587,15 @@ impl Tree {
         let mut out = Vec::new();
         let dirs: Vec<Box<str>> = self.polled.iter().cloned().collect();
         for d in dirs {
-            let abs = if d.is_empty() { self.root.clone() } else { self.root.join(&*d) };
             let prefix = if d.is_empty() { String::new() } else { format!("{d}/") };
-            let Ok(rd) = std::fs::read_dir(&abs) else {
+            let Some(entries) = self.entries(&d) else {
                 self.check(&d, &mut out);
                 continue;
             };
             let mut seen_here = HashSet::new();
-            for e in rd.flatten() {
-                let rel = format!("{prefix}{}", e.file_name().to_string_lossy());
-                if is_own_file(&rel) || is_cookie(&rel) || ALWAYS_IGNORED.contains(&&*e.file_name().to_string_lossy()) {
-                    continue;
-                }
-                seen_here.insert(rel.clone());
+            for rel in entries {
                 self.check(&rel, &mut out);
+                seen_here.insert(rel);
             }
             let gone: Vec<Box<str>> = self
                 .files
