@@ -302,7 +302,8 @@ impl Drop for Continue {
 
 /// #41: a daemon that accepts and never answers (stopped with SIGSTOP) cost every hook its
 /// whole wait (a Codex run took 15 s instead of 1). After the first hook that waited in
-/// vain, the next ones ask briefly, until the daemon answers again.
+/// vain, the next ones ask briefly, until the daemon answers again. #40: `status` says the
+/// daemon is not answering within its hello's 5 s.
 #[test]
 fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
     let env = Env::new();
@@ -336,6 +337,12 @@ fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
         let (next, _) = timed(&tool);
         assert!(next < Duration::from_secs(4), "the hooks after it ask briefly: {next:?}");
     }
+    // A command the user runs says so within seconds (it waited 30 s, then 30 s again).
+    let t = std::time::Instant::now();
+    let st = env.ctl(&["status"]);
+    assert!(!st.status.success(), "status of a stopped daemon fails");
+    assert!(text(&st.stderr).contains("not answering"), "and says why: {}", text(&st.stderr));
+    assert!(t.elapsed() < Duration::from_secs(20), "without the long waits: {:?}", t.elapsed());
     // Answering again, the daemon gets the next hook whole, and the mark goes.
     assert!(Command::new("kill").args(["-CONT", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
     assert_ok(&env.ctl(&["status"]), "status once it runs again");

@@ -15,6 +15,12 @@ use std::time::Duration;
 /// How long a started daemon has to answer.
 pub(crate) const START_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long the daemon has to answer the hello. The connection's task answers it without
+/// asking any project, so a daemon that is up answers in milliseconds even when busy; one
+/// that takes longer is stopped (`SIGSTOP`, a debugger) or wedged, and a command says so
+/// rather than wait out the 30 s every other request may take.
+pub(crate) const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+
 #[derive(Debug, Clone)]
 pub(crate) struct Ctx {
     pub(crate) socket: PathBuf,
@@ -69,17 +75,33 @@ pub(crate) fn with_daemon_of<T>(
             }
             Err(e) => return Err(unreachable(ctx, &e)),
         };
-        let outcome = conn.hello().and_then(|hello| {
+        let outcome = hello_within(&mut conn, HELLO_TIMEOUT).and_then(|hello| {
             if check {
                 check_versions(&hello)?;
             }
             f(&mut conn, &hello)
         });
         match outcome {
+            // A daemon that does not answer is not retried: that would only double the wait.
+            Err(CallError::Io(e)) if e.kind() == io::ErrorKind::TimedOut => {
+                return Err(Error::Unreachable(format!(
+                    "ccmemd at {} is not answering: {e} (is the process stopped or hung?)",
+                    ctx.socket.display()
+                )))
+            }
             Err(CallError::Io(_)) if attempt == 1 => continue,
             other => return other.map_err(Error::from),
         }
     }
+}
+
+/// The hello, bounded by `limit`; the connection's usual timeout is restored after it.
+fn hello_within(conn: &mut Conn, limit: Duration) -> Result<api::HelloReply, CallError> {
+    let usual = conn.timeout();
+    conn.set_timeout(limit.min(usual))?;
+    let hello = conn.hello()?;
+    conn.set_timeout(usual)?;
+    Ok(hello)
 }
 
 pub(crate) fn unreachable(ctx: &Ctx, e: &io::Error) -> Error {

@@ -157,6 +157,11 @@ impl Conn {
         }
     }
 
+    /// How long each request may wait for the daemon.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Sets how long each request may wait for the daemon.
     pub fn set_timeout(&mut self, t: Duration) -> io::Result<()> {
         if t.is_zero() {

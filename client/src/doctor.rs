@@ -1,7 +1,8 @@
 //! `ccmemctl doctor`: checks the installation and says, for each check that fails, how to
 //! fix it. Never starts the daemon.
 
-use crate::conn::Conn;
+use crate::call::HELLO_TIMEOUT;
+use crate::conn::{Conn, IO_TIMEOUT};
 use ccmem_proto::wire::api::{method, Hello, HelloReply};
 use ccmem_proto::wire::paths;
 use serde::Serialize;
@@ -104,8 +105,8 @@ pub fn checks(socket: &Path) -> Vec<Check> {
 fn project(socket: &Path, out: &mut Vec<Check>) -> bool {
     const NAME: &str = "project";
     let Ok(cwd) = std::env::current_dir() else { return false };
-    let Ok(mut conn) = Conn::connect(socket) else { return false };
-    if conn.hello().is_err() {
+    let Ok(mut conn) = Conn::connect_within(socket, HELLO_TIMEOUT) else { return false };
+    if conn.hello().is_err() || conn.set_timeout(IO_TIMEOUT).is_err() {
         return false;
     }
     let params = ccmem_proto::wire::api::StatusParams { path: Some(cwd.clone()) };
@@ -190,8 +191,9 @@ fn config(socket: &Path, running: bool, out: &mut Vec<Check>) {
 /// The running daemon's word on its configuration file: its name, or what is wrong with it
 /// (the knowledge memories' `config.json` included).
 fn by_the_daemon(socket: &Path) -> Option<Result<String, String>> {
-    let mut conn = Conn::connect(socket).ok()?;
+    let mut conn = Conn::connect_within(socket, HELLO_TIMEOUT).ok()?;
     conn.hello().ok()?;
+    conn.set_timeout(IO_TIMEOUT).ok()?;
     let r: ccmem_proto::wire::api::ConfigReply =
         conn.call(method::CONFIG_SHOW, &ccmem_proto::wire::api::ConfigParams::default()).ok()?;
     Some(match (r.problem, r.memory_problem) {
@@ -265,7 +267,7 @@ fn mcp(out: &mut Vec<Check>) {
 
 fn daemon(socket: &Path, out: &mut Vec<Check>) -> Option<HelloReply> {
     const NAME: &str = "daemon";
-    let mut conn = match Conn::connect(socket) {
+    let mut conn = match Conn::connect_within(socket, HELLO_TIMEOUT) {
         Ok(c) => c,
         Err(e) if !crate::autostart::is_absent(&e) => {
             // Not "nobody is there": nobody can be (a socket path too long for the system,
@@ -321,7 +323,7 @@ fn daemon(socket: &Path, out: &mut Vec<Check>) -> Option<HelloReply> {
                 NAME,
                 "fail",
                 format!("{} does not answer: {e:?}", socket.display()),
-                "`ccmemctl shutdown`, then any command starts it again; see ccmemd.log in the state dir",
+                "a stopped ccmemd (`kill -STOP`, a debugger) answers after `kill -CONT <pid>`; a hung one: end it (`kill <pid>`), then any command starts it again; see ccmemd.log in the state dir",
             ));
             None
         }
