@@ -321,6 +321,54 @@ fn forget_text_leaves_no_byte_of_it_anywhere() {
     assert!(text(&again.stdout).contains("nothing to forget"), "{}", text(&again.stdout));
 }
 
+/// #40: a `sqlite3` shell that held the journal's write lock (a transaction left open) made
+/// every hook wait for it until the hook gave up, and then the following hooks' stall
+/// guard gave the agent no context at all. Hooks now get their answers at once; what could
+/// not be written waits in memory, said in `status`, and is written when the lock goes.
+#[test]
+fn a_journal_locked_by_another_program_holds_up_no_hook_and_loses_nothing() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "first prompt"})));
+    let locker = rusqlite::Connection::open(journal(&env)).unwrap();
+    locker.execute_batch("BEGIN IMMEDIATE; INSERT INTO meta(key, value) VALUES('lock-test', 'x');").unwrap();
+    for i in 0..4 {
+        let start = send(&env, ev(&root, &format!("c{i}"), "SessionStart", json!({"source": "startup"})));
+        assert!(context_of(&start).contains("first prompt"), "start {i} gets its context: {}", text(&start.stdout));
+        send(&env, ev(&root, &format!("c{i}"), "UserPromptSubmit", json!({"prompt": format!("held-prompt-{i}")})));
+    }
+    let st = text(&env.ctl(&["status"]).stdout);
+    assert!(st.contains("locked by another program"), "status says why nothing is written: {st}");
+    assert!(no_stall_mark(&env), "no hook waited in vain");
+    locker.execute_batch("ROLLBACK").unwrap();
+    drop(locker);
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    let reader =
+        rusqlite::Connection::open_with_flags(journal(&env), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    loop {
+        let n: i64 = reader
+            .query_row("SELECT count(*) FROM events WHERE kind = 'prompt' AND text LIKE 'held-prompt-%'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        if n == 4 {
+            break;
+        }
+        assert!(std::time::Instant::now() < end, "{n} of the 4 held prompts written after the lock went");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let st = text(&env.ctl(&["status"]).stdout);
+    assert!(!st.contains("locked by another program"), "{st}");
+}
+
+fn no_stall_mark(env: &Env) -> bool {
+    std::fs::read_dir(env.state.join("ccmem"))
+        .map(|rd| rd.flatten().all(|e| !e.file_name().to_string_lossy().starts_with("stalled-")))
+        .unwrap_or(true)
+}
+
 /// Found by both independent testers: with a reader holding the journal, `forget` could
 /// not empty the log and said so; run again after the reader closed, it found nothing to
 /// forget and the text stayed in `-wal`. The daemon now empties the log as soon as the

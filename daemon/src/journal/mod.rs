@@ -67,22 +67,29 @@ pub struct Entry {
 /// What the writer is asked to do.
 enum Op {
     /// Events, and (now and then) the session's state after them.
-    Append { entries: Vec<Entry>, state: Option<Box<Session>>, at_ms: i64, ack: oneshot::Sender<()> },
+    Append { entries: Vec<Entry>, state: Option<Box<Session>>, at_ms: i64, ack: Ack },
     /// The session ended: its last state is its archive.
-    Ended { state: Box<Session>, at_ms: i64, reason: String, ack: oneshot::Sender<()> },
+    Ended { state: Box<Session>, at_ms: i64, reason: String, ack: Ack },
     /// Answered once everything before it is written.
-    Flush(oneshot::Sender<()>),
+    Flush(Ack),
     /// A project's own `history_keep` (None: the user's).
     Keep { root: PathBuf, keep: Option<Duration> },
     /// Count, and when `apply` remove for good, what `what` names.
     Forget { what: Forget, apply: bool, reply: oneshot::Sender<Result<Forgotten, String>> },
 }
 
+/// Who waits for an operation to be written (None once answered).
+type Ack = Option<oneshot::Sender<()>>;
+
 impl Op {
-    fn done(self) {
+    /// Tells whoever waits that the operation is done with: written, or (the journal locked
+    /// or failing) not to be waited on any longer.
+    fn answer(&mut self) {
         match self {
             Op::Append { ack, .. } | Op::Ended { ack, .. } | Op::Flush(ack) => {
-                let _ = ack.send(());
+                if let Some(ack) = ack.take() {
+                    let _ = ack.send(());
+                }
             }
             Op::Forget { .. } | Op::Keep { .. } => {}
         }
@@ -101,6 +108,8 @@ struct HealthState {
     failing: Option<String>,
     /// Appends dropped because the writer fell behind.
     dropped: u64,
+    /// Operations waiting for another program to let go of the database's write lock.
+    held: usize,
     /// Sessions the size limit dropped, and when last.
     pruned: Option<(u64, String)>,
 }
@@ -112,9 +121,18 @@ impl Health {
 
     fn wrote(&self) {
         let mut h = self.lock();
-        if h.failing.take().is_some() {
+        if h.failing.take().is_some() || std::mem::take(&mut h.held) > 0 {
             tracing::info!("the journal is written again");
         }
+    }
+
+    /// `n` operations wait for another program's write lock to go.
+    fn held(&self, n: usize) {
+        let mut h = self.lock();
+        if h.held == 0 {
+            tracing::warn!("the journal is locked by another program: events are kept in memory until it lets go");
+        }
+        h.held = n;
     }
 
     fn pruned(&self, n: u64) {
@@ -141,8 +159,14 @@ impl Health {
     pub fn problems(&self) -> Vec<String> {
         let h = self.lock();
         let mut out: Vec<String> = h.replaced.iter().chain(h.failing.iter()).cloned().collect();
+        if h.held > 0 {
+            out.push(format!(
+                "the journal is locked by another program (a `sqlite3` shell in a transaction?): {} writes wait in memory, and are made when it lets go",
+                h.held
+            ));
+        }
         if h.dropped > 0 {
-            out.push(format!("{} events were not journaled: the journal fell behind", h.dropped));
+            out.push(format!("{} events were not journaled: the journal fell behind or stayed locked", h.dropped));
         }
         if let Some((n, at)) = &h.pruned {
             out.push(format!(
@@ -295,7 +319,7 @@ impl Journal {
         let tx = self.tx.as_ref()?;
         let (ack, done) = oneshot::channel();
         let at_ms = chrono::Utc::now().timestamp_millis();
-        match tx.try_send(Op::Append { entries, state, at_ms, ack }) {
+        match tx.try_send(Op::Append { entries, state, at_ms, ack: Some(ack) }) {
             Ok(()) => Some(done),
             Err(_) => {
                 self.health.lock().dropped += 1;
@@ -308,7 +332,7 @@ impl Journal {
     pub async fn ended(&self, state: Box<Session>, reason: &str) {
         let (ack, done) = oneshot::channel();
         let at_ms = chrono::Utc::now().timestamp_millis();
-        if self.send(Op::Ended { state, at_ms, reason: reason.to_string(), ack }).await {
+        if self.send(Op::Ended { state, at_ms, reason: reason.to_string(), ack: Some(ack) }).await {
             let _ = done.await;
         }
     }
@@ -324,7 +348,7 @@ impl Journal {
     /// Resolves once everything queued before it is committed.
     pub async fn flush(&self) {
         let (ack, done) = oneshot::channel();
-        if self.send(Op::Flush(ack)).await {
+        if self.send(Op::Flush(Some(ack))).await {
             let _ = done.await;
         }
     }

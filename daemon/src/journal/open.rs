@@ -6,6 +6,9 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 /// The database's file name in the state dir.
+/// How long a statement waits for another connection's lock.
+pub(super) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub const FILE: &str = "journal.db";
 
 /// SQLite's page cache per connection, in KiB: the daemon's memory stays small; the
@@ -52,7 +55,7 @@ fn open_at(path: &Path) -> Result<Connection, Unusable> {
     make_private(path).map_err(Unusable::File)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let mut conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(std::time::Duration::from_secs(2))?;
+    conn.busy_timeout(BUSY_WAIT)?;
     // The log that survives a crash of the process at any moment; `NORMAL` syncs at each
     // WAL checkpoint, not each commit: a power cut can lose the last commits, never the
     // database.

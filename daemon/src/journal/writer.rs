@@ -48,15 +48,21 @@ pub(super) fn run(
     // A forget whose log could not be emptied (a reader held it): the log still holds what
     // went, and is emptied as soon as it can be, whether or not anyone forgets again.
     let mut scrub_pending = false;
+    // What could not be written while another program held the database's write lock (a
+    // `sqlite3` shell in a transaction): kept, and written when the lock is let go.
+    let mut held = Held::default();
     loop {
         if scrub_pending {
             scrub_pending = !empty_log(&conn);
         }
-        let wait = match (unsynced, scrub_pending) {
-            (Some(since), _) => Some(SYNC_WITHIN.saturating_sub(since.elapsed())),
-            (None, true) => Some(SCRUB_RETRY),
-            (None, false) => None,
-        };
+        let wait = [
+            unsynced.map(|since| SYNC_WITHIN.saturating_sub(since.elapsed())),
+            scrub_pending.then_some(SCRUB_RETRY),
+            (!held.is_empty()).then_some(HELD_RETRY),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let first = match wait {
             None => match rx.recv() {
                 Ok(op) => op,
@@ -68,6 +74,10 @@ pub(super) fn run(
                     if unsynced.is_some_and(|since| since.elapsed() >= SYNC_WITHIN) {
                         sync(&wal, &health);
                         unsynced = None;
+                    }
+                    if !held.is_empty() {
+                        let batch = held.take();
+                        commit(&mut conn, &mut ids, batch, true, &health, &mut held, &mut unsynced);
                     }
                     continue;
                 }
@@ -86,7 +96,9 @@ pub(super) fn run(
             continue;
         }
         let mut kept_less = false;
-        let mut batch = vec![first];
+        let locked = !held.is_empty();
+        let mut batch = held.take();
+        batch.push(first);
         let mut after = None;
         while batch.len() < BATCH {
             match rx.try_recv() {
@@ -100,36 +112,17 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
-        let started = Instant::now();
-        let written = write(&mut conn, &mut ids, &batch);
-        tracing::debug!(ops = batch.len(), us = started.elapsed().as_micros() as u64, "journal: batch committed");
-        match written {
-            Ok(()) => {
-                health.wrote();
-                unsynced.get_or_insert_with(Instant::now);
-            }
-            Err(e) => {
-                // The rows of a transaction that failed were never there.
-                ids = Ids::default();
-                if super::open::is_damaged(&e) {
-                    health.failed(format!(
-                        "cannot write to the journal: it is damaged ({e}); it is moved aside and a new one \
-                         started when ccmemd starts again (`ccmemctl shutdown`; the next hook starts it)"
-                    ));
-                } else {
-                    health.failed(format!("cannot write to the journal: {e}"));
-                }
-            }
+        if locked {
+            // Still locked, most likely: nobody waits for the lock to go.
+            batch.iter_mut().for_each(Op::answer);
         }
+        let ended = batch.iter().any(|op| matches!(op, Op::Ended { .. }));
+        commit(&mut conn, &mut ids, batch, locked, &health, &mut held, &mut unsynced);
         if unsynced.is_some_and(|since| since.elapsed() >= SYNC_WITHIN) {
             sync(&wal, &health);
             unsynced = None;
         }
-        let ended = batch.iter().any(|op| matches!(op, Op::Ended { .. }));
-        for op in batch {
-            op.done();
-        }
-        if ended || kept_less || pruned_at.elapsed() >= PRUNE_EVERY {
+        if held.is_empty() && (ended || kept_less || pruned_at.elapsed() >= PRUNE_EVERY) {
             prune(&mut conn, &mut ids, &retention, &health);
             pruned_at = Instant::now();
         }
@@ -137,8 +130,118 @@ pub(super) fn run(
             scrub_pending |= forget(&mut conn, &mut ids, op);
         }
     }
+    if !held.is_empty() {
+        // The last chance: the lock may have gone since the last try.
+        let batch = held.take();
+        commit(&mut conn, &mut ids, batch, false, &health, &mut held, &mut unsynced);
+        if !held.is_empty() {
+            tracing::error!(
+                operations = held.ops.len(),
+                "the journal was still locked by another program at shutdown: the events held for it are lost (the checkpoints keep the sessions)"
+            );
+        }
+    }
     // Folded into the database: a clean stop leaves no log to replay.
     let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+}
+
+/// How long a write waits for another program's write lock before it is held for later.
+const LOCK_WAIT: Duration = Duration::from_millis(250);
+
+/// How often writing what is held is tried again.
+const HELD_RETRY: Duration = Duration::from_secs(1);
+
+/// Operations held at most while the database is locked; the oldest go past it (counted as
+/// dropped), which bounds the daemon's memory under a lock held for days.
+const HELD_MAX: usize = 20_000;
+
+/// What waits for another program to let go of the database's write lock.
+#[derive(Default)]
+struct Held {
+    ops: Vec<Op>,
+}
+
+impl Held {
+    fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    fn take(&mut self) -> Vec<Op> {
+        std::mem::take(&mut self.ops)
+    }
+
+    /// Keeps `batch` (already answered) for the next try. Only the newest state of each
+    /// session is kept: the older ones would be overwritten by it, and a session's state
+    /// can be large.
+    fn hold(&mut self, batch: Vec<Op>, health: &Health) {
+        self.ops = batch.into_iter().filter(|op| matches!(op, Op::Append { .. } | Op::Ended { .. })).collect();
+        let mut seen = std::collections::HashSet::new();
+        for op in self.ops.iter_mut().rev() {
+            if let Op::Append { state, .. } = op {
+                let newer =
+                    state.as_ref().is_some_and(|s| !seen.insert((s.project_root.clone(), s.session_id.clone())));
+                if newer {
+                    *state = None;
+                }
+            }
+        }
+        if self.ops.len() > HELD_MAX {
+            let over = self.ops.len() - HELD_MAX;
+            self.ops.drain(..over);
+            health.lock().dropped += over as u64;
+        }
+        health.held(self.ops.len());
+    }
+}
+
+/// Writes `batch` in one transaction and answers it (`locked`: the last try found the
+/// database locked). While another program holds the
+/// write lock the batch is held for the next try (its callers answered at once: the
+/// agent is not kept waiting for the lock); any other failure loses it, and is said.
+fn commit(
+    conn: &mut Connection,
+    ids: &mut Ids,
+    mut batch: Vec<Op>,
+    locked: bool,
+    health: &Health,
+    held: &mut Held,
+    unsynced: &mut Option<Instant>,
+) {
+    // Known to be locked: tried without waiting, so that what queues meanwhile is not held
+    // up. Else a short wait: a brief lock (a `sqlite3` shell's single statement) is waited
+    // out, a long one is not waited on by the hooks' answers.
+    let _ = conn.busy_timeout(if locked { Duration::ZERO } else { LOCK_WAIT });
+    let started = Instant::now();
+    let written = write(conn, ids, &batch);
+    // What else the writer does (a forget's emptying of the log, retention) waits as before.
+    let _ = conn.busy_timeout(super::open::BUSY_WAIT);
+    tracing::debug!(ops = batch.len(), us = started.elapsed().as_micros() as u64, "journal: batch committed");
+    batch.iter_mut().for_each(Op::answer);
+    match written {
+        Ok(()) => {
+            health.wrote();
+            unsynced.get_or_insert_with(Instant::now);
+        }
+        Err(e) => {
+            // The rows of a transaction that failed were never there.
+            *ids = Ids::default();
+            if is_locked(&e) {
+                held.hold(batch, health);
+            } else if super::open::is_damaged(&e) {
+                health.failed(format!(
+                    "cannot write to the journal: it is damaged ({e}); it is moved aside and a new one \
+                     started when ccmemd starts again (`ccmemctl shutdown`; the next hook starts it)"
+                ));
+            } else {
+                health.failed(format!("cannot write to the journal: {e}"));
+            }
+        }
+    }
+}
+
+/// Whether `e` says another connection holds the lock (for longer than the busy timeout).
+fn is_locked(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 /// Drops what `retention` no longer keeps; the row ids known before may be gone after it.

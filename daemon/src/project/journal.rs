@@ -10,8 +10,9 @@ use super::task::*;
 use ccmem_proto::model::session::{CheckpointReason, CheckpointType};
 
 /// A caller waits at most this for the journal before it is answered anyway: the agent is
-/// never held by a slow disk.
-const ACK_WAIT: Duration = Duration::from_secs(2);
+/// never held by a slow disk or a locked database. Well under the hook's 2 s wait for its
+/// reply, which must come first.
+const ACK_WAIT: Duration = Duration::from_secs(1);
 
 /// File changes of one batch written one by one; the rest are counted in one entry.
 const FILES_EACH: usize = 200;
