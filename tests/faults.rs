@@ -349,3 +349,47 @@ fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
     let _ = timed(&start);
     assert_eq!(marks(), 0, "answered: the next hooks wait fully again");
 }
+
+/// #40: hooks the agent sent one after another while the daemon was stopped reached it in
+/// any order once it ran again (one task per connection), and an older task list could
+/// overwrite a newer one. They are applied in the order they were sent.
+#[test]
+fn hooks_sent_while_the_daemon_was_stopped_apply_in_the_order_they_were_sent() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "c1", "cwd": root, "source": "startup"});
+    assert_eq!(hook(&env, start.to_string().as_bytes()).status.code(), Some(0));
+    let _cont = Continue(d.pid);
+    assert!(Command::new("kill").args(["-STOP", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
+    const STEPS: usize = 8;
+    for n in 1..=STEPS {
+        let todos: Vec<_> = (1..=STEPS)
+            .map(|i| {
+                let status = match i.cmp(&n) {
+                    std::cmp::Ordering::Less => "completed",
+                    std::cmp::Ordering::Equal => "in_progress",
+                    std::cmp::Ordering::Greater => "pending",
+                };
+                json!({"content": format!("step {i}"), "status": status, "activeForm": format!("doing step {i}")})
+            })
+            .collect();
+        let payload = json!({"hook_event_name": "PostToolUse", "session_id": "c1", "cwd": root,
+            "tool_name": "TodoWrite", "tool_input": {"todos": todos}, "tool_response": {}});
+        // Each one gives up on the stopped daemon after 0.3 s; the agent then runs the next.
+        let out = hook_with(&env, payload.to_string().as_bytes(), |c| {
+            c.env("CCMEM_HOOK_TIMEOUT_MS", "300");
+        });
+        assert_eq!(out.status.code(), Some(0));
+    }
+    assert!(Command::new("kill").args(["-CONT", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
+    let status = env.project_status(&root);
+    let in_progress: Vec<_> = status["session"]["todos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["status"] == "in_progress")
+        .map(|t| t["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(in_progress, [format!("step {STEPS}")], "the last list sent is the one kept: {status}");
+}

@@ -241,7 +241,12 @@ fn forward(
     agent: Option<&str>,
     to: &mut Option<notice::Audience>,
 ) -> Result<(), Failed> {
+    // When the agent ran this hook: its events' order, should they reach the daemon late.
+    let sent = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let mut payload = read_payload(std::io::stdin(), INPUT_IDLE)?;
+    if let Some(map) = payload.as_object_mut() {
+        map.insert(ccmem_proto::wire::api::SENT_TIME.into(), Value::from(sent));
+    }
     let event =
         payload.get("hook_event_name").and_then(Value::as_str).ok_or("the payload has no hook_event_name")?.to_string();
     trim(&mut payload);

@@ -30,7 +30,12 @@ pub(super) struct ReadJob {
 }
 
 impl Project {
-    pub(super) async fn hook(&mut self, hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>>) {
+    pub(super) async fn hook(
+        &mut self,
+        mut hook: hooks::Hook,
+        reply: Option<oneshot::Sender<HookReply>>,
+        sent: Option<chrono::DateTime<chrono::Utc>>,
+    ) {
         if let Some(key) = &hook.delivery {
             if self.deliveries.contains(key) {
                 tracing::debug!(project = %self.s.project_root.display(), key, "hook delivered twice; counted once");
@@ -43,6 +48,12 @@ impl Project {
                 self.deliveries.pop_front();
             }
             self.deliveries.push_back(key.clone());
+        }
+        // A plan sent before the one in place reached us late: it replaces nothing.
+        if let hooks::Kind::ToolUse { tool: tool @ hooks::Tool::Plan(_), .. } = &mut hook.kind {
+            if !self.late.newer_plan(sent) {
+                *tool = hooks::Tool::Other;
+            }
         }
         // SessionStart has no id of its own: a second copy is the same conversation and
         // source within moments. The agent gets the context once.

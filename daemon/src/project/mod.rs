@@ -6,6 +6,7 @@ mod events;
 pub mod forget;
 mod jobs;
 mod journal;
+mod late;
 pub mod lock;
 pub mod msg;
 pub mod past;

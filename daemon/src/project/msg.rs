@@ -42,8 +42,9 @@ pub enum Msg {
     RootGone { deleted: bool },
     /// The dev servers listening from this project now (from the port scanner).
     Servers(Vec<ccmem_proto::model::environment::ServerInfo>),
-    /// An agent hook event; `reply` is None for notifications.
-    Hook { hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>> },
+    /// An agent hook event; `reply` is None for notifications; `sent`: when the client sent
+    /// it, when it says.
+    Hook { hook: hooks::Hook, reply: Option<oneshot::Sender<HookReply>>, sent: Option<chrono::DateTime<chrono::Utc>> },
     /// The resume context.
     Context { budget: Option<usize>, reply: oneshot::Sender<ContextReply> },
     /// The session memory report, written into the project when `write`.

@@ -95,6 +95,8 @@ pub struct Project {
     /// The last SessionStart (conversation, source, when): the same one again within
     /// [`SAME_START`] is a second copy, and gets no second context.
     pub(super) last_start: Option<(String, String, Instant)>,
+    /// Hooks that arrived late, held a moment to be applied in the order they were sent.
+    pub(super) late: super::late::Late,
     /// Bumped on every change: a checkpoint clears "unsaved" only if nothing changed meanwhile.
     pub(super) version: u64,
     /// The `version` whose state was last journaled.
@@ -207,6 +209,7 @@ impl Project {
             recent_edits: Default::default(),
             deliveries: Default::default(),
             last_start: None,
+            late: Default::default(),
             prune_recent_at: RECENT_EDITS,
             version: 0,
             journaled: 0,
@@ -304,6 +307,7 @@ impl Project {
                 _ = until(state_due) => {
                     let _ = self.journal_now(Vec::new());
                 }
+                _ = until(self.late.due()) => self.apply_late().await,
                 _ = &mut expiry => break Flow::End(EndReason::Expired, None),
                 Ok(()) = live.changed() => {
                     // A reload: the new period and TTL count from now and from the last activity.
@@ -317,6 +321,8 @@ impl Project {
             // What changed after an answer (intents, a transcript read, git) is kept too.
             self.journal_state();
         };
+        // Late hooks still held belong to the session that ends (or is saved) now.
+        self.apply_late().await;
         // From here on, senders wait for this task to be gone and then start a new session.
         rx.close();
         // Every watch is released with the watcher.
@@ -356,6 +362,15 @@ impl Project {
     }
 
     async fn handle(&mut self, msg: Msg) -> Flow {
+        let msg = match msg {
+            Msg::Hook { hook, reply, sent } => match self.late.hold(hook, reply, sent) {
+                None => return Flow::Continue,
+                Some((hook, reply)) => Msg::Hook { hook, reply, sent },
+            },
+            other => other,
+        };
+        // Whatever comes now comes after the late hooks held: they are applied first.
+        self.apply_late().await;
         match msg {
             Msg::Report { write, reply } => {
                 let _ = reply.send(self.memory_report(write).await);
@@ -486,7 +501,7 @@ impl Project {
                     tokio::task::spawn_blocking(crate::heap::trim);
                 }
             }
-            Msg::Hook { hook, reply } => self.hook(hook, reply).await,
+            Msg::Hook { hook, reply, sent } => self.hook(hook, reply, sent).await,
             Msg::Context { budget, reply } => {
                 // Asked for by a person or a script: the reads already asked for come first
                 // (a SessionStart does not wait for them).

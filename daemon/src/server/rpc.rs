@@ -159,14 +159,18 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                 }
             };
             let prints = matches!(hook.kind, crate::agent::hooks::Kind::SessionStart { .. });
+            let sent = params
+                .get(api::SENT_TIME)
+                .and_then(Value::as_i64)
+                .and_then(chrono::DateTime::<chrono::Utc>::from_timestamp_millis);
             if notification {
-                shared.projects.send(&root, Msg::Hook { hook, reply: None }).await;
+                shared.projects.send(&root, Msg::Hook { hook, reply: None, sent }).await;
                 return to_value(api::HookReply::default());
             }
             // Answered once the event is applied and in the journal (not after the reads or the
             // checkpoint it may start): what the daemon answered survives a crash, and the
             // agent's next event cannot overtake this one.
-            let mut reply = ask(shared, &root, |reply| Msg::Hook { hook, reply: Some(reply) }).await?;
+            let mut reply = ask(shared, &root, |reply| Msg::Hook { hook, reply: Some(reply), sent }).await?;
             if !prints {
                 return to_value(reply);
             }

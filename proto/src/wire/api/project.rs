@@ -268,6 +268,11 @@ pub const IMPORT_SEQ: &str = "ccmem_import_seq";
 /// session's span then keep the transcript's times. A live event happens when it arrives.
 pub const EVENT_TIME: &str = "ccmem_time";
 
+/// The field of a live hook payload that says when `ccmemctl hook` started (milliseconds
+/// since the epoch): hooks that reach the daemon late (it was stopped, or swapped out) are
+/// applied in the order they were sent, not the order they arrive in.
+pub const SENT_TIME: &str = "ccmem_sent";
+
 /// The field of a hook payload `ccmemctl hook --agent NAME` names the agent in (`codex`,
 /// …); a payload without it is Claude Code's.
 pub const AGENT_KEY: &str = "ccmem_agent";
