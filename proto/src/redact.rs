@@ -69,6 +69,7 @@
 
 mod commands;
 mod rules;
+mod stdin;
 mod values;
 mod view;
 

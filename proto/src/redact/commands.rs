@@ -107,6 +107,9 @@ pub(super) const COMMANDS: &[&str] = &[
     "snmpbulkget",
     "snmpgetnext",
     "snmptrap",
+    "ansible-vault",
+    "oathtool",
+    "rclone",
 ];
 
 /// The prefilter's words for the rule: each command followed by a space, a tab or `.exe`.
@@ -119,14 +122,14 @@ pub(super) fn keywords() -> Vec<&'static str> {
 }
 
 /// A shell word: its text with quotes and escapes removed, and where each of its bytes was.
-struct Word {
-    text: String,
+pub(super) struct Word {
+    pub(super) text: String,
     at: Vec<usize>,
 }
 
 impl Word {
     /// The span in the original text of `text[a..b]`.
-    fn span(&self, a: usize, b: usize) -> Option<Range<usize>> {
+    pub(super) fn span(&self, a: usize, b: usize) -> Option<Range<usize>> {
         if a >= b || b > self.at.len() {
             return None;
         }
@@ -135,7 +138,7 @@ impl Word {
 }
 
 /// Splits `s` (found at `base`) into shell words.
-fn split(s: &str, base: usize) -> Vec<Word> {
+pub(super) fn split(s: &str, base: usize) -> Vec<Word> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     // The word being read: its bytes and where each was.
@@ -281,6 +284,16 @@ fn take_after(ws: &[Word], (i, from): (usize, usize), sep: char, hits: &mut Vec<
 /// Words that are not options (`-x`, `--xyz`), after the first.
 fn positional(ws: &[Word]) -> Vec<usize> {
     (0..ws.len()).filter(|&i| !ws[i].text.starts_with('-')).collect()
+}
+
+/// The arguments of `ws` (indices into it): words that are neither options nor the value of
+/// one of `with_value` (`-salt S`), up to a redirection (`<<< X` is the input, not one).
+fn arguments(ws: &[Word], with_value: &[&str]) -> Vec<usize> {
+    let end = ws.iter().position(|w| w.text.starts_with(['<', '>'])).unwrap_or(ws.len());
+    (0..end)
+        .filter(|&i| !ws[i].text.starts_with('-'))
+        .filter(|&i| i == 0 || !with_value.contains(&ws[i - 1].text.as_str()))
+        .collect()
 }
 
 fn has(ws: &[Word], word: &str) -> bool {
@@ -440,6 +453,67 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
         "openssl" => {
             for v in values(ws, &["-k"], Form::Separate) {
                 take(ws, v, pw, hits);
+            }
+            // `openssl passwd -6 -salt S PASS` (`useradd -p $(openssl passwd -1 PASS)`).
+            // One password is the rule; in `$(…)` the words run on past its `)`.
+            if ws.first().is_some_and(|w| w.text == "passwd") {
+                if let Some(&i) = arguments(&ws[1..], &["-salt", "-in"]).first() {
+                    let w = &ws[i + 1];
+                    let end = w.text.find(')').unwrap_or(w.text.len());
+                    if secret_ok(&w.text[..end]) {
+                        if let Some(range) = w.span(0, end) {
+                            hits.push(Hit { range, kind: Some(pw.into()) });
+                        }
+                    }
+                }
+            }
+        }
+        "ansible-vault" if ws.first().is_some_and(|w| w.text == "encrypt_string") => {
+            let with_value = ["-n", "--name", "--vault-id", "--vault-password-file", "--stdin-name", "--output"];
+            for i in arguments(&ws[1..], &with_value) {
+                take(ws, (i + 1, 0), "secret", hits);
+            }
+        }
+        "oathtool" => {
+            // The key is the first argument (a second one is an OTP to check).
+            let with_value =
+                ["-d", "--digits", "-w", "--window", "-s", "--time-step-size", "-S", "--start-time", "-N", "--now"];
+            if let Some(&i) = arguments(ws, &with_value).first() {
+                take(ws, (i, 0), "secret", hits);
+            }
+        }
+        "rclone" => {
+            let pos = positional(ws);
+            let sub: Vec<&str> = pos.iter().take(2).map(|&i| ws[i].text.as_str()).collect();
+            match sub.as_slice() {
+                ["obscure", ..] => {
+                    if let Some(&i) = pos.get(1) {
+                        take(ws, (i, 0), pw, hits);
+                    }
+                }
+                // `rclone config create NAME TYPE KEY VALUE …`, `config update NAME KEY VALUE …`:
+                // the values of keys that name a credential.
+                ["config", verb @ ("create" | "update" | "password")] => {
+                    let first = if *verb == "create" { 4 } else { 3 };
+                    let mut k = first;
+                    while k < pos.len() {
+                        let key = ws[pos[k]].text.as_str();
+                        if let Some((name, _)) = key.split_once('=') {
+                            if matches!(names(name), Names::Token | Names::Password) || *verb == "password" {
+                                take(ws, (pos[k], name.len() + 1), "secret", hits);
+                            }
+                            k += 1;
+                            continue;
+                        }
+                        if let Some(&v) = pos.get(k + 1) {
+                            if matches!(names(key), Names::Token | Names::Password) || *verb == "password" {
+                                take(ws, (v, 0), "secret", hits);
+                            }
+                        }
+                        k += 2;
+                    }
+                }
+                _ => {}
             }
         }
         "zip" | "unzip" => {

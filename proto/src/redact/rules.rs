@@ -10,7 +10,7 @@
 //! match holds, whatever its case: a rule none of whose keywords occurs is not run.
 
 use super::values::{self, is_placeholder, is_reference, looks_random, names, Names, Site};
-use super::{commands, secret, Check, Hit};
+use super::{commands, secret, stdin, Check, Hit};
 use regex::Captures;
 
 /// A built-in rule before compilation.
@@ -697,6 +697,42 @@ pub(super) fn built_in() -> Vec<Spec> {
                 Some(commands::check),
             )
         },
+        // A secret fed to a command that reads one from its input (see `stdin`): piped
+        // from `echo`, `printf` or `yes`; as a here-string; as a here-document's lines.
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                r#"(?i)(?:^|[\s;&|(`])(?P<feed>(?:echo|printf|yes)[ \t](?:[^\n|;&\\]|\\(?:\r?\n|.))*)\|[ \t]*(?P<tail>(?:[^\n|;&\\]|\\(?:\r?\n|.))+)"#,
+                &["echo ", "echo\t", "printf ", "printf\t", "yes "],
+                Some(stdin::piped),
+            )
+        },
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                r#"(?:^|[\s;&|(`])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+[^\s<>|;&]+)*)[ \t]*<<<[ \t]*(?P<word>"[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)"#,
+                &["<<<"],
+                Some(stdin::here_string),
+            )
+        },
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                r#"(?:^|[\s;&|(`])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+[^\s<>|;&]+)*)[ \t]*<<-?[ \t]*['"]?(?P<tag>[A-Za-z_][A-Za-z0-9_]*)['"]?(?:[ \t]*\|[ \t]*(?P<piped>[^\n|;&]+))?[^\n]*\n(?P<body>(?:[^\n]*(?:\n|\z)){1,12})"#,
+                &["<<"],
+                Some(stdin::here_doc),
+            )
+        },
+        // An FTP session's raw login command, typed or in a script (`quote PASS …`).
+        spec(
+            "password",
+            r"(?i)\b(?:quote|literal)[ \t]+pass[ \t]+(?P<s>[^\s'\x22`]{3,})",
+            &["pass"],
+            Some(plain_secret),
+        ),
         // Commands too common to give the rule above for every mention (`npm run`, "security
         // review"), for the one use that takes a password: macOS's keychain (`security
         // add-generic-password -a me -s svc -w PASS`; `-w` last, without a value, asks for

@@ -580,6 +580,52 @@ fn more_ways_to_say_a_password_is_kept_out() {
     }
 }
 
+/// #40: a password written to a command that reads it from its input (no name, no option
+/// shows it), and commands that take one as an argument of a subcommand.
+#[test]
+fn secrets_fed_to_a_reader_or_given_to_a_subcommand_are_masked() {
+    let pw = "Zebra-Tide-41";
+    for text in [
+        "printf 'Zebra-Tide-41\\nZebra-Tide-41' | passwd",
+        "passwd <<< Zebra-Tide-41",
+        "sudo passwd bob <<EOF\nZebra-Tide-41\nZebra-Tide-41\nEOF\necho done",
+        "echo Zebra-Tide-41 | kinit bob@EXAMPLE.COM",
+        "echo -n \"Zebra-Tide-41\" | sudo cryptsetup luksOpen /dev/sdb1 vault -d -",
+        "ansible-playbook site.yml --vault-password-file /dev/stdin <<< 'Zebra-Tide-41'",
+        "base64 <<< 'bob:Zebra-Tide-41'",
+        "echo 'bob:Zebra-Tide-41' | sudo chpasswd",
+        "echo Zebra-Tide-41 | docker login -u bob --password-stdin ghcr.io",
+        "cat <<EOF | kinit bob\nZebra-Tide-41\nEOF",
+        "printf '%s\\n' 'Zebra-Tide-41' | sudo -S apt-get update",
+        "ftp -n host <<END\nquote USER bob\nquote PASS Zebra-Tide-41\nEND",
+        "ftp -n host <<END\nuser bob Zebra-Tide-41\nEND",
+        "useradd -m -p $(openssl passwd -1 Zebra-Tide-41) bob",
+        "openssl passwd -stdin <<< Zebra-Tide-41",
+        "ansible-vault encrypt_string 'Zebra-Tide-41' --name db_pass",
+        "rclone obscure Zebra-Tide-41",
+        "rclone config create gd drive client_secret=Zebra-Tide-41",
+        "log in with admin / Zebra-Tide-41",
+    ] {
+        let out = crate::redact::redact(text);
+        assert!(!out.contains(pw), "{text} → {out}");
+    }
+    let out = crate::redact::redact("oathtool --totp -b JBSWY3DPEHPK3PXP");
+    assert!(!out.contains("JBSWY3DPEHPK3PXP"), "{out}");
+    // What is fed to anything else, references and a user name stay.
+    for text in [
+        "echo hello world | wc -w",
+        "echo \"hello\" | base64",
+        "cat <<EOF > notes.txt\njust some notes\nEOF",
+        "echo y | apt-get install foo",
+        "echo \"$PW\" | docker login -u bob --password-stdin",
+        "printf \"line1\\nline2\" | grep line",
+        "git log --oneline | head -5",
+        "rclone config create s3 s3 provider AWS region eu-west-1",
+    ] {
+        assert_eq!(crate::redact::redact(text), text);
+    }
+}
+
 #[test]
 fn every_built_in_rule_compiles() {
     let f = Redactor::new(&[]).unwrap();
