@@ -85,13 +85,16 @@ impl Op {
     /// Tells whoever waits that the operation is done with: written, or (the journal locked
     /// or failing) not to be waited on any longer.
     fn answer(&mut self) {
+        if let Some(ack) = self.take_ack() {
+            let _ = ack.send(());
+        }
+    }
+
+    /// Who waits for the operation, taken out (None: nobody, or answered already).
+    fn take_ack(&mut self) -> Option<oneshot::Sender<()>> {
         match self {
-            Op::Append { ack, .. } | Op::Ended { ack, .. } | Op::Flush(ack) => {
-                if let Some(ack) = ack.take() {
-                    let _ = ack.send(());
-                }
-            }
-            Op::Forget { .. } | Op::Keep { .. } => {}
+            Op::Append { ack, .. } | Op::Ended { ack, .. } | Op::Flush(ack) => ack.take(),
+            Op::Forget { .. } | Op::Keep { .. } => None,
         }
     }
 }

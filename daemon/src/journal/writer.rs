@@ -194,10 +194,10 @@ impl Held {
     }
 }
 
-/// Writes `batch` in one transaction and answers it (`locked`: the last try found the
-/// database locked). While another program holds the
-/// write lock the batch is held for the next try (its callers answered at once: the
-/// agent is not kept waiting for the lock); any other failure loses it, and is said.
+/// Writes `batch`'s events in one transaction and answers it, then its states (`locked`:
+/// the last try found the database locked). While another program holds the write lock
+/// the batch is held for the next try (its callers answered at once: the agent is not kept
+/// waiting for the lock); any other failure loses it, and is said.
 fn commit(
     conn: &mut Connection,
     ids: &mut Ids,
@@ -211,30 +211,43 @@ fn commit(
     // up. Else a short wait: a brief lock (a `sqlite3` shell's single statement) is waited
     // out, a long one is not waited on by the hooks' answers.
     let _ = conn.busy_timeout(if locked { Duration::ZERO } else { LOCK_WAIT });
+    let acks: Vec<_> = batch.iter_mut().filter_map(Op::take_ack).collect();
     let started = Instant::now();
-    let written = write(conn, ids, &batch);
-    // What else the writer does (a forget's emptying of the log, retention) waits as before.
-    let _ = conn.busy_timeout(super::open::BUSY_WAIT);
-    tracing::debug!(ops = batch.len(), us = started.elapsed().as_micros() as u64, "journal: batch committed");
-    batch.iter_mut().for_each(Op::answer);
-    match written {
-        Ok(()) => {
+    let written = write_events(conn, ids, &batch);
+    let events_us = started.elapsed().as_micros() as u64;
+    // Answered once the events are committed (or cannot be): not after the states.
+    for ack in acks {
+        let _ = ack.send(());
+    }
+    let failed = match written {
+        Ok(states) => {
             health.wrote();
             unsynced.get_or_insert_with(Instant::now);
-        }
-        Err(e) => {
-            // The rows of a transaction that failed were never there.
-            *ids = Ids::default();
-            if is_locked(&e) {
-                held.hold(batch, health);
-            } else if super::open::is_damaged(&e) {
-                health.failed(format!(
-                    "cannot write to the journal: it is damaged ({e}); it is moved aside and a new one \
-                     started when ccmemd starts again (`ccmemctl shutdown`; the next hook starts it)"
-                ));
-            } else {
-                health.failed(format!("cannot write to the journal: {e}"));
+            if !states.is_empty() {
+                if let Err(e) = write_states(conn, states) {
+                    // The events are in: a restart applies them to the state before.
+                    tracing::warn!(error = %e, "cannot write the sessions' states to the journal");
+                }
             }
+            None
+        }
+        Err(e) => Some(e),
+    };
+    // What else the writer does (a forget's emptying of the log, retention) waits as before.
+    let _ = conn.busy_timeout(super::open::BUSY_WAIT);
+    tracing::debug!(ops = batch.len(), events_us, us = started.elapsed().as_micros() as u64, "journal: batch committed");
+    if let Some(e) = failed {
+        // The rows of a transaction that failed were never there.
+        *ids = Ids::default();
+        if is_locked(&e) {
+            held.hold(batch, health);
+        } else if super::open::is_damaged(&e) {
+            health.failed(format!(
+                "cannot write to the journal: it is damaged ({e}); it is moved aside and a new one \
+                 started when ccmemd starts again (`ccmemctl shutdown`; the next hook starts it)"
+            ));
+        } else {
+            health.failed(format!("cannot write to the journal: {e}"));
         }
     }
 }
@@ -316,11 +329,15 @@ fn sync(wal: &std::path::Path, health: &Health) {
     }
 }
 
-fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result<()> {
+/// The states a batch carries, written after its events: the newest of each session (row
+/// id), with when and the last event it includes.
+type States<'b> = HashMap<i64, (&'b Session, i64, i64)>;
+
+/// Commits the batch's events (and the sessions it ends, with their last states) in one
+/// transaction; returns the sessions' states, for [`write_states`].
+fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> rusqlite::Result<States<'b>> {
     let tx = conn.transaction()?;
-    // The newest state of each session in the batch (the others would be overwritten at
-    // once), with the last event it includes.
-    let mut states: HashMap<i64, (&Session, i64, i64)> = HashMap::new();
+    let mut states: States<'b> = HashMap::new();
     // Each session's last event so far.
     let mut last: HashMap<i64, i64> = HashMap::new();
     {
@@ -351,10 +368,12 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
                     }
                 }
                 Op::Ended { state, at_ms, reason, .. } => {
+                    // Its archive: written with the events, never left for later.
                     let session =
                         session_id(&tx, ids, &state.project_root, &state.project_name, &state.session_id, *at_ms)?;
                     let seq = last_of(session, &mut last)?;
-                    states.insert(session, (state, *at_ms, seq));
+                    states.remove(&session);
+                    set_state(&tx, session, state, *at_ms, seq)?;
                     tx.execute(
                         "UPDATE sessions SET ended_ms = ?2, end_reason = ?3 WHERE id = ?1",
                         params![session, at_ms, reason],
@@ -364,14 +383,27 @@ fn write(conn: &mut Connection, ids: &mut Ids, batch: &[Op]) -> rusqlite::Result
             }
         }
     }
-    let mut update =
-        tx.prepare_cached("UPDATE sessions SET state = ?2, state_ms = ?3, state_seq = ?4 WHERE id = ?1")?;
+    tx.commit()?;
+    Ok(states)
+}
+
+/// Writes the sessions' states in one transaction. Apart from the events, after their
+/// answers: a state is a shortcut for a restart (the last state plus the events after it),
+/// never the only copy of an event, and a session's state is often a hundred times its
+/// event; the answers do not wait for it.
+fn write_states(conn: &mut Connection, states: States<'_>) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
     for (session, (s, at_ms, seq)) in states {
-        let json = serde_json::to_string(s).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        update.execute(params![session, json, at_ms, seq])?;
+        set_state(&tx, session, s, at_ms, seq)?;
     }
-    drop(update);
     tx.commit()
+}
+
+fn set_state(tx: &rusqlite::Transaction<'_>, session: i64, s: &Session, at_ms: i64, seq: i64) -> rusqlite::Result<()> {
+    let json = serde_json::to_string(s).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    tx.prepare_cached("UPDATE sessions SET state = ?2, state_ms = ?3, state_seq = ?4 WHERE id = ?1")?
+        .execute(params![session, json, at_ms, seq])?;
+    Ok(())
 }
 
 fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, e: &Entry) -> rusqlite::Result<()> {
