@@ -235,7 +235,12 @@ fn commit(
     };
     // What else the writer does (a forget's emptying of the log, retention) waits as before.
     let _ = conn.busy_timeout(super::open::BUSY_WAIT);
-    tracing::debug!(ops = batch.len(), events_us, us = started.elapsed().as_micros() as u64, "journal: batch committed");
+    tracing::debug!(
+        ops = batch.len(),
+        events_us,
+        us = started.elapsed().as_micros() as u64,
+        "journal: batch committed"
+    );
     if let Some(e) = failed {
         // The rows of a transaction that failed were never there.
         *ids = Ids::default();

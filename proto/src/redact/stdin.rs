@@ -140,10 +140,7 @@ pub(super) fn here_doc(c: &Captures<'_>, hits: &mut Vec<Hit>) {
             ftp_line(text, at, hits);
         } else {
             let lead = text.len() - text.trim_start().len();
-            let value = text.trim();
-            if !value.is_empty() && !is_reference(value) && !is_placeholder(value, "password") {
-                push(at + lead, value, takes, hits);
-            }
+            push(at + lead, text.trim(), takes, hits);
         }
         at += line.len();
     }
@@ -166,33 +163,30 @@ fn ftp_line(text: &str, at: usize, hits: &mut Vec<Hit>) {
 /// Masks word `w`'s text `a..b` as fed to a reader that `takes` it so.
 fn fed(w: &Word, a: usize, b: usize, takes: Takes, hits: &mut Vec<Hit>) {
     let v = &w.text[a..b];
-    if v.is_empty() || is_reference(v) || v.contains("$(") || is_placeholder(v, "password") || v.contains("[REDACTED:")
-    {
+    if v.contains("$(") {
         return;
     }
-    let from = match takes {
-        Takes::Whole | Takes::Ftp => a,
-        Takes::AfterColon => match v.find(':') {
-            Some(p) if p + 1 < v.len() => a + p + 1,
-            _ => return,
-        },
-    };
-    if let Some(range) = w.span(from, b) {
+    if let Some(range) = secret_in(v, takes).and_then(|from| w.span(a + from, b)) {
         hits.push(Hit { range, kind: Some("password".into()) });
     }
 }
 
 /// Masks `value`, a line of a here-document at `start`.
 fn push(start: usize, value: &str, takes: Takes, hits: &mut Vec<Hit>) {
-    let from = match takes {
-        Takes::Whole | Takes::Ftp => 0,
-        Takes::AfterColon => match value.find(':') {
-            Some(p) if p + 1 < value.len() => p + 1,
-            _ => return,
-        },
-    };
-    if !value.contains("[REDACTED:") {
+    if let Some(from) = secret_in(value, takes) {
         hits.push(Hit { range: start + from..start + value.len(), kind: Some("password".into()) });
+    }
+}
+
+/// Where the secret starts in `v`, fed to a reader that `takes` it so: all of it, or what
+/// follows `user:`; None when it is no secret (a reference, a placeholder, a mask).
+fn secret_in(v: &str, takes: Takes) -> Option<usize> {
+    if v.is_empty() || is_reference(v) || is_placeholder(v, "password") || v.contains("[REDACTED:") {
+        return None;
+    }
+    match takes {
+        Takes::Whole | Takes::Ftp => Some(0),
+        Takes::AfterColon => v.find(':').map(|p| p + 1).filter(|&from| from < v.len()),
     }
 }
 
