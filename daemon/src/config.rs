@@ -442,6 +442,13 @@ pub fn entries(c: &Config, project: Option<&ProjectConfig>) -> Vec<ConfigEntry> 
             if let Some(v) = v {
                 e.value = v;
                 e.source = src.clone();
+            } else if let (Some(k), "history_keep") = (p.history_keep, e.key.as_str()) {
+                // Said, not silently dropped: the file asks for more than the user keeps.
+                e.source = format!(
+                    "{} (the {src} asks for {}, which is not in force: a project may only keep its past less long)",
+                    e.source,
+                    cli::format_duration(k)
+                );
             }
         }
         if let Some(f) = &p.tasks_file {

@@ -214,3 +214,23 @@ fn empty_tables_are_checked_by_name() {
     std::fs::write(dir.path().join(".claude/ccmem.toml"), "[tasks]\n[nope]\n").unwrap();
     assert!(project(dir.path()).unwrap_err().contains("nope"));
 }
+
+/// #40: a project's `history_keep` longer than the user's is not in force, and `config show
+/// PATH` says so instead of showing the user's value as if the file said nothing.
+#[test]
+fn a_projects_longer_history_keep_is_shown_as_not_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("config.toml");
+    std::fs::write(&f, "history_keep = \"30d\"\n").unwrap();
+    let c = load(&args(&["--config", f.to_str().unwrap()]), &Given::new()).unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(dir.path().join(PROJECT_FILE), "history_keep = \"90d\"\n").unwrap();
+    let p = project(dir.path()).unwrap();
+    let keep = entries(&c, Some(&p)).into_iter().find(|e| e.key == "history_keep").unwrap();
+    assert_eq!(keep.value, "720h");
+    assert!(keep.source.contains("asks for 2160h, which is not in force"), "{}", keep.source);
+    std::fs::write(dir.path().join(PROJECT_FILE), "history_keep = \"10d\"\n").unwrap();
+    let p = project(dir.path()).unwrap();
+    let keep = entries(&c, Some(&p)).into_iter().find(|e| e.key == "history_keep").unwrap();
+    assert_eq!(keep.value, "240h", "a shorter one is in force");
+}
