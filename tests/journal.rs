@@ -138,6 +138,45 @@ fn no_secret_reaches_the_journal() {
     assert!(journal(&env).exists());
 }
 
+/// #42: a daemon quiet for its delay lets go of its compiled redaction rules and the
+/// journal's caches; what comes after is redacted and journaled as before (the rules
+/// compile again, the reader reopens).
+#[test]
+fn after_the_daemon_let_go_of_its_caches_secrets_are_still_kept_out() {
+    let env = Env::new();
+    let mut cmd = env.daemon_cmd(&[]);
+    cmd.env("CCMEM_QUIET_AFTER_MS", "300");
+    let d = Daemon::spawn(&mut cmd, env.path().join("ccmemd.stderr"));
+    d.wait_ready(&env.socket);
+    let root = repo(&env, "proj");
+    let first = "ghp_BeforeQu1etAbCdEfGhIjKlMnOpQrStUv1234";
+    let second = "ghp_AfterQu1etAbCdEfGhIjKlMnOpQrStUvW5678";
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": format!("use token {first}")})));
+    for round in 0..2 {
+        // Quiet for longer than the delay: everything let go (twice: it comes back each time).
+        std::thread::sleep(Duration::from_millis(1200));
+        let out =
+            send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": format!("then token {second} ({round})")})));
+        assert_eq!(out.status.code(), Some(0));
+    }
+    let history = env.ctl(&["--json", "status", root.to_str().unwrap()]);
+    assert_ok(&history, "status after the quiet");
+    assert!(text(&history.stdout).contains("then token [REDACTED"), "{}", text(&history.stdout));
+    assert_ok(&env.ctl(&["shutdown"]), "shutdown");
+    for token in [first, second] {
+        let found = holding(&env.state, token);
+        assert!(found.is_empty(), "{token} is on disk in {found:?}");
+    }
+    let conn = rusqlite::Connection::open(journal(&env)).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM events WHERE kind = 'prompt' AND text LIKE 'then token [REDACTED%'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(n, 2, "both prompts after the quiet are journaled, redacted");
+}
+
 #[test]
 fn a_journal_that_cannot_be_used_is_moved_aside_and_said() {
     let env = Env::new();

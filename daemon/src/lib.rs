@@ -246,6 +246,14 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         tokio::time::sleep(Duration::from_millis(200)).await;
         let _ = tokio::task::spawn_blocking(|| ccmem_proto::redact::finds("")).await;
     });
+    // Once no client has asked anything for a while, what only speeds up the next request
+    // goes back (see `heap::Quiet`).
+    let releases = journal.clone();
+    tokio::spawn(shared.quiet.clone().run(Arc::new(move || {
+        ccmem_proto::redact::release_compiled();
+        releases.let_go();
+        heap::trim();
+    })));
     activation::spawn_watchdog();
     // A socket file removed (or replaced) under us: stop, checkpoints written, and exit with
     // an error, so that the next client or the service manager starts a daemon that clients

@@ -100,7 +100,7 @@ fn secret<'h>(c: &Captures<'h>) -> Option<Match<'h>> {
     ["s", "s2", "s3", "s4", "s5", "s6"].iter().find_map(|n| c.name(n))
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Rule {
     kind: String,
     /// The pattern, compiled the first time the rule runs: most rules wait for a keyword
@@ -128,7 +128,7 @@ struct Rule {
 /// after each find, so that every place where words start is seen; the words that start
 /// there are the one found and its prefixes. Words in other scripts (`пароль`, `密码`) have
 /// a search of their own, in Unicode's cases, run only on a text that is not all ASCII.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Keywords {
     re: Regex,
     wide: Option<Regex>,
@@ -363,6 +363,30 @@ impl Redactor {
             private: Regex::new(r"(?i)</?private\s*>").expect("private rule"),
             masks: Regex::new(r"\[REDACTED:[A-Za-z0-9_.-]*\]").expect("mask rule"),
         })
+    }
+
+    /// The same rules with none of the built-in ones compiled (each is again the first time
+    /// a text needs it), and no search's cache kept (a clone of a compiled regex starts with
+    /// none): see [`release_compiled`].
+    fn uncompiled(&self) -> Redactor {
+        let rules = self
+            .rules
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                if !r.whole {
+                    r.re = OnceLock::new();
+                }
+                r
+            })
+            .collect();
+        Redactor {
+            rules,
+            keywords: self.keywords.clone(),
+            rules_of: self.rules_of.clone(),
+            private: self.private.clone(),
+            masks: self.masks.clone(),
+        }
     }
 
     /// `text` with every secret replaced by `[REDACTED:<kind>]` and private spans dropped.
@@ -755,6 +779,19 @@ pub fn install(extra: &[(String, String)]) -> Result<(), String> {
         Err(poisoned) => *poisoned.into_inner() = r,
     }
     Ok(())
+}
+
+/// Lets go of the compiled rules and their searches' caches: each rule compiles again
+/// the next time a text needs it (a millisecond or so). For a process gone idle: the
+/// automata of the rules a day's texts ran take several MB that nothing needs until the
+/// next text. A redaction running meanwhile finishes with the rules it started with.
+pub fn release_compiled() {
+    let Some(g) = GLOBAL.get() else { return };
+    let fresh = Arc::new(current().uncompiled());
+    match g.write() {
+        Ok(mut w) => *w = fresh,
+        Err(poisoned) => *poisoned.into_inner() = fresh,
+    }
 }
 
 /// `text` with every secret replaced by `[REDACTED:<kind>]`, through the installed filter

@@ -74,6 +74,8 @@ enum Op {
     Flush(Ack),
     /// A project's own `history_keep` (None: the user's).
     Keep { root: PathBuf, keep: Option<Duration> },
+    /// The daemon is quiet: give SQLite's caches back.
+    Shrink,
     /// Count, and when `apply` remove for good, what `what` names.
     Forget { what: Forget, apply: bool, reply: oneshot::Sender<Result<Forgotten, String>> },
 }
@@ -94,7 +96,7 @@ impl Op {
     fn take_ack(&mut self) -> Option<oneshot::Sender<()>> {
         match self {
             Op::Append { ack, .. } | Op::Ended { ack, .. } | Op::Flush(ack) => ack.take(),
-            Op::Forget { .. } | Op::Keep { .. } => None,
+            Op::Forget { .. } | Op::Keep { .. } | Op::Shrink => None,
         }
     }
 }
@@ -345,6 +347,15 @@ impl Journal {
     pub fn keep_project(&self, root: &Path, keep: Option<Duration>) {
         if let Some(tx) = self.tx.as_ref() {
             let _ = tx.try_send(Op::Keep { root: root.to_path_buf(), keep });
+        }
+    }
+
+    /// Lets go of the connections' page caches (the daemon is quiet): the reader's
+    /// connection is closed (opened again when next needed), the writer shrinks its cache.
+    pub fn let_go(&self) {
+        *self.reader.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        if let Some(tx) = self.tx.as_ref() {
+            let _ = tx.try_send(Op::Shrink);
         }
     }
 

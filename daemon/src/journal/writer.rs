@@ -89,6 +89,11 @@ pub(super) fn run(
             scrub_pending |= forget(&mut conn, &mut ids, first);
             continue;
         }
+        if let Op::Shrink = first {
+            let _ = conn.execute_batch("PRAGMA shrink_memory");
+            crate::heap::trim();
+            continue;
+        }
         if let Op::Keep { root, keep } = first {
             if set_keep(&mut retention, root, keep) {
                 prune(&mut conn, &mut ids, &retention, &health);
@@ -108,6 +113,8 @@ pub(super) fn run(
                     break;
                 }
                 Ok(Op::Keep { root, keep }) => kept_less |= set_keep(&mut retention, root, keep),
+                // Not quiet after all.
+                Ok(Op::Shrink) => {}
                 Ok(op) => batch.push(op),
                 Err(_) => break,
             }
@@ -384,7 +391,7 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
                         params![session, at_ms, reason],
                     )?;
                 }
-                Op::Flush(_) | Op::Forget { .. } | Op::Keep { .. } => {}
+                Op::Flush(_) | Op::Forget { .. } | Op::Keep { .. } | Op::Shrink => {}
             }
         }
     }

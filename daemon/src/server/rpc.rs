@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 /// Handles one frame. Returns the encoded reply, or `None` for a notification.
 pub async fn handle_frame(frame: &[u8], shared: &Arc<Shared>) -> Option<Vec<u8>> {
     Stats::bump(&shared.stats.requests);
+    shared.quiet.heard();
     let incoming = match rpc::parse_incoming(frame) {
         Ok(m) => m,
         Err(mut r) => {

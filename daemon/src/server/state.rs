@@ -50,6 +50,8 @@ pub struct Shared {
     /// Connections waiting for their next request, oldest first: at the cap, the oldest
     /// makes room for a new client, so idle connections cannot lock the hooks out.
     pub idle: Idle,
+    /// When the daemon was last asked anything (it lets go of caches once quiet).
+    pub quiet: Arc<crate::heap::Quiet>,
 }
 
 /// Connections between requests, in the order of their last request: the one that has waited
@@ -108,6 +110,7 @@ impl Shared {
             stats: Stats::default(),
             projects: Projects::new(projects),
             idle: Idle::default(),
+            quiet: Default::default(),
         }
     }
 

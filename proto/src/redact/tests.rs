@@ -649,6 +649,13 @@ fn rules_are_compiled_when_first_needed() {
     assert_eq!(f.redact("key AKIAZ7Q2LX4N8RPW3VBT").as_ref(), "key [REDACTED:aws-access-key]");
     assert!(compiled(&f) > before);
     assert!(compiled(&f) < f.rules.len() / 2, "{} of {} compiled", compiled(&f), f.rules.len());
+    // Let go of (an idle daemon's memory), they compile again when needed, and find the same.
+    let u = f.uncompiled();
+    assert_eq!(compiled(&u), 0);
+    assert_eq!(u.redact("key AKIAZ7Q2LX4N8RPW3VBT").as_ref(), "key [REDACTED:aws-access-key]");
+    assert!(compiled(&u) > 0);
+    let user = Redactor::new(&[("ticket".into(), r"TKT-\d{6}".into())]).unwrap();
+    assert_eq!(user.uncompiled().redact("see TKT-123456").as_ref(), "see [REDACTED:ticket]", "a user's rule stays");
 }
 
 /// Past 100 characters a quoted value in prose is not taken as a quoted password; one in
