@@ -422,6 +422,25 @@ fn a_repository_another_user_owns_is_left_alone_and_status_says_so() {
     let out = ctl(&["checkpoint", p]);
     assert_eq!(out.status.code(), Some(1), "nothing written in the project");
     assert!(text(&out.stderr).contains("as git's safe.directory does"), "{}", text(&out.stderr));
+    // #40: nor a report, nor a project memory (the tester found both wrote there).
+    let out = ctl(&["report", p]);
+    assert!(!out.status.success(), "report writes nothing: {}", text(&out.stdout));
+    {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = env.ctl_cmd(&[
+            "memory",
+            "write",
+            "--scope",
+            "project",
+            "--type",
+            "decision",
+            "--title",
+            "t",
+            "--content",
+            "c",
+        ]);
+        let _ = cmd.uid(NOBODY).gid(NOBODY).current_dir(&root).output().unwrap();
+    }
     let out = ctl(&["status", p, "--json"]);
     assert_ok(&out, "status");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

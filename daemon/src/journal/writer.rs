@@ -264,9 +264,11 @@ fn commit(
     }
 }
 
-/// Whether `e` says another connection holds the lock (for longer than the busy timeout).
+/// Whether `e` says another program holds a lock (for longer than the busy timeout): the
+/// write lock, or a lock on the shared-memory file's bytes (SQLite's "locking protocol").
 fn is_locked(e: &rusqlite::Error) -> bool {
-    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+    use rusqlite::ErrorCode::*;
+    matches!(e.sqlite_error_code(), Some(DatabaseBusy | DatabaseLocked | FileLockingProtocolFailed))
 }
 
 /// Drops what `retention` no longer keeps; the row ids known before may be gone after it.
@@ -533,4 +535,21 @@ fn session_id(
     };
     ids.sessions.insert(key, id);
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::ffi;
+
+    /// #40: a lock held on the shared-memory file's bytes fails a write with "locking
+    /// protocol"; that write was lost, when a busy database's was held and written later.
+    #[test]
+    fn every_lock_another_program_holds_is_waited_out_not_lost() {
+        for code in [ffi::SQLITE_BUSY, ffi::SQLITE_LOCKED, ffi::SQLITE_PROTOCOL] {
+            let e = rusqlite::Error::SqliteFailure(ffi::Error::new(code), None);
+            assert!(super::is_locked(&e), "{e}");
+        }
+        let full = rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_FULL), None);
+        assert!(!super::is_locked(&full));
+    }
 }

@@ -555,6 +555,10 @@ fn shrink(m: &mut SessionMemory, gone: &mut LeftOut) -> bool {
 
 /// Writes the report into the project (atomically); returns its size in bytes.
 pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
+    // A repository another user owns is left alone: not even its `.claude/` is made.
+    if let Some(why) = ccmem_proto::files::owned_by_another(root) {
+        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, why));
+    }
     let text = report::serialize(m);
     let path = root.join(REPORT_FILE);
     atomic::write_in_private(root, &path, text.as_bytes(), false)?;

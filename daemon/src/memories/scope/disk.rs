@@ -84,7 +84,11 @@ impl ScopeStore {
 
     pub(super) fn make_dir(&self) -> io::Result<()> {
         match self.project_root() {
-            Some(root) => ccmem_proto::files::untrusted::create_dir_under(root, &self.dir),
+            // Not even a directory in a repository another user owns.
+            Some(root) => match ccmem_proto::files::owned_by_another(root) {
+                Some(why) => Err(io::Error::new(io::ErrorKind::PermissionDenied, why)),
+                None => ccmem_proto::files::untrusted::create_dir_under(root, &self.dir),
+            },
             None => fs::create_dir_all(&self.dir),
         }
     }
