@@ -110,6 +110,11 @@ pub(super) const COMMANDS: &[&str] = &[
     "ansible-vault",
     "oathtool",
     "rclone",
+    "mkpasswd",
+    "slappasswd",
+    "doveadm",
+    "mosquitto_passwd",
+    "bw",
 ];
 
 /// The prefilter's words for the rule: each command followed by a space, a tab or `.exe`.
@@ -169,6 +174,8 @@ pub(super) fn split(s: &str, base: usize) -> Vec<Word> {
                 }
                 (None, _) => i += 1,
             },
+            // `$'…'` (ANSI-C quoting) is a literal like `'…'`, not a variable.
+            b'$' if b.get(i + 1) == Some(&b'\'') && b[i + 2..].contains(&b'\'') => i += 1,
             // A quote without its closing one is a character (a fragment of a command).
             q @ (b'\'' | b'"') if !b[i + 1..].contains(&q) => {
                 push(&mut cur, i);
@@ -376,6 +383,12 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             for v in values(ws, &["-a", "--pass"], Form::Separate) {
                 take(ws, v, pw, hits);
             }
+            // `CONFIG SET requirepass PASS` (and `masterauth`).
+            if let Some(i) =
+                ws.iter().position(|w| matches!(w.text.to_ascii_lowercase().as_str(), "requirepass" | "masterauth"))
+            {
+                take(ws, (i + 1, 0), pw, hits);
+            }
             // `redis-cli AUTH PASS`, `redis-cli AUTH USER PASS`: the command's last argument.
             if let Some(i) = ws.iter().position(|w| w.text.eq_ignore_ascii_case("auth")) {
                 let args: Vec<usize> =
@@ -472,6 +485,40 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             let with_value = ["-n", "--name", "--vault-id", "--vault-password-file", "--stdin-name", "--output"];
             for i in arguments(&ws[1..], &with_value) {
                 take(ws, (i + 1, 0), "secret", hits);
+            }
+        }
+        // `mkpasswd -m sha-512 PASS [SALT]`: the first argument.
+        "mkpasswd" => {
+            if let Some(&i) = arguments(ws, &["-m", "--method", "-S", "--salt", "-R", "--rounds", "-P"]).first() {
+                take(ws, (i, 0), pw, hits);
+            }
+        }
+        "slappasswd" => {
+            for v in values(ws, &["-s"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        "doveadm" if has(ws, "pw") => {
+            for v in values(ws, &["-p"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        // `mosquitto_passwd -b FILE USER PASS`.
+        "mosquitto_passwd" if has(ws, "-b") => {
+            if let Some(&i) = arguments(ws, &[]).get(2) {
+                take(ws, (i, 0), pw, hits);
+            }
+        }
+        // `bw unlock PASS`, `bw login USER PASS`.
+        "bw" => {
+            let args = arguments(ws, &["--session", "--method", "--code"]);
+            let at = match ws.get(args.first().copied().unwrap_or(usize::MAX)).map(|w| w.text.as_str()) {
+                Some("unlock") => 1,
+                Some("login") => 2,
+                _ => usize::MAX,
+            };
+            if let Some(&i) = args.get(at) {
+                take(ws, (i, 0), pw, hits);
             }
         }
         "oathtool" => {

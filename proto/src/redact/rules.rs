@@ -221,8 +221,9 @@ pub(super) fn built_in() -> Vec<Spec> {
         joined = INTL_PASSWORD_JOINED.join("|"),
     );
     let commands = commands::COMMANDS.iter().map(|c| regex::escape(c)).collect::<Vec<_>>().join("|");
-    // A value after `=` or `:`: double-quoted, single-quoted, JSON-escaped, or bare.
-    let value = r#"(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|\\"(?P<s3>(?:[^"\\\n]|\\[^"\n])*)\\"|(?P<s4>[^\s'"`,;<>|&(){}\[\]]+(?:&[^\s'"`,;<>|&(){}\[\]]+)*)(?P<call>\()?)"#;
+    // A value after `=` or `:`: double-quoted, single-quoted, a markdown code span,
+    // JSON-escaped, or bare.
+    let value = r#"(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|`(?P<s5>[^`\n]*)`|\\"(?P<s3>(?:[^"\\\n]|\\[^"\n])*)\\"|(?P<s4>[^\s'"`,;<>|&(){}\[\]]+(?:&[^\s'"`,;<>|&(){}\[\]]+)*)(?P<call>\()?)"#;
     let rules = vec![
         // Private keys: PEM (a key cut short goes to the end), base64-encoded PEM (a
         // kubeconfig's `client-key-data`, a Secret's `tls.key`), PuTTY, age.
@@ -703,8 +704,19 @@ pub(super) fn built_in() -> Vec<Spec> {
             consumes: true,
             ..spec(
                 "password",
-                r#"(?i)(?:^|[\s;&|(`])(?P<feed>(?:echo|printf|yes)[ \t](?:[^\n|;&\\]|\\(?:\r?\n|.))*)\|[ \t]*(?P<tail>(?:[^\n|;&\\]|\\(?:\r?\n|.))+)"#,
+                r#"(?i)(?:^|[\s;&|(`"'/])(?P<feed>(?:echo|printf|yes)[ \t](?:[^\n|;&\\)}]|\\(?:\r?\n|.))*)\|[ \t]*(?P<tail>(?:[^\n|;&\\]|\\(?:\r?\n|.))+)"#,
                 &["echo ", "echo\t", "printf ", "printf\t", "yes "],
+                Some(stdin::piped),
+            )
+        },
+        // Several at once: `(echo A; echo A) | passwd`, `{ echo A; echo A; } | passwd`; and
+        // `passwd < <(printf 'A\nA\n')`.
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                r#"(?i)[({][ \t]*(?P<group>(?:echo|printf)[ \t][^(){}\n|]*?)[ \t]*[)}][ \t]*\|[ \t]*(?P<tail>[^\n|;&]+)"#,
+                &["echo ", "printf "],
                 Some(stdin::piped),
             )
         },
@@ -712,7 +724,16 @@ pub(super) fn built_in() -> Vec<Spec> {
             consumes: true,
             ..spec(
                 "password",
-                r#"(?:^|[\s;&|(`])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+[^\s<>|;&]+)*)[ \t]*<<<[ \t]*(?P<word>"[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)"#,
+                r#"(?i)(?:^|[\s;&|(`"'])(?P<tail>[A-Za-z0-9_./-]+(?:[ \t]+[^\s<>|;&]+)*)[ \t]*<[ \t]*<\([ \t]*(?P<feed>(?:echo|printf)[ \t][^)\n]*)\)"#,
+                &["<("],
+                Some(stdin::piped),
+            )
+        },
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                r#"(?:^|[\s;&|(`"'])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+(?:[^\s<>|;&`]+|\d*>>?&?[^\s<>|;&`]*|&>[^\s<>|;&`]*))*)[ \t]*<<<[ \t]*(?P<word>\$?"[^"\n]*"|\$?'[^'\n]*'|[^\s;&|)`]+)"#,
                 &["<<<"],
                 Some(stdin::here_string),
             )
@@ -721,11 +742,19 @@ pub(super) fn built_in() -> Vec<Spec> {
             consumes: true,
             ..spec(
                 "password",
-                r#"(?:^|[\s;&|(`])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+[^\s<>|;&]+)*)[ \t]*<<-?[ \t]*['"]?(?P<tag>[A-Za-z_][A-Za-z0-9_]*)['"]?(?:[ \t]*\|[ \t]*(?P<piped>[^\n|;&]+))?[^\n]*\n(?P<body>(?:[^\n]*(?:\n|\z)){1,12})"#,
+                r#"(?:^|[\s;&|(`"'])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+(?:[^\s<>|;&`]+|\d*>>?&?[^\s<>|;&`]*|&>[^\s<>|;&`]*))*)[ \t]*<<-?[ \t]*['"]?(?P<tag>[A-Za-z_][A-Za-z0-9_]*)['"]?(?:[ \t]*\|[ \t]*(?P<piped>[^\n|;&]+))?[^\n]*\n(?P<body>(?:[^\n]*(?:\n|\z)){1,64})"#,
                 &["<<"],
                 Some(stdin::here_doc),
             )
         },
+        // SQL that sets a password: `CREATE USER … IDENTIFIED BY 'PASS'`, `ALTER ROLE … PASSWORD
+        // 'PASS'`, `SET PASSWORD … = 'PASS'`.
+        spec(
+            "password",
+            r"(?i)\b(?:identified(?:[ \t]+with[ \t]+\S+)?[ \t]+by(?:[ \t]+password)?|(?:with|role|user)[ \t]+(?:\S+[ \t]+)?(?:encrypted[ \t]+)?password|set[ \t]+password[^'\x22\n]{0,80}=)[ \t]*(?:'(?P<s>[^'\n]{3,})'|\x22(?P<s2>[^\x22\n]{3,})\x22)",
+            &["identified", "password"],
+            Some(plain_secret),
+        ),
         // An FTP session's raw login command, typed or in a script (`quote PASS …`).
         spec(
             "password",
@@ -1709,7 +1738,14 @@ fn pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if c.name("sep").is_some_and(|m| m.as_str().starts_with('=') && m.as_str().len() > 1) {
         return;
     }
-    let quoted = c.name("s4").is_none();
+    // A code span is read as a bare value: it holds code as often as a value
+    // (`` token: `Option<String>` ``, `` key: `process.env.KEY` ``).
+    let quoted = c.name("s4").is_none() && c.name("s5").is_none();
+    if c.name("s5")
+        .is_some_and(|m| m.as_str().contains(['<', '>', '(', ')', '{', '}', ' ']) || m.as_str().contains("::"))
+    {
+        return; // a type or an expression, in a code span
+    }
     // `token = format!(…)`, `pw = getpass(…)`: a call; `"PASS" => passed`: a match arm or a
     // hash's entry, whose bare value is a name (only a random one is a secret).
     let call = c.name("call").is_some();

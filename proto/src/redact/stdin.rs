@@ -28,8 +28,10 @@ const SECRET_FILE: &[&str] = &["pass", "secret", "token", "key", "vault", "cred"
 
 /// Whether `ws` gives its input (`-`, `/dev/stdin`, `file:///dev/stdin`) to an option that
 /// names a secret's file: `--vault-password-file /dev/stdin`, `--data-file=-`.
-fn secret_file_from_input(ws: &[Word]) -> bool {
-    let input = |v: &str| matches!(v, "-" | "/dev/stdin" | "/dev/fd/0" | "file:///dev/stdin" | "fileb:///dev/stdin");
+fn secret_file_from_input(ws: &[&Word]) -> bool {
+    let input = |v: &str| {
+        matches!(v, "-" | "/dev/stdin" | "/dev/fd/0" | "file:///dev/stdin" | "fileb:///dev/stdin" | "stdin" | "fd:0")
+    };
     let names_secret = |o: &str| {
         let o = o.to_ascii_lowercase();
         o.starts_with('-') && SECRET_FILE.iter().any(|w| o.contains(w))
@@ -53,18 +55,52 @@ enum Takes {
 
 /// How the command `words` (its name first) reads what it is fed, if it reads a secret.
 fn reads_secret(words: &[Word]) -> Option<Takes> {
-    let mut ws = words;
-    // `sudo -S cmd`: sudo's own password; `sudo cmd`: whatever cmd reads.
-    if ws.first().is_some_and(|w| name(&w.text) == "sudo") {
-        if ws.iter().skip(1).take_while(|w| w.text.starts_with('-')).any(|w| w.text == "-S" || w.text == "--stdin") {
+    // Redirections (`2>/dev/null`, `>out`, `2>&1`) are not the command's words.
+    let owned: Vec<&Word> = words.iter().filter(|w| !is_redirection(&w.text)).collect();
+    let mut ws: &[&Word] = &owned;
+    // What runs its arguments as a command (`sudo`, `timeout 5`, `env A=1`, `ssh host`,
+    // `docker exec -i box`, `kubectl exec -i pod --`) hands its input on to that command.
+    for _ in 0..4 {
+        let first = ws.first()?;
+        let (stdin, rest) = match name(&first.text).as_str() {
+            "sudo" | "doas" => sudo_options(&ws[1..]),
+            "timeout" => {
+                (false, after_options(&ws[1..], &["-s", "--signal", "-k", "--kill-after"]).get(1..).unwrap_or(&[]))
+            }
+            "env" => {
+                let rest = after_options(&ws[1..], &["-u", "--unset", "-C", "--chdir", "-S"]);
+                (false, &rest[rest.iter().take_while(|w| w.text.contains('=')).count()..])
+            }
+            "nice" | "ionice" | "stdbuf" | "nohup" | "command" | "exec" | "time" | "setsid" | "unbuffer" => {
+                (false, after_options(&ws[1..], &["-n", "--adjustment", "-c", "--class", "-i", "-o", "-e"]))
+            }
+            "ssh" => {
+                let with_value = [
+                    "-p", "-i", "-l", "-o", "-F", "-J", "-b", "-c", "-D", "-E", "-e", "-L", "-m", "-O", "-R", "-S",
+                    "-W", "-w", "-B", "-Q",
+                ];
+                (false, after_options(&ws[1..], &with_value).get(1..).unwrap_or(&[]))
+            }
+            "docker" | "podman" | "nerdctl" if ws.get(1).is_some_and(|w| w.text == "exec") => {
+                let with_value = ["-u", "--user", "-w", "--workdir", "-e", "--env", "--env-file"];
+                (false, after_options(&ws[2..], &with_value).get(1..).unwrap_or(&[]))
+            }
+            "kubectl" | "oc" if ws.get(1).is_some_and(|w| w.text == "exec") => {
+                (false, ws.iter().position(|w| w.text == "--").map_or(&[][..], |i| &ws[i + 1..]))
+            }
+            _ => break,
+        };
+        if stdin {
             return Some(Takes::Whole);
         }
-        let skip = 1 + ws[1..].iter().take_while(|w| w.text.starts_with('-')).count();
-        ws = &ws[skip.min(ws.len())..];
+        ws = rest;
     }
     let cmd = name(&ws.first()?.text);
     let rest = &ws[1..];
     let has = |o: &str| rest.iter().any(|w| w.text == o || w.text.starts_with(&format!("{o}=")));
+    if has("--help") || has("-h") {
+        return None;
+    }
     match cmd.as_str() {
         "chpasswd" | "chgpasswd" => Some(Takes::AfterColon),
         "ftp" | "pftp" | "tnftp" | "netkit-ftp" => Some(Takes::Ftp),
@@ -72,9 +108,72 @@ fn reads_secret(words: &[Word]) -> Option<Takes> {
         // `docker secret create NAME -`, `podman secret create NAME -`.
         "docker" | "podman" if has("secret") && has("create") && has("-") => Some(Takes::Whole),
         "vault" if has("login") && has("-") => Some(Takes::Whole),
+        // `htpasswd -i[c…] FILE USER`, `pass insert -e NAME`, `op signin`, `rclone obscure -`.
+        "htpasswd" if short_flag(rest, 'i') => Some(Takes::Whole),
+        "pass" | "gopass" if has("insert") => Some(Takes::Whole),
+        "op" if has("signin") => Some(Takes::Whole),
+        "rclone" if has("obscure") && has("-") => Some(Takes::Whole),
         c if ALWAYS.contains(&c) => Some(Takes::Whole),
         _ => (FROM_INPUT.iter().any(|o| has(o)) || secret_file_from_input(rest)).then_some(Takes::Whole),
     }
+}
+
+/// `sudo`'s options: whether one makes it read its password from its input (`-S`, in a
+/// cluster too: `-kS`), and the command after them (the values of `-u root`, `-g wheel`, …
+/// skipped).
+fn sudo_options<'a, 'w>(ws: &'a [&'w Word]) -> (bool, &'a [&'w Word]) {
+    let with_value = [
+        "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-T", "-U", "--user", "--group", "--host", "--prompt",
+        "--chdir",
+    ];
+    let mut i = 0;
+    let mut stdin = false;
+    while let Some(w) = ws.get(i) {
+        let t = w.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') {
+            break;
+        }
+        stdin |= t == "--stdin"
+            || (!t.starts_with("--") && t[1..].bytes().all(|b| b.is_ascii_alphabetic()) && t.contains('S'));
+        i += if with_value.contains(&t) { 2 } else { 1 };
+    }
+    (stdin, ws.get(i..).unwrap_or(&[]))
+}
+
+/// The words after the options (and the values of `with_value`'s).
+fn after_options<'a, 'w>(ws: &'a [&'w Word], with_value: &[&str]) -> &'a [&'w Word] {
+    let mut i = 0;
+    while let Some(w) = ws.get(i) {
+        if w.text == "--" {
+            return ws.get(i + 1..).unwrap_or(&[]);
+        }
+        if !w.text.starts_with('-') || w.text == "-" {
+            break;
+        }
+        i += if with_value.contains(&w.text.as_str()) { 2 } else { 1 };
+    }
+    ws.get(i..).unwrap_or(&[])
+}
+
+/// Whether a short option cluster among `ws` holds `flag` (`-i`, `-ci`).
+fn short_flag(ws: &[&Word], flag: char) -> bool {
+    ws.iter().any(|w| {
+        let t = w.text.as_str();
+        t.starts_with('-')
+            && !t.starts_with("--")
+            && t[1..].bytes().all(|b| b.is_ascii_alphabetic())
+            && t.contains(flag)
+    })
+}
+
+/// A redirection word: `>f`, `2>/dev/null`, `2>&1`, `&>f`, `>>f`.
+fn is_redirection(t: &str) -> bool {
+    let t = t.trim_start_matches(|c: char| c.is_ascii_digit());
+    t.starts_with('>') || t.starts_with("&>")
 }
 
 /// A command word's name (`/usr/bin/passwd`, `passwd.exe`).
@@ -83,13 +182,33 @@ fn name(word: &str) -> String {
     n.strip_suffix(".exe").map(str::to_string).unwrap_or(n)
 }
 
-/// `echo …`, `printf …` or `yes …` (`feed`) piped into `tail`'s command.
+/// `echo …`, `printf …` or `yes …` (`feed`; or several in a `group`: `(echo A; echo B)`,
+/// `{ echo A; echo B; }`) piped into `tail`'s command, or given to it as `< <(echo …)`.
 pub(super) fn piped(c: &Captures<'_>, hits: &mut Vec<Hit>) {
-    let (Some(feed), Some(tail)) = (c.name("feed"), c.name("tail")) else { return };
+    let Some(tail) = c.name("tail") else { return };
     let Some(takes) = reads_secret(&split(tail.as_str(), tail.start())) else { return };
-    let ws = split(feed.as_str(), feed.start());
+    if let Some(feed) = c.name("feed") {
+        feed_words(feed.as_str(), feed.start(), takes, hits);
+    }
+    if let Some(group) = c.name("group") {
+        let mut at = group.start();
+        for part in group.as_str().split_inclusive(';') {
+            let lead = part.len() - part.trim_start().len();
+            feed_words(part.trim_start().trim_end_matches(';'), at + lead, takes, hits);
+            at += part.len();
+        }
+    }
+}
+
+/// The literal words of one `echo`, `printf` or `yes` (`text`, at `start`).
+fn feed_words(text: &str, start: usize, takes: Takes, hits: &mut Vec<Hit>) {
+    let ws = split(text, start);
     let Some(first) = ws.first() else { return };
-    let printf = name(&first.text) == "printf";
+    let program = name(&first.text);
+    if !matches!(program.as_str(), "echo" | "printf" | "yes") {
+        return;
+    }
+    let printf = program == "printf";
     let mut args = &ws[1..];
     // `echo -n`, `echo -e`; `printf -v var` is not fed at all.
     while args.first().is_some_and(|w| w.text.starts_with('-') && w.text.len() > 1) {
@@ -182,6 +301,12 @@ fn push(start: usize, value: &str, takes: Takes, hits: &mut Vec<Hit>) {
 /// follows `user:`; None when it is no secret (a reference, a placeholder, a mask).
 fn secret_in(v: &str, takes: Takes) -> Option<usize> {
     if v.is_empty() || is_reference(v) || is_placeholder(v, "password") || v.contains("[REDACTED:") {
+        return None;
+    }
+    // A variable anywhere in it (`%s$DB_PASS`, as quoted words joined read): the shell puts
+    // the secret there, it is not written here.
+    let b = v.as_bytes();
+    if b.windows(2).any(|w| w[0] == b'$' && (w[1].is_ascii_alphabetic() || matches!(w[1], b'_' | b'{' | b'('))) {
         return None;
     }
     match takes {

@@ -605,6 +605,33 @@ fn secrets_fed_to_a_reader_or_given_to_a_subcommand_are_masked() {
         "rclone obscure Zebra-Tide-41",
         "rclone config create gd drive client_secret=Zebra-Tide-41",
         "log in with admin / Zebra-Tide-41",
+        // The tester's second round: sudo's options, wrappers, groups, redirections, quoting.
+        "echo Zebra-Tide-41 | sudo -u root -S true",
+        "echo Zebra-Tide-41 | sudo -kS true",
+        "(echo Zebra-Tide-41; echo Zebra-Tide-41) | passwd bob",
+        "{ echo Zebra-Tide-41; echo Zebra-Tide-41; } | passwd bob",
+        "echo $'Zebra-Tide-41\\nZebra-Tide-41' | passwd bob",
+        "/bin/echo Zebra-Tide-41 | sudo -S true",
+        "echo Zebra-Tide-41 | timeout 5 sudo -S true",
+        "echo Zebra-Tide-41 | env LANG=C sudo -S true",
+        "sudo -S true < <(echo Zebra-Tide-41)",
+        "ssh host \"echo Zebra-Tide-41 | sudo -S reboot\"",
+        "echo 'root:Zebra-Tide-41' | docker exec -i c chpasswd",
+        "echo 'root:Zebra-Tide-41' | kubectl exec -i pod -- chpasswd",
+        "kinit admin 2>/dev/null <<EOF\nZebra-Tide-41\nEOF",
+        "sudo -S apt-get update 2>&1 <<< Zebra-Tide-41",
+        "run `kinit admin <<< Zebra-Tide-41` again",
+        "echo Zebra-Tide-41 | htpasswd -i .htpasswd bob",
+        "openssl enc -aes-256-cbc -pass stdin <<< Zebra-Tide-41",
+        "pass insert -e x <<< Zebra-Tide-41",
+        "mkpasswd -m sha-512 Zebra-Tide-41",
+        "slappasswd -s Zebra-Tide-41",
+        "bw unlock Zebra-Tide-41",
+        "redis-cli CONFIG SET requirepass Zebra-Tide-41",
+        "mysql -e \"CREATE USER 'app'@'%' IDENTIFIED BY 'Zebra-Tide-41'\"",
+        "ALTER ROLE app WITH PASSWORD 'Zebra-Tide-41';",
+        "sudo password: `Zebra-Tide-41`",
+        "DB_PASSWORD=`Zebra-Tide-41`",
     ] {
         let out = crate::redact::redact(text);
         assert!(!out.contains(pw), "{text} → {out}");
@@ -621,6 +648,14 @@ fn secrets_fed_to_a_reader_or_given_to_a_subcommand_are_masked() {
         "printf \"line1\\nline2\" | grep line",
         "git log --oneline | head -5",
         "rclone config create s3 s3 provider AWS region eu-west-1",
+        "printf '%s' \"$DB_PASS\" | sudo -S true",
+        "echo done | passwd --help",
+        "grep passwd /etc/passwd",
+        "echo x | sudo tee /etc/hosts",
+        "git commit -F - <<EOF\nfix the bug\nEOF",
+        "SELECT password FROM users WHERE id = 1",
+        "token: `Option<String>`",
+        "api_key: `process.env.API_KEY`",
     ] {
         assert_eq!(crate::redact::redact(text), text);
     }
