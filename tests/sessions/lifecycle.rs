@@ -481,3 +481,26 @@ fn a_claude_directory_a_co_user_made_is_left_alone_and_reports_are_private() {
     assert!(text(&out.stderr).contains("whose `.claude` another user owns"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_dir(shared.join(".claude")).unwrap().count(), 0, "nothing written in it");
 }
+
+/// #40, the tester's second round: a claim file committed in the repository (copied from
+/// another project) claimed nothing, but was rewritten in place with this daemon's claim,
+/// so `git status` showed it changed and a `git commit -a` would take it. It is the
+/// repository's file: left as it is, and the log says why the project has no claim.
+#[test]
+fn a_committed_claim_file_is_left_as_the_repository_has_it() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    let foreign = "{\"pid\":4242,\"socket\":\"/tmp/elsewhere/ccmemd.sock\",\"root\":\"0123456789abcdef\"}\n";
+    std::fs::write(root.join(".claude/.ccmemd.lock"), foreign).unwrap();
+    git(&root, &["add", "-f", ".claude/.ccmemd.lock"]);
+    git(&root, &["commit", "-qm", "a claim from elsewhere"]);
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c", "Stop", json!({"last_assistant_message": "done"})));
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    assert_eq!(std::fs::read_to_string(root.join(".claude/.ccmemd.lock")).unwrap(), foreign, "left as committed");
+    let changed = git(&root, &["status", "--porcelain"]);
+    assert!(!changed.contains(".ccmemd.lock"), "git sees no change to it: {changed}");
+    assert!(d.log().contains("is committed in the repository"), "the log says why: {}", d.log());
+}

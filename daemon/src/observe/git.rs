@@ -202,6 +202,12 @@ fn bounded(mut cmd: Command, root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     status.filter(|s| s.success()).map(|_| out)
 }
 
+/// Whether the repository tracks `path` (relative to `root`): a file ccmem would write
+/// there that is committed is the repository's, not ccmem's.
+pub fn tracks(root: &Path, path: &str) -> bool {
+    git(root, &["ls-files", "-z", "--", path]).is_some_and(|o| !o.is_empty())
+}
+
 /// HEAD's full hash; `Some("")` in a repository without commits; None outside git.
 pub fn head(root: &Path) -> Option<String> {
     git(root, &["rev-parse", "--is-inside-work-tree"])?;

@@ -112,6 +112,14 @@ fn claim_text(root: &Path, socket: &Path) -> String {
     format!("{}\n", serde_json::to_string(&claim).unwrap_or_default())
 }
 
+/// Why a project whose repository commits a claim file is kept without a claim.
+fn committed(root: &Path) -> String {
+    format!(
+        "{} is committed in the repository: ccmem leaves it alone and keeps the project without a claim (`git rm --cached {LOCK_FILE}` and commit to let it claim the project again)",
+        root.join(LOCK_FILE).display()
+    )
+}
+
 /// Claims the project at `root` for this daemon, serving on `socket`.
 pub fn take(root: &Path, socket: &Path) -> Taken {
     let path = root.join(LOCK_FILE);
@@ -132,6 +140,11 @@ pub fn take(root: &Path, socket: &Path) -> Taken {
             Ok(()) => return Taken::Mine(Claim { path, socket: socket.to_path_buf() }),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match holder_of(root, socket) {
                 Holder::Other(why) => return Taken::Elsewhere(why),
+                // A claim committed in the repository is the repository's file: not
+                // rewritten (a `git commit -a` would take ccmem's), and no claim is made.
+                Holder::Nobody { .. } if crate::observe::git::tracks(root, LOCK_FILE) => {
+                    return Taken::None(committed(root));
+                }
                 // Nobody answers there (a daemon that died), or it is this daemon's own, left
                 // by a session that is just ending: taken over.
                 Holder::This | Holder::Nobody { .. } => {
@@ -153,6 +166,9 @@ pub fn recheck(root: &Path, socket: &Path) -> Result<(), String> {
         Holder::This => Ok(()),
         Holder::Other(why) => Err(why),
         Holder::Nobody { stale } => {
+            if path.exists() && crate::observe::git::tracks(root, LOCK_FILE) {
+                return Ok(()); // the repository's own file (see `take`): left as it is
+            }
             if stale {
                 let _ = std::fs::remove_file(&path);
             }

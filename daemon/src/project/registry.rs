@@ -116,7 +116,7 @@ impl Projects {
                         msg.answer_refused(root, &why);
                         return;
                     }
-                    Some(lock::Taken::None(why)) => tracing::debug!(project = %root.display(), "{why}"),
+                    Some(lock::Taken::None(why)) => tracing::info!(project = %root.display(), "{why}"),
                     None => {}
                 }
             }
