@@ -82,11 +82,9 @@ mod bench {
 
     /// A daemon of `env` that lets go of its caches after [`QUIET`].
     fn quiet_daemon(env: &Env) -> Daemon {
-        let mut cmd = env.daemon_cmd(&[]);
-        cmd.env("CCMEM_QUIET_AFTER_MS", QUIET.as_millis().to_string());
-        let d = Daemon::spawn(&mut cmd, env.path().join("ccmemd.stderr"));
-        d.wait_ready(&env.socket);
-        d
+        env.start_daemon_with(&[], |c| {
+            c.env("CCMEM_QUIET_AFTER_MS", QUIET.as_millis().to_string());
+        })
     }
 
     pub(crate) fn main() -> std::process::ExitCode {

@@ -144,10 +144,9 @@ fn no_secret_reaches_the_journal() {
 #[test]
 fn after_the_daemon_let_go_of_its_caches_secrets_are_still_kept_out() {
     let env = Env::new();
-    let mut cmd = env.daemon_cmd(&[]);
-    cmd.env("CCMEM_QUIET_AFTER_MS", "300");
-    let d = Daemon::spawn(&mut cmd, env.path().join("ccmemd.stderr"));
-    d.wait_ready(&env.socket);
+    let _d = env.start_daemon_with(&[], |c| {
+        c.env("CCMEM_QUIET_AFTER_MS", "300");
+    });
     let root = repo(&env, "proj");
     let first = "ghp_BeforeQu1etAbCdEfGhIjKlMnOpQrStUv1234";
     let second = "ghp_AfterQu1etAbCdEfGhIjKlMnOpQrStUvW5678";

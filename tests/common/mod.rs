@@ -119,7 +119,14 @@ impl Env {
     /// Starts `ccmemd` with `args` in the foreground (as a child), its stderr in a file, and
     /// waits until it answers.
     pub fn start_daemon(&self, args: &[&str]) -> Daemon {
+        self.start_daemon_with(args, |_| {})
+    }
+
+    /// [`Self::start_daemon`], with its command set up further by `configure` first (an
+    /// environment variable).
+    pub fn start_daemon_with(&self, args: &[&str], configure: impl FnOnce(&mut Command)) -> Daemon {
         let mut cmd = self.daemon_cmd(args);
+        configure(&mut cmd);
         let d = Daemon::spawn(&mut cmd, self.path().join(format!("ccmemd-{}.stderr", unique())));
         d.wait_ready(&self.socket);
         d
