@@ -709,6 +709,15 @@ pub(super) fn built_in() -> Vec<Spec> {
                 Some(stdin::piped),
             )
         },
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                r#"(?i)(?:^|[\s;&|(`"'/])(?P<feed>(?:echo|printf)[ \t][^\n|;&<>]*?)[ \t]*>>?[ \t]*(?P<file>[^\s;&|<>]+)"#,
+                &["echo ", "printf "],
+                Some(stdin::written),
+            )
+        },
         // Several at once: `(echo A; echo A) | passwd`, `{ echo A; echo A; } | passwd`; and
         // `passwd < <(printf 'A\nA\n')`.
         Spec {

@@ -1,5 +1,5 @@
-//! Secrets written to a command that reads one from its input, which no name and no option
-//! shows: `echo PW | passwd --stdin bob`, `printf 'PW\nPW' | passwd`, `kinit bob <<< PW`,
+//! Secrets written to a command that reads one from its input (or to a file whose name says
+//! it holds one: `echo PW > ~/.vault_pass.txt`), which no name and no option shows: `echo PW | passwd --stdin bob`, `printf 'PW\nPW' | passwd`, `kinit bob <<< PW`,
 //! `echo PW | docker login -u bob --password-stdin`, `echo 'bob:PW' | chpasswd`,
 //! `cryptsetup open /dev/sdb1 vault <<EOF` and its lines, `base64 <<< 'bob:PW'` (a Basic
 //! credential being made).
@@ -223,6 +223,18 @@ fn feed_words(text: &str, start: usize, takes: Takes, hits: &mut Vec<Hit>) {
             continue;
         }
         fed(w, 0, w.text.len(), takes, hits);
+    }
+}
+
+/// `echo …` or `printf …` (`feed`) written to a file whose name says it holds a secret:
+/// `echo PASS > ~/.vault_pass.txt`, `printf TOKEN > .npm-token`, `echo KEY >> secrets.env`.
+pub(super) fn written(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(feed), Some(file)) = (c.name("feed"), c.name("file")) else { return };
+    let name = file.as_str().trim_matches(['"', '\'']).rsplit(['/', '\\']).next().unwrap_or("").to_ascii_lowercase();
+    let secret =
+        ["pass", "secret", "token", "cred", "apikey", "api_key", "api-key", "vault"].iter().any(|w| name.contains(w));
+    if secret && !name.ends_with(".pub") && !name.ends_with(".md") {
+        feed_words(feed.as_str(), feed.start(), Takes::Whole, hits);
     }
 }
 

@@ -632,6 +632,8 @@ fn secrets_fed_to_a_reader_or_given_to_a_subcommand_are_masked() {
         "ALTER ROLE app WITH PASSWORD 'Zebra-Tide-41';",
         "sudo password: `Zebra-Tide-41`",
         "DB_PASSWORD=`Zebra-Tide-41`",
+        "echo 'Zebra-Tide-41' > ~/.vault_pass.txt",
+        "printf Zebra-Tide-41 >> .npm-token",
     ] {
         let out = crate::redact::redact(text);
         assert!(!out.contains(pw), "{text} → {out}");
@@ -656,6 +658,9 @@ fn secrets_fed_to_a_reader_or_given_to_a_subcommand_are_masked() {
         "SELECT password FROM users WHERE id = 1",
         "token: `Option<String>`",
         "api_key: `process.env.API_KEY`",
+        "echo hello > notes.txt",
+        "echo \"$TOKEN\" > ~/.token",
+        "echo '# Passwords' > passwords.md",
     ] {
         assert_eq!(crate::redact::redact(text), text);
     }
