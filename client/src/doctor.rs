@@ -747,7 +747,7 @@ fn inotify(pid: Option<u32>, out: &mut Vec<Check>) {
         )),
         // The kernel's limit; ccmemd's own (`--max-watches`) is the project watch line's.
         (Some(l), Some(u)) => out.push(ok(NAME, format!("ccmemd uses {u} of the {l} the kernel allows"))),
-        (Some(l), None) => out.push(ok(NAME, format!("limit {l} (daemon not running)"))),
+        (Some(l), None) => out.push(ok(NAME, format!("limit {l} (the daemon did not answer: its use is unknown)"))),
         (None, _) => {
             out.push(bad(NAME, "warn", "cannot read fs.inotify.max_user_watches", "check that /proc is mounted"))
         }
