@@ -84,15 +84,9 @@ enum Op {
 type Ack = Option<oneshot::Sender<()>>;
 
 impl Op {
-    /// Tells whoever waits that the operation is done with: written, or (the journal locked
-    /// or failing) not to be waited on any longer.
-    fn answer(&mut self) {
-        if let Some(ack) = self.take_ack() {
-            let _ = ack.send(());
-        }
-    }
-
-    /// Who waits for the operation, taken out (None: nobody, or answered already).
+    /// Who waits for the operation, taken out to be answered once it is written (or, the
+    /// journal locked or failing, no longer to be waited on). None: nobody, or answered
+    /// already.
     fn take_ack(&mut self) -> Option<oneshot::Sender<()>> {
         match self {
             Op::Append { ack, .. } | Op::Ended { ack, .. } | Op::Flush(ack) => ack.take(),

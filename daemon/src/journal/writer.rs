@@ -119,10 +119,6 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
-        if locked {
-            // Still locked, most likely: nobody waits for the lock to go.
-            batch.iter_mut().for_each(Op::answer);
-        }
         let ended = batch.iter().any(|op| matches!(op, Op::Ended { .. }));
         commit(&mut conn, &mut ids, batch, locked, &health, &mut held, &mut unsynced);
         if unsynced.is_some_and(|since| since.elapsed() >= SYNC_WITHIN) {
