@@ -126,22 +126,9 @@ fn sudo_options<'a, 'w>(ws: &'a [&'w Word]) -> (bool, &'a [&'w Word]) {
         "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-T", "-U", "--user", "--group", "--host", "--prompt",
         "--chdir",
     ];
-    let mut i = 0;
-    let mut stdin = false;
-    while let Some(w) = ws.get(i) {
-        let t = w.text.as_str();
-        if t == "--" {
-            i += 1;
-            break;
-        }
-        if !t.starts_with('-') {
-            break;
-        }
-        stdin |= t == "--stdin"
-            || (!t.starts_with("--") && t[1..].bytes().all(|b| b.is_ascii_alphabetic()) && t.contains('S'));
-        i += if with_value.contains(&t) { 2 } else { 1 };
-    }
-    (stdin, ws.get(i..).unwrap_or(&[]))
+    let rest = after_options(ws, &with_value);
+    let options = &ws[..ws.len() - rest.len()];
+    (short_flag(options, 'S') || options.iter().any(|w| w.text == "--stdin"), rest)
 }
 
 /// The words after the options (and the values of `with_value`'s).
@@ -222,7 +209,7 @@ fn feed_words(text: &str, start: usize, takes: Takes, hits: &mut Vec<Hit>) {
         if printf && is_format_only(&w.text) {
             continue;
         }
-        fed(w, 0, w.text.len(), takes, hits);
+        fed(w, takes, hits);
     }
 }
 
@@ -243,7 +230,7 @@ pub(super) fn here_string(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let (Some(cmd), Some(word)) = (c.name("cmd"), c.name("word")) else { return };
     let Some(takes) = reads_secret(&split(cmd.as_str(), cmd.start())) else { return };
     if let Some(w) = split(word.as_str(), word.start()).first() {
-        fed(w, 0, w.text.len(), takes, hits);
+        fed(w, takes, hits);
     }
 }
 
@@ -288,16 +275,12 @@ fn ftp_line(text: &str, at: usize, hits: &mut Vec<Hit>) {
         ["quote" | "literal", "pass", _, ..] => 2,
         _ => return,
     };
-    fed(&ws[i], 0, ws[i].text.len(), Takes::Whole, hits);
+    fed(&ws[i], Takes::Whole, hits);
 }
 
-/// Masks word `w`'s text `a..b` as fed to a reader that `takes` it so.
-fn fed(w: &Word, a: usize, b: usize, takes: Takes, hits: &mut Vec<Hit>) {
-    let v = &w.text[a..b];
-    if v.contains("$(") {
-        return;
-    }
-    if let Some(range) = secret_in(v, takes).and_then(|from| w.span(a + from, b)) {
+/// Masks word `w` as fed to a reader that `takes` it so.
+fn fed(w: &Word, takes: Takes, hits: &mut Vec<Hit>) {
+    if let Some(range) = secret_in(&w.text, takes).and_then(|from| w.span(from, w.text.len())) {
         hits.push(Hit { range, kind: Some("password".into()) });
     }
 }
