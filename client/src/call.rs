@@ -75,7 +75,7 @@ pub(crate) fn with_daemon_of<T>(
             }
             Err(e) => return Err(unreachable(ctx, &e)),
         };
-        let outcome = hello_within(&mut conn, HELLO_TIMEOUT).and_then(|hello| {
+        let outcome = conn.hello_within(HELLO_TIMEOUT).and_then(|hello| {
             if check {
                 check_versions(&hello)?;
             }
@@ -93,15 +93,6 @@ pub(crate) fn with_daemon_of<T>(
             other => return other.map_err(Error::from),
         }
     }
-}
-
-/// The hello, bounded by `limit`; the connection's usual timeout is restored after it.
-fn hello_within(conn: &mut Conn, limit: Duration) -> Result<api::HelloReply, CallError> {
-    let usual = conn.timeout();
-    conn.set_timeout(limit.min(usual))?;
-    let hello = conn.hello()?;
-    conn.set_timeout(usual)?;
-    Ok(hello)
 }
 
 pub(crate) fn unreachable(ctx: &Ctx, e: &io::Error) -> Error {

@@ -157,11 +157,6 @@ impl Conn {
         }
     }
 
-    /// How long each request may wait for the daemon.
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
     /// Sets how long each request may wait for the daemon.
     pub fn set_timeout(&mut self, t: Duration) -> io::Result<()> {
         if t.is_zero() {
@@ -174,6 +169,16 @@ impl Conn {
     /// The version exchange every command starts with.
     pub fn hello(&mut self) -> Result<api::HelloReply, CallError> {
         self.call(method::HELLO, &api::Hello::this_build("ccmemctl"))
+    }
+
+    /// [`Self::hello`] within `limit` (a daemon that does not answer it is stopped or
+    /// hung); the connection's own timeout applies again after it.
+    pub fn hello_within(&mut self, limit: Duration) -> Result<api::HelloReply, CallError> {
+        let usual = self.timeout;
+        self.set_timeout(limit.min(usual))?;
+        let hello = self.hello()?;
+        self.set_timeout(usual)?;
+        Ok(hello)
     }
 }
 
