@@ -327,12 +327,7 @@ fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
     assert!(first >= Duration::from_secs(6), "the first hook waited its time: {first:?}");
     // The event waits in the daemon's queue, to be recorded when it runs again: silence.
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
-    let marks = || {
-        std::fs::read_dir(env.state.join("ccmem"))
-            .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("stalled-")).count())
-            .unwrap_or(0)
-    };
-    assert_eq!(marks(), 1);
+    assert_eq!(stall_marks(&env), 1);
     for _ in 0..3 {
         let (next, _) = timed(&tool);
         assert!(next < Duration::from_secs(4), "the hooks after it ask briefly: {next:?}");
@@ -347,7 +342,7 @@ fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
     assert!(Command::new("kill").args(["-CONT", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
     assert_ok(&env.ctl(&["status"]), "status once it runs again");
     let _ = timed(&start);
-    assert_eq!(marks(), 0, "answered: the next hooks wait fully again");
+    assert_eq!(stall_marks(&env), 0, "answered: the next hooks wait fully again");
 }
 
 /// #40: hooks the agent sent one after another while the daemon was stopped reached it in

@@ -378,6 +378,14 @@ impl Env {
 /// 300 ms, SessionStart's context within 2 s) are raised: a loaded test machine can take
 /// longer to start a process, and what is tested here is what the hook does, not how fast
 /// (tests/hooks.rs tests the limits themselves; benches/hooks.rs the speed).
+/// The marks hooks leave in `env`'s state dir when the daemon took a connection and never
+/// answered (`stalled-<hash>`).
+pub fn stall_marks(env: &Env) -> usize {
+    std::fs::read_dir(env.state.join("ccmem"))
+        .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("stalled-")).count())
+        .unwrap_or(0)
+}
+
 pub fn hook(env: &Env, payload: &[u8]) -> std::process::Output {
     hook_with(env, payload, |c| {
         c.env("CCMEM_HOOK_TIMEOUT_MS", "20000");
