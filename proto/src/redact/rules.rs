@@ -224,6 +224,10 @@ pub(super) fn built_in() -> Vec<Spec> {
     // A value after `=` or `:`: double-quoted, single-quoted, a markdown code span,
     // JSON-escaped, or bare.
     let value = r#"(?:"(?P<s>[^"\n]*)"|'(?P<s2>[^'\n]*)'|`(?P<s5>[^`\n]*)`|\\"(?P<s3>(?:[^"\\\n]|\\[^"\n])*)\\"|(?P<s4>[^\s'"`,;<>|&(){}\[\]]+(?:&[^\s'"`,;<>|&(){}\[\]]+)*)(?P<call>\()?)"#;
+    // A command and its words, redirections among them (`kinit me 2>/dev/null <<< …`), as
+    // the here-string and here-document rules read it before what they feed it.
+    let fed_cmd =
+        r#"(?:^|[\s;&|(`"'])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+(?:[^\s<>|;&`]+|\d*>>?&?[^\s<>|;&`]*|&>[^\s<>|;&`]*))*)"#;
     let rules = vec![
         // Private keys: PEM (a key cut short goes to the end), base64-encoded PEM (a
         // kubeconfig's `client-key-data`, a Secret's `tls.key`), PuTTY, age.
@@ -742,7 +746,7 @@ pub(super) fn built_in() -> Vec<Spec> {
             consumes: true,
             ..spec(
                 "password",
-                r#"(?:^|[\s;&|(`"'])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+(?:[^\s<>|;&`]+|\d*>>?&?[^\s<>|;&`]*|&>[^\s<>|;&`]*))*)[ \t]*<<<[ \t]*(?P<word>\$?"[^"\n]*"|\$?'[^'\n]*'|[^\s;&|)`]+)"#,
+                format!(r#"{fed_cmd}[ \t]*<<<[ \t]*(?P<word>\$?"[^"\n]*"|\$?'[^'\n]*'|[^\s;&|)`]+)"#),
                 &["<<<"],
                 Some(stdin::here_string),
             )
@@ -751,7 +755,9 @@ pub(super) fn built_in() -> Vec<Spec> {
             consumes: true,
             ..spec(
                 "password",
-                r#"(?:^|[\s;&|(`"'])(?P<cmd>[A-Za-z0-9_./-]+(?:[ \t]+(?:[^\s<>|;&`]+|\d*>>?&?[^\s<>|;&`]*|&>[^\s<>|;&`]*))*)[ \t]*<<-?[ \t]*['"]?(?P<tag>[A-Za-z_][A-Za-z0-9_]*)['"]?(?:[ \t]*\|[ \t]*(?P<piped>[^\n|;&]+))?[^\n]*\n(?P<body>(?:[^\n]*(?:\n|\z)){1,64})"#,
+                format!(
+                    r#"{fed_cmd}[ \t]*<<-?[ \t]*['"]?(?P<tag>[A-Za-z_][A-Za-z0-9_]*)['"]?(?:[ \t]*\|[ \t]*(?P<piped>[^\n|;&]+))?[^\n]*\n(?P<body>(?:[^\n]*(?:\n|\z)){{1,64}})"#
+                ),
                 &["<<"],
                 Some(stdin::here_doc),
             )
