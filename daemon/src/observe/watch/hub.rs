@@ -192,6 +192,19 @@ impl Route {
         }
     }
 
+    /// Asks the watcher to watch `path` (which this route watches recursively) again, from
+    /// the top. notify emulates a recursive watch on inotify and kqueue with one watch per
+    /// directory, added as it hears of each new one: a creation lost with the kernel's
+    /// queue, or a directory that vanished while notify walked its siblings, leaves a
+    /// directory unwatched for good. Watching again adds what is missing (the watches in
+    /// place are kept), and returns once they are all in place.
+    pub fn rewatch(&mut self, path: &Path) -> notify::Result<()> {
+        if self.dirs.get(path) != Some(&true) {
+            return Ok(());
+        }
+        self.hub.with_watcher(|w| w.watch(path, RecursiveMode::Recursive))
+    }
+
     /// Stops watching `path` for this route (the watch goes with the last route on it).
     pub fn unwatch(&mut self, path: &Path) -> notify::Result<()> {
         if self.dirs.remove(path).is_none() {
@@ -292,6 +305,33 @@ mod tests {
             assert!(heard(&rx, &top.join("f.txt")), "round {round}: a file in it is heard");
             assert!(heard(&rx, &top.join("inner/deeper/g.txt")), "round {round}: and one below");
         }
+    }
+
+    /// A directory notify's emulated recursion lost (here its watch taken away behind the
+    /// route's back, as a lost creation leaves it) is heard again once the route watches
+    /// its root again, and what was watched stays so.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn watching_again_restores_a_lost_directory_of_a_recursive_watch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let lost = root.join("lost/deeper");
+        std::fs::create_dir_all(&lost).unwrap();
+        let hub = Arc::new(Hub::default());
+        let (mut a, rx) = route(&hub);
+        a.watch(&root, RecursiveMode::Recursive).unwrap();
+        hub.with_watcher(|w| w.unwatch(&root.join("lost"))).unwrap();
+        std::fs::write(lost.join("unheard.txt"), "x").unwrap();
+        std::fs::write(root.join("top.txt"), "x").unwrap();
+        assert!(heard(&rx, &root.join("top.txt")), "the root is still watched");
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(rx.try_iter().all(|p| !p.starts_with(root.join("lost"))), "the lost directory is deaf");
+        a.rewatch(&root).unwrap();
+        std::fs::write(lost.join("heard.txt"), "x").unwrap();
+        assert!(heard(&rx, &lost.join("heard.txt")), "watched again");
+        std::fs::write(root.join("top2.txt"), "x").unwrap();
+        assert!(heard(&rx, &root.join("top2.txt")), "and the root still is");
+        assert_eq!(read(&hub.routes).dirs.len(), 1, "one route on one root: {:?}", read(&hub.routes).dirs.keys());
     }
 
     /// Two projects, one inside the other, in one watcher: each hears what it watches, a

@@ -551,6 +551,14 @@ impl Tree {
             self.gone = true;
             return out;
         }
+        if self.emulated_recursion() {
+            // What notify's emulated recursion may have lost with the notifications is
+            // watched again before the walk, so what the walk lists is watched from then on.
+            let root = self.root.clone();
+            if let Some(Err(e)) = self.watcher.as_mut().map(|w| w.rewatch(&root)) {
+                tracing::warn!(project = %root.display(), error = %e, "cannot watch the project again after lost notifications");
+            }
+        }
         let mut present: HashSet<String> = HashSet::with_capacity(self.files.len());
         let mut dirs: HashSet<String> = HashSet::new();
         for (rel, seen) in self.walk("") {
