@@ -68,6 +68,7 @@
 //! another (markdown as it reads) can have its secrets masked in the text it came from.
 
 mod commands;
+mod output;
 mod rules;
 mod stdin;
 mod values;
@@ -94,6 +95,9 @@ struct Hit {
 /// Decides what of a match is secret (see `rules`).
 type Check = fn(&Captures<'_>, &mut Vec<Hit>);
 
+/// Finds the secrets of a text itself (see `rules::Spec::scan`).
+type Scan = fn(&str, &mut Vec<Hit>);
+
 /// The secret of a built-in rule's match: its group `s` (or `s2`, … in other
 /// alternatives).
 fn secret<'h>(c: &Captures<'h>) -> Option<Match<'h>> {
@@ -111,6 +115,8 @@ struct Rule {
     /// Indices in the prefilter of the words one of which a match holds; none: always run.
     keywords: Vec<usize>,
     check: Option<Check>,
+    /// Reads the text itself, with no pattern.
+    scan: Option<Scan>,
     /// The user's rules take their whole match.
     whole: bool,
     /// Shorter texts cannot hold a match (for a rule without keywords).
@@ -328,6 +334,7 @@ impl Redactor {
                 re: OnceLock::new(),
                 keywords,
                 check: spec.check,
+                scan: spec.scan,
                 whole: false,
                 min_len: spec.min_len,
                 consumes: spec.consumes,
@@ -343,6 +350,7 @@ impl Redactor {
                 re: OnceLock::from(re),
                 keywords: Vec::new(),
                 check: None,
+                scan: None,
                 whole: true,
                 min_len: 0,
                 consumes: false,
@@ -546,6 +554,18 @@ impl Redactor {
         };
         let mut found: Vec<Hit> = Vec::new();
         let mut hits = Vec::new();
+        if let Some(scan) = r.scan {
+            scan(text, &mut hits);
+            hits.sort_by_key(|h| h.range.start);
+            let mut done = 0;
+            for h in hits {
+                if h.range.start >= done && fits(text, &masks, &h.range) {
+                    done = h.range.end;
+                    found.push(h);
+                }
+            }
+            return found;
+        }
         let mut pos = 0;
         // Where the last secret ended.
         let mut done = 0;
@@ -578,13 +598,7 @@ impl Redactor {
             let mut resume = None;
             for h in hits.drain(..) {
                 let Range { start, end } = h.range;
-                if start >= end
-                    || start < done
-                    || end > text.len()
-                    || !text.is_char_boundary(start)
-                    || !text.is_char_boundary(end)
-                    || !clear_of_masks(&masks, &h.range, text)
-                {
+                if start < done || !fits(text, &masks, &h.range) {
                     continue;
                 }
                 done = end;
@@ -710,6 +724,16 @@ fn replace(text: &str, edits: &[(Range<usize>, &str)], track: Option<&mut Track>
 }
 
 /// The position after the character at `at` (past the end when there is none).
+/// Whether a hit's range is one to mask in `text`: not empty, on character boundaries, clear
+/// of the masks already there.
+fn fits(text: &str, masks: &[Range<usize>], r: &Range<usize>) -> bool {
+    r.start < r.end
+        && r.end <= text.len()
+        && text.is_char_boundary(r.start)
+        && text.is_char_boundary(r.end)
+        && clear_of_masks(masks, r, text)
+}
+
 fn next_char(text: &str, at: usize) -> usize {
     text[at..].chars().next().map_or(text.len() + 1, |ch| at + ch.len_utf8())
 }

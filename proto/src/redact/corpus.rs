@@ -724,6 +724,24 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("API key for prod: `9f86d081884c7d659a2feaa0c55ad015`", "secret", "9f86d081884c7d65"),
     ("the staging API key, which you need for the deploy step, is `9f86d081884c7d659a2feaa0c55ad015`", "secret", "9f86d081884c7d65"),
     ("the passphrase for the signing key is violet kettle summit drum", "password", "kettle summit"),
+    // A password far from its name, or in an aside; names written in leetspeak; a secret
+    // fed to `xargs`; what a command that prints one printed; a table's password column.
+    ("the sudo password on the build box is Tr0ub4dor&3", "password", "Tr0ub4dor"),
+    ("- [ ] rotate the db password (currently Zx9!kq2Lmw)", "password", "Zx9!kq2Lmw"),
+    ("p@ssw0rd: Gh7#kLm2qP", "secret", "Gh7#kLm2qP"),
+    ("DB_PA55WORD=Gh7kLm2qPz9", "secret", "Gh7kLm2qPz9"),
+    ("my p@ssw0rd is Gh7kLm2qPz9", "password", "Gh7kLm2qPz9"),
+    ("echo Hunter2pass | xargs -I{} curl -u admin:{} https://api.example.com", "password", "Hunter2pass"),
+    ("echo Hunter2pass | xargs docker login -u bob -p", "password", "Hunter2pass"),
+    ("$ pwgen -s 16 1\nq8vZ3kLmN2pX7rTw", "secret", "q8vZ3kLmN2pX7rTw"),
+    ("head -c 24 /dev/urandom | base64\nk9X2mQ7vL3pZ8wR4tY6uB1nC", "secret", "k9X2mQ7vL3pZ8wR4"),
+    ("security find-generic-password -s github -w\nq8vZ3kLmN2pX7rTwxx", "secret", "q8vZ3kLmN2pX7rTwxx"),
+    ("kubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nS3cr3tV4lue99", "secret", "S3cr3tV4lue99"),
+    ("pass show work/db\nS3cr3tV4lue99\nlogin: bob", "secret", "S3cr3tV4lue99"),
+    ("echo $DB_PASSWORD\nS3cr3tV4lue99", "secret", "S3cr3tV4lue99"),
+    ("| user  | password        |\n+-------+-----------------+\n| admin | S3cretPassw0rd! |", "secret", "S3cretPassw0rd"),
+    (" user  | password\n-------+----------\n admin | S3cretPassw0rd!\n(1 row)", "secret", "S3cretPassw0rd"),
+    ("| Variable | Value |\n|---|---|\n| DB_PASSWORD | hunter2x99 |", "secret", "hunter2x99"),
 ];
 
 /// Text that must come out unchanged.
@@ -1098,4 +1116,16 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "the token parsing landed in `lexer_token_stream_v2`",
     "the token is refreshed every 3600 seconds",
     "the API key is stored in AWS_SECRET_MANAGER_KEY_V2",
+    // Near the new shapes, and no secret.
+    "I saved the password to the server in 1Password",
+    "the password on the login page is validated twice",
+    "echo src/main.rs | xargs wc -l",
+    "echo build | xargs -I{} mkdir -p {}/out",
+    "echo $HOME\n/root",
+    "echo hello\nhello world 2026-01-01",
+    "pass show db\nError: db is not in the password store.",
+    "| name | version |\n|---|---|\n| serde | 1.0.210 |",
+    "| Variable | Value |\n|---|---|\n| DB_PASSWORD | (set in vault) |\n| API_URL | https://api.example.com |",
+    "| column | type |\n|---|---|\n| password_hash | text |\n| token_count | integer |",
+    "the passw0rd field is required",
 ];

@@ -10,7 +10,7 @@
 //! match holds, whatever its case: a rule none of whose keywords occurs is not run.
 
 use super::values::{self, is_placeholder, is_reference, looks_random, names, Names, Site};
-use super::{commands, secret, stdin, Check, Hit};
+use super::{commands, output, secret, stdin, Check, Hit, Scan};
 use regex::Captures;
 
 /// A built-in rule before compilation.
@@ -19,6 +19,10 @@ pub(super) struct Spec {
     pub pattern: String,
     pub keywords: Vec<&'static str>,
     pub check: Option<Check>,
+    /// Reads the text itself, in place of the pattern (which is then empty): for a rule
+    /// that looks at the lines around a place, which a pattern can only capture at a cost
+    /// many times a literal search's.
+    pub scan: Option<Scan>,
     /// The length of the shortest match, for a rule without keywords.
     pub min_len: usize,
     /// The check looks at all of a match: the search goes on after it, found or not.
@@ -54,11 +58,17 @@ fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str
         pattern: pattern.into(),
         keywords: keywords.to_vec(),
         check,
+        scan: None,
         min_len: 0,
         consumes: false,
         glued: false,
         decoded: None,
     }
+}
+
+/// A rule that reads the text itself (see [`Spec::scan`]), run when one of `keywords` is in it.
+fn scan(kind: &'static str, keywords: &[&'static str], scan: Scan) -> Spec {
+    Spec { scan: Some(scan), ..spec(kind, "", keywords, None) }
 }
 
 /// Where a token with a prefix of its own may start, written `(?G)` in a rule: anywhere, as
@@ -93,6 +103,11 @@ const CRED_WORDS: &[&str] = &[
     "cloudflare",
     "twilio",
 ];
+
+/// Credentials' names written with digits and signs for letters (`p@ssw0rd`, `pa$$word`,
+/// `s3cr3t`, `t0k3n`): what `pass` or `secret` does not already find in them.
+const LEET_WORDS: &[&str] =
+    &["p@ss", "pa$$", "pa$s", "pas$", "pa55", "p4ss", "p455", "p@55", "s3cr", "secr3", "t0k", "tok3"];
 
 /// "Password" in other languages, written with spaces between words (stems: `парол`
 /// takes пароль, пароля, паролем; `hasł` hasło, hasła). German, Spanish, Portuguese and
@@ -220,6 +235,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         alpha = INTL_PASSWORD_WORDS.join("|"),
         joined = INTL_PASSWORD_JOINED.join("|"),
     );
+    let leet = LEET_WORDS.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|");
     let commands = commands::COMMANDS.iter().map(|c| regex::escape(c)).collect::<Vec<_>>().join("|");
     // A value after `=` or `:`: double-quoted, single-quoted, a markdown code span,
     // JSON-escaped, or bare.
@@ -762,6 +778,12 @@ pub(super) fn built_in() -> Vec<Spec> {
                 Some(stdin::here_doc),
             )
         },
+        // What a command that prints a secret printed (see `output`): `pwgen 16 1⏎q8vZ…`,
+        // `pass show db⏎…`, `echo $DB_PASSWORD⏎…`.
+        scan("secret", output::PRINTER_WORDS, output::printed),
+        // A table whose heading names a credential (`| user | password |` from `mysql`, a
+        // `psql` result) or whose rows do (`| DB_PASSWORD | … |`): see `output`.
+        scan("secret", &[CRED_WORDS, LEET_WORDS].concat(), output::tables),
         // SQL that sets a password: `CREATE USER … IDENTIFIED BY 'PASS'`, `ALTER ROLE … PASSWORD
         // 'PASS'`, `SET PASSWORD … = 'PASS'`.
         spec(
@@ -802,9 +824,9 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec(
             "secret",
             format!(
-                r#"\b(?P<k>[A-Za-z0-9_.-]*?(?i:{cred})[A-Za-z0-9_.-]*)(?P<sep>(?:\\?["']?|%22)\]?[ \t]*(?::=|=>|\?=|[:=]|%3[DdAa])[ \t]*(?:%22)?){value}"#
+                r#"\b(?P<k>[A-Za-z0-9_.-]*?(?i:{cred}|{leet})[A-Za-z0-9_.@$-]*)(?P<sep>(?:\\?["']?|%22)\]?[ \t]*(?::=|=>|\?=|[:=]|%3[DdAa])[ \t]*(?:%22)?){value}"#
             ),
-            CRED_WORDS,
+            &[CRED_WORDS, LEET_WORDS].concat(),
             Some(pair),
         ),
         // `ENV KEY value` (a Dockerfile), `setenv KEY value` (csh), `set -x KEY value` (fish),
@@ -1040,7 +1062,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+)?\s+(?:(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\s+(?:[(\[]\s*)?(?P<verb>(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
@@ -1048,6 +1070,14 @@ pub(super) fn built_in() -> Vec<Spec> {
                 "passcode",
                 "pw",
                 "pass",
+                "p@ss",
+                "pa$$",
+                "pa$s",
+                "pas$",
+                "pa55",
+                "p4ss",
+                "p455",
+                "p@55",
                 "passwort",
                 "kennwort",
                 "contrase",
@@ -1292,6 +1322,20 @@ fn words_passphrase(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 /// placeholder (`"Xk9…"`, not `"required"` or `"invalid"`); bare with a digit, as before;
 /// of letters only, one that looks generated. Emphasis after it is not its.
 fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    // "the password on the build box is …": a name of several words says what it is for
+    // only before "is" (a sentence goes on after "the password to the server in …").
+    // (The search may have read "is" as one of the name's words: "for the db is hunter2".)
+    let says = |m: regex::Match<'_>| {
+        m.as_str().split_whitespace().any(|w| {
+            matches!(
+                w.to_ascii_lowercase().as_str(),
+                "is" | "was" | "be" | "been" | "ist" | "war" | "now" | "currently" | "still"
+            )
+        })
+    };
+    if c.name("more").is_some_and(|m| !says(m)) && c.name("verb").is_none() {
+        return;
+    }
     let quoted = ["q", "q2", "q3", "q4", "q5"].iter().find_map(|n| c.name(n));
     let (m, secret) = if let Some(q) = quoted {
         let v = q.as_str();
@@ -1319,7 +1363,13 @@ fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if !secret || is_reference(v) || is_placeholder(v, "password") {
         return;
     }
-    let kept = v.trim_end_matches(['*', '~']);
+    let mut kept = v.trim_end_matches(['*', '~']);
+    // "(currently Xk9…)": the bracket closes the aside, it is not the value's.
+    for (open, close) in [('(', ')'), ('[', ']')] {
+        if kept.ends_with(close) && !kept.contains(open) {
+            kept = &kept[..kept.len() - 1];
+        }
+    }
     if !kept.is_empty() {
         hits.push(Hit { range: m.start()..m.start() + kept.len(), kind: None });
     }
@@ -1331,26 +1381,10 @@ fn login_pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let Some(m) = c.name("s") else { return };
     let v = m.as_str().trim_end_matches(['.', ')', ']', '}', '*', '~', '!', '?']);
     let v = if v.len() >= 4 { v } else { m.as_str() };
-    let lower = v.to_ascii_lowercase();
-    if v.len() < 4
-        || is_reference(m.as_str())
-        || is_placeholder(m.as_str(), "password")
-        || values::NOT_SECRETS.contains(&lower.as_str())
-    {
+    if is_reference(m.as_str()) || is_placeholder(m.as_str(), "password") {
         return;
     }
-    // `user: x/y` as a path, `account: 1234 | 5678` as numbers, `login: ok` as words.
-    let numbers = v.bytes().all(|b| b.is_ascii_digit());
-    let signs = v.bytes().any(|b| !b.is_ascii_alphanumeric());
-    let digits = v.bytes().any(|b| b.is_ascii_digit());
-    let secret = if numbers {
-        false
-    } else if values::is_plain_word(v) {
-        values::letters_random(v)
-    } else {
-        (digits || signs) && v.len() >= 6 && !(signs && values::is_code(v))
-    };
-    if secret {
+    if values::password_like(v) {
         hits.push(Hit { range: m.start()..m.start() + v.len(), kind: None });
     }
 }

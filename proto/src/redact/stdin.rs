@@ -96,6 +96,9 @@ fn reads_secret(words: &[Word]) -> Option<Takes> {
         ws = rest;
     }
     let cmd = name(&ws.first()?.text);
+    if cmd == "xargs" {
+        return xargs_takes_secret(&ws[1..]).then_some(Takes::Whole);
+    }
     let rest = &ws[1..];
     let has = |o: &str| rest.iter().any(|w| w.text == o || w.text.starts_with(&format!("{o}=")));
     if has("--help") || has("-h") {
@@ -144,6 +147,50 @@ fn after_options<'a, 'w>(ws: &'a [&'w Word], with_value: &[&str]) -> &'a [&'w Wo
         i += if with_value.contains(&w.text.as_str()) { 2 } else { 1 };
     }
     ws.get(i..).unwrap_or(&[])
+}
+
+/// What `xargs` makes of its input (`ws`: its options and its command) is a secret: the
+/// command it runs, with the input in it (where `-I R` puts it, else at the end), has a
+/// secret there by the rules for commands (`xargs -I{} curl -u admin:{}`, `xargs docker
+/// login -u bob -p`).
+fn xargs_takes_secret(ws: &[&Word]) -> bool {
+    /// Stands for the input: a value every rule takes for a real secret.
+    const INPUT: &str = "Qx7mK2vLp9Zw4RtB";
+    let mut replace: Option<String> = None;
+    let mut i = 0;
+    while let Some(w) = ws.get(i) {
+        let t = w.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        if t == "-I" {
+            replace = ws.get(i + 1).map(|w| w.text.clone());
+            i += 2;
+            continue;
+        }
+        if let Some(r) = t.strip_prefix("-I").or_else(|| t.strip_prefix("--replace=")) {
+            replace = Some(r.to_string());
+        } else if t == "-i" || t == "--replace" {
+            replace = Some("{}".into());
+        } else if matches!(t, "-a" | "-d" | "-E" | "-e" | "-L" | "-l" | "-n" | "-P" | "-s") {
+            i += 1; // the option's value
+        }
+        i += 1;
+    }
+    let command: Vec<&str> = ws.get(i..).unwrap_or(&[]).iter().map(|w| w.text.as_str()).collect();
+    if command.is_empty() {
+        return false;
+    }
+    let line = match replace.filter(|r| !r.is_empty()) {
+        Some(r) => command.iter().map(|w| w.replace(r.as_str(), INPUT)).collect::<Vec<_>>().join(" "),
+        None => format!("{} {INPUT}", command.join(" ")),
+    };
+    let Some(at) = line.find(INPUT) else { return false };
+    super::spans(&line).iter().any(|s| s.range.start <= at && s.range.end >= at + INPUT.len())
 }
 
 /// Whether a short option cluster among `ws` holds `flag` (`-i`, `-ci`).

@@ -344,6 +344,14 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("echo 'a:b' | ", 3000),
         ("tr 'A-Za-z' 'N-ZA-Mn-za-m' <<< 'abcdefgh ", 1000),
         ("passphrase is tiger lamp ", 2000),
+        ("the password on the box in the ", 2000),
+        ("echo a | xargs -I{} curl -u a:{} ", 1000),
+        ("pwgen 8\n", 4000),
+        ("pwgen 8 pwgen pwgen ", 3000),
+        ("echo $DB_PASSWORD\nq8vZ3kLmN2pX\n", 2000),
+        ("| password | token |\n", 3000),
+        ("| DB_PASSWORD | hunter2x99 |\n", 3000),
+        ("|", 20000),
     ] {
         grows_linearly(unit, n);
     }

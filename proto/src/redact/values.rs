@@ -336,8 +336,34 @@ fn trim_digits(w: &str) -> &str {
 }
 
 /// What `name` (a key, a variable, an option without its dashes) says its value is.
+/// A name written with digits and signs for letters (`passw0rd`, `p@ssw0rd`, `pa$$word`,
+/// `s3cr3t`, `t0k3n`) as it reads, when that is a credential's name; else as it is.
+pub(super) fn unleet(name: &str) -> std::borrow::Cow<'_, str> {
+    const WORDS: &[&str] = &["password", "passwd", "passphrase", "secret", "token"];
+    if !name.bytes().any(|b| matches!(b, b'0' | b'1' | b'3' | b'4' | b'5' | b'@' | b'$')) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let read: String = name
+        .chars()
+        .map(|c| match c {
+            '0' => 'o',
+            '1' => 'i',
+            '3' => 'e',
+            '4' | '@' => 'a',
+            '5' | '$' => 's',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    let lower = name.to_ascii_lowercase();
+    if WORDS.iter().any(|w| read.contains(w) && !lower.contains(w)) {
+        std::borrow::Cow::Owned(read)
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
+}
+
 pub(super) fn names(name: &str) -> Names {
-    let ws = words(name);
+    let ws = words(&unleet(name));
     let mut end = ws.len();
     // `SECRET_KEY_BASE`, `API_KEY_2`: the modifiers after the credential do not count.
     while end > 1 && (MODIFIERS.contains(&trim_digits(&ws[end - 1])) || ws[end - 1].bytes().all(|b| b.is_ascii_digit()))
@@ -436,6 +462,10 @@ pub(super) fn is_reference(v: &str) -> bool {
 pub(super) fn is_placeholder(v: &str, name: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     if v.chars().count() >= 3 && v.chars().all(|c| matches!(c, '*' | 'x' | 'X' | '•' | '.' | '#' | '?' | '_' | '-')) {
+        return true;
+    }
+    // `{}` and `%` (what `xargs -I` and `find -exec` put the input in), `{{password}}`.
+    if (v.starts_with('{') && v.ends_with('}')) || (v.len() <= 3 && !v.chars().any(char::is_alphanumeric)) {
         return true;
     }
     if (v.starts_with('<') && v.ends_with('>')) || (v.starts_with('[') && v.ends_with(']')) {
@@ -732,6 +762,25 @@ pub(super) fn is_secret(what: Names, name: &str, value: &str, site: Site) -> boo
 
 /// A word of prose or a setting: letters (and `-`, `_`) in one case, or capitalised
 /// (`include`, `same-origin`, `Default`).
+/// Whether a bare word where a password may stand is one: not a word (unless its letters
+/// look random), not a number, not code; 6 characters or more with a digit or a sign.
+/// (`user: x/y` is a path, `account: 1234` a number, `login: ok` a word.)
+pub(super) fn password_like(v: &str) -> bool {
+    if v.len() < 4 || NOT_SECRETS.contains(&v.to_ascii_lowercase().as_str()) {
+        return false;
+    }
+    let numbers = v.bytes().all(|b| b.is_ascii_digit());
+    let signs = v.bytes().any(|b| !b.is_ascii_alphanumeric());
+    let digits = v.bytes().any(|b| b.is_ascii_digit());
+    if numbers {
+        false
+    } else if is_plain_word(v) {
+        letters_random(v)
+    } else {
+        (digits || signs) && v.len() >= 6 && !(signs && is_code(v))
+    }
+}
+
 pub(super) fn is_plain_word(v: &str) -> bool {
     let letters = v.chars().all(|c| c.is_ascii_alphabetic() || c == '-' || c == '_');
     let rest_lower = v.chars().skip(1).all(|c| !c.is_ascii_uppercase());
