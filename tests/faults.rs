@@ -388,3 +388,45 @@ fn hooks_sent_while_the_daemon_was_stopped_apply_in_the_order_they_were_sent() {
         .collect();
     assert_eq!(in_progress, [format!("step {STEPS}")], "the last list sent is the one kept: {status}");
 }
+
+/// The same for single task changes (Claude Code's `TaskUpdate`): a task marked in progress,
+/// then completed, while the daemon was stopped, stays completed whatever order the two
+/// reach it in (an older change of a task undoes no newer one).
+#[test]
+fn a_task_change_sent_earlier_undoes_no_later_one_of_the_same_task() {
+    let env = Env::new();
+    let d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    let send = |payload: serde_json::Value, timeout: Option<&str>| {
+        let out = hook_with(&env, payload.to_string().as_bytes(), |c| {
+            if let Some(t) = timeout {
+                c.env("CCMEM_HOOK_TIMEOUT_MS", t);
+            }
+        });
+        assert_eq!(out.status.code(), Some(0));
+    };
+    send(json!({"hook_event_name": "SessionStart", "session_id": "c1", "cwd": root, "source": "startup"}), None);
+    for (id, subject) in [("1", "write the parser"), ("2", "test the parser")] {
+        send(
+            json!({"hook_event_name": "PostToolUse", "session_id": "c1", "cwd": root, "tool_name": "TaskCreate",
+                "tool_input": {"subject": subject, "description": subject},
+                "tool_response": {"task": {"id": id, "subject": subject}}}),
+            None,
+        );
+    }
+    let _cont = Continue(d.pid);
+    assert!(Command::new("kill").args(["-STOP", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
+    for (id, status) in [("1", "in_progress"), ("1", "completed"), ("2", "in_progress"), ("2", "completed")] {
+        // Each gives up on the stopped daemon after 0.3 s; the agent then runs the next.
+        send(
+            json!({"hook_event_name": "PostToolUse", "session_id": "c1", "cwd": root, "tool_name": "TaskUpdate",
+                "tool_input": {"taskId": id, "status": status}, "tool_response": {"success": true}}),
+            Some("300"),
+        );
+    }
+    assert!(Command::new("kill").args(["-CONT", &d.pid.to_string()]).status().is_ok_and(|s| s.success()));
+    let status = env.project_status(&root);
+    let todos = status["session"]["todos"].as_array().cloned().unwrap_or_default();
+    assert_eq!(todos.len(), 2, "{status}");
+    assert!(todos.iter().all(|t| t["status"] == "completed"), "the last change of each task is kept: {todos:?}");
+}

@@ -50,8 +50,17 @@ impl Project {
             self.deliveries.push_back(key.clone());
         }
         // A plan sent before the one in place reached us late: it replaces nothing.
-        if let hooks::Kind::ToolUse { tool: tool @ hooks::Tool::Plan(_), .. } = &mut hook.kind {
-            if !self.late.newer_plan(sent) {
+        // The same for one task's change sent before the last change of that task.
+        if let hooks::Kind::ToolUse { tool, .. } = &mut hook.kind {
+            let newer = match tool {
+                hooks::Tool::Plan(_) => self.late.newer_plan(sent),
+                hooks::Tool::Task(change) => match change.id.as_deref().or(change.subject.as_deref()) {
+                    Some(key) => self.late.newer_task_change(key, sent),
+                    None => true,
+                },
+                _ => true,
+            };
+            if !newer {
                 *tool = hooks::Tool::Other;
             }
         }

@@ -35,7 +35,13 @@ pub(crate) struct Late {
     due: Option<Instant>,
     /// When the plan in place was sent.
     plan_sent: Option<DateTime<Utc>>,
+    /// When the newest change of each task (by id or subject) was sent; at most
+    /// [`TASKS`], the oldest forgotten first.
+    task_sent: std::collections::VecDeque<(String, DateTime<Utc>)>,
 }
+
+/// Tasks whose last change's time is kept.
+const TASKS: usize = 512;
 
 impl Late {
     /// Whether a plan sent at `sent` is newer than the one in place (and now the one in
@@ -46,6 +52,27 @@ impl Late {
             return false;
         }
         self.plan_sent = Some(sent);
+        true
+    }
+
+    /// Whether a change of the task `key` (its id, else its subject) sent at `sent` is
+    /// newer than the plan in place and than the last change of that task (and now the
+    /// last); one without a stamp is.
+    pub(super) fn newer_task_change(&mut self, key: &str, sent: Option<DateTime<Utc>>) -> bool {
+        let Some(sent) = sent else { return true };
+        if self.plan_sent.is_some_and(|t| sent < t) {
+            return false;
+        }
+        match self.task_sent.iter_mut().find(|(k, _)| k == key) {
+            Some((_, t)) if sent < *t => return false,
+            Some((_, t)) => *t = sent,
+            None => {
+                if self.task_sent.len() >= TASKS {
+                    self.task_sent.pop_front();
+                }
+                self.task_sent.push_back((key.to_string(), sent));
+            }
+        }
         true
     }
 
@@ -131,6 +158,20 @@ mod tests {
         assert!(!late.newer_plan(Some(now - chrono::Duration::seconds(1))), "sent before the one in place");
         assert!(late.newer_plan(Some(now + chrono::Duration::milliseconds(5))));
         assert!(late.newer_plan(None), "an import's or an old client's has no stamp");
+    }
+
+    #[test]
+    fn an_older_change_of_a_task_undoes_no_newer_one() {
+        let mut late = Late::default();
+        let now = Utc::now();
+        let at = |ms: i64| Some(now + chrono::Duration::milliseconds(ms));
+        assert!(late.newer_task_change("1", at(100)), "in progress");
+        assert!(late.newer_task_change("2", at(50)), "another task, sent earlier: its own");
+        assert!(!late.newer_task_change("1", at(20)), "a pending sent before it, arriving late");
+        assert!(late.newer_task_change("1", at(200)), "completed, after");
+        assert!(late.newer_plan(at(300)));
+        assert!(!late.newer_task_change("2", at(250)), "the whole list sent after it says more");
+        assert!(late.newer_task_change("2", None), "an import's has no stamp");
     }
 
     #[test]
