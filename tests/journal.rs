@@ -401,6 +401,67 @@ fn a_journal_locked_by_another_program_holds_up_no_hook_and_loses_nothing() {
     assert!(!st.contains("locked by another program"), "{st}");
 }
 
+/// Found by the independent tester: a program holding a lock on the bytes of the journal's
+/// shared-memory file where SQLite's readers and writer take theirs (`-shm`, bytes 120 to
+/// 127: the write, checkpoint, recovery and read locks) made `status`
+/// take ten seconds, each read of the journal waiting its full time. `status` and the
+/// hooks answer at once, and `status` says the journal is locked.
+#[test]
+#[cfg(unix)]
+#[cfg_attr(not(ccmem_python), ignore = "needs python3 (to hold a byte-range lock)")]
+fn a_lock_on_the_journals_shared_memory_holds_up_neither_status_nor_a_hook() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "first prompt"})));
+    let shm = ccmem_proto::files::atomic::with_suffix(&journal(&env), "-shm");
+    assert!(shm.exists(), "the journal is open in WAL mode");
+    let mut locker = std::process::Command::new("python3")
+        .args(["-c", "import fcntl, sys, time\nf = open(sys.argv[1], 'r+b')\nfcntl.lockf(f, fcntl.LOCK_EX, 8, 120)\nprint('locked', flush=True)\ntime.sleep(60)\n"])
+        .arg(&shm)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(locker.stdout.take().unwrap()), &mut line).unwrap();
+    let locker = Kill(locker);
+    assert_eq!(line.trim(), "locked");
+    let t = std::time::Instant::now();
+    let start = send(&env, ev(&root, "c2", "SessionStart", json!({"source": "startup"})));
+    assert!(context_of(&start).contains("first prompt"), "{}", text(&start.stdout));
+    send(&env, ev(&root, "c2", "UserPromptSubmit", json!({"prompt": "held-under-shm-lock"})));
+    // The writer has met the lock by now (it waits a quarter of a second for one).
+    std::thread::sleep(Duration::from_millis(500));
+    let out = env.ctl_cmd(&["status"]).current_dir(&root).output().unwrap();
+    let history = env.ctl_cmd(&["history"]).current_dir(&root).output().unwrap();
+    let took = t.elapsed();
+    let st = text(&out.stdout);
+    assert!(took < Duration::from_secs(6), "a start, a prompt, status and history took {took:?}: {st}");
+    assert_ok(&history, "history");
+    assert!(st.contains("locked by another program"), "status says why nothing is written: {st}");
+    assert_eq!(stall_marks(&env), 0, "no hook waited in vain");
+    drop(locker);
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    let reader =
+        rusqlite::Connection::open_with_flags(journal(&env), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    while reader
+        .query_row("SELECT count(*) FROM events WHERE text = 'held-under-shm-lock'", [], |r| r.get::<_, i64>(0))
+        .unwrap_or(0)
+        == 0
+    {
+        assert!(std::time::Instant::now() < end, "the held prompt is written once the lock goes");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Found by both independent testers: with a reader holding the journal, `forget` could
 /// not empty the log and said so; run again after the reader closed, it found nothing to
 /// forget and the text stayed in `-wal`. The daemon now empties the log as soon as the

@@ -15,6 +15,7 @@ mod migrate;
 mod open;
 mod past;
 mod read;
+mod reader;
 mod retention;
 pub mod schema;
 mod writer;
@@ -111,7 +112,14 @@ struct HealthState {
     held: usize,
     /// Sessions the size limit dropped, and when last.
     pruned: Option<(u64, String)>,
+    /// When the writer began the write it is in (None: it is not writing).
+    writing: Option<std::time::Instant>,
 }
+
+/// A writer that has been in one write this long is held up (another program's lock on the
+/// shared-memory file holds SQLite up to ten seconds, whatever the busy timeout): appends
+/// are queued, and not waited on.
+const STUCK: Duration = Duration::from_secs(1);
 
 impl Health {
     fn lock(&self) -> std::sync::MutexGuard<'_, HealthState> {
@@ -123,6 +131,16 @@ impl Health {
         if h.failing.take().is_some() || std::mem::take(&mut h.held) > 0 {
             tracing::info!("the journal is written again");
         }
+    }
+
+    /// The writer begins (`true`) or ends a write.
+    fn writing(&self, now: bool) {
+        self.lock().writing = now.then(std::time::Instant::now);
+    }
+
+    /// Whether the writer has been held up in a write for [`STUCK`] or more.
+    pub fn stuck(&self) -> bool {
+        self.lock().writing.is_some_and(|t| t.elapsed() >= STUCK)
     }
 
     /// `n` operations wait for another program's write lock to go.
@@ -164,6 +182,12 @@ impl Health {
                 h.held
             ));
         }
+        if let Some(t) = h.writing.filter(|t| t.elapsed() >= STUCK) {
+            out.push(format!(
+                "the journal is locked by another program (or its disk stalls): a write has waited {:.0} s; events wait in memory, and are written when it lets go",
+                t.elapsed().as_secs_f64()
+            ));
+        }
         if h.dropped > 0 {
             out.push(format!("{} events were not journaled: the journal fell behind or stayed locked", h.dropped));
         }
@@ -184,8 +208,8 @@ pub struct Journal {
     path: PathBuf,
     /// The live sessions found at start-up, until the registry takes them.
     live: Arc<Mutex<Vec<Live>>>,
-    /// The connection that reads the past (opened on first use).
-    reader: Arc<Mutex<Option<rusqlite::Connection>>>,
+    /// The connection that reads the past, on its own thread (started on first use).
+    reader: Arc<reader::Reader>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -243,16 +267,34 @@ impl Journal {
             .spawn(move || writer::run(conn, rx, h, wal, retention));
         if let Err(e) = spawned {
             health.lock().failing = Some(format!("cannot start the journal's writer: {e}"));
-            return Journal { tx: None, health, path, live: Arc::new(Mutex::new(live)), reader: Default::default() };
+            return Journal {
+                reader: Arc::new(reader::Reader::new(path.clone())),
+                tx: None,
+                health,
+                path,
+                live: Arc::new(Mutex::new(live)),
+            };
         }
-        Journal { tx: Some(tx), health, path, live: Arc::new(Mutex::new(live)), reader: Default::default() }
+        Journal {
+            reader: Arc::new(reader::Reader::new(path.clone())),
+            tx: Some(tx),
+            health,
+            path,
+            live: Arc::new(Mutex::new(live)),
+        }
     }
 
     /// No journal, for `why` (the daemon works on with its checkpoints; health says so).
     fn none(health: Health, path: PathBuf, why: &str) -> Journal {
         tracing::error!("no journal: {why}");
         health.lock().replaced = Some(format!("no journal: {why}"));
-        Journal { tx: None, health, path, live: Default::default(), reader: Default::default() }
+        Journal {
+            reader: Arc::new(reader::Reader::new(path.clone())),
+            tx: None,
+            health,
+            path,
+            live: Default::default(),
+        }
     }
 
     /// Whether events are being journaled (a journal could be opened).
@@ -264,35 +306,23 @@ impl Journal {
     /// there is no journal to ask, or it cannot be read). Reads the database: for the
     /// blocking pool.
     pub fn history(&self, root: &Path, limit: usize) -> Option<Vec<ccmem_proto::model::session::ArchivedSession>> {
-        self.read(|c| past::history(c, root, limit))
+        let root = root.to_path_buf();
+        self.read(move |c| past::history(c, &root, limit))
     }
 
     /// The newest session id the project at `root` has used, live or ended, as journaled.
     pub fn last_session_id(&self, root: &Path) -> Option<String> {
-        self.read(|c| past::last_session_id(c, root)).flatten()
+        let root = root.to_path_buf();
+        self.read(move |c| past::last_session_id(c, &root)).flatten()
     }
 
-    /// Runs `f` on the reading connection, opened on first use (and again after an error).
-    fn read<T>(&self, f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T>) -> Option<T> {
+    /// Runs `f` on the reading connection (see [`reader::Reader::read`]).
+    fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Option<T> {
         self.tx.as_ref()?;
-        let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
-        if reader.is_none() {
-            match past::reader(&self.path) {
-                Ok(c) => *reader = Some(c),
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot read the journal");
-                    return None;
-                }
-            }
-        }
-        match f(reader.as_ref()?) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot read the journal");
-                *reader = None;
-                None
-            }
-        }
+        self.reader.read(f)
     }
 
     /// Where the database is.
@@ -319,6 +349,8 @@ impl Journal {
         let (ack, done) = oneshot::channel();
         let at_ms = chrono::Utc::now().timestamp_millis();
         match tx.try_send(Op::Append { entries, state, at_ms, ack: Some(ack) }) {
+            // Queued; a writer held up in a write is not waited on.
+            Ok(()) if self.health.stuck() => None,
             Ok(()) => Some(done),
             Err(_) => {
                 self.health.lock().dropped += 1;
@@ -347,7 +379,7 @@ impl Journal {
     /// Lets go of the connections' page caches (the daemon is quiet): the reader's
     /// connection is closed (opened again when next needed), the writer shrinks its cache.
     pub fn let_go(&self) {
-        *self.reader.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.reader.let_go();
         if let Some(tx) = self.tx.as_ref() {
             let _ = tx.try_send(Op::Shrink);
         }

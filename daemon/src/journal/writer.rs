@@ -216,7 +216,9 @@ fn commit(
     let _ = conn.busy_timeout(if locked { Duration::ZERO } else { LOCK_WAIT });
     let acks: Vec<_> = batch.iter_mut().filter_map(Op::take_ack).collect();
     let started = Instant::now();
+    health.writing(true);
     let written = write_events(conn, ids, &batch);
+    health.writing(false);
     let events_us = started.elapsed().as_micros() as u64;
     // Answered once the events are committed (or cannot be): not after the states.
     for ack in acks {

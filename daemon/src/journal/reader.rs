@@ -1,0 +1,98 @@
+//! The connection that reads the past, on a thread of its own. SQLite waits for a read
+//! lock on the log up to ten seconds whatever the busy timeout, when another program holds
+//! the shared-memory file's lock bytes; a caller (a new session, `history`, the context
+//! of a project with no live session) waits [`READ_WAIT`] at most and goes on without the
+//! journal (the checkpoints answer instead), while the read finishes on its own thread.
+
+use rusqlite::Connection;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, SyncSender};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How long a caller waits for a read.
+pub(super) const READ_WAIT: Duration = Duration::from_secs(1);
+
+/// Reads queued at most; past them a caller does without (reads that wait already stand
+/// behind one that is held up).
+const QUEUE: usize = 8;
+
+/// A read, given the connection (opened when missing; closed again after an error).
+type Job = Box<dyn FnOnce(&mut Option<Connection>) + Send>;
+
+/// The reading connection's thread, started on first use.
+pub(super) struct Reader {
+    path: PathBuf,
+    jobs: Mutex<Option<SyncSender<Job>>>,
+}
+
+impl Reader {
+    pub(super) fn new(path: PathBuf) -> Self {
+        Self { path, jobs: Mutex::new(None) }
+    }
+
+    /// `f` run on the reading connection: None when the journal cannot be read, or does
+    /// not answer within [`READ_WAIT`].
+    pub(super) fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Option<T> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let path = self.path.clone();
+        let job: Job = Box::new(move |conn| {
+            if conn.is_none() {
+                match super::past::reader(&path) {
+                    Ok(c) => *conn = Some(c),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot read the journal");
+                        return;
+                    }
+                }
+            }
+            let Some(c) = conn.as_ref() else { return };
+            match f(c) {
+                Ok(v) => {
+                    let _ = tx.send(v);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the journal");
+                    *conn = None;
+                }
+            }
+        });
+        self.send(job)?;
+        match rx.recv_timeout(READ_WAIT) {
+            Ok(v) => Some(v),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                tracing::warn!("the journal did not answer a read in time (another program holds a lock on it?)");
+                None
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Closes the connection (its page cache goes with it); opened again when next needed.
+    pub(super) fn let_go(&self) {
+        let _ = self.send(Box::new(|conn| *conn = None));
+    }
+
+    /// Queues `job` for the reading thread, started if need be.
+    fn send(&self, job: Job) -> Option<()> {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        if jobs.is_none() {
+            let (tx, rx) = mpsc::sync_channel::<Job>(QUEUE);
+            let spawned = std::thread::Builder::new().name("ccmem-journal-read".into()).spawn(move || {
+                let mut conn = None;
+                for job in rx {
+                    job(&mut conn);
+                }
+            });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "cannot start the journal's reader");
+                return None;
+            }
+            *jobs = Some(tx);
+        }
+        jobs.as_ref()?.try_send(job).ok()
+    }
+}
