@@ -17,7 +17,9 @@ mod past;
 mod read;
 mod reader;
 mod retention;
+mod row;
 pub mod schema;
+mod syncer;
 mod writer;
 
 use ccmem_proto::model::session::Session;
@@ -35,7 +37,8 @@ pub use retention::Retention;
 /// Operations waiting for the writer at most; past this an append is dropped and said.
 const QUEUE: usize = 8192;
 
-/// One event, as the project task saw it. Text and data are redacted by the journal.
+/// One event, as the project task saw it. Text and data are redacted by the journal (in
+/// [`Journal::append`], on the caller's thread).
 #[derive(Debug, Clone, Default)]
 pub struct Entry {
     /// The project's directory.
@@ -68,9 +71,9 @@ pub struct Entry {
 /// What the writer is asked to do.
 enum Op {
     /// Events, and (now and then) the session's state after them.
-    Append { entries: Vec<Entry>, state: Option<Box<Session>>, at_ms: i64, ack: Ack },
+    Append { rows: Vec<row::Row>, state: Option<row::State>, at_ms: i64, ack: Ack },
     /// The session ended: its last state is its archive.
-    Ended { state: Box<Session>, at_ms: i64, reason: String, ack: Ack },
+    Ended { state: row::State, at_ms: i64, reason: String, ack: Ack },
     /// Answered once everything before it is written.
     Flush(Ack),
     /// A project's own `history_keep` (None: the user's).
@@ -262,9 +265,10 @@ impl Journal {
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let h = health.clone();
         let wal = ccmem_proto::files::atomic::with_suffix(&path, "-wal");
+        let db = path.clone();
         let spawned = std::thread::Builder::new()
             .name("ccmem-journal".into())
-            .spawn(move || writer::run(conn, rx, h, wal, retention));
+            .spawn(move || writer::run(conn, rx, h, db, wal, retention));
         if let Err(e) = spawned {
             health.lock().failing = Some(format!("cannot start the journal's writer: {e}"));
             return Journal {
@@ -348,7 +352,10 @@ impl Journal {
         let tx = self.tx.as_ref()?;
         let (ack, done) = oneshot::channel();
         let at_ms = chrono::Utc::now().timestamp_millis();
-        match tx.try_send(Op::Append { entries, state, at_ms, ack: Some(ack) }) {
+        // Redacted and serialized here, by the caller: see `row`.
+        let rows = entries.into_iter().map(row::Row::of).collect();
+        let state = state.and_then(|s| row::State::of(&s));
+        match tx.try_send(Op::Append { rows, state, at_ms, ack: Some(ack) }) {
             // Queued; a writer held up in a write is not waited on.
             Ok(()) if self.health.stuck() => None,
             Ok(()) => Some(done),
@@ -363,6 +370,7 @@ impl Journal {
     pub async fn ended(&self, state: Box<Session>, reason: &str) {
         let (ack, done) = oneshot::channel();
         let at_ms = chrono::Utc::now().timestamp_millis();
+        let Some(state) = row::State::of(&state) else { return };
         if self.send(Op::Ended { state, at_ms, reason: reason.to_string(), ack: Some(ack) }).await {
             let _ = done.await;
         }

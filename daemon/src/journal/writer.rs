@@ -2,8 +2,8 @@
 //! queued since its last commit in one transaction (a burst of hooks costs one commit), then
 //! tells each sender that its entries are durable.
 
-use super::{Entry, Health, Op, Retention};
-use ccmem_proto::model::session::Session;
+use super::row::{Row, State};
+use super::{Health, Op, Retention};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -12,21 +12,12 @@ use std::time::{Duration, Instant};
 
 /// Operations taken into one transaction at most.
 const BATCH: usize = 512;
-/// Characters of an event's text kept (a prompt, a message, a command's output).
-const TEXT_CHARS: usize = 16 * 1024;
-
-/// The kinds of event whose text is the agent's markdown.
-const MARKDOWN_KINDS: &[&str] = &["stop", "compacted", "precompact", "notification"];
-
 /// Row ids already known, so that most appends are one insert.
 #[derive(Default)]
 struct Ids {
     projects: HashMap<PathBuf, i64>,
     sessions: HashMap<(i64, String), i64>,
 }
-
-/// How long a commit may wait for its sync to disk: what a power cut can lose.
-const SYNC_WITHIN: Duration = Duration::from_secs(1);
 
 /// Retention runs at least this often (and after a session ends).
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
@@ -36,15 +27,17 @@ pub(super) fn run(
     mut conn: Connection,
     rx: mpsc::Receiver<Op>,
     health: Health,
+    db: PathBuf,
     wal: PathBuf,
     mut retention: Retention,
 ) {
     let mut ids = Ids::default();
+    // The log's sync and its checkpoints are the syncing thread's; the writer's own
+    // checkpoint is a backstop, far past the thread's.
+    let _ = conn.pragma_update(None, "wal_autocheckpoint", super::syncer::WRITER_CHECKPOINT_PAGES);
+    let syncer = super::syncer::Syncer::start(db, wal, health.clone());
     prune(&mut conn, &mut ids, &retention, &health);
     let mut pruned_at = Instant::now();
-    // Commits not yet on disk: SQLite (synchronous=NORMAL) syncs the log only at its
-    // checkpoints; this syncs it within SYNC_WITHIN of a commit, off the answer's path.
-    let mut unsynced: Option<Instant> = None;
     // A forget whose log could not be emptied (a reader held it): the log still holds what
     // went, and is emptied as soon as it can be, whether or not anyone forgets again.
     let mut scrub_pending = false;
@@ -55,14 +48,10 @@ pub(super) fn run(
         if scrub_pending {
             scrub_pending = !empty_log(&conn);
         }
-        let wait = [
-            unsynced.map(|since| SYNC_WITHIN.saturating_sub(since.elapsed())),
-            scrub_pending.then_some(SCRUB_RETRY),
-            (!held.is_empty()).then_some(HELD_RETRY),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
+        let wait = [scrub_pending.then_some(SCRUB_RETRY), (!held.is_empty()).then_some(HELD_RETRY)]
+            .into_iter()
+            .flatten()
+            .min();
         let first = match wait {
             None => match rx.recv() {
                 Ok(op) => op,
@@ -71,13 +60,9 @@ pub(super) fn run(
             Some(wait) => match rx.recv_timeout(wait) {
                 Ok(op) => op,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if unsynced.is_some_and(|since| since.elapsed() >= SYNC_WITHIN) {
-                        sync(&wal, &health);
-                        unsynced = None;
-                    }
                     if !held.is_empty() {
                         let batch = held.take();
-                        commit(&mut conn, &mut ids, batch, true, &health, &mut held, &mut unsynced);
+                        commit(&mut conn, &mut ids, batch, true, &health, &mut held, &syncer);
                     }
                     continue;
                 }
@@ -120,11 +105,7 @@ pub(super) fn run(
             }
         }
         let ended = batch.iter().any(|op| matches!(op, Op::Ended { .. }));
-        commit(&mut conn, &mut ids, batch, locked, &health, &mut held, &mut unsynced);
-        if unsynced.is_some_and(|since| since.elapsed() >= SYNC_WITHIN) {
-            sync(&wal, &health);
-            unsynced = None;
-        }
+        commit(&mut conn, &mut ids, batch, locked, &health, &mut held, &syncer);
         if held.is_empty() && (ended || kept_less || pruned_at.elapsed() >= PRUNE_EVERY) {
             prune(&mut conn, &mut ids, &retention, &health);
             pruned_at = Instant::now();
@@ -136,7 +117,7 @@ pub(super) fn run(
     if !held.is_empty() {
         // The last chance: the lock may have gone since the last try.
         let batch = held.take();
-        commit(&mut conn, &mut ids, batch, false, &health, &mut held, &mut unsynced);
+        commit(&mut conn, &mut ids, batch, false, &health, &mut held, &syncer);
         if !held.is_empty() {
             tracing::error!(
                 operations = held.ops.len(),
@@ -144,6 +125,7 @@ pub(super) fn run(
             );
         }
     }
+    syncer.stop();
     // Folded into the database: a clean stop leaves no log to replay.
     let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
 }
@@ -181,8 +163,7 @@ impl Held {
         let mut seen = std::collections::HashSet::new();
         for op in self.ops.iter_mut().rev() {
             if let Op::Append { state, .. } = op {
-                let newer =
-                    state.as_ref().is_some_and(|s| !seen.insert((s.project_root.clone(), s.session_id.clone())));
+                let newer = state.as_ref().is_some_and(|s| !seen.insert((s.root.clone(), s.sid.clone())));
                 if newer {
                     *state = None;
                 }
@@ -208,7 +189,7 @@ fn commit(
     locked: bool,
     health: &Health,
     held: &mut Held,
-    unsynced: &mut Option<Instant>,
+    syncer: &super::syncer::Syncer,
 ) {
     // Known to be locked: tried without waiting, so that what queues meanwhile is not held
     // up. Else a short wait: a brief lock (a `sqlite3` shell's single statement) is waited
@@ -227,7 +208,7 @@ fn commit(
     let failed = match written {
         Ok(states) => {
             health.wrote();
-            unsynced.get_or_insert_with(Instant::now);
+            syncer.committed();
             if !states.is_empty() {
                 if let Err(e) = write_states(conn, states) {
                     // The events are in: a restart applies them to the state before.
@@ -323,27 +304,9 @@ fn empty_log(conn: &Connection) -> bool {
     done
 }
 
-/// Puts the log's committed pages on disk.
-fn sync(wal: &std::path::Path, health: &Health) {
-    // Any descriptor of the file flushes its pages (Windows wants one that may write);
-    // opened without following a link.
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    match o.open(wal).and_then(|f| f.sync_data()) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => health.failed(format!("cannot sync the journal's log to disk: {e}")),
-    }
-}
-
 /// The states a batch carries, written after its events: the newest of each session (row
 /// id), with when and the last event it includes.
-type States<'b> = HashMap<i64, (&'b Session, i64, i64)>;
+type States<'b> = HashMap<i64, (&'b State, i64, i64)>;
 
 /// Commits the batch's events (and the sessions it ends, with their last states) in one
 /// transaction; returns the sessions' states, for [`write_states`].
@@ -366,23 +329,21 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
         };
         for op in batch {
             match op {
-                Op::Append { entries, state, at_ms, .. } => {
-                    for e in entries {
-                        let session = session_id(&tx, ids, &e.root, &e.root_name, &e.session, e.at_ms)?;
-                        insert_event(&mut insert, session, e)?;
+                Op::Append { rows, state, at_ms, .. } => {
+                    for r in rows {
+                        let session = session_id(&tx, ids, &r.root, &r.root_name, &r.session, r.at_ms)?;
+                        insert_event(&mut insert, session, r)?;
                         last.insert(session, tx.last_insert_rowid());
                     }
                     if let Some(state) = state {
-                        let session =
-                            session_id(&tx, ids, &state.project_root, &state.project_name, &state.session_id, *at_ms)?;
+                        let session = session_id(&tx, ids, &state.root, &state.name, &state.sid, *at_ms)?;
                         let seq = last_of(session, &mut last)?;
                         states.insert(session, (state, *at_ms, seq));
                     }
                 }
                 Op::Ended { state, at_ms, reason, .. } => {
                     // Its archive: written with the events, never left for later.
-                    let session =
-                        session_id(&tx, ids, &state.project_root, &state.project_name, &state.session_id, *at_ms)?;
+                    let session = session_id(&tx, ids, &state.root, &state.name, &state.sid, *at_ms)?;
                     let seq = last_of(session, &mut last)?;
                     states.remove(&session);
                     set_state(&tx, session, state, *at_ms, seq)?;
@@ -411,85 +372,26 @@ fn write_states(conn: &mut Connection, states: States<'_>) -> rusqlite::Result<(
     tx.commit()
 }
 
-fn set_state(tx: &rusqlite::Transaction<'_>, session: i64, s: &Session, at_ms: i64, seq: i64) -> rusqlite::Result<()> {
-    let json = serde_json::to_string(s).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+fn set_state(tx: &rusqlite::Transaction<'_>, session: i64, s: &State, at_ms: i64, seq: i64) -> rusqlite::Result<()> {
     tx.prepare_cached("UPDATE sessions SET state = ?2, state_ms = ?3, state_seq = ?4 WHERE id = ?1")?
-        .execute(params![session, json, at_ms, seq])?;
+        .execute(params![session, s.json, at_ms, seq])?;
     Ok(())
 }
 
-fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, e: &Entry) -> rusqlite::Result<()> {
-    // Redacted here, off the project's task: the same rules as every other sink; an
-    // agent's words are read as markdown too, as the session reads them (markup can hide a
-    // token: `gh*p_*…`), and only then: reading every string so costs several times the
-    // plain rules. The event's text is most often a string of its replay too (a prompt, a
-    // command, a message): it is redacted once for both.
-    let markdown = MARKDOWN_KINDS.contains(&e.kind);
-    let redacted = Redacted::new(&e.text, markdown);
-    let text = if markdown {
-        ccmem_proto::model::session::truncate_chars(redacted.text.trim(), TEXT_CHARS)
-    } else {
-        crate::text::lines_kept(&redacted.text, TEXT_CHARS)
-    };
-    let data = e.data.as_ref().map(|d| {
-        let mut d = d.clone();
-        crate::text::redact_json(&mut d);
-        d.to_string()
-    });
-    let replay = e.replay.as_ref().map(|r| {
-        let mut r = r.clone();
-        ccmem_proto::printable::map_strings(&mut r, &|s| redacted.of(s));
-        r.to_string()
-    });
-    let path = e.path.as_deref().map(crate::text::clean);
+fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, r: &Row) -> rusqlite::Result<()> {
     insert.execute(params![
         session,
-        e.at_ms,
-        e.source,
-        e.kind,
-        e.agent,
-        e.conversation.as_deref().map(crate::text::clean),
-        path,
-        text,
-        data,
-        replay
+        r.at_ms,
+        r.source,
+        r.kind,
+        r.agent,
+        r.conversation,
+        r.path,
+        r.text,
+        r.data,
+        r.replay
     ])?;
     Ok(())
-}
-
-/// An event's text redacted, and the redaction of the strings of its replay, that text's
-/// reused.
-struct Redacted<'t> {
-    given: &'t str,
-    text: String,
-    markdown: bool,
-}
-
-impl<'t> Redacted<'t> {
-    fn new(given: &'t str, markdown: bool) -> Self {
-        Self { given, text: Self::redact(given, markdown).into_owned(), markdown }
-    }
-
-    fn redact(s: &str, markdown: bool) -> std::borrow::Cow<'_, str> {
-        if markdown {
-            crate::text::redact_markdown_cow(s)
-        } else {
-            ccmem_proto::redact::redact(s)
-        }
-    }
-
-    /// `s` redacted: the text's redaction when `s` is the text.
-    fn of<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
-        if !s.is_empty() && s == self.given {
-            if self.text == s {
-                std::borrow::Cow::Borrowed(s)
-            } else {
-                std::borrow::Cow::Owned(self.text.clone())
-            }
-        } else {
-            Self::redact(s, self.markdown)
-        }
-    }
 }
 
 /// The row of `sid` in the project at `root`, made when missing.
