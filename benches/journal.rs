@@ -99,7 +99,7 @@ fn run(dir: &Path, sessions: &[Vec<Event>], every_state: bool) -> (Vec<f64>, Dur
                     for e in events {
                         let due = every_state || last_state.is_none_or(|t| t.elapsed() >= STATE_EVERY);
                         let t = Instant::now();
-                        let state = due.then(|| Box::new((*e.state).clone()));
+                        let state = due.then_some(&*e.state);
                         if due {
                             last_state = Some(Instant::now());
                         }

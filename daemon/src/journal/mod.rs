@@ -348,13 +348,13 @@ impl Journal {
     /// once they are committed (None: there is no journal, or it fell behind and they were
     /// dropped). The state need not go with every append: a restart applies the entries'
     /// replays after the last state it has.
-    pub fn append(&self, entries: Vec<Entry>, state: Option<Box<Session>>) -> Option<oneshot::Receiver<()>> {
+    pub fn append(&self, entries: Vec<Entry>, state: Option<&Session>) -> Option<oneshot::Receiver<()>> {
         let tx = self.tx.as_ref()?;
         let (ack, done) = oneshot::channel();
         let at_ms = chrono::Utc::now().timestamp_millis();
         // Redacted and serialized here, by the caller: see `row`.
         let rows = entries.into_iter().map(row::Row::of).collect();
-        let state = state.and_then(|s| row::State::of(&s));
+        let state = state.and_then(row::State::of);
         match tx.try_send(Op::Append { rows, state, at_ms, ack: Some(ack) }) {
             // Queued; a writer held up in a write is not waited on.
             Ok(()) if self.health.stuck() => None,

@@ -42,15 +42,15 @@ impl Project {
     }
 
     fn append(&mut self, entries: Vec<Entry>, with_state: bool) -> Option<oneshot::Receiver<()>> {
-        let state = (with_state && self.journaled != self.version).then(|| {
+        let with_state = with_state && self.journaled != self.version;
+        if with_state {
             self.journaled = self.version;
             self.state_journaled = Some((self.s.session_id.clone(), tokio::time::Instant::now()));
-            Box::new(self.s.clone())
-        });
-        if entries.is_empty() && state.is_none() {
+        }
+        if entries.is_empty() && !with_state {
             return None;
         }
-        self.ctx.journal.append(entries, state)
+        self.ctx.journal.append(entries, with_state.then_some(&self.s))
     }
 
     /// Journals the session's state if it changed since, and one is due.
