@@ -423,16 +423,9 @@ fn a_lock_on_the_journals_shared_memory_holds_up_neither_status_nor_a_hook() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("python3");
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let mut line = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(locker.stdout.take().unwrap()), &mut line).unwrap();
-    let locker = Kill(locker);
+    let locker = KillOnDrop(locker);
     assert_eq!(line.trim(), "locked");
     let t = std::time::Instant::now();
     let start = send(&env, ev(&root, "c2", "SessionStart", json!({"source": "startup"})));

@@ -631,16 +631,9 @@ fn with_no_inotify_instance_left_the_project_is_polled_and_status_says_why() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let mut line = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(hog.stdout.take().unwrap()), &mut line).unwrap();
-    let _hog = Kill(hog);
+    let _hog = KillOnDrop(hog);
     assert!(line.trim().parse::<u32>().is_ok_and(|n| n > 0), "the instances taken: {line}");
     let _d = env.start_daemon_as_nobody(&["--watch-poll-interval", "200ms"]);
     let root = repo(&env, "proj");

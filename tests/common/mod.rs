@@ -168,6 +168,17 @@ impl Drop for Env {
     }
 }
 
+/// A helper process of a test (one that holds a lock or a resource), killed and reaped when
+/// the guard goes, however the test ends.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A raw protocol client on a real socket.
 pub struct Raw {
     pub stream: UnixStream,

@@ -16,16 +16,8 @@ const MARKDOWN_KINDS: &[&str] = &["stop", "compacted", "precompact", "notificati
 /// An event as its row holds it: redacted, its data and replay as JSON text.
 #[derive(Debug)]
 pub(super) struct Row {
-    pub root: PathBuf,
-    pub root_name: String,
-    pub session: String,
-    pub at_ms: i64,
-    pub source: &'static str,
-    pub kind: &'static str,
-    pub agent: Option<String>,
-    pub conversation: Option<String>,
-    pub path: Option<String>,
-    pub text: String,
+    /// The event, its text redacted and its names cleaned (its data and replay are below).
+    pub e: Entry,
     pub data: Option<String>,
     pub replay: Option<String>,
 }
@@ -36,36 +28,27 @@ impl Row {
     /// only then: reading every string so costs several times the plain rules. The event's
     /// text is most often a string of its replay too (a prompt, a command, a message): it is
     /// redacted once for both.
-    pub(super) fn of(e: Entry) -> Row {
+    pub(super) fn of(mut e: Entry) -> Row {
         let markdown = MARKDOWN_KINDS.contains(&e.kind);
         let redacted = Redacted::new(&e.text, markdown);
+        let data = e.data.take().map(|mut d| {
+            crate::text::redact_json(&mut d);
+            d.to_string()
+        });
+        let replay = e.replay.take().map(|mut r| {
+            ccmem_proto::printable::map_strings(&mut r, &|s| redacted.of(s));
+            r.to_string()
+        });
         let text = if markdown {
             ccmem_proto::model::session::truncate_chars(redacted.text.trim(), TEXT_CHARS)
         } else {
             crate::text::lines_kept(&redacted.text, TEXT_CHARS)
         };
-        let data = e.data.map(|mut d| {
-            crate::text::redact_json(&mut d);
-            d.to_string()
-        });
-        let replay = e.replay.map(|mut r| {
-            ccmem_proto::printable::map_strings(&mut r, &|s| redacted.of(s));
-            r.to_string()
-        });
-        Row {
-            path: e.path.as_deref().map(crate::text::clean),
-            conversation: e.conversation.as_deref().map(crate::text::clean),
-            text,
-            data,
-            replay,
-            root: e.root,
-            root_name: e.root_name,
-            session: e.session,
-            at_ms: e.at_ms,
-            source: e.source,
-            kind: e.kind,
-            agent: e.agent,
-        }
+        drop(redacted);
+        e.text = text;
+        e.path = e.path.as_deref().map(crate::text::clean);
+        e.conversation = e.conversation.as_deref().map(crate::text::clean);
+        Row { e, data, replay }
     }
 }
 

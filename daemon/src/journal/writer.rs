@@ -331,7 +331,7 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
             match op {
                 Op::Append { rows, state, at_ms, .. } => {
                     for r in rows {
-                        let session = session_id(&tx, ids, &r.root, &r.root_name, &r.session, r.at_ms)?;
+                        let session = session_id(&tx, ids, &r.e.root, &r.e.root_name, &r.e.session, r.e.at_ms)?;
                         insert_event(&mut insert, session, r)?;
                         last.insert(session, tx.last_insert_rowid());
                     }
@@ -379,15 +379,16 @@ fn set_state(tx: &rusqlite::Transaction<'_>, session: i64, s: &State, at_ms: i64
 }
 
 fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, r: &Row) -> rusqlite::Result<()> {
+    let e = &r.e;
     insert.execute(params![
         session,
-        r.at_ms,
-        r.source,
-        r.kind,
-        r.agent,
-        r.conversation,
-        r.path,
-        r.text,
+        e.at_ms,
+        e.source,
+        e.kind,
+        e.agent,
+        e.conversation,
+        e.path,
+        e.text,
         r.data,
         r.replay
     ])?;
