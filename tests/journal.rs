@@ -289,6 +289,56 @@ fn holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Found by the independent tester: what a command that prints a secret printed (`pass
+/// show`, `vault kv get -field`, `echo $DB_PASSWORD`: a line holding the secret alone) was
+/// masked in the event's text, read after its command, but kept in the event's replay,
+/// where the output was read alone. It is read after its command everywhere now: nothing
+/// of it in the state dir (the journal, its log, the tracker) nor in the project.
+#[test]
+fn what_a_secret_printing_command_printed_is_nowhere_on_disk() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "proj");
+    send(&env, ev(&root, "c", "SessionStart", json!({"source": "startup"})));
+    let secrets = ["Ev5Cb6Nm7Qw8Er9T", "Gq4Wx9Lm2Zt7Kp3R", "Hn8Vb3Cx6Mz1Qw5E"];
+    send(
+        &env,
+        ev(
+            &root,
+            "c",
+            "PostToolUseFailure",
+            json!({"tool_name": "Bash", "tool_input": {"command": "pass show prod/db && ./migrate"},
+                "error": format!("Exit code 1\n{}\nmigrate: error: connection refused", secrets[0])}),
+        ),
+    );
+    tool_use(
+        &env,
+        &root,
+        "c",
+        json!({"tool_name": "Bash", "tool_input": {"command": "vault kv get -field=token secret/ci; npm run build"},
+            "tool_response": {"stdout": format!("{}\n> build\nok", secrets[1]), "stderr": "", "interrupted": false}}),
+    );
+    tool_use(
+        &env,
+        &root,
+        "c",
+        json!({"tool_name": "Bash", "tool_input": {"command": "echo $DB_PASSWORD && cargo test"},
+            "tool_response": {"stdout": format!("{}\nerror: test failed", secrets[2]), "stderr": "", "interrupted": false}}),
+    );
+    assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
+    std::thread::sleep(Duration::from_millis(1500));
+    let db = journal(&env);
+    let conn = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let commands: i64 = conn.query_row("SELECT count(*) FROM events WHERE kind = 'command'", [], |r| r.get(0)).unwrap();
+    assert_eq!(commands, 3, "the three commands are journaled");
+    for secret in secrets {
+        for dir in [env.state.clone(), root.clone()] {
+            let found = holding(&dir, secret);
+            assert!(found.is_empty(), "{secret} is in {found:?}");
+        }
+    }
+}
+
 fn forget(env: &Env, args: &[&str]) -> std::process::Output {
     let mut all = vec!["forget"];
     all.extend_from_slice(args);

@@ -829,6 +829,41 @@ pub fn finds(text: &str) -> bool {
     current().finds(text)
 }
 
+/// Whether `command` prints a secret (`pass show`, `pwgen`, `echo $TOKEN`, …): what it
+/// printed is to be redacted with it, by [`redact_output`].
+pub fn prints_secret(command: &str) -> bool {
+    output::prints_secret_anywhere(command)
+}
+
+/// `output` redacted as what `command` printed: the rules that read a command's output see
+/// the command before it (`pass show db` then a line holding only the password), which
+/// they cannot in the output alone.
+pub fn redact_output<'a>(command: &str, output: &'a str) -> Cow<'a, str> {
+    if !prints_secret(command) {
+        return redact(output);
+    }
+    let command = crate::printable::text(command);
+    let printable = crate::printable::text(output);
+    let base = command.len() + 1;
+    let joined = format!("{command}\n{printable}");
+    let mut out = String::with_capacity(printable.len());
+    let mut at = base;
+    for span in spans(&joined) {
+        let start = span.range.start.max(base);
+        if span.range.end <= start || start < at {
+            continue;
+        }
+        out.push_str(&joined[at..start]);
+        out.push_str(&span.replacement);
+        at = span.range.end;
+    }
+    if at == base {
+        return printable;
+    }
+    out.push_str(&joined[at.min(joined.len())..]);
+    Cow::Owned(out)
+}
+
 /// Where [`redact`] changes `text` (printable text: see [`Redactor::spans`]), through the
 /// installed filter.
 pub fn spans(text: &str) -> Vec<Span> {

@@ -30,7 +30,12 @@ impl Row {
     /// redacted once for both.
     pub(super) fn of(mut e: Entry) -> Row {
         let markdown = MARKDOWN_KINDS.contains(&e.kind);
-        let redacted = Redacted::new(&e.text, markdown);
+        let mut redacted = Redacted::new(&e.text, markdown);
+        // What a command that prints a secret printed (its output, in the replay) is read
+        // after the command, as the text holds them (`pass show db⏎…`).
+        if e.kind == "command" && ccmem_proto::redact::prints_secret(&e.text) {
+            redacted.printed_by = Some(e.text.clone());
+        }
         let data = e.data.take().map(|mut d| {
             crate::text::redact_json(&mut d);
             d.to_string()
@@ -85,11 +90,13 @@ struct Redacted<'t> {
     given: &'t str,
     text: String,
     markdown: bool,
+    /// The command whose output the other strings may be.
+    printed_by: Option<String>,
 }
 
 impl<'t> Redacted<'t> {
     fn new(given: &'t str, markdown: bool) -> Self {
-        Self { given, text: Self::redact(given, markdown).into_owned(), markdown }
+        Self { given, text: Self::redact(given, markdown).into_owned(), markdown, printed_by: None }
     }
 
     fn redact(s: &str, markdown: bool) -> std::borrow::Cow<'_, str> {
@@ -108,6 +115,8 @@ impl<'t> Redacted<'t> {
             } else {
                 std::borrow::Cow::Owned(self.text.clone())
             }
+        } else if let Some(command) = &self.printed_by {
+            ccmem_proto::redact::redact_output(command, s)
         } else {
             Self::redact(s, self.markdown)
         }

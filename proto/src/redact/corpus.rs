@@ -742,6 +742,10 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("| user  | password        |\n+-------+-----------------+\n| admin | S3cretPassw0rd! |", "secret", "S3cretPassw0rd"),
     (" user  | password\n-------+----------\n admin | S3cretPassw0rd!\n(1 row)", "secret", "S3cretPassw0rd"),
     ("| Variable | Value |\n|---|---|\n| DB_PASSWORD | hunter2x99 |", "secret", "hunter2x99"),
+    ("terraform output -raw db_password\nXk9mQ2vL7pZ4wR8t", "secret", "Xk9mQ2vL7pZ4wR8t"),
+    ("python3 -c 'import secrets; print(secrets.token_urlsafe(24))'\nq8vZ3kLmN2pX7rTwYb4Q", "secret", "q8vZ3kLmN2pX7rTw"),
+    ("curl -s https://api.example.com/login | jq -r .access_token\neyJhbGciOiJIUzI1NiJ9xyzabc12", "secret", "eyJhbGciOiJIUzI1NiJ9"),
+    ("cat secrets/db_password.txt\nEv5Cb6Nm7Qw8Er9T", "secret", "Ev5Cb6Nm7Qw8Er9T"),
 ];
 
 /// Text that must come out unchanged.
@@ -1128,4 +1132,7 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "| Variable | Value |\n|---|---|\n| DB_PASSWORD | (set in vault) |\n| API_URL | https://api.example.com |",
     "| column | type |\n|---|---|\n| password_hash | text |\n| token_count | integer |",
     "the passw0rd field is required",
+    "cat src/main.rs\nfn main() { let x1y2z3w4 = 5; }",
+    "tail -f log/app.log\nERROR x1y2z3 failed",
+    "jq .version package.json\n1.2.3-beta4",
 ];

@@ -44,6 +44,11 @@ const PRINTERS: &[(&str, &[&str])] = &[
     ("secret-tool", &["lookup"]),
     ("keyring", &["get"]),
     ("kubectl", &["get", "secret"]),
+    ("terraform", &["output"]),
+    ("tofu", &["output"]),
+    ("heroku", &["auth:token"]),
+    ("gh", &["auth", "token"]),
+    ("php", &["key:generate", "--show"]),
     ("oc", &["get", "secret"]),
 ];
 
@@ -73,8 +78,39 @@ fn prints_secret(line: &str) -> bool {
                 };
                 matches!(values::names(name), Names::Password | Names::Token)
             });
-        printer || random || variable
-    })
+        // `cat secrets/db_password.txt`, `head ~/.config/app/api_token`: a file named for one.
+        let file = matches!(program.as_str(), "cat" | "head" | "tail" | "less" | "more" | "bat" | "batcat")
+            && !args.iter().any(|a| a.starts_with('>') || a.starts_with("<<"))
+            && args.iter().any(|a| !a.starts_with('-') && names_secret_file(a));
+        // `jq -r .access_token`, `jq '.data.password'`: a field named for one.
+        let field = program == "jq"
+            && args.iter().any(|a| {
+                !a.starts_with('-')
+                    && a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .any(|w| matches!(values::names(w), Names::Password | Names::Token))
+            });
+        printer || random || variable || file || field
+    }) || generated(line)
+}
+
+/// `python3 -c "import secrets; print(secrets.token_urlsafe())"` (its code is read whole:
+/// the `;` in it separates no commands).
+fn generated(line: &str) -> bool {
+    let program = line.split_whitespace().next().unwrap_or("");
+    program.rsplit('/').next().is_some_and(|p| p.starts_with("python"))
+        && ["secrets.token", "token_urlsafe", "token_hex"].iter().any(|w| line.contains(w))
+}
+
+/// Whether the file `path` is named for a secret (`db_password.txt`, `api.key`,
+/// `.vault_pass`, `credentials`, `token`).
+fn names_secret_file(path: &str) -> bool {
+    let name = path.trim_matches(['"', '\'']).rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    let stem = name.trim_start_matches('.').split('.').next().unwrap_or("");
+    ["password", "passwd", "secret", "token", "credential", "apikey", "api_key", "api-key", "_pass", "-pass"]
+        .iter()
+        .any(|w| name.contains(w))
+        || name.ends_with(".key")
+        || matches!(values::names(stem), Names::Password | Names::Token)
 }
 
 /// Words one of which a command line that prints a secret holds (the rule's keywords, in
@@ -105,6 +141,20 @@ pub(super) const PRINTER_WORDS: &[&str] = &[
     "secret-tool",
     "keyring get",
     "get secret",
+    "terraform output",
+    "tofu output",
+    "auth:token",
+    "auth token",
+    "key:generate",
+    "secrets.token",
+    "token_urlsafe",
+    "token_hex",
+    "jq ",
+    "cat ",
+    "head ",
+    "tail ",
+    "less ",
+    "bat ",
     "echo $",
     "echo \"$",
     "echo '$",
@@ -112,18 +162,31 @@ pub(super) const PRINTER_WORDS: &[&str] = &[
     "printenv",
 ];
 
+/// The search for [`PRINTER_WORDS`] as written.
+fn printer_words() -> &'static Regex {
+    static WORDS: OnceLock<Regex> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let alternatives: Vec<String> = PRINTER_WORDS.iter().map(|w| regex::escape(w)).collect();
+        Regex::new(&alternatives.join("|")).expect("literal words compile")
+    })
+}
+
+/// Whether a line of `text` is a command that prints a secret.
+pub(super) fn prints_secret_anywhere(text: &str) -> bool {
+    printer_words().find_iter(text).any(|m| {
+        let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
+        prints_secret(&text[start..end])
+    })
+}
+
 /// Each command that prints a secret (a line holding one of [`PRINTER_WORDS`] that
 /// [`prints_secret`]), and the lines after it: each short line's words that look like a
 /// password or a key. A longer line is a message and is passed over; a blank line ends the
 /// output. Each line is read once as a command, and at most [`OUTPUT_LINES`] after each.
 pub(super) fn printed(text: &str, hits: &mut Vec<Hit>) {
-    static WORDS: OnceLock<Regex> = OnceLock::new();
-    let words = WORDS.get_or_init(|| {
-        let alternatives: Vec<String> = PRINTER_WORDS.iter().map(|w| regex::escape(w)).collect();
-        Regex::new(&alternatives.join("|")).expect("literal words compile")
-    });
     let mut line_done = 0;
-    for m in words.find_iter(text) {
+    for m in printer_words().find_iter(text) {
         if m.start() < line_done {
             continue;
         }
@@ -180,6 +243,7 @@ fn looks_secret(v: &str) -> bool {
     // A letter in it: `======`, a version, a date or an address is none; nor is a URL.
     v.bytes().any(|b| b.is_ascii_alphabetic())
         && !v.contains("://")
+        && !v.contains("[REDACTED:")
         && !is_reference(v)
         && !is_placeholder(v, "password")
         && !v.ends_with(':')
@@ -257,6 +321,7 @@ fn table(block: &str, offset: usize, hits: &mut Vec<Hit>) {
             if let Some((off, t)) = cells.get(i) {
                 if !t.is_empty()
                     && !t.eq_ignore_ascii_case("null")
+                    && !t.contains("[REDACTED:")
                     && !is_placeholder(t, "password")
                     && !is_reference(t)
                 {

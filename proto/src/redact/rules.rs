@@ -778,12 +778,6 @@ pub(super) fn built_in() -> Vec<Spec> {
                 Some(stdin::here_doc),
             )
         },
-        // What a command that prints a secret printed (see `output`): `pwgen 16 1⏎q8vZ…`,
-        // `pass show db⏎…`, `echo $DB_PASSWORD⏎…`.
-        scan("secret", output::PRINTER_WORDS, output::printed),
-        // A table whose heading names a credential (`| user | password |` from `mysql`, a
-        // `psql` result) or whose rows do (`| DB_PASSWORD | … |`): see `output`.
-        scan("secret", &[CRED_WORDS, LEET_WORDS].concat(), output::tables),
         // SQL that sets a password: `CREATE USER … IDENTIFIED BY 'PASS'`, `ALTER ROLE … PASSWORD
         // 'PASS'`, `SET PASSWORD … = 'PASS'`.
         spec(
@@ -1174,6 +1168,13 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["key", "token", "secret", "cred"],
             Some(prose_secret),
         ),
+        // Last, so that what a rule above names is masked as its kind first. What a command
+        // that prints a secret printed (see `output`): `pwgen 16 1⏎q8vZ…`,
+        // `pass show db⏎…`, `echo $DB_PASSWORD⏎…`.
+        scan("secret", output::PRINTER_WORDS, output::printed),
+        // A table whose heading names a credential (`| user | password |` from `mysql`, a
+        // `psql` result) or whose rows do (`| DB_PASSWORD | … |`): see `output`.
+        scan("secret", &[CRED_WORDS, LEET_WORDS].concat(), output::tables),
     ];
     rules
         .into_iter()

@@ -68,9 +68,17 @@ pub(super) fn tool_use(
             }
             // A run cut short says nothing about the code.
             if !*interrupted {
-                results(s, &redacted, output, *failed, cwd, now);
+                // What a command that prints a secret printed is redacted whole, after the
+                // command (`pass show db` then the password alone on a line): every
+                // failure and finding derived from it is then clear of it.
+                let output = if ccmem_proto::redact::prints_secret(command) {
+                    ccmem_proto::redact::redact_output(command, output)
+                } else {
+                    std::borrow::Cow::Borrowed(output.as_str())
+                };
+                results(s, &redacted, &output, *failed, cwd, now);
                 fx.commit |= !*failed
-                    && !crate::session::shell::nothing_committed(output)
+                    && !crate::session::shell::nothing_committed(&output)
                     && crate::observe::work::parts(command)
                         .iter()
                         .any(|(w, _)| *w == crate::observe::work::Work::Commit);
