@@ -481,6 +481,11 @@ fn a_lock_on_the_journals_shared_memory_holds_up_neither_status_nor_a_hook() {
     let start = send(&env, ev(&root, "c2", "SessionStart", json!({"source": "startup"})));
     assert!(context_of(&start).contains("first prompt"), "{}", text(&start.stdout));
     send(&env, ev(&root, "c2", "UserPromptSubmit", json!({"prompt": "held-under-shm-lock"})));
+    // A new project reads the journal for its session's id and its handoff: it gets its
+    // context within the hook's time all the same (the tester's SessionStart got nothing).
+    let other = repo(&env, "other");
+    let start = send(&env, ev(&other, "o1", "SessionStart", json!({"source": "startup"})));
+    assert!(!context_of(&start).is_empty(), "a new project's start gets its context: {}", text(&start.stdout));
     // The writer has met the lock by now (it waits a quarter of a second for one).
     std::thread::sleep(Duration::from_millis(500));
     let out = env.ctl_cmd(&["status"]).current_dir(&root).output().unwrap();

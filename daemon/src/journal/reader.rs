@@ -6,12 +6,13 @@
 
 use rusqlite::Connection;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// How long a caller waits for a read.
-pub(super) const READ_WAIT: Duration = Duration::from_secs(1);
+/// How long a caller waits for a read (one takes milliseconds).
+pub(super) const READ_WAIT: Duration = Duration::from_millis(500);
 
 /// Reads queued at most; past them a caller does without (reads that wait already stand
 /// behind one that is held up).
@@ -24,11 +25,17 @@ type Job = Box<dyn FnOnce(&mut Option<Connection>) + Send>;
 pub(super) struct Reader {
     path: PathBuf,
     jobs: Mutex<Option<SyncSender<Job>>>,
+    /// A read did not answer in time: while reads are still queued or running, later
+    /// callers do without at once (a new session reads twice, and a hook has two seconds
+    /// in all).
+    timed_out: AtomicBool,
+    /// Reads queued or running.
+    pending: Arc<AtomicUsize>,
 }
 
 impl Reader {
     pub(super) fn new(path: PathBuf) -> Self {
-        Self { path, jobs: Mutex::new(None) }
+        Self { path, jobs: Mutex::new(None), timed_out: AtomicBool::new(false), pending: Arc::default() }
     }
 
     /// `f` run on the reading connection: None when the journal cannot be read, or does
@@ -37,9 +44,18 @@ impl Reader {
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Option<T> {
+        if self.timed_out.load(Ordering::Relaxed) {
+            if self.pending.load(Ordering::Relaxed) > 0 {
+                return None;
+            }
+            self.timed_out.store(false, Ordering::Relaxed);
+        }
         let (tx, rx) = mpsc::sync_channel(1);
         let path = self.path.clone();
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        let done = Done(self.pending.clone());
         let job: Job = Box::new(move |conn| {
+            let _done = done;
             if conn.is_none() {
                 match super::past::reader(&path) {
                     Ok(c) => *conn = Some(c),
@@ -64,6 +80,7 @@ impl Reader {
         match rx.recv_timeout(READ_WAIT) {
             Ok(v) => Some(v),
             Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.timed_out.store(true, Ordering::Relaxed);
                 tracing::warn!("the journal did not answer a read in time (another program holds a lock on it?)");
                 None
             }
@@ -94,5 +111,14 @@ impl Reader {
             *jobs = Some(tx);
         }
         jobs.as_ref()?.try_send(job).ok()
+    }
+}
+
+/// Counts a read done when it ends, however it ends (run, or dropped unrun).
+struct Done(Arc<AtomicUsize>);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
