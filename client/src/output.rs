@@ -468,7 +468,7 @@ pub fn facts(r: &ccmem_proto::wire::api::FactsReply, reader: FactsFor) -> String
         ),
         FactsFor::Mcp => (
             " (`fact_forget` with its number)",
-            " (`fact_forget` with its number and `global: true`)",
+            " (the user's own: not for an agent to change)",
             " (`goal_done` with its number)",
         ),
     };

@@ -231,7 +231,7 @@ pub(super) fn facts(ctx: &Ctx, action: Option<cli::FactsAction>, project: Option
             (Some(FactsEdit::Confirm(n)), true)
         }
     };
-    let params = api::FactsParams { path: project_path(project)?, edit, global };
+    let params = api::FactsParams { path: project_path(project)?, edit, global, for_agent: false };
     let r: api::FactsReply = with_daemon(ctx, |c, _| c.call(method::FACTS, &params))?;
     show(ctx, &r, || output::facts(&r, output::FactsFor::Cli));
     Ok(())

@@ -135,7 +135,7 @@ pub struct HealthArgs {
 pub struct ForgetArgs {
     /// The fact's number, as `facts_list` numbers them (from 1).
     pub number: usize,
-    /// A user-wide fact (`[REMEMBER GLOBAL: …]`) rather than the project's.
+    /// A user-wide fact (`[REMEMBER GLOBAL: …]`): refused, those are the user's to change.
     #[serde(default)]
     pub global: bool,
 }

@@ -104,7 +104,10 @@ impl Server {
     }
 
     async fn facts(&self, edit: Option<ccmem_proto::model::facts::FactsEdit>, global: bool) -> Result<String, String> {
-        let p = api::FactsParams { path: self.project.clone(), edit, global };
+        if global && edit.is_some() {
+            return Err("user-wide facts are the user's own to change, not an agent's".into());
+        }
+        let p = api::FactsParams { path: self.project.clone(), edit, global, for_agent: true };
         let r: api::FactsReply = self.call(method::FACTS, p).await?;
         Ok(crate::output::facts(&r, crate::output::FactsFor::Mcp))
     }

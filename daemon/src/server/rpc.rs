@@ -200,6 +200,11 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             let p: api::FactsParams = parse(name, params)?;
             let root = root_of(shared, name, p.path).await?;
             let global = &shared.projects.ctx().global;
+            if p.for_agent && p.global && p.edit.is_some() {
+                return Err(RpcError::app(
+                    "user-wide facts are the user's to change: `ccmemctl facts forget N --global` in a terminal",
+                ));
+            }
             let (memory, changed) = match (p.edit, p.global) {
                 (Some(edit), true) => {
                     let said = global.edit(edit).await.map_err(RpcError::app)?;
@@ -210,11 +215,12 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
                     (memory, said.map_err(RpcError::app)?)
                 }
             };
+            let global_facts = if p.for_agent { global.for_project(&root).await } else { global.list().await };
             to_value(api::FactsReply {
                 root,
                 changed,
                 facts: memory.facts,
-                global_facts: global.list().await,
+                global_facts,
                 goals: memory.goals,
                 completed_goals: memory.completed_goals,
             })

@@ -14,6 +14,10 @@ pub struct FactsParams {
     /// The edit is of the user-wide facts (`[REMEMBER GLOBAL: …]`), not the project's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub global: bool,
+    /// Asked for an agent (MCP): the user-wide facts its project's context holds (a fact
+    /// said in another project and waiting for the user's word is not among them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub for_agent: bool,
 }
 
 /// Reply of `facts`: everything kept, oldest first (the numbers of `forget` and `done` are
