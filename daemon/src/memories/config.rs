@@ -211,6 +211,12 @@ fn without_repository_only_keys(v: &mut Value) -> Vec<&'static str> {
         if sc.remove("enterprise").is_some() {
             gone.push("scopes.enterprise");
         }
+        // A repository may keep its memories in the project (or this machine's); it may
+        // not send the user's own `memory write` to the scope every project reads.
+        if sc.get("default").and_then(Value::as_str).is_some_and(|d| matches!(d, "global" | "enterprise")) {
+            sc.remove("default");
+            gone.push("scopes.default");
+        }
     }
     gone
 }
@@ -229,11 +235,17 @@ impl Files {
             layers.push((global.to_path_buf(), v));
         }
         if let Some(p) = project {
-            if let Some(mut v) = self.read(p)? {
-                for key in without_repository_only_keys(&mut v) {
-                    tracing::warn!(file = %p.display(), key, "ignored: only the user's own config.json may set it");
+            // The repository's file, unreadable (a FIFO, a link, not JSON), stops no command
+            // of the user's: it is passed over, and said.
+            match self.read(p) {
+                Ok(Some(mut v)) => {
+                    for key in without_repository_only_keys(&mut v) {
+                        tracing::warn!(file = %p.display(), key, "ignored: only the user's own config.json may set it");
+                    }
+                    layers.push((p.to_path_buf(), v));
                 }
-                layers.push((p.to_path_buf(), v));
+                Ok(None) => {}
+                Err(e) => tracing::warn!(file = %p.display(), error = %e, "the project's memory config is passed over"),
             }
         }
         resolve(&layers)
@@ -430,6 +442,21 @@ mod tests {
         std::fs::write(&global, "{}").unwrap();
         let c = Files::default().config(&global, Some(&project)).unwrap();
         assert_eq!(c.embedding.provider, Provider::Disabled);
+        // Found by the independent tester: a repository sent the user's own `memory write`
+        // (no --scope) to the global scope, which every project's context reads. It may
+        // choose the project's scope or this machine's, not the user's.
+        for (default, kept) in [("global", DefaultScope::Auto), ("local", DefaultScope::Local)] {
+            std::fs::write(&project, format!(r#"{{"scopes": {{"default": "{default}"}}}}"#)).unwrap();
+            let c = Files::default().config(&global, Some(&project)).unwrap();
+            assert_eq!(c.scopes.default, kept, "{default}");
+        }
+        // A repository's file that cannot be read (a FIFO at its name) stops no command.
+        #[cfg(unix)]
+        {
+            std::fs::remove_file(&project).unwrap();
+            assert!(std::process::Command::new("mkfifo").arg(&project).status().is_ok_and(|s| s.success()));
+            assert!(Files::default().config(&global, Some(&project)).is_ok());
+        }
     }
 
     #[test]
