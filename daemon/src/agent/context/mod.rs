@@ -437,7 +437,7 @@ pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
     let own = [
         repository::TITLE,
         "## Files edited",
-        "## Environment",
+        sections::ENVIRONMENT,
         "## Task list",
         "## Blockers",
         "## Next steps",
