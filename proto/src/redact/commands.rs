@@ -284,6 +284,12 @@ fn take_after(ws: &[Word], (i, from): (usize, usize), sep: char, hits: &mut Vec<
             if let Some(range) = w.span(from + p + 1, w.text.len()) {
                 hits.push(Hit { range, kind: Some("password".into()) });
             }
+        } else if pass.is_empty() && super::values::looks_random(&v[..p]) {
+            // `-u sk_test_…:`: an API key given as the user, the password empty (Stripe's
+            // and others' Basic form).
+            if let Some(range) = w.span(from, from + p) {
+                hits.push(Hit { range, kind: Some("secret".into()) });
+            }
         }
     }
 }

@@ -620,7 +620,7 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     // What it is for, between the name and "is"; a user and "pass"; more languages.
     ("api key for datadog is d7c1c1e21862ab8a18a8902073fec8df", "secret", "d7c1c1e21862ab8a18a8902073fec8df"),
     ("the key for the prod server is Ii7AsQtA9dtV", "secret", "Ii7AsQtA9dtV"),
-    ("the pass for the staging db is Pn8tHF4vUCsM", "secret", "Pn8tHF4vUCsM"),
+    ("the pass for the staging db is Pn8tHF4vUCsM", "password", "Pn8tHF4vUCsM"),
     ("login admin, pass Qd1ehGAkWvj7", "password", "Qd1ehGAkWvj7"),
     ("credentials are admin / Qd1ehGAkWvj7", "password", "Qd1ehGAkWvj7"),
     ("log in as admin / Qd1ehGAkWvj7", "password", "Qd1ehGAkWvj7"),
@@ -746,6 +746,22 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("python3 -c 'import secrets; print(secrets.token_urlsafe(24))'\nq8vZ3kLmN2pX7rTwYb4Q", "secret", "q8vZ3kLmN2pX7rTw"),
     ("curl -s https://api.example.com/login | jq -r .access_token\neyJhbGciOiJIUzI1NiJ9xyzabc12", "secret", "eyJhbGciOiJIUzI1NiJ9"),
     ("cat secrets/db_password.txt\nEv5Cb6Nm7Qw8Er9T", "secret", "Ev5Cb6Nm7Qw8Er9T"),
+    // The second tester round of the trust issue: shapes it found kept.
+    ("curl -u Uv1wXy2zAb3cDe4f: https://api.stripe.com/v1/charges", "secret", "Uv1wXy2zAb3cDe4f"),
+    ("mysql -e \"SET PASSWORD FOR 'app'@'%' = 'Kj8hGf5dSa2q'\"", "password", "Kj8hGf5dSa2q"),
+    ("echo 'Kj8hGf5dSa2qZx' | sudo tee -a /etc/app/db_password", "password", "Kj8hGf5dSa2qZx"),
+    ("echo 'Kj8hGf5dSa2qZx' > ~/.config/app/api.key", "password", "Kj8hGf5dSa2qZx"),
+    ("supabase secrets set OPENAI=Zq8xK2vLm9Tw4RtB", "secret", "Zq8xK2vLm9Tw4RtB"),
+    ("railway variables --set 'STRIPE=Zq8xK2vLm9Tw4RtB'", "secret", "Zq8xK2vLm9Tw4RtB"),
+    ("netlify env:set SENDGRID Zq8xK2vLm9Tw4RtB", "secret", "Zq8xK2vLm9Tw4RtB"),
+    ("printf 'Kj8hGf5dSa2q\\nKj8hGf5dSa2q\\n' | adduser bob", "password", "Kj8hGf5dSa2q"),
+    ("Set `STRIPE_KEY` to `Ef3oPu8DcTq1Zr6V` in your shell.", "secret", "Ef3oPu8DcTq1Zr6V"),
+    ("Use Gh7iJk8lMn9oPq0r as the Django SECRET_KEY", "secret", "Gh7iJk8lMn9oPq0r"),
+    ("le mdp est Jk0lMn1oPq2rSt3u", "password", "Jk0lMn1oPq2rSt3u"),
+    ("Op5qRs6tUv7wXy8z is the api token for prod", "secret", "Op5qRs6tUv7wXy8z"),
+    ("Username is deploy. The pass is Tn48qLz9Vkra.", "password", "Tn48qLz9Vkra"),
+    ("Das Kennwort für den Server lautet Hf83kdLq2Zpw", "password", "Hf83kdLq2Zpw"),
+    ("export DB_PA55=Hf83kdLq2Zpw", "secret", "Hf83kdLq2Zpw"),
 ];
 
 /// Text that must come out unchanged.
@@ -1135,4 +1151,11 @@ pub(super) const NEAR_MISSES: &[&str] = &[
     "cat src/main.rs\nfn main() { let x1y2z3w4 = 5; }",
     "tail -f log/app.log\nERROR x1y2z3 failed",
     "jq .version package.json\n1.2.3-beta4",
+    "netlify env:set NODE_VERSION 20",
+    "heroku config:set WEB_CONCURRENCY=3 --app myapp",
+    "git config set user.name Alice",
+    "set the timeout to 30s and retry",
+    "Use main as the default branch for the token service",
+    "this is the key to the whole design",
+    "curl -u admin: http://localhost:8080/health",
 ];

@@ -103,7 +103,7 @@ fn generated(line: &str) -> bool {
 
 /// Whether the file `path` is named for a secret (`db_password.txt`, `api.key`,
 /// `.vault_pass`, `credentials`, `token`).
-fn names_secret_file(path: &str) -> bool {
+pub(super) fn names_secret_file(path: &str) -> bool {
     let name = path.trim_matches(['"', '\'']).rsplit('/').next().unwrap_or("").to_ascii_lowercase();
     let stem = name.trim_start_matches('.').split('.').next().unwrap_or("");
     ["password", "passwd", "secret", "token", "credential", "apikey", "api_key", "api-key", "_pass", "-pass"]

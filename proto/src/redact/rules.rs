@@ -738,6 +738,16 @@ pub(super) fn built_in() -> Vec<Spec> {
                 Some(stdin::written),
             )
         },
+        // The same through `tee` (`echo PASS | sudo tee -a /etc/app/db_password`).
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                r#"(?i)(?:^|[\s;&|(`"'/])(?P<feed>(?:echo|printf)[ \t][^\n|;&<>]*?)[ \t]*\|[ \t]*(?:sudo[ \t]+(?:-\S+[ \t]+)*)?tee[ \t]+(?:-\S+[ \t]+)*(?P<file>[^\s;&|<>]+)"#,
+                &["tee "],
+                Some(stdin::written),
+            )
+        },
         // Several at once: `(echo A; echo A) | passwd`, `{ echo A; echo A; } | passwd`; and
         // `passwd < <(printf 'A\nA\n')`.
         Spec {
@@ -782,7 +792,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // 'PASS'`, `SET PASSWORD … = 'PASS'`.
         spec(
             "password",
-            r"(?i)\b(?:identified(?:[ \t]+with[ \t]+\S+)?[ \t]+by(?:[ \t]+password)?|(?:with|role|user)[ \t]+(?:\S+[ \t]+)?(?:encrypted[ \t]+)?password|set[ \t]+password[^'\x22\n]{0,80}=)[ \t]*(?:'(?P<s>[^'\n]{3,})'|\x22(?P<s2>[^\x22\n]{3,})\x22)",
+            r"(?i)\b(?:identified(?:[ \t]+with[ \t]+\S+)?[ \t]+by(?:[ \t]+password)?|(?:with|role|user)[ \t]+(?:\S+[ \t]+)?(?:encrypted[ \t]+)?password|set[ \t]+password(?:[ \t]+for[ \t]+(?:'[^'\n]{0,64}'|\x22[^\x22\n]{0,64}\x22|[^\s=]{1,64})(?:@(?:'[^'\n]{0,64}'|\x22[^\x22\n]{0,64}\x22|[^\s=]{1,64}))?)?[ \t]*=)[ \t]*(?:'(?P<s>[^'\n]{3,})'|\x22(?P<s2>[^\x22\n]{3,})\x22)",
             &["identified", "password"],
             Some(plain_secret),
         ),
@@ -1035,6 +1045,36 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["key", "token", "secret"],
             Some(random_secret_near_name),
         ),
+        // A platform's command that sets secrets or environment variables (`supabase secrets
+        // set K=V`, `railway variables --set 'K=V'`, `netlify env:set K V`, `fly secrets set`,
+        // `heroku config:set`, `vercel env add`): see `setter`.
+        spec(
+            "secret",
+            r#"(?i)\b(?:secrets?[ \t]+(?:set|put|add|create)|env:set|env[ \t]+(?:set|add)|variables[ \t]+(?:--set|set)|config:set|config[ \t]+set)\b(?P<tail>[^\n|;&]*)"#,
+            &["secrets ", "secret ", "env:set", "env set", "env add", "variables", "config:set", "config set"],
+            Some(setter),
+        ),
+        // A credential's name set to a value in prose ("Set `STRIPE_KEY` to `Ef3o…`", "set
+        // DB_PASSWORD to …"), a value used as one ("Use Gh7i… as the Django SECRET_KEY"), and
+        // a value said to be one ("Op5q… is the api token for prod"): see `named_value`.
+        spec(
+            "secret",
+            r#"(?i)\b(?:set|change|update|put)\s+(?:the\s+|your\s+|my\s+|our\s+)?[`"']?(?P<names>[A-Za-z_][A-Za-z0-9_.-]{2,64})[`"']?\s+(?:to|=)\s+(?:`(?P<s>[^`\s]{6,200})`|"(?P<s2>[^"\s]{6,200})"|'(?P<s3>[^'\s]{6,200})'|(?P<s4>[^\s`'",;()]{6,200}))"#,
+            &["set ", "change ", "update ", "put "],
+            Some(named_value),
+        ),
+        spec(
+            "secret",
+            r#"(?i)\buse\s+(?:`(?P<s>[^`\s]{8,200})`|"(?P<s2>[^"\s]{8,200})"|'(?P<s3>[^'\s]{8,200})'|(?P<s4>[^\s`'",;()]{8,200}))\s+(?:as|for)\s+(?P<names>(?:[`"']?[A-Za-z0-9_-]+[`"']?[ \t]+){0,3}[`"']?[A-Za-z0-9_-]+)"#,
+            &["use "],
+            Some(named_value),
+        ),
+        spec(
+            "secret",
+            r#"(?i)(?:^|[\s(`'"])[`"']?(?P<s>[A-Za-z0-9+/=_.~-]{12,200})[`"']?\s+(?:is|was)\s+(?:the|my|our|your|an?)\s+(?P<names>(?:[A-Za-z0-9_.-]+\s+){0,3}(?:token|key|secret|password|passphrase|credential|pat)s?)\b"#,
+            &["is the", "was the", "is my", "is our", "is your", "is an", "is a"],
+            Some(named_value),
+        ),
         // A passphrase of words said in prose ("the passphrase is correct horse battery
         // staple", "passphrase: tiger lamp orbit seven"): four to eight words after the name
         // and "is" or a colon, none of them a word of a sentence about passphrases ("the
@@ -1056,7 +1096,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in)\s+(?:the\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\s+(?:[(\[]\s*)?(?P<verb>(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\s+(?:[(\[]\s*)?(?P<verb>(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
@@ -1077,6 +1117,7 @@ pub(super) fn built_in() -> Vec<Spec> {
                 "contrase",
                 "senha",
                 "mot de passe",
+                "mdp",
             ],
             Some(prose_password),
         ),
@@ -1225,6 +1266,85 @@ fn random_secret_near_name(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     }
 }
 
+/// The values a platform's setter is given (see the rule): each `K=V`'s value, the word
+/// after `--body`, `-b` or `--value`, and the second word of `K V`; those that are not
+/// words, references or placeholders, and look like a password or a key.
+fn setter(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(tail) = c.name("tail") else { return };
+    let words = commands::split(tail.as_str(), tail.start());
+    let secret = |v: &str| {
+        !v.is_empty()
+            && !is_reference(v)
+            && !is_placeholder(v, "password")
+            && !v.contains("[REDACTED:")
+            && !v.contains("://")
+            && (values::password_like(v) || looks_random(v))
+    };
+    let mut positional = 0;
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        let t = w.text.as_str();
+        if matches!(t, "--body" | "-b" | "--value") {
+            if let Some(v) = words.get(i + 1).filter(|v| secret(&v.text)) {
+                if let Some(range) = v.span(0, v.text.len()) {
+                    hits.push(Hit { range, kind: None });
+                }
+            }
+            i += 2;
+            continue;
+        }
+        if t.starts_with('-') && !t.contains('=') {
+            // An option's value (`--repo owner/repo`, `--app web`) is none of the variables'.
+            i += 2;
+            continue;
+        }
+        if !t.starts_with('-') {
+            match t.split_once('=') {
+                Some((_, v)) if secret(v) => {
+                    if let Some(range) = w.span(t.len() - v.len(), t.len()) {
+                        hits.push(Hit { range, kind: None });
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    positional += 1;
+                    // `K V`: only a value that looks generated (a word of code is none).
+                    if positional == 2 && secret(t) && looks_random(t) {
+                        if let Some(range) = w.span(0, t.len()) {
+                            hits.push(Hit { range, kind: None });
+                        }
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// A value tied in prose to a name (see the rules): a secret when one of the names' words
+/// names a password (then any value that is not a word), or a key, a token or a vendor's
+/// credential (then a value that looks generated).
+fn named_value(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(names), Some(s)) = (c.name("names"), secret(c)) else { return };
+    let v = s.as_str().trim_end_matches(['.', '!', '?']);
+    if v.is_empty() || is_reference(v) || is_placeholder(v, "password") || v.contains("[REDACTED:") {
+        return;
+    }
+    // The name is the last word ("as the Django SECRET_KEY", "the api token").
+    let last =
+        names.as_str().split(|ch: char| ch.is_whitespace() || matches!(ch, '`' | '"' | '\'')).rfind(|w| !w.is_empty());
+    let (password, token) = match last.map(values::names) {
+        Some(Names::Password) => (true, false),
+        Some(Names::Token | Names::Maybe) => (false, true),
+        _ => (false, false),
+    };
+    let secret = (password && values::password_like(v)) || ((password || token) && looks_random(v));
+    if secret {
+        let kind = password.then_some(std::borrow::Cow::Borrowed("password"));
+        hits.push(Hit { range: s.start()..s.start() + v.len(), kind });
+    }
+}
+
 /// Words of a passphrase said in prose: none of them a word a sentence about one is made
 /// of (`required`, `for`, `the`, `stored`, …).
 fn words_passphrase(c: &Captures<'_>, hits: &mut Vec<Hit>) {
@@ -1329,8 +1449,23 @@ fn prose_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let says = |m: regex::Match<'_>| {
         m.as_str().split_whitespace().any(|w| {
             matches!(
-                w.to_ascii_lowercase().as_str(),
-                "is" | "was" | "be" | "been" | "ist" | "war" | "now" | "currently" | "still"
+                w.to_lowercase().as_str(),
+                "is" | "was"
+                    | "be"
+                    | "been"
+                    | "ist"
+                    | "war"
+                    | "lautet"
+                    | "es"
+                    | "era"
+                    | "est"
+                    | "é"
+                    | "è"
+                    | "är"
+                    | "er"
+                    | "now"
+                    | "currently"
+                    | "still"
             )
         })
     };

@@ -15,8 +15,19 @@ use super::Hit;
 use regex::Captures;
 
 /// Commands that read nothing but a password (or a key) from their input.
-const ALWAYS: &[&str] =
-    &["passwd", "chpasswd", "chgpasswd", "kinit", "cryptsetup", "smbpasswd", "su", "vncpasswd", "x11vnc", "wg"];
+const ALWAYS: &[&str] = &[
+    "passwd",
+    "chpasswd",
+    "chgpasswd",
+    "kinit",
+    "cryptsetup",
+    "smbpasswd",
+    "su",
+    "vncpasswd",
+    "x11vnc",
+    "wg",
+    "adduser",
+];
 
 /// Options that make a command read its password or secret from its input.
 const FROM_INPUT: &[&str] =
@@ -266,7 +277,8 @@ pub(super) fn written(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let (Some(feed), Some(file)) = (c.name("feed"), c.name("file")) else { return };
     let name = file.as_str().trim_matches(['"', '\'']).rsplit(['/', '\\']).next().unwrap_or("").to_ascii_lowercase();
     let secret =
-        ["pass", "secret", "token", "cred", "apikey", "api_key", "api-key", "vault"].iter().any(|w| name.contains(w));
+        ["pass", "secret", "token", "cred", "apikey", "api_key", "api-key", "vault"].iter().any(|w| name.contains(w))
+            || super::output::names_secret_file(file.as_str());
     if secret && !name.ends_with(".pub") && !name.ends_with(".md") {
         feed_words(feed.as_str(), feed.start(), Takes::Whole, hits);
     }

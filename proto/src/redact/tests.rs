@@ -352,6 +352,10 @@ fn long_lines_of_near_matches_take_linear_time() {
         ("| password | token |\n", 3000),
         ("| DB_PASSWORD | hunter2x99 |\n", 3000),
         ("|", 20000),
+        ("supabase secrets set A=b ", 2000),
+        ("set the key to ", 3000),
+        ("use abcdefgh1 as the ", 2000),
+        ("abcdefghijkl1 is the ", 2000),
     ] {
         grows_linearly(unit, n);
     }

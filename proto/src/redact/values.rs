@@ -339,7 +339,7 @@ fn trim_digits(w: &str) -> &str {
 /// A name written with digits and signs for letters (`passw0rd`, `p@ssw0rd`, `pa$$word`,
 /// `s3cr3t`, `t0k3n`) as it reads, when that is a credential's name; else as it is.
 pub(super) fn unleet(name: &str) -> std::borrow::Cow<'_, str> {
-    const WORDS: &[&str] = &["password", "passwd", "passphrase", "secret", "token"];
+    const WORDS: &[&str] = &["password", "passwd", "passphrase", "pass", "secret", "token"];
     if !name.bytes().any(|b| matches!(b, b'0' | b'1' | b'3' | b'4' | b'5' | b'@' | b'$')) {
         return std::borrow::Cow::Borrowed(name);
     }
