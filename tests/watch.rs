@@ -603,6 +603,49 @@ fn many_projects_share_one_inotify_instance() {
     wait_files(&env, &inner, "the inner repository's edit", |f| f.get("lib.rs").is_some());
 }
 
+/// Found by the independent tester: with another program of the user's holding the watches,
+/// `doctor` said "ccmemd uses 0 of the 192536", all well. The limit is the user's: doctor
+/// counts every program of theirs, and names the biggest when the limit is near.
+#[test]
+#[cfg_attr(not(ccmem_python), ignore = "needs python3 (a program holding watches)")]
+fn doctor_counts_the_watches_of_every_program_of_the_user() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let dirs = env.path().join("many");
+    for i in 0..300 {
+        std::fs::create_dir_all(dirs.join(format!("d{i}"))).unwrap();
+    }
+    let mut hog = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ctypes, os, sys, time\n\
+             libc = ctypes.CDLL(None)\n\
+             fd = libc.inotify_init()\n\
+             n = sum(1 for d in os.listdir(sys.argv[1]) if libc.inotify_add_watch(fd, os.path.join(sys.argv[1], d).encode(), 2) >= 0)\n\
+             print(n, flush=True)\n\
+             time.sleep(60)\n",
+        ])
+        .arg(&dirs)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(hog.stdout.take().unwrap()), &mut line).unwrap();
+    let _hog = KillOnDrop(hog);
+    assert_eq!(line.trim(), "300", "the watches taken");
+    let out = env.ctl_cmd(&["doctor", "--json"]).output().unwrap();
+    let checks: Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    let line = checks.as_array().unwrap().iter().find(|c| c["name"] == "inotify watches").cloned().unwrap_or_default();
+    let held = line.to_string();
+    let total: u64 = held
+        .split("programs hold ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(total >= 300, "the other program's watches are counted: {line}");
+}
+
 /// A second user whose inotify instances are all taken (by a program of theirs that holds
 /// every one the kernel allows): their daemon cannot have a file watcher, so it polls the
 /// project's directories, edits are still seen, and `status` and `doctor` name the cause

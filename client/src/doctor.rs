@@ -722,36 +722,74 @@ fn starts_node(p: &Path) -> bool {
 #[cfg(target_os = "linux")]
 fn inotify(pid: Option<u32>, out: &mut Vec<Check>) {
     const NAME: &str = "inotify watches";
+    const FIX: &str = "`sudo sysctl fs.inotify.max_user_watches=524288` (and in /etc/sysctl.d/ to keep it)";
     let limit: Option<u64> =
         std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches").ok().and_then(|t| t.trim().parse().ok());
-    let used = pid.map(|p| {
-        std::fs::read_dir(format!("/proc/{p}/fdinfo"))
+    // The limit is the user's, shared by every program of theirs (editors, language
+    // servers, other watchers): ccmemd's share alone says nothing of what is left.
+    let holders = user_watches();
+    let total: u64 = holders.iter().map(|(_, _, n)| n).sum();
+    let mine = pid.map(|p| holders.iter().find(|(q, _, _)| *q == p).map_or(0, |(_, _, n)| *n));
+    let ours = match mine {
+        Some(u) => format!("ccmemd uses {u}"),
+        None => "ccmemd's use is unknown (the daemon did not answer)".to_string(),
+    };
+    match limit {
+        Some(l) if total * 10 >= l * 8 => {
+            let most = holders
+                .iter()
+                .filter(|(p, _, _)| Some(*p) != pid)
+                .take(3)
+                .map(|(p, comm, n)| format!("{comm} (pid {p}) {n}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let others = if most.is_empty() { String::new() } else { format!("; the most: {most}") };
+            out.push(bad(
+                NAME,
+                "warn",
+                format!("this user's programs hold {total} of the {l} allowed ({ours}{others}); beyond it ccmemd polls directories"),
+                FIX,
+            ))
+        }
+        // The kernel's limit; ccmemd's own (`--max-watches`) is the project watch line's.
+        Some(l) => {
+            out.push(ok(NAME, format!("{ours}; this user's programs hold {total} of the {l} the kernel allows")))
+        }
+        None => out.push(bad(NAME, "warn", "cannot read fs.inotify.max_user_watches", "check that /proc is mounted")),
+    }
+}
+
+/// The inotify watches each of this user's processes holds (pid, name, count), the most
+/// first; those it cannot read (another user's) are not counted.
+#[cfg(target_os = "linux")]
+fn user_watches() -> Vec<(u32, String, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(me) = std::fs::metadata("/proc/self").map(|m| m.uid()) else { return Vec::new() };
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if std::fs::metadata(e.path()).map(|m| m.uid()).ok() != Some(me) {
+            continue;
+        }
+        let watches: u64 = std::fs::read_dir(e.path().join("fdinfo"))
             .into_iter()
             .flatten()
             .flatten()
-            .map(|e| {
-                std::fs::read_to_string(e.path())
+            .map(|f| {
+                std::fs::read_to_string(f.path())
                     .unwrap_or_default()
                     .lines()
                     .filter(|l| l.starts_with("inotify wd:"))
                     .count() as u64
             })
-            .sum::<u64>()
-    });
-    match (limit, used) {
-        (Some(l), Some(u)) if u * 10 >= l * 8 => out.push(bad(
-            NAME,
-            "warn",
-            format!("ccmemd uses {u} of the {l} allowed; beyond it directories are polled"),
-            "`sudo sysctl fs.inotify.max_user_watches=524288` (and in /etc/sysctl.d/ to keep it)",
-        )),
-        // The kernel's limit; ccmemd's own (`--max-watches`) is the project watch line's.
-        (Some(l), Some(u)) => out.push(ok(NAME, format!("ccmemd uses {u} of the {l} the kernel allows"))),
-        (Some(l), None) => out.push(ok(NAME, format!("limit {l} (the daemon did not answer: its use is unknown)"))),
-        (None, _) => {
-            out.push(bad(NAME, "warn", "cannot read fs.inotify.max_user_watches", "check that /proc is mounted"))
+            .sum();
+        if watches > 0 {
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default().trim().to_string();
+            out.push((pid, comm, watches));
         }
     }
+    out.sort_by_key(|w| std::cmp::Reverse(w.2));
+    out
 }
 
 fn git(out: &mut Vec<Check>) {
