@@ -164,6 +164,31 @@ fn a_git_that_hangs_is_stopped() {
     d.wait(Duration::from_secs(10));
 }
 
+/// Found by the independent tester: a repository whose `HEAD` is a FIFO made git hang on a
+/// project's first SessionStart for git's whole time limit (5 s): past the hook's own 2 s,
+/// the agent got no context and the daemon was marked stalled. The commands that read only
+/// the repository's own small files are given a second.
+#[test]
+fn a_repository_that_hangs_git_costs_its_first_session_start_no_context() {
+    let env = Env::new();
+    let root = repo(&env, "app");
+    std::fs::remove_file(root.join(".git/HEAD")).unwrap();
+    mkfifo(&root.join(".git/HEAD"));
+    let _d = env.start_daemon(&[]);
+    let start = Instant::now();
+    // The hook's own 2 s, with a second more for a loaded machine: git's 5 s is past both.
+    let payload = ev(&root, "c1", "SessionStart", json!({"source": "startup"})).to_string();
+    let out = hook_with(&env, payload.as_bytes(), |c| {
+        c.env("CCMEM_HOOK_TIMEOUT_MS", "3000");
+    });
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let context = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(!context.is_empty(), "the context, in {took:?}: {}", text(&out.stdout));
+    assert_eq!(stall_marks(&env), 0, "a slow repository is no stalled daemon");
+}
+
 /// Found by the independent tester: a repository whose `.git/config` includes a FIFO makes
 /// every git call wait out its time limit; a checkpoint made of several took over 30 s. After
 /// the first, git is not run for that project for a while.

@@ -90,7 +90,7 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
     ];
     let mut cmd = command(root);
     cmd.args(args);
-    let Some(out) = bounded(cmd, root, &args) else {
+    let Some(out) = bounded(cmd, root, &args, PROBE_TIMEOUT) else {
         // Not read in time: git would hang the same way on what comes next.
         return if benched(root) { None } else { Some(Vec::new()) };
     };
@@ -120,6 +120,12 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
 /// otherwise hold a job, and the daemon's shutdown, for ever.
 const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Longest a git command that reads only the repository's own small files may take (its
+/// config, HEAD: what a FIFO or `/dev/zero` planted there holds up): milliseconds in any
+/// repository, so a project's first SessionStart, which runs them, is not held past the
+/// hook's own time by a repository that makes git hang.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// How long git is not run again for a repository where it did not end in time: what held
 /// it (a FIFO or `/dev/zero` its config includes, a hung file system) holds every call, and
 /// each would cost the project [`GIT_TIMEOUT`].
@@ -144,6 +150,11 @@ fn bench(root: &Path) {
 }
 
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    git_within(root, args, GIT_TIMEOUT)
+}
+
+/// [`git`] with `timeout`.
+fn git_within(root: &Path, args: &[&str], timeout: std::time::Duration) -> Option<Vec<u8>> {
     if benched(root) {
         return None;
     }
@@ -151,7 +162,7 @@ fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     cmd.arg("--no-optional-locks").args(["-c", "core.quotepath=off"]).args(NEUTRAL);
     let overrides = cached_overrides(root)?;
     cmd.args(overrides).args(args);
-    bounded(cmd, root, args)
+    bounded(cmd, root, args, timeout)
 }
 
 /// `git rev-parse --git-path WHAT`: where the repository keeps WHAT (the shared directory
@@ -160,8 +171,8 @@ pub fn git_path(root: &Path, what: &str) -> Option<String> {
     git(root, &["rev-parse", "--git-path", what]).map(|o| text(&o)).filter(|p| !p.is_empty())
 }
 
-/// Runs a git command with its output read, for [`GIT_TIMEOUT`] at most.
-fn bounded(mut cmd: Command, root: &Path, args: &[&str]) -> Option<Vec<u8>> {
+/// Runs a git command with its output read, for `timeout` at most.
+fn bounded(mut cmd: Command, root: &Path, args: &[&str], timeout: std::time::Duration) -> Option<Vec<u8>> {
     let mut child = cmd
         .env("GIT_PAGER", "cat")
         .env("GIT_EXTERNAL_DIFF", "")
@@ -179,7 +190,7 @@ fn bounded(mut cmd: Command, root: &Path, args: &[&str]) -> Option<Vec<u8>> {
         let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
         buf
     });
-    let deadline = std::time::Instant::now() + GIT_TIMEOUT;
+    let deadline = std::time::Instant::now() + timeout;
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break Some(st),
@@ -210,8 +221,10 @@ pub fn tracks(root: &Path, path: &str) -> bool {
 
 /// HEAD's full hash; `Some("")` in a repository without commits; None outside git.
 pub fn head(root: &Path) -> Option<String> {
-    git(root, &["rev-parse", "--is-inside-work-tree"])?;
-    Some(git(root, &["rev-parse", "--verify", "-q", "HEAD"]).map(|o| text(&o)).unwrap_or_default())
+    git_within(root, &["rev-parse", "--is-inside-work-tree"], PROBE_TIMEOUT)?;
+    Some(
+        git_within(root, &["rev-parse", "--verify", "-q", "HEAD"], PROBE_TIMEOUT).map(|o| text(&o)).unwrap_or_default(),
+    )
 }
 
 /// Branch, change counts and last commit.
