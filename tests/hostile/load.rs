@@ -211,6 +211,9 @@ fn a_git_config_that_hangs_git_costs_one_time_limit_not_one_per_call() {
         assert_ok(&out, "checkpoint");
     }
     assert!(d.log().contains("not run for this project"), "{}", d.log());
+    // And `status` says so, not only the log (found by the independent tester).
+    let st = text(&within(&env, &["status", p], Duration::from_secs(25)).stdout);
+    assert!(st.contains("git did not finish in time"), "{st}");
     let out = within(&env, &["shutdown"], Duration::from_secs(90));
     assert_eq!(out.status.code(), Some(0));
     d.wait(Duration::from_secs(10));

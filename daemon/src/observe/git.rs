@@ -144,6 +144,15 @@ pub fn benched(root: &Path) -> bool {
     map.contains_key(root)
 }
 
+/// What `status` says of a project where git is not run for now.
+pub fn benched_warning() -> String {
+    format!(
+        "git did not finish in time in this project (a FIFO or a huge file where git reads, a hung file system?): \
+         its branch, changes and commits are not read for {} minutes; the log names the command",
+        GIT_BENCHED.as_secs() / 60
+    )
+}
+
 fn bench(root: &Path) {
     let mut guard = BENCHED.lock().unwrap_or_else(|p| p.into_inner());
     guard.get_or_insert_with(Default::default).insert(root.to_path_buf(), std::time::Instant::now() + GIT_BENCHED);

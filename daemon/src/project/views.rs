@@ -197,6 +197,9 @@ impl Project {
         if let Some(h) = &self.watcher {
             w.extend(watch::unwatchable_warning(&self.s.project_root, &h.stats));
         }
+        if crate::observe::git::benched(&self.s.project_root) {
+            w.push(crate::observe::git::benched_warning());
+        }
         w
     }
 
