@@ -467,16 +467,12 @@ fn a_lock_on_the_journals_shared_memory_holds_up_neither_status_nor_a_hook() {
     send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "first prompt"})));
     let shm = ccmem_proto::files::atomic::with_suffix(&journal(&env), "-shm");
     assert!(shm.exists(), "the journal is open in WAL mode");
-    let mut locker = std::process::Command::new("python3")
-        .args(["-c", "import fcntl, sys, time\nf = open(sys.argv[1], 'r+b')\nfcntl.lockf(f, fcntl.LOCK_EX, 8, 120)\nprint('locked', flush=True)\ntime.sleep(60)\n"])
-        .arg(&shm)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3");
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(locker.stdout.take().unwrap()), &mut line).unwrap();
-    let locker = KillOnDrop(locker);
-    assert_eq!(line.trim(), "locked");
+    let (locker, line) = KillOnDrop::start_ready(
+        std::process::Command::new("python3")
+            .args(["-c", "import fcntl, sys, time\nf = open(sys.argv[1], 'r+b')\nfcntl.lockf(f, fcntl.LOCK_EX, 8, 120)\nprint('locked', flush=True)\ntime.sleep(60)\n"])
+            .arg(&shm),
+    );
+    assert_eq!(line, "locked");
     let t = std::time::Instant::now();
     let start = send(&env, ev(&root, "c2", "SessionStart", json!({"source": "startup"})));
     assert!(context_of(&start).contains("first prompt"), "{}", text(&start.stdout));

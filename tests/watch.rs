@@ -615,7 +615,8 @@ fn doctor_counts_the_watches_of_every_program_of_the_user() {
     for i in 0..300 {
         std::fs::create_dir_all(dirs.join(format!("d{i}"))).unwrap();
     }
-    let mut hog = std::process::Command::new("python3")
+    let mut hog = std::process::Command::new("python3");
+    hog
         .args([
             "-c",
             "import ctypes, os, sys, time\n\
@@ -625,14 +626,9 @@ fn doctor_counts_the_watches_of_every_program_of_the_user() {
              print(n, flush=True)\n\
              time.sleep(60)\n",
         ])
-        .arg(&dirs)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(hog.stdout.take().unwrap()), &mut line).unwrap();
-    let _hog = KillOnDrop(hog);
-    assert_eq!(line.trim(), "300", "the watches taken");
+        .arg(&dirs);
+    let (_hog, line) = KillOnDrop::start_ready(&mut hog);
+    assert_eq!(line, "300", "the watches taken");
     let out = env.ctl_cmd(&["doctor", "--json"]).output().unwrap();
     let checks: Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
     let line = checks.as_array().unwrap().iter().find(|c| c["name"] == "inotify watches").cloned().unwrap_or_default();
@@ -656,10 +652,10 @@ fn with_no_inotify_instance_left_the_project_is_polled_and_status_says_why() {
     use std::os::unix::process::CommandExt;
     let env = Env::new();
     // Holds every inotify instance nobody may have, until killed.
-    let mut hog = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import ctypes, sys, time\n\
+    let mut hog = std::process::Command::new("python3");
+    hog.args([
+        "-c",
+        "import ctypes, sys, time\n\
              libc = ctypes.CDLL(None)\n\
              fds = []\n\
              while len(fds) < 100000:\n\
@@ -668,16 +664,11 @@ fn with_no_inotify_instance_left_the_project_is_polled_and_status_says_why() {
              \x20   fds.append(fd)\n\
              print(len(fds), flush=True)\n\
              time.sleep(120)\n",
-        ])
-        .uid(NOBODY)
-        .gid(NOBODY)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(hog.stdout.take().unwrap()), &mut line).unwrap();
-    let _hog = KillOnDrop(hog);
-    assert!(line.trim().parse::<u32>().is_ok_and(|n| n > 0), "the instances taken: {line}");
+    ])
+    .uid(NOBODY)
+    .gid(NOBODY);
+    let (_hog, line) = KillOnDrop::start_ready(&mut hog);
+    assert!(line.parse::<u32>().is_ok_and(|n| n > 0), "the instances taken: {line}");
     let _d = env.start_daemon_as_nobody(&["--watch-poll-interval", "200ms"]);
     let root = repo(&env, "proj");
     let as_nobody = |args: &[&str]| {

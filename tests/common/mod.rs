@@ -172,6 +172,19 @@ impl Drop for Env {
 /// the guard goes, however the test ends.
 pub struct KillOnDrop(pub std::process::Child);
 
+impl KillOnDrop {
+    /// Starts `cmd` with its output piped and waits for the first line it prints (that it
+    /// holds what it was started to hold); the guard, and that line.
+    pub fn start_ready(cmd: &mut Command) -> (KillOnDrop, String) {
+        let mut child = cmd.stdout(Stdio::piped()).spawn().expect("a helper process");
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = BufRead::read_line(&mut BufReader::new(out), &mut line);
+        }
+        (KillOnDrop(child), line.trim().to_string())
+    }
+}
+
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
