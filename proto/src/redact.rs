@@ -723,7 +723,6 @@ fn replace(text: &str, edits: &[(Range<usize>, &str)], track: Option<&mut Track>
     out
 }
 
-/// The position after the character at `at` (past the end when there is none).
 /// Whether a hit's range is one to mask in `text`: not empty, on character boundaries, clear
 /// of the masks already there.
 fn fits(text: &str, masks: &[Range<usize>], r: &Range<usize>) -> bool {
@@ -734,6 +733,7 @@ fn fits(text: &str, masks: &[Range<usize>], r: &Range<usize>) -> bool {
         && clear_of_masks(masks, r, text)
 }
 
+/// The position after the character at `at` (past the end when there is none).
 fn next_char(text: &str, at: usize) -> usize {
     text[at..].chars().next().map_or(text.len() + 1, |ch| at + ch.len_utf8())
 }
@@ -835,13 +835,11 @@ pub fn prints_secret(command: &str) -> bool {
     output::prints_secret_anywhere(command)
 }
 
-/// `output` redacted as what `command` printed: the rules that read a command's output see
-/// the command before it (`pass show db` then a line holding only the password), which
-/// they cannot in the output alone.
+/// `output` redacted as what `command` printed, for a command that [`prints_secret`] (the
+/// caller asks that once, for every output of the command): the rules that read a
+/// command's output see the command before it (`pass show db` then a line holding only the
+/// password), which they cannot in the output alone.
 pub fn redact_output<'a>(command: &str, output: &'a str) -> Cow<'a, str> {
-    if !prints_secret(command) {
-        return redact(output);
-    }
     let command = crate::printable::text(command);
     let printable = crate::printable::text(output);
     let base = command.len() + 1;

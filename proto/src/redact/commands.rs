@@ -6,7 +6,7 @@
 //! included) are split into shell words, quotes removed; a secret is replaced inside its
 //! quotes (`-p'[REDACTED:password]'`).
 
-use super::values::{is_placeholder, is_reference, names, Names};
+use super::values::{names, stands_in, Names};
 use super::Hit;
 use regex::Captures;
 use std::ops::Range;
@@ -255,16 +255,11 @@ fn values(ws: &[Word], opts: &[&str], form: Form) -> Vec<(usize, usize)> {
     out
 }
 
-/// A value, not a reference, a placeholder or what was redacted already.
-fn secret_ok(v: &str) -> bool {
-    !v.is_empty() && !is_reference(v) && !is_placeholder(v, "password") && !v.contains("[REDACTED:")
-}
-
 /// Adds the value of word `i` from byte `from` as a secret of `kind`.
 fn take(ws: &[Word], (i, from): (usize, usize), kind: &'static str, hits: &mut Vec<Hit>) {
     let Some(w) = ws.get(i) else { return };
     let v = w.text.get(from..).unwrap_or("");
-    if secret_ok(v) {
+    if !stands_in(v) {
         if let Some(range) = w.span(from, w.text.len()) {
             hits.push(Hit { range, kind: Some(kind.into()) });
         }
@@ -275,12 +270,12 @@ fn take(ws: &[Word], (i, from): (usize, usize), kind: &'static str, hits: &mut V
 fn take_after(ws: &[Word], (i, from): (usize, usize), sep: char, hits: &mut Vec<Hit>) {
     let Some(w) = ws.get(i) else { return };
     let v = w.text.get(from..).unwrap_or("");
-    if is_reference(v) || is_placeholder(v, "password") || v.contains("[REDACTED:") {
+    if stands_in(v) {
         return; // `-u "$CREDS"`, `-u <user:password>`
     }
     if let Some(p) = v.find(sep) {
         let pass = &v[p + 1..];
-        if secret_ok(pass) {
+        if !stands_in(pass) {
             if let Some(range) = w.span(from + p + 1, w.text.len()) {
                 hits.push(Hit { range, kind: Some("password".into()) });
             }
@@ -479,7 +474,7 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
                 if let Some(&i) = arguments(&ws[1..], &["-salt", "-in"]).first() {
                     let w = &ws[i + 1];
                     let end = w.text.find(')').unwrap_or(w.text.len());
-                    if secret_ok(&w.text[..end]) {
+                    if !stands_in(&w.text[..end]) {
                         if let Some(range) = w.span(0, end) {
                             hits.push(Hit { range, kind: Some(pw.into()) });
                         }
@@ -686,7 +681,7 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             for w in ws {
                 for opt in ["/p:", "/password:", "-p:"] {
                     if let Some(rest) = w.text.strip_prefix(opt) {
-                        if secret_ok(rest) {
+                        if !stands_in(rest) {
                             if let Some(range) = w.span(opt.len(), w.text.len()) {
                                 hits.push(Hit { range, kind: Some(pw.into()) });
                             }
@@ -730,7 +725,7 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
                 if let Some(slash) = t.find('/') {
                     let end = t[slash..].find('@').map_or(t.len(), |a| slash + a);
                     let pass = &t[slash + 1..end];
-                    if secret_ok(pass) && !t.starts_with('/') {
+                    if !stands_in(pass) && !t.starts_with('/') {
                         if let Some(range) = ws[i].span(slash + 1, end) {
                             hits.push(Hit { range, kind: Some("password".into()) });
                         }

@@ -6,7 +6,7 @@
 //! name (`| DB_PASSWORD | … |`).
 
 use super::commands::split;
-use super::values::{self, is_placeholder, is_reference, Names};
+use super::values::{self, Names};
 use super::Hit;
 use regex::Regex;
 use std::sync::OnceLock;
@@ -171,11 +171,17 @@ fn printer_words() -> &'static Regex {
     })
 }
 
+/// Where the line holding the match `m` of `text` starts and ends (before its line break).
+fn line_around(text: &str, m: &regex::Match<'_>) -> (usize, usize) {
+    let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
+    (start, end)
+}
+
 /// Whether a line of `text` is a command that prints a secret.
 pub(super) fn prints_secret_anywhere(text: &str) -> bool {
     printer_words().find_iter(text).any(|m| {
-        let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-        let end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
+        let (start, end) = line_around(text, &m);
         prints_secret(&text[start..end])
     })
 }
@@ -190,8 +196,7 @@ pub(super) fn printed(text: &str, hits: &mut Vec<Hit>) {
         if m.start() < line_done {
             continue;
         }
-        let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-        let end = text[m.end()..].find('\n').map_or(text.len(), |i| m.end() + i);
+        let (start, end) = line_around(text, &m);
         line_done = end;
         if !prints_secret(&text[start..end]) {
             continue;
@@ -243,9 +248,7 @@ fn looks_secret(v: &str) -> bool {
     // A letter in it: `======`, a version, a date or an address is none; nor is a URL.
     v.bytes().any(|b| b.is_ascii_alphabetic())
         && !v.contains("://")
-        && !v.contains("[REDACTED:")
-        && !is_reference(v)
-        && !is_placeholder(v, "password")
+        && !values::stands_in(v)
         && !v.ends_with(':')
         && (values::password_like(v) || (v.len() >= 16 && values::looks_random(v)))
 }
@@ -263,10 +266,11 @@ pub(super) fn tables(text: &str, hits: &mut Vec<Hit>) {
     let mut block: Option<(usize, usize)> = None;
     let mut lines = 0;
     let mut at = 0;
-    for line in text.split_inclusive('\n') {
+    // An empty line after the last ends the last block.
+    for line in text.split_inclusive('\n').chain(std::iter::once("")) {
         let start = at;
         at += line.len();
-        if is_table_line(line) {
+        if !line.is_empty() && is_table_line(line) {
             block = Some((block.map_or(start, |(s, _)| s), at));
             lines += 1;
             continue;
@@ -277,11 +281,6 @@ pub(super) fn tables(text: &str, hits: &mut Vec<Hit>) {
             }
         }
         lines = 0;
-    }
-    if let Some((s, e)) = block {
-        if lines >= 2 {
-            table(&text[s..e], s, hits);
-        }
     }
 }
 
@@ -319,12 +318,7 @@ fn table(block: &str, offset: usize, hits: &mut Vec<Hit>) {
         }
         let mut secret = |i: usize| {
             if let Some((off, t)) = cells.get(i) {
-                if !t.is_empty()
-                    && !t.eq_ignore_ascii_case("null")
-                    && !t.contains("[REDACTED:")
-                    && !is_placeholder(t, "password")
-                    && !is_reference(t)
-                {
+                if !t.eq_ignore_ascii_case("null") && !values::stands_in(t) {
                     hits.push(Hit { range: start + off..start + off + t.len(), kind: None });
                 }
             }

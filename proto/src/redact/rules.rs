@@ -1272,14 +1272,7 @@ fn random_secret_near_name(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 fn setter(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let Some(tail) = c.name("tail") else { return };
     let words = commands::split(tail.as_str(), tail.start());
-    let secret = |v: &str| {
-        !v.is_empty()
-            && !is_reference(v)
-            && !is_placeholder(v, "password")
-            && !v.contains("[REDACTED:")
-            && !v.contains("://")
-            && (values::password_like(v) || looks_random(v))
-    };
+    let secret = |v: &str| !values::stands_in(v) && !v.contains("://") && (values::password_like(v) || looks_random(v));
     let mut positional = 0;
     let mut i = 0;
     while let Some(w) = words.get(i) {
@@ -1327,7 +1320,7 @@ fn setter(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 fn named_value(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let (Some(names), Some(s)) = (c.name("names"), secret(c)) else { return };
     let v = s.as_str().trim_end_matches(['.', '!', '?']);
-    if v.is_empty() || is_reference(v) || is_placeholder(v, "password") || v.contains("[REDACTED:") {
+    if values::stands_in(v) {
         return;
     }
     // The name is the last word ("as the Django SECRET_KEY", "the api token").

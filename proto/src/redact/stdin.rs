@@ -10,7 +10,7 @@
 //! secrets: they name where one is.
 
 use super::commands::{split, Word};
-use super::values::{is_placeholder, is_reference};
+use super::values::stands_in;
 use super::Hit;
 use regex::Captures;
 
@@ -276,9 +276,9 @@ fn feed_words(text: &str, start: usize, takes: Takes, hits: &mut Vec<Hit>) {
 pub(super) fn written(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let (Some(feed), Some(file)) = (c.name("feed"), c.name("file")) else { return };
     let name = file.as_str().trim_matches(['"', '\'']).rsplit(['/', '\\']).next().unwrap_or("").to_ascii_lowercase();
+    // Wider than a file `cat` prints from (`.vault_pass.txt`, `~/.pgpass`, `creds.json`).
     let secret =
-        ["pass", "secret", "token", "cred", "apikey", "api_key", "api-key", "vault"].iter().any(|w| name.contains(w))
-            || super::output::names_secret_file(file.as_str());
+        ["pass", "cred", "vault"].iter().any(|w| name.contains(w)) || super::output::names_secret_file(file.as_str());
     if secret && !name.ends_with(".pub") && !name.ends_with(".md") {
         feed_words(feed.as_str(), feed.start(), Takes::Whole, hits);
     }
@@ -354,7 +354,7 @@ fn push(start: usize, value: &str, takes: Takes, hits: &mut Vec<Hit>) {
 /// Where the secret starts in `v`, fed to a reader that `takes` it so: all of it, or what
 /// follows `user:`; None when it is no secret (a reference, a placeholder, a mask).
 fn secret_in(v: &str, takes: Takes) -> Option<usize> {
-    if v.is_empty() || is_reference(v) || is_placeholder(v, "password") || v.contains("[REDACTED:") {
+    if stands_in(v) {
         return None;
     }
     // A variable anywhere in it (`%s$DB_PASS`, as quoted words joined read): the shell puts

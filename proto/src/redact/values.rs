@@ -423,6 +423,12 @@ pub(super) fn names(name: &str) -> Names {
     }
 }
 
+/// Whether `v` is no secret written out: empty, a reference to one, a placeholder, or a
+/// mask already put there (`[REDACTED:…]`).
+pub(super) fn stands_in(v: &str) -> bool {
+    is_reference(v) || is_placeholder(v, "password") || v.contains("[REDACTED:")
+}
+
 /// Values that stand for a secret without being one: `$TOKEN`, `${TOKEN}`, `$(cat f)`,
 /// `%TOKEN%`, `{{ secrets.X }}`, `env:PASS`, `file:…`, a path, a secret manager's address.
 pub(super) fn is_reference(v: &str) -> bool {
