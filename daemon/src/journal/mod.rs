@@ -264,41 +264,28 @@ impl Journal {
         };
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let h = health.clone();
-        let wal = ccmem_proto::files::atomic::with_suffix(&path, "-wal");
         let db = path.clone();
         let spawned = std::thread::Builder::new()
             .name("ccmem-journal".into())
-            .spawn(move || writer::run(conn, rx, h, db, wal, retention));
+            .spawn(move || writer::run(conn, rx, h, db, retention));
         if let Err(e) = spawned {
             health.lock().failing = Some(format!("cannot start the journal's writer: {e}"));
-            return Journal {
-                reader: Arc::new(reader::Reader::new(path.clone())),
-                tx: None,
-                health,
-                path,
-                live: Arc::new(Mutex::new(live)),
-            };
+            return Journal::with(None, health, path, live);
         }
-        Journal {
-            reader: Arc::new(reader::Reader::new(path.clone())),
-            tx: Some(tx),
-            health,
-            path,
-            live: Arc::new(Mutex::new(live)),
-        }
+        Journal::with(Some(tx), health, path, live)
+    }
+
+    /// The handle on the writer `tx` (None: no journal is written) and the journal at `path`.
+    fn with(tx: Option<mpsc::SyncSender<Op>>, health: Health, path: PathBuf, live: Vec<Live>) -> Journal {
+        let reader = Arc::new(reader::Reader::new(path.clone()));
+        Journal { tx, health, path, live: Arc::new(Mutex::new(live)), reader }
     }
 
     /// No journal, for `why` (the daemon works on with its checkpoints; health says so).
     fn none(health: Health, path: PathBuf, why: &str) -> Journal {
         tracing::error!("no journal: {why}");
         health.lock().replaced = Some(format!("no journal: {why}"));
-        Journal {
-            reader: Arc::new(reader::Reader::new(path.clone())),
-            tx: None,
-            health,
-            path,
-            live: Default::default(),
-        }
+        Journal::with(None, health, path, Vec::new())
     }
 
     /// Whether events are being journaled (a journal could be opened).

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long a caller waits for a read (one takes milliseconds).
-pub(super) const READ_WAIT: Duration = Duration::from_millis(500);
+const READ_WAIT: Duration = Duration::from_millis(500);
 
 /// Reads queued at most; past them a caller does without (reads that wait already stand
 /// behind one that is held up).

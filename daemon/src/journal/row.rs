@@ -33,9 +33,7 @@ impl Row {
         let mut redacted = Redacted::new(&e.text, markdown);
         // What a command that prints a secret printed (its output, in the replay) is read
         // after the command, as the text holds them (`pass show db⏎…`).
-        if e.kind == "command" && ccmem_proto::redact::prints_secret(&e.text) {
-            redacted.printed_by = Some(e.text.clone());
-        }
+        redacted.printed = e.kind == "command" && ccmem_proto::redact::prints_secret(&e.text);
         let data = e.data.take().map(|mut d| {
             crate::text::redact_json(&mut d);
             d.to_string()
@@ -90,13 +88,13 @@ struct Redacted<'t> {
     given: &'t str,
     text: String,
     markdown: bool,
-    /// The command whose output the other strings may be.
-    printed_by: Option<String>,
+    /// The text is a command that prints a secret: the other strings may be its output.
+    printed: bool,
 }
 
 impl<'t> Redacted<'t> {
     fn new(given: &'t str, markdown: bool) -> Self {
-        Self { given, text: Self::redact(given, markdown).into_owned(), markdown, printed_by: None }
+        Self { given, text: Self::redact(given, markdown).into_owned(), markdown, printed: false }
     }
 
     fn redact(s: &str, markdown: bool) -> std::borrow::Cow<'_, str> {
@@ -115,8 +113,8 @@ impl<'t> Redacted<'t> {
             } else {
                 std::borrow::Cow::Owned(self.text.clone())
             }
-        } else if let Some(command) = &self.printed_by {
-            ccmem_proto::redact::redact_output(command, s)
+        } else if self.printed {
+            ccmem_proto::redact::redact_output(self.given, s)
         } else {
             Self::redact(s, self.markdown)
         }

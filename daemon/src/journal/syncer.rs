@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How long a commit may wait for its sync to disk: what a power cut can lose.
-pub(super) const SYNC_WITHIN: Duration = Duration::from_secs(1);
+const SYNC_WITHIN: Duration = Duration::from_secs(1);
 
 /// How long the thread lets commits gather before one sync covers them all: well within
 /// [`SYNC_WITHIN`], with the sync's own time.
@@ -33,8 +33,9 @@ pub(super) struct Syncer {
 }
 
 impl Syncer {
-    /// Starts the thread for the journal at `db` (its log at `wal`).
-    pub(super) fn start(db: PathBuf, wal: PathBuf, health: Health) -> Syncer {
+    /// Starts the thread for the journal at `db`.
+    pub(super) fn start(db: PathBuf, health: Health) -> Syncer {
+        let wal = ccmem_proto::files::atomic::with_suffix(&db, "-wal");
         let (tx, rx) = mpsc::sync_channel::<()>(1);
         let thread = std::thread::Builder::new().name("ccmem-journal-sync".into()).spawn(move || {
             let mut conn: Option<Connection> = None;

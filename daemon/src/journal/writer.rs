@@ -23,19 +23,12 @@ struct Ids {
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Serves `rx` until every sender is gone.
-pub(super) fn run(
-    mut conn: Connection,
-    rx: mpsc::Receiver<Op>,
-    health: Health,
-    db: PathBuf,
-    wal: PathBuf,
-    mut retention: Retention,
-) {
+pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, db: PathBuf, mut retention: Retention) {
     let mut ids = Ids::default();
     // The log's sync and its checkpoints are the syncing thread's; the writer's own
     // checkpoint is a backstop, far past the thread's.
     let _ = conn.pragma_update(None, "wal_autocheckpoint", super::syncer::WRITER_CHECKPOINT_PAGES);
-    let syncer = super::syncer::Syncer::start(db, wal, health.clone());
+    let syncer = super::syncer::Syncer::start(db, health.clone());
     prune(&mut conn, &mut ids, &retention, &health);
     let mut pruned_at = Instant::now();
     // A forget whose log could not be emptied (a reader held it): the log still holds what
