@@ -10,6 +10,7 @@ mod call;
 pub mod cli;
 mod commands;
 pub mod conn;
+mod cut_json;
 pub mod doctor;
 pub mod hook;
 pub mod import;

@@ -11,7 +11,7 @@ use crate::conn::{CallError, Conn};
 use ccmem_proto::wire::api::{method, HookReply};
 use ccmem_proto::{model::session::Timestamp, wire::paths};
 use serde_json::Value;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ mod codex;
 mod copilot;
 mod gemini;
 mod notice;
+mod payload;
 mod stall;
 
 /// How much of the end of an agent's own record of the conversation a hook reads.
@@ -75,8 +76,6 @@ const MIDDLE_KEEP: usize = 64 * 1024;
 /// A payload larger than this once trimmed is trimmed again with [`KEEP_CHARS`] for outputs
 /// too (a response with many long strings).
 const PAYLOAD_BUDGET: usize = 768 * 1024;
-/// Payloads larger than this are not read.
-const MAX_INPUT: u64 = 64 << 20;
 
 /// Runs the hook against `socket` (default: the usual resolution), starting the daemon if
 /// `autostart`, for `agent` (`codex`, …; Claude Code when None); always exit code 0.
@@ -125,114 +124,6 @@ impl From<&str> for Failed {
     }
 }
 
-/// The payload: one JSON object, read to the end of input or, from an agent that keeps its
-/// end of the pipe open, to the end of the object (the hook must not wait for what never
-/// comes); at most [`MAX_INPUT`] bytes. The object's end is found by following its nesting
-/// as the bytes come ([`ObjectEnd`]), so the payload is parsed once, whatever its shape:
-/// parsing it again at every read that ends in `}` was quadratic in its size.
-///
-/// An input silent for `idle` before the payload is whole is given up: an agent writes the
-/// whole payload as it starts the hook, and a pipe kept open with nothing (or half an
-/// object) in it would otherwise hold the hook, and the agent, for ever. The read goes on in
-/// a thread of its own, left behind then (it ends with the process).
-fn read_payload(input: impl Read + Send + 'static, idle: Duration) -> Result<Value, String> {
-    let (tx, rx) = std::sync::mpsc::channel::<Result<Option<Vec<u8>>, String>>();
-    std::thread::spawn(move || {
-        let done = read_object(input, |chunk| {
-            let _ = tx.send(Ok(Some(chunk.to_vec())));
-        });
-        let _ = tx.send(done.map(|()| None));
-    });
-    let mut bytes = Vec::new();
-    // A payload trickled in (a byte every few seconds) is bounded too: at most this long
-    // in all, however it comes.
-    let end = std::time::Instant::now() + idle * INPUT_TOTAL_IDLES;
-    loop {
-        let left = end.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(idle.min(left)) {
-            Ok(Ok(Some(chunk))) => bytes.extend_from_slice(&chunk),
-            Ok(Ok(None)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Ok(Err(e)) => return Err(e),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                return Err(format!(
-                "no whole payload on stdin after {} ms of silence, or {} ms in all ({} bytes read): the hook gave up",
-                idle.as_millis(),
-                (idle * INPUT_TOTAL_IDLES).as_millis(),
-                bytes.len()
-            ))
-            }
-        }
-    }
-    serde_json::from_slice(&bytes).map_err(|e| format!("the payload is not JSON: {e}"))
-}
-
-/// Reads `input` to its end or to the end of its first object, handing each read to `take`.
-fn read_object(input: impl Read, mut take: impl FnMut(&[u8])) -> Result<(), String> {
-    let mut input = input.take(MAX_INPUT);
-    let mut chunk = vec![0u8; 64 * 1024];
-    let mut end = ObjectEnd::default();
-    loop {
-        let n = match input.read(&mut chunk) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("cannot read the payload: {e}")),
-        };
-        take(&chunk[..n]);
-        if end.feed(&chunk[..n]) {
-            return Ok(());
-        }
-    }
-}
-
-/// How long the payload's input may stay silent before the hook gives up on it (see
-/// [`read_payload`]): an agent's payload comes at once, even on a loaded machine.
-const INPUT_IDLE: Duration = Duration::from_secs(5);
-/// The whole read takes at most this many idle times (30 s).
-const INPUT_TOTAL_IDLES: u32 = 6;
-
-/// Follows a JSON text's nesting byte by byte (in strings, escapes included) to tell when the
-/// top-level object closes: linear in the input, however it is cut into reads.
-#[derive(Default)]
-struct ObjectEnd {
-    depth: usize,
-    started: bool,
-    in_string: bool,
-    escaped: bool,
-}
-
-impl ObjectEnd {
-    /// Takes the next bytes; true once the first top-level object or array has closed.
-    fn feed(&mut self, bytes: &[u8]) -> bool {
-        for &b in bytes {
-            if self.in_string {
-                match (self.escaped, b) {
-                    (true, _) => self.escaped = false,
-                    (false, b'\\') => self.escaped = true,
-                    (false, b'"') => self.in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => {
-                    self.depth += 1;
-                    self.started = true;
-                }
-                b'}' | b']' => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.started && self.depth == 0 {
-                        return true;
-                    }
-                }
-                _ => {}
-            }
-        }
-        false
-    }
-}
-
 /// Sends the payload and prints the reply; `to` is set to who hears it once the payload is
 /// read.
 fn forward(
@@ -243,7 +134,7 @@ fn forward(
 ) -> Result<(), Failed> {
     // When the agent ran this hook: its events' order, should they reach the daemon late.
     let sent = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let mut payload = read_payload(std::io::stdin(), INPUT_IDLE)?;
+    let mut payload = payload::read(std::io::stdin(), payload::INPUT_IDLE)?;
     if let Some(map) = payload.as_object_mut() {
         map.insert(ccmem_proto::wire::api::SENT_TIME.into(), Value::from(sent));
     }
@@ -513,70 +404,6 @@ fn log(why: &str) {
 
 #[cfg(test)]
 mod tests {
-    /// An agent's pipe that gives what it holds and stays open: reading on waits for ever.
-    struct OpenPipe(Option<Vec<u8>>);
-
-    impl std::io::Read for OpenPipe {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            match self.0.take() {
-                Some(data) => {
-                    buf[..data.len()].copy_from_slice(&data);
-                    Ok(data.len())
-                }
-                None => loop {
-                    std::thread::park();
-                },
-            }
-        }
-    }
-
-    const IDLE: std::time::Duration = std::time::Duration::from_millis(300);
-
-    #[test]
-    fn a_whole_payload_is_read_without_waiting_for_the_pipe_to_close() {
-        // Given well within the idle time (which a read on would wait out, and fail).
-        let whole = b"{\"hook_event_name\": \"Stop\", \"x\": \"}\"}\n".to_vec();
-        let p = super::read_payload(OpenPipe(Some(whole)), std::time::Duration::from_secs(60));
-        assert_eq!(p.expect("the payload")["hook_event_name"], "Stop");
-        // A payload cut where an inner object ends is not taken for a whole one.
-        let cut = b"{\"a\": {\"b\": 1}";
-        assert!(super::read_payload(&cut[..], IDLE).is_err());
-        assert!(super::read_payload(&b"not json"[..], IDLE).is_err());
-    }
-
-    /// A pipe that gives a byte now and then, never silent for the idle time, is given up
-    /// too, once the read has taken six idle times in all.
-    struct Trickle(std::time::Duration);
-
-    impl std::io::Read for Trickle {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            std::thread::sleep(self.0);
-            buf[0] = b'[';
-            Ok(1)
-        }
-    }
-
-    #[test]
-    fn a_payload_trickled_in_is_given_up_in_bounded_time() {
-        let start = std::time::Instant::now();
-        let err = super::read_payload(Trickle(IDLE / 3), IDLE).expect_err("no payload");
-        assert!(err.contains("gave up"), "{err}");
-        let took = start.elapsed();
-        assert!(took >= IDLE * 5 && took < std::time::Duration::from_secs(30), "{took:?}");
-    }
-
-    /// A pipe kept open with half a payload in it, or nothing at all, is given up once it
-    /// has been silent for the idle time: the hook returns, the agent goes on.
-    #[test]
-    fn a_pipe_kept_open_without_a_whole_payload_is_given_up() {
-        for held in [Some(&b"{\"hook_event_name\": \"Stop\", \"x\": \"a"[..]), Some(b"  "), None] {
-            let start = std::time::Instant::now();
-            let err = super::read_payload(OpenPipe(held.map(<[u8]>::to_vec)), IDLE).expect_err("no payload");
-            assert!(err.contains("gave up"), "{err}");
-            assert!(start.elapsed() < std::time::Duration::from_secs(30), "{:?}", start.elapsed());
-        }
-    }
-
     use super::*;
     use serde_json::json;
 

@@ -25,6 +25,7 @@ mod js;
 mod opencode;
 mod pi;
 
+use crate::cut_json::{Scanner, STRING_HEAD, STRING_TAIL};
 use ccmem_proto::model::agent::Agent;
 use ccmem_proto::model::transcript;
 use serde_json::{json, Value};
@@ -261,12 +262,14 @@ fn reader_for(format: Format, transcript: &Path) -> Box<dyn Reader> {
     }
 }
 
-/// The longest line read: a record longer than this is skipped (as a line that is not JSON),
-/// without holding more of it than this in memory.
+/// The longest line read whole: past this, a record's strings are cut to their start and
+/// their end as the bytes come ([`Scanner`]), so that no more than this is held of it.
 const MAX_LINE: u64 = 64 << 20;
 
 /// One line of the file as text: invalid UTF-8 replaced (one bad byte must not stop a
-/// replay), a byte-order mark dropped; `None` for a line over [`MAX_LINE`], read past.
+/// replay), a byte-order mark dropped. A line over [`MAX_LINE`] is read on with its long
+/// strings cut (a tool's output of hundreds of megabytes); `None` when it is still over that
+/// once they are, read past.
 fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<(usize, Option<String>)>> {
     buf.clear();
     let mut n = r.by_ref().take(MAX_LINE + 1).read_until(b'\n', buf)?;
@@ -274,7 +277,9 @@ fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<
         return Ok(None);
     }
     if buf.len() as u64 > MAX_LINE && buf.last() != Some(&b'\n') {
-        buf.clear();
+        let mut scanner = Scanner::new(STRING_HEAD, STRING_TAIL);
+        let mut kept = Vec::new();
+        scanner.feed(buf, &mut kept);
         loop {
             let chunk = r.fill_buf()?;
             if chunk.is_empty() {
@@ -284,13 +289,19 @@ fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<
                 Some(i) => (i + 1, true),
                 None => (chunk.len(), false),
             };
+            if kept.len() as u64 <= MAX_LINE {
+                scanner.feed(&chunk[..used], &mut kept);
+            }
             r.consume(used);
             n += used;
             if done {
                 break;
             }
         }
-        return Ok(Some((n, None)));
+        if kept.len() as u64 > MAX_LINE {
+            return Ok(Some((n, None)));
+        }
+        *buf = kept;
     }
     let text = String::from_utf8_lossy(buf);
     Ok(Some((n, Some(text.trim_start_matches('\u{feff}').to_string()))))

@@ -196,3 +196,24 @@ mod copilot_cli {
         assert!(out.iter().all(|p| p["session_id"] == "e07fc822-e277-4d5d-898a-1b91eedea7b6"));
     }
 }
+
+/// A record of a tool's output of 80 MiB (over the line most held whole) is read with its
+/// output cut to its start and its end, not skipped; the next line is whole.
+#[test]
+fn a_line_over_the_most_held_whole_is_read_with_its_long_strings_cut() {
+    let output = format!("first line\n{}\nlast line", "x".repeat(80 << 20));
+    let record = json!({"type": "user", "toolUseResult": {"stdout": output}});
+    let mut file = serde_json::to_vec(&record).expect("json");
+    file.extend_from_slice(b"\n{\"type\": \"next\"}\n");
+    let mut r = std::io::BufReader::new(&file[..]);
+    let mut buf = Vec::new();
+    let (n, line) = next_line(&mut r, &mut buf).expect("read").expect("a line");
+    assert_eq!(n, file.len() - "{\"type\": \"next\"}\n".len());
+    let v: Value = serde_json::from_str(&line.expect("kept")).expect("still JSON");
+    let out = v["toolUseResult"]["stdout"].as_str().expect("a string");
+    assert!(out.starts_with("first line\n") && out.ends_with("\nlast line"), "{}", out.len());
+    assert!(out.contains("bytes cut by ccmemctl"));
+    assert!(out.len() < 9 << 20, "{}", out.len());
+    let (_, next) = next_line(&mut r, &mut buf).expect("read").expect("a line");
+    assert_eq!(next.as_deref(), Some("{\"type\": \"next\"}\n"));
+}
