@@ -46,12 +46,14 @@ pub fn read(input: impl Read + Send + 'static, idle: Duration) -> Result<Value, 
             Ok(Ok(Some(kept))) => bytes.extend_from_slice(&kept),
             Ok(Ok(None)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             Ok(Err(e)) => return Err(e),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Err(format!(
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                return Err(format!(
                 "no whole payload on stdin after {} ms of silence, or {} ms in all ({} bytes read): the hook gave up",
                 idle.as_millis(),
                 (idle * INPUT_TOTAL_IDLES).as_millis(),
                 bytes.len()
-            )),
+            ))
+            }
         }
     }
     serde_json::from_slice(&bytes).map_err(|e| format!("the payload is not JSON: {e}"))

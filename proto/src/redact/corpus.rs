@@ -415,6 +415,12 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("wrangler secret put API_KEY <<< WranglerSec55", "password", "WranglerSec55"),
     ("vercel env add SECRET production <<< VercelEnv44", "password", "VercelEnv44"),
     ("docker login -u bob --password-stdin <<< 'DkrHere11'", "password", "DkrHere11"),
+    ("cat <<< 'CatHereStr77' | sudo -S apt install x", "password", "CatHereStr77"),
+    // A generated value, whatever the variable's name (round four's tester).
+    ("export SLACK_BOT=Zq8vN2kLp4Xr7TbW9mYc3HdF", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
+    ("SENTRY=Zq8vN2kLp4Xr7TbW9mYc3HdF ./run.sh", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
+    ("  BOT: Zq8vN2kLp4Xr7TbW9mYc3HdF", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
+    ("export DATADOG=ddk_8a7sd6f5g4h3j2k1l0", "secret", "8a7sd6f5g4h3j2k1l0"),
     ("pulumi config set --secret dbPassword PulumiCfgPw11", "secret", "PulumiCfgPw11"),
     ("secret: |\n  MultiLineSecret13", "secret", "MultiLineSecret13"),
     ("db:\n  password: >-\n    BlockPwLine1\n    BlockPwLine2\n  user: app", "secret", "BlockPwLine2"),
@@ -766,6 +772,13 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
 
 /// Text that must come out unchanged.
 pub(super) const NEAR_MISSES: &[&str] = &[
+    // Variables set to what is not generated: ids, hashes, versions, settings.
+    "export GIT_SHA=3f2a9c1b7e8d4f6a0b5c9e1d2f3a4b5c6d7e8f90",
+    "export CODEX_OAUTH_CLIENT_ID=app_EMoamEEZ73f0CkXaXp7hrann",
+    "export NODE_OPTIONS=--max-old-space-size=4096",
+    "export SLACK_CHANNEL=C04ABCD1234EFGH5678IJ",
+    "export OPENAI_MODEL=gpt-4o-mini-2024-07-18",
+    "BUILD_TAG=release-2026-11-29T10-00-00",
     "commit 3f2a9c1e8b7d6f5a4c3b2a1f0e9d8c7b6a5f4e3d",
     "request id 123e4567-e89b-12d3-a456-426614174000",
     "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",

@@ -772,7 +772,9 @@ pub(super) fn built_in() -> Vec<Spec> {
             consumes: true,
             ..spec(
                 "password",
-                format!(r#"{fed_cmd}[ \t]*<<<[ \t]*(?P<word>\$?"[^"\n]*"|\$?'[^'\n]*'|[^\s;&|)`]+)"#),
+                format!(
+                    r#"{fed_cmd}[ \t]*<<<[ \t]*(?P<word>\$?"[^"\n]*"|\$?'[^'\n]*'|[^\s;&|)`]+)(?:[ \t]*\|[ \t]*(?P<piped>[^\n|;&]+))?"#
+                ),
                 &["<<<"],
                 Some(stdin::here_string),
             )
@@ -833,6 +835,16 @@ pub(super) fn built_in() -> Vec<Spec> {
             &[CRED_WORDS, LEET_WORDS].concat(),
             Some(pair),
         ),
+        // `export SLACK_BOT=Zq8v…`: a generated value, whatever the variable's name.
+        Spec {
+            min_len: 22,
+            ..spec(
+                "secret",
+                r#"(?m)(?:^|[\s;&|(])(?P<k>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?:=|:[ \t]+)(?:"(?P<s>[^"\s]{20,})"|'(?P<s2>[^'\s]{20,})'|(?P<s3>[A-Za-z0-9+/=_.~-]{20,}))"#,
+                &[],
+                Some(env_generated),
+            )
+        },
         // `ENV KEY value` (a Dockerfile), `setenv KEY value` (csh), `set -x KEY value` (fish),
         // `setx KEY value` (Windows).
         spec(
@@ -1956,6 +1968,26 @@ fn pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     }
     if values::is_secret(names(k.as_str()), k.as_str(), value, Site::Pair { quoted }) {
         hits.push(Hit { range: v.start()..v.start() + end, kind: None });
+    }
+}
+
+/// An environment variable whose name says nothing of a credential (`export SLACK_BOT=…`,
+/// `SENTRY=… ./run`, `BOT: …` in a compose file), set to a generated value: twenty
+/// characters or more, capitals, small letters and digits mixed at random. What such a
+/// variable is set to by hand is a credential; settings, paths, hashes, ids and versions do
+/// not look like this. A name that says it is a credential is [`pair`]'s.
+fn env_generated(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let (Some(k), Some(v)) = (c.name("k"), secret(c)) else { return };
+    let (name, value) = (k.as_str(), v.as_str());
+    // A service's name (`DATADOG=…`) makes any random value one; another, a strongly random.
+    let random = match names(name) {
+        Names::Maybe => looks_random(value),
+        Names::Nothing => values::strongly_random(value) && looks_random(value),
+        _ => return,
+    };
+    let quiet = values::words(name).iter().any(|w| values::NOT_SECRET_WORDS.contains(&w.as_str()));
+    if !quiet && random && !values::stands_in(value) {
+        hits.push(Hit { range: v.range(), kind: None });
     }
 }
 

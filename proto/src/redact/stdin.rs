@@ -284,10 +284,10 @@ pub(super) fn written(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     }
 }
 
-/// A here-string (`cmd … <<< WORD`).
+/// A here-string (`cmd … <<< WORD`, or `cat <<< WORD | cmd …`).
 pub(super) fn here_string(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let (Some(cmd), Some(word)) = (c.name("cmd"), c.name("word")) else { return };
-    let Some(takes) = reads_secret(&split(cmd.as_str(), cmd.start())) else { return };
+    let Some(takes) = reads_secret(&reader(c, split(cmd.as_str(), cmd.start()))) else { return };
     if let Some(w) = split(word.as_str(), word.start()).first() {
         fed(w, takes, hits);
     }
@@ -296,17 +296,7 @@ pub(super) fn here_string(c: &Captures<'_>, hits: &mut Vec<Hit>) {
 /// A here-document: `cmd … <<TAG` (or `cat <<TAG | cmd …`) and its lines up to `TAG`.
 pub(super) fn here_doc(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     let (Some(cmd), Some(tag), Some(body)) = (c.name("cmd"), c.name("tag"), c.name("body")) else { return };
-    let words = split(cmd.as_str(), cmd.start());
-    let reader = if words.first().is_some_and(|w| name(&w.text) == "cat") {
-        // `cat <<EOF | cmd`: the reader is after the pipe on the same line.
-        match c.name("piped") {
-            Some(p) => split(p.as_str(), p.start()),
-            None => return,
-        }
-    } else {
-        words
-    };
-    let Some(takes) = reads_secret(&reader) else { return };
+    let Some(takes) = reads_secret(&reader(c, split(cmd.as_str(), cmd.start()))) else { return };
     let mut at = body.start();
     for line in body.as_str().split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
@@ -321,6 +311,15 @@ pub(super) fn here_doc(c: &Captures<'_>, hits: &mut Vec<Hit>) {
         }
         at += line.len();
     }
+}
+
+/// Who reads what is fed to `words` (a command's): the command itself, or, for `cat`,
+/// the command it is piped into on the same line (`piped`; nobody if none).
+fn reader(c: &Captures<'_>, words: Vec<Word>) -> Vec<Word> {
+    if words.first().is_none_or(|w| name(&w.text) != "cat") {
+        return words;
+    }
+    c.name("piped").map(|p| split(p.as_str(), p.start())).unwrap_or_default()
 }
 
 /// The password on a line of an FTP script at `at`: `user NAME PASS`, `pass PASS`,
