@@ -381,7 +381,7 @@ fn forget_text_leaves_no_byte_of_it_anywhere() {
     assert_ok(&env.ctl(&["reset-session", a.to_str().unwrap()]), "reset");
     send(&env, ev(&a, "ca2", "UserPromptSubmit", json!({"prompt": format!("again {phrase}")})));
     let before = [holding(&env.state, phrase), holding(&a, phrase), holding(&b, phrase)].concat();
-    assert!(before.len() >= 6, "the phrase should be in many places before: {before:?}");
+    assert!(before.len() >= 5, "the phrase should be in many places before: {before:?}");
 
     // No terminal and no --yes: nothing goes.
     let out = forget(&env, &["--text", phrase, "--all"]);
@@ -590,11 +590,12 @@ fn a_corrupt_tracker_is_stood_in_for_by_the_journal() {
     let mut d = env.start_daemon(&[]);
     send(&env, ev(&root, "c", "UserPromptSubmit", json!({"prompt": "keep this prompt"})));
     d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
-    let tracker = walk(&env.state.join("ccmem/projects"))
-        .into_iter()
-        .find(|p| p.file_name().is_some_and(|n| n == "tracker.json"))
-        .expect("tracker written at shutdown");
-    std::fs::write(&tracker, b"{\"session_id\": \"session_2026").unwrap();
+    // With the journal, no tracker is written (one copy of the state, not two): one left
+    // from a ccmem before it, or from a run without it, is corrupt.
+    let dir = ccmem_daemon::store::Store::new(env.state.join("ccmem"), 20).project_dir(&root);
+    assert!(!dir.join("tracker.json").exists(), "the journal holds the live session");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tracker.json"), b"{\"session_id\": \"session_2026").unwrap();
     let _d = env.start_daemon(&[]);
     let st = env.project_status(&root);
     assert_eq!(st["live"], true, "{st}");

@@ -111,8 +111,10 @@ fn secrets_in_the_transcript_reach_neither_the_context_nor_the_files() {
     assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
     let report = std::fs::read_to_string(root.join(".claude/session-memory.md")).unwrap();
     assert!(report.contains("## Where You Left Off"), "{report}");
-    let tracker =
-        walk(&env.state).into_iter().map(|p| std::fs::read_to_string(p).unwrap_or_default()).collect::<String>();
+    let tracker = walk(&env.state)
+        .into_iter()
+        .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned())
+        .collect::<String>();
     for secret in ["ghp_0123456789abcdef", "wJalrXUtnFEMI", "sk-ant-api03-abcdef"] {
         for (what, text) in [("context", &ctx), ("report", &report), ("state dir", &tracker)] {
             assert!(!text.contains(secret), "{secret} in the {what}");

@@ -94,6 +94,12 @@ pub struct Args {
     /// The journal's largest size: past it, the oldest ended sessions are dropped
     #[arg(long, default_value = "1GiB", value_parser = parse_size, value_name = "SIZE")]
     pub history_max_size: u64,
+
+    /// Keep no journal: live sessions are saved as files in the state dir at checkpoints
+    /// only, and ended ones as archives (for a state dir on a network file system, where
+    /// SQLite's write-ahead log cannot work)
+    #[arg(long, env = "CCMEM_NO_JOURNAL")]
+    pub no_journal: bool,
 }
 
 /// Parses a size: a number with an optional unit, `B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB`

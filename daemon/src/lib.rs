@@ -198,8 +198,10 @@ pub async fn run(args: cli::Args, given: config::Given, started: Instant) -> any
         cfg.max_watches.unwrap_or(usize::MAX),
     ));
     let retention = journal::Retention { keep: cfg.history_keep, max_size: cfg.history_max_size, ..Default::default() };
+    let no_journal = args.no_journal;
     let (reloader, live) = config::Reloader::new(args, given, cfg);
-    let journal = journal::Journal::open(&state_dir, retention);
+    let journal =
+        if no_journal { journal::Journal::off(&state_dir) } else { journal::Journal::open(&state_dir, retention) };
     let services = project::task::Services {
         journal: journal.clone(),
         ports,

@@ -364,6 +364,15 @@ impl Env {
         self.request("session.event", serde_json::json!({"path": root, "event": event}));
     }
 
+    /// What the daemon's journal answers `sql` with (read-only, beside the daemon): one value.
+    #[allow(dead_code)]
+    pub fn query_journal<T: rusqlite::types::FromSql>(&self, sql: &str) -> T {
+        let db = self.state.join("ccmem").join("journal.db");
+        let conn = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap_or_else(|e| panic!("open {}: {e}", db.display()));
+        conn.query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
     /// The project's status as JSON (`project` part).
     pub fn project_status(&self, root: &Path) -> serde_json::Value {
         self.request("status", serde_json::json!({"path": root}))["project"].take()

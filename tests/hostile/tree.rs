@@ -193,12 +193,8 @@ fn overlong_paths_are_refused_where_they_enter() {
         env.request("hook", junk.clone());
     }
     assert_ok(&within(&env, &["checkpoint", root.to_str().unwrap()], Duration::from_secs(20)), "checkpoint");
-    let tracker: u64 = walk(&env.state)
-        .iter()
-        .filter(|p| p.ends_with("tracker.json"))
-        .map(|p| std::fs::metadata(p).unwrap().len())
-        .sum();
-    assert!(tracker < 1 << 20, "tracker.json holds the junk paths: {tracker} bytes");
+    let state: i64 = env.query_journal("SELECT max(length(state)) FROM sessions");
+    assert!(state < 1 << 20, "the session's state holds the junk paths: {state} bytes");
     let (rss, _) = rss_kib(d.pid);
     assert!(rss < 120 * 1024, "RSS {rss} KiB");
 }
@@ -206,7 +202,7 @@ fn overlong_paths_are_refused_where_they_enter() {
 /// Found by the independent tester: a project directory named after a token put the token
 /// in the checkpoint and its copy, the tracker's copies of paths, the state dir's name and
 /// the daemon's log; a transcript path and a refused hook's directory likewise. What is
-/// kept for a reader is redacted; the tracker keeps the project's path as it is (it is how
+/// kept for a reader is redacted; the journal keeps the project's path as it is (it is how
 /// the session is found again when the daemon starts), and the session is.
 #[test]
 fn a_token_in_a_path_reaches_no_copy_of_it() {
@@ -257,7 +253,8 @@ fn a_token_in_a_path_reaches_no_copy_of_it() {
                 assert!(!body.contains(s), "{s} in {}:\n{body}", f.display());
             }
         }
-        assert_eq!(trackers, 1, "{files:?}");
+        // The journal holds the live session (and its path, to find it again): no tracker.
+        assert_eq!(trackers, 0, "{files:?}");
         for s in secrets {
             assert!(!log.contains(s), "{s} in the daemon's log:\n{log}");
         }

@@ -50,10 +50,10 @@ fn a_checkpoint_follows_seed_004_keeps_a_backup_and_stays_out_of_git() {
     let exclude = std::fs::read_to_string(root.join(".git/info/exclude")).unwrap();
     assert_eq!(exclude.matches(".claude/.project-state.json\n").count(), 1, "added once: {exclude}");
 
-    // The full tracker (seed 001) is in the state dir.
-    let trackers = tracker_files(&env);
-    assert_eq!(trackers.len(), 1);
-    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&trackers[0]).unwrap()).unwrap();
+    // The full tracker (seed 001) is in the journal, as the session's state; no file beside it.
+    assert!(tracker_files(&env).is_empty());
+    let t: String = env.query_journal("SELECT state FROM sessions");
+    let t: serde_json::Value = serde_json::from_str(&t).unwrap();
     for f in [
         "session_id",
         "created_at",

@@ -95,7 +95,10 @@ fn two_projects_stay_apart() {
     assert_ne!(env.project_status(&a)["session"]["session_id"], json!(null));
     let list = env.ctl_json(&["projects"]);
     assert_eq!(list["projects"].as_array().unwrap().len(), 2);
-    assert_eq!(tracker_files(&env).len(), 2);
+    // The journal holds both live sessions; no tracker file is written beside it.
+    assert!(tracker_files(&env).is_empty());
+    let live: i64 = env.query_journal("SELECT count(*) FROM sessions WHERE ended_ms IS NULL");
+    assert_eq!(live, 2);
 }
 
 #[test]
@@ -206,17 +209,14 @@ fn history_keeps_the_newest_sessions() {
 fn a_corrupt_tracker_is_moved_aside_and_a_fresh_session_starts() {
     let env = Env::new();
     let root = repo(&env, "proj");
-    let mut d = env.start_daemon(&[]);
+    // Without the journal (with it, the session would come back from there:
+    // tests/journal.rs), the tracker is all there is to restore from.
+    let mut d = env.start_daemon(&["--no-journal"]);
     env.event(&root, edit("a.rs"));
     d.signal_and_wait(libc::SIGTERM, Duration::from_secs(10));
     let t = tracker_files(&env).pop().expect("tracker written at shutdown");
     std::fs::write(&t, b"{\"session_id\": \"session_2026").unwrap();
-    // With the journal, the session would come back from there (tests/journal.rs): without
-    // it, nothing is left to restore.
-    for f in ["journal.db", "journal.db-wal", "journal.db-shm"] {
-        let _ = std::fs::remove_file(env.state.join("ccmem").join(f));
-    }
-    let d = env.start_daemon(&[]);
+    let d = env.start_daemon(&["--no-journal"]);
     assert_eq!(env.project_status(&root)["live"], false);
     let dir = t.parent().unwrap();
     let aside: Vec<_> = std::fs::read_dir(dir)
@@ -303,8 +303,8 @@ fn an_unwritable_project_gives_a_warning_and_the_daemon_carries_on() {
     assert!(warnings.contains("cannot write the checkpoint"), "{v}");
     assert_eq!(v["project"]["unsaved_changes"], true);
     assert!(d.log().contains("cannot write the checkpoint"), "{}", d.log());
-    // The tracker was still saved, and the daemon still answers.
-    assert_eq!(tracker_files(&env).len(), 1);
+    // The session's state was still saved (in the journal), and the daemon still answers.
+    assert!(env.query_journal::<i64>("SELECT count(*) FROM sessions WHERE state LIKE '%a.rs%'") >= 1);
     assert_ok(&ctl(&["ping"]), "ping");
 
     // Writable again: the next checkpoint succeeds and the warning goes.

@@ -281,6 +281,38 @@ impl Journal {
         Journal { tx, health, path, live: Arc::new(Mutex::new(live)), reader }
     }
 
+    /// No journal, as the user asked (`--no-journal`): sessions are kept in the state dir's
+    /// files, as before the journal.
+    pub fn off(dir: &Path) -> Journal {
+        tracing::info!("no journal (--no-journal): sessions are kept as files in the state dir");
+        Journal::with(None, Health::default(), dir.join(FILE), Vec::new())
+    }
+
+    /// Journals the session's whole state and waits until it is committed, `wait` at most:
+    /// a checkpoint does this before it writes the project's file, which then never names a
+    /// session the journal has no record of. An error when there is no journal, its file is
+    /// gone (the state dir was removed), or it did not commit in time: the caller keeps the
+    /// state another way. Blocking.
+    pub fn save_state(&self, s: &Session, wait: Duration) -> std::io::Result<()> {
+        use tokio::sync::oneshot::error::TryRecvError;
+        if !self.path.exists() {
+            return Err(std::io::Error::other("the journal's file is gone"));
+        }
+        let mut done =
+            self.append(Vec::new(), Some(s)).ok_or_else(|| std::io::Error::other("no journal to take it"))?;
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            match done.try_recv() {
+                Ok(()) => return Ok(()),
+                Err(TryRecvError::Closed) => return Err(std::io::Error::other("the journal dropped it")),
+                Err(TryRecvError::Empty) if std::time::Instant::now() >= deadline => {
+                    return Err(std::io::Error::other("the journal did not commit it in time"))
+                }
+                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+    }
+
     /// No journal, for `why` (the daemon works on with its checkpoints; health says so).
     fn none(health: Health, path: PathBuf, why: &str) -> Journal {
         tracing::error!("no journal: {why}");

@@ -1,11 +1,11 @@
-//! Writing a checkpoint: refresh git, save the whole tracker in the state dir, write
+//! Writing a checkpoint: refresh git, save the session's whole state (journal or state dir), write
 //! `<project>/.claude/.project-state.json` (seed 004, previous copy kept as `.bak`) and the
 //! report `<project>/.claude/session-memory.md` (seed 000), and keep them out of git through
 //! `.git/info/exclude`.
 //!
 //! Blocking: the project task runs it on the blocking pool.
 
-use crate::{atomic, observe::git, session::rules as session, store::Store};
+use crate::{atomic, journal::Journal, observe::git, session::rules as session, store::Store};
 use ccmem_proto::model::session::{CheckpointInfo, CheckpointReason, CheckpointType, Session};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -35,15 +35,43 @@ pub struct Outcome {
     pub errors: Vec<String>,
 }
 
-/// Refreshes git, saves the tracker, then writes the project file. The tracker goes first
-/// (already naming the checkpoint it precedes), so a crash between the two never leaves a
-/// checkpoint of a session the daemon has no record of. Each step is tried even if an
-/// earlier one failed: an unwritable project still gets its tracker saved.
+/// Where a checkpoint saves the session's whole state before it writes the project's file:
+/// the journal, or the state dir's tracker file when there is no journal (or it could not
+/// take it: locked by another program, its file removed). One copy, not two.
+pub struct Saver<'a> {
+    /// The journal, which holds the live session when it is open.
+    pub journal: &'a Journal,
+    /// The state dir's files.
+    pub store: &'a Store,
+}
+
+impl Saver<'_> {
+    /// Saves `s`, durably, before the checkpoint that names it.
+    fn save(&self, s: &Session) -> io::Result<()> {
+        if self.journal.is_open() {
+            match self.journal.save_state(s, SAVE_WAIT) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the journal did not take the session's state: saved in the state dir")
+                }
+            }
+        }
+        self.store.save_tracker(s)
+    }
+}
+
+/// How long a checkpoint waits for the journal to take the session's state.
+const SAVE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Refreshes git, saves the session's state ([`Saver`]), then writes the project file. The
+/// state goes first (already naming the checkpoint it precedes), so a crash between the two
+/// never leaves a checkpoint of a session the daemon has no record of. Each step is tried
+/// even if an earlier one failed: an unwritable project still gets its state saved.
 pub fn run(
     s: &mut Session,
     reason: CheckpointReason,
     kind: CheckpointType,
-    store: &Store,
+    store: &Saver<'_>,
     exclude_done: &mut bool,
     comments: &mut crate::report::blockers::CommentCache,
 ) -> Outcome {
@@ -82,7 +110,7 @@ pub fn run(
     };
     let previous = s.last_checkpoint.replace(info.clone());
     s.saved_at_ms = now.timestamp_millis();
-    let saved = store.save_tracker(s);
+    let saved = store.save(s);
     if let Err(e) = &saved {
         out.errors.push(format!("cannot save the session in the state dir: {e}"));
     }
@@ -91,7 +119,7 @@ pub fn run(
     if foreign.is_some() {
         s.last_checkpoint = previous;
         if saved.is_ok() {
-            let _ = store.save_tracker(s);
+            let _ = store.save(s);
         }
         return out;
     }
@@ -108,7 +136,7 @@ pub fn run(
             out.errors.push(format!("cannot write the checkpoint {}: {e}", path.display()));
             s.last_checkpoint = previous;
             if saved.is_ok() {
-                let _ = store.save_tracker(s);
+                let _ = store.save(s);
             }
         }
     }

@@ -34,7 +34,7 @@ impl Project {
         let (root_id, deleted) = (self.root_id, self.root_deleted);
         self.spawn_job(move || {
             let out = match may_write(&copy.project_root, root_id, deleted, &ctx.socket) {
-                Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments),
+                Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.saver(), &mut exclude_done, &mut comments),
                 Err(why) => checkpoint::Outcome { written: None, errors: vec![why] },
             };
             JobResult::Checkpoint { copy, out, exclude_done, version, comments }
@@ -168,7 +168,7 @@ impl Project {
         let (root_id, deleted) = (self.root_id, self.root_deleted);
         let job = tokio::task::spawn_blocking(move || {
             let out = match may_write(&copy.project_root, root_id, deleted, &ctx.socket) {
-                Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.store, &mut exclude_done, &mut comments),
+                Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.saver(), &mut exclude_done, &mut comments),
                 Err(why) => checkpoint::Outcome { written: None, errors: vec![why] },
             };
             (copy, out, exclude_done, comments)
