@@ -184,7 +184,13 @@ pub fn create_private_dirs(dir: &Path) -> io::Result<()> {
             None => e.to_string(),
         };
         io::Error::new(e.kind(), format!("cannot create {}: {why}", dir.display()))
-    })
+    })?;
+    // Windows has no mode: the directory gets a DACL for this user alone. A file system
+    // without ACLs (FAT, some network shares) refuses it; the directory is then what its
+    // parent makes it (under the user's own profile).
+    #[cfg(windows)]
+    let _ = super::peer::restrict_dir_to_me(dir);
+    Ok(())
 }
 
 /// `p` without `.` components and with each `..` taking away the component before it, as a
@@ -296,6 +302,23 @@ pub fn socket_name(socket: &Path) -> io::Result<interprocess::local_socket::Name
 
 #[cfg(all(test, unix))]
 mod tests {
+    /// On Windows a private directory's DACL is protected and holds one entry, this user's.
+    #[cfg(windows)]
+    #[test]
+    fn a_private_directory_is_this_users_alone_on_windows() {
+        let tmp = std::env::temp_dir().join(format!("ccmem-acl-{}", std::process::id()));
+        let dir = tmp.join("state").join("ccmem");
+        super::create_private_dirs(&dir).unwrap();
+        std::fs::write(dir.join("journal.db"), b"x").unwrap();
+        for p in [dir.clone(), dir.join("journal.db")] {
+            let sddl = crate::wire::peer::dacl_sddl(&p).unwrap();
+            assert!(sddl.starts_with("D:P") || p != dir, "{}: {sddl}", p.display());
+            assert_eq!(sddl.matches("(A;").count(), 1, "{}: one entry: {sddl}", p.display());
+            assert!(sddl.contains(";FA;;;S-1-"), "{}: full access for one SID: {sddl}", p.display());
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 

@@ -60,6 +60,20 @@ pub fn pipe_sddl() -> io::Result<String> {
     Ok(format!("D:P(A;;GA;;;{})", windows::my_sid_string()?))
 }
 
+/// Gives the directory `dir` a protected DACL with one inheritable entry, full access for the
+/// current user's SID: what is created in it (the journal, its log) is the user's alone, as
+/// mode 0700 makes it on Unix, whatever `%LOCALAPPDATA%`'s own entries allow.
+#[cfg(windows)]
+pub fn restrict_dir_to_me(dir: &std::path::Path) -> io::Result<()> {
+    windows::set_sddl(dir, &format!("D:P(A;OICI;FA;;;{})", windows::my_sid_string()?))
+}
+
+/// The DACL of `path` in SDDL, for tests.
+#[cfg(windows)]
+pub fn dacl_sddl(path: &std::path::Path) -> io::Result<String> {
+    windows::dacl_sddl(path)
+}
+
 #[cfg(windows)]
 mod windows {
     //! The few Win32 calls the checks need: the token user SID of a process.
@@ -127,6 +141,100 @@ mod windows {
         let (theirs, ours) = (token_user(process.0)?, mine()?);
         // SAFETY: both SIDs point into live buffers filled by GetTokenInformation.
         Ok(unsafe { EqualSid(theirs.sid(), ours.sid()) } != 0)
+    }
+
+    /// `path` as a NUL-terminated wide string.
+    fn wide(path: &std::path::Path) -> Vec<u16> {
+        use std::os::windows::ffi::OsStrExt;
+        path.as_os_str().encode_wide().chain(Some(0)).collect()
+    }
+
+    /// Sets the DACL of `path` from `sddl` (its DACL part, protected from inheritance).
+    pub fn set_sddl(path: &std::path::Path, sddl: &str) -> io::Result<()> {
+        use windows_sys::Win32::Security::Authorization::{
+            ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
+        };
+        use windows_sys::Win32::Security::{
+            SetFileSecurityW, DACL_SECURITY_INFORMATION, PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR,
+        };
+        let text: Vec<u16> = sddl.encode_utf16().chain(Some(0)).collect();
+        let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+        // SAFETY: `text` is NUL-terminated; on success `sd` is a LocalAlloc'd descriptor.
+        let made = unsafe {
+            ConvertStringSecurityDescriptorToSecurityDescriptorW(
+                text.as_ptr(),
+                SDDL_REVISION_1,
+                &mut sd,
+                std::ptr::null_mut(),
+            )
+        };
+        if made == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let name = wide(path);
+        // SAFETY: `name` is NUL-terminated and `sd` a valid descriptor, freed once after.
+        let set = unsafe {
+            SetFileSecurityW(name.as_ptr(), DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION, sd)
+        };
+        let err = io::Error::last_os_error();
+        // SAFETY: allocated by ConvertStringSecurityDescriptorToSecurityDescriptorW.
+        unsafe { LocalFree(sd) };
+        if set == 0 {
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// The DACL of `path`, in SDDL.
+    pub fn dacl_sddl(path: &std::path::Path) -> io::Result<String> {
+        use windows_sys::Win32::Security::Authorization::{
+            ConvertSecurityDescriptorToStringSecurityDescriptorW, GetNamedSecurityInfoW, SDDL_REVISION_1,
+            SE_FILE_OBJECT,
+        };
+        use windows_sys::Win32::Security::{DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR};
+        let name = wide(path);
+        let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+        // SAFETY: `name` is NUL-terminated; on success `sd` is LocalAlloc'd, freed below.
+        let got = unsafe {
+            GetNamedSecurityInfoW(
+                name.as_ptr(),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut sd,
+            )
+        };
+        if got != 0 {
+            return Err(io::Error::from_raw_os_error(got as i32));
+        }
+        let mut text: *mut u16 = std::ptr::null_mut();
+        // SAFETY: `sd` is valid; on success `text` is a LocalAlloc'd NUL-terminated string.
+        let made = unsafe {
+            ConvertSecurityDescriptorToStringSecurityDescriptorW(
+                sd,
+                SDDL_REVISION_1,
+                DACL_SECURITY_INFORMATION,
+                &mut text,
+                std::ptr::null_mut(),
+            )
+        };
+        let err = io::Error::last_os_error();
+        // SAFETY: allocated by GetNamedSecurityInfoW.
+        unsafe { LocalFree(sd) };
+        if made == 0 {
+            return Err(err);
+        }
+        // SAFETY: `text` is NUL-terminated, read up to the NUL, then freed once.
+        let s = unsafe {
+            let len = (0..).take_while(|&i| *text.add(i) != 0).count();
+            let s = String::from_utf16_lossy(std::slice::from_raw_parts(text, len));
+            LocalFree(text.cast());
+            s
+        };
+        Ok(s)
     }
 
     /// This process's user SID as a string (`S-1-5-21-…`).
