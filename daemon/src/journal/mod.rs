@@ -288,18 +288,10 @@ impl Journal {
         Journal::with(None, Health::default(), dir.join(FILE), Vec::new())
     }
 
-    /// Journals the session's whole state and waits until it is committed, `wait` at most:
-    /// a checkpoint does this before it writes the project's file, which then never names a
-    /// session the journal has no record of. An error when there is no journal, its file is
-    /// gone (the state dir was removed), or it did not commit in time: the caller keeps the
-    /// state another way. Blocking.
-    pub fn save_state(&self, s: &Session, wait: Duration) -> std::io::Result<()> {
+    /// Waits until what `done` stands for is committed, `wait` at most (see [`Journal::append`]).
+    /// Blocking.
+    pub fn wait_committed(mut done: oneshot::Receiver<()>, wait: Duration) -> std::io::Result<()> {
         use tokio::sync::oneshot::error::TryRecvError;
-        if !self.path.exists() {
-            return Err(std::io::Error::other("the journal's file is gone"));
-        }
-        let mut done =
-            self.append(Vec::new(), Some(s)).ok_or_else(|| std::io::Error::other("no journal to take it"))?;
         let deadline = std::time::Instant::now() + wait;
         loop {
             match done.try_recv() {

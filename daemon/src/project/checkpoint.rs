@@ -38,22 +38,39 @@ pub struct Outcome {
 /// Where a checkpoint saves the session's whole state before it writes the project's file:
 /// the journal, or the state dir's tracker file when there is no journal (or it could not
 /// take it: locked by another program, its file removed). One copy, not two.
-pub struct Saver<'a> {
-    /// The journal, which holds the live session when it is open.
-    pub journal: &'a Journal,
+///
+/// The journal's copy is queued by the project task as it takes the copy the checkpoint is
+/// written from, in order with the events before it (a state says which events it holds:
+/// one queued later, from a copy taken earlier, would claim events it lacks); the
+/// checkpoint waits for it to be committed.
+pub struct Saver {
+    /// The state queued in the journal, until it is waited for.
+    pub journaled: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// The journal's file (a state dir removed under the daemon takes it away).
+    pub journal_file: std::path::PathBuf,
     /// The state dir's files.
-    pub store: &'a Store,
+    pub store: Store,
+    /// The journal holds the state: saving again is not needed.
+    pub in_journal: bool,
 }
 
-impl Saver<'_> {
+impl Saver {
     /// Saves `s`, durably, before the checkpoint that names it.
-    fn save(&self, s: &Session) -> io::Result<()> {
-        if self.journal.is_open() {
-            match self.journal.save_state(s, SAVE_WAIT) {
-                Ok(()) => return Ok(()),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the journal did not take the session's state: saved in the state dir")
+    fn save(&mut self, s: &Session) -> io::Result<()> {
+        if self.in_journal {
+            return Ok(());
+        }
+        if let Some(done) = self.journaled.take() {
+            let committed = Journal::wait_committed(done, SAVE_WAIT).and_then(|()| match self.journal_file.exists() {
+                true => Ok(()),
+                false => Err(io::Error::other("the journal's file is gone")),
+            });
+            match committed {
+                Ok(()) => {
+                    self.in_journal = true;
+                    return Ok(());
                 }
+                Err(e) => tracing::warn!(error = %e, "the journal did not take the session's state: saved in the state dir"),
             }
         }
         self.store.save_tracker(s)
@@ -71,7 +88,7 @@ pub fn run(
     s: &mut Session,
     reason: CheckpointReason,
     kind: CheckpointType,
-    store: &Saver<'_>,
+    store: &mut Saver,
     exclude_done: &mut bool,
     comments: &mut crate::report::blockers::CommentCache,
 ) -> Outcome {

@@ -28,13 +28,14 @@ impl Project {
             // The agent stopped or compacts: the next checkpoint will hold fresh servers.
             self.ctx.ports.kick(&self.s.project_root);
         }
+        let mut saver = self.saver();
         let (mut copy, ctx, mut exclude_done, version) =
             (self.s.clone(), self.ctx.clone(), self.exclude_done, self.version);
         let mut comments = self.comments.take().unwrap_or_default();
         let (root_id, deleted) = (self.root_id, self.root_deleted);
         self.spawn_job(move || {
             let out = match may_write(&copy.project_root, root_id, deleted, &ctx.socket) {
-                Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.saver(), &mut exclude_done, &mut comments),
+                Ok(()) => checkpoint::run(&mut copy, reason, kind, &mut saver, &mut exclude_done, &mut comments),
                 Err(why) => checkpoint::Outcome { written: None, errors: vec![why] },
             };
             JobResult::Checkpoint { copy, out, exclude_done, version, comments }
@@ -161,6 +162,7 @@ impl Project {
         self.queued_git = false;
         self.seq += 1;
         self.applied = self.seq;
+        let mut saver = self.saver();
         let mut copy = self.s.clone();
         let ctx = self.ctx.clone();
         let mut exclude_done = self.exclude_done;
@@ -168,7 +170,7 @@ impl Project {
         let (root_id, deleted) = (self.root_id, self.root_deleted);
         let job = tokio::task::spawn_blocking(move || {
             let out = match may_write(&copy.project_root, root_id, deleted, &ctx.socket) {
-                Ok(()) => checkpoint::run(&mut copy, reason, kind, &ctx.saver(), &mut exclude_done, &mut comments),
+                Ok(()) => checkpoint::run(&mut copy, reason, kind, &mut saver, &mut exclude_done, &mut comments),
                 Err(why) => checkpoint::Outcome { written: None, errors: vec![why] },
             };
             (copy, out, exclude_done, comments)

@@ -36,6 +36,19 @@ impl Project {
         self.append(entries, due)
     }
 
+    /// Journals the session's state as it is now, for a checkpoint about to be written from
+    /// a copy of it (see [`checkpoint::Saver`]).
+    pub(super) fn saver(&mut self) -> super::checkpoint::Saver {
+        self.version += 1;
+        let journaled = if self.ctx.journal.is_open() { self.journal_now(Vec::new()) } else { None };
+        super::checkpoint::Saver {
+            journaled,
+            journal_file: self.ctx.journal.path().to_path_buf(),
+            store: self.ctx.store.clone(),
+            in_journal: false,
+        }
+    }
+
     /// Journals `entries` and the session's state now (a checkpoint, a forget).
     pub(super) fn journal_now(&mut self, entries: Vec<Entry>) -> Option<oneshot::Receiver<()>> {
         self.append(entries, true)

@@ -49,12 +49,6 @@ pub struct Services {
     pub journal: crate::journal::Journal,
 }
 
-impl Services {
-    /// Where a checkpoint saves the session's state.
-    pub fn saver(&self) -> super::checkpoint::Saver<'_> {
-        super::checkpoint::Saver { journal: &self.journal, store: &self.store }
-    }
-}
 
 /// Hook deliveries remembered for spotting a second copy (both copies come within a
 /// moment of each other, one per installed hook).
