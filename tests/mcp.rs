@@ -260,11 +260,23 @@ fn an_agent_cannot_change_the_users_global_memories() {
         ]),
         "the user's global memory",
     );
+    // A second one, linked to the first by the user.
+    let r = root.to_str().unwrap();
+    let second = ["memory", "write", "--scope", "global", "--type", "learning", "--title", "Use vitest"];
+    assert_ok(&env.ctl(&[&second[..], &["--tag", "test", "--content", "vitest", "--project", r]].concat()), "second");
+    assert_ok(
+        &env.ctl(&["memory", "link", "learning-use-pnpm", "learning-use-vitest", "--scope", "global", "--project", r]),
+        "the user links them",
+    );
     let call = |id: u64, name: &str, args: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}})
             .to_string()
     };
+    let link = json!({"source": "learning-use-pnpm", "target": "learning-use-vitest", "label": "supersedes", "scope": "global"});
+    let unlink = json!({"source": "learning-use-pnpm", "target": "learning-use-vitest", "scope": "global"});
     let lines = [
+        call(6, "memory_link", link),
+        call(7, "memory_unlink", unlink),
         call(
             2,
             "memory_write",
@@ -275,9 +287,9 @@ fn an_agent_cannot_change_the_users_global_memories() {
         call(4, "memory_delete", json!({"slug": "learning-use-pnpm"})),
         call(5, "memory_write", json!({"type": "decision", "title": "Use SQLite", "tags": ["db"], "content": "WAL"})),
     ];
-    let (replies, _) = by_hand(&env, &root, &lines, 5);
+    let (replies, _) = by_hand(&env, &root, &lines, 7);
     let reply = |id: u64| replies.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("{id}: {replies:#?}"));
-    for id in [2, 3, 4] {
+    for id in [2, 3, 4, 6, 7] {
         let r = reply(id);
         assert!(r["result"]["isError"] == true, "refused: {r}");
         assert!(r.to_string().contains("scope is the user's"), "{r}");
@@ -285,6 +297,8 @@ fn an_agent_cannot_change_the_users_global_memories() {
     assert!(reply(5).to_string().contains("in the project scope"), "{}", reply(5));
     let global = env.ctl(&["memory", "show", "learning-use-pnpm", "--project", root.to_str().unwrap()]);
     assert!(text(&global.stdout).contains("pnpm everywhere"), "kept as the user wrote it: {}", text(&global.stdout));
+    assert!(text(&global.stdout).contains("relates-to"), "the user's link stays: {}", text(&global.stdout));
+    assert!(!text(&global.stdout).contains("supersedes"), "{}", text(&global.stdout));
     let other = repo(&env, "other");
     let ctx = text(&env.ctl(&["context", other.to_str().unwrap()]).stdout);
     assert!(!ctx.contains("curl"), "{ctx}");

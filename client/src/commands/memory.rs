@@ -301,12 +301,26 @@ pub(crate) fn run(ctx: &Ctx, action: Action) -> Result<(), Error> {
             })
         }
         Action::Link { source, target, label, place } => {
-            let p = mapi::LinkParams { path: path(&place)?, scope: place.scope, source, target, label: Some(label) };
+            let p = mapi::LinkParams {
+                path: path(&place)?,
+                scope: place.scope,
+                source,
+                target,
+                label: Some(label),
+                by_agent: by_agent(),
+            };
             let r: mapi::LinkReply = call(ctx, method::LINK, &p)?;
             show(ctx, &r, || edges("linked", &r))
         }
         Action::Unlink { source, target, label, place } => {
-            let p = mapi::LinkParams { path: path(&place)?, scope: place.scope, source, target, label };
+            let p = mapi::LinkParams {
+                path: path(&place)?,
+                scope: place.scope,
+                source,
+                target,
+                label,
+                by_agent: by_agent(),
+            };
             let r: mapi::LinkReply = call(ctx, method::UNLINK, &p)?;
             show(ctx, &r, || edges("unlinked", &r))
         }

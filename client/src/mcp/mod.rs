@@ -100,6 +100,7 @@ impl Server {
             source: a.source,
             target: a.target,
             label: a.label,
+            by_agent: true,
         })
     }
 

@@ -70,7 +70,9 @@ impl Saver {
                     self.in_journal = true;
                     return Ok(());
                 }
-                Err(e) => tracing::warn!(error = %e, "the journal did not take the session's state: saved in the state dir"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the journal did not take the session's state: saved in the state dir")
+                }
             }
         }
         self.store.save_tracker(s)

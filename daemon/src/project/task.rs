@@ -49,7 +49,6 @@ pub struct Services {
     pub journal: crate::journal::Journal,
 }
 
-
 /// Hook deliveries remembered for spotting a second copy (both copies come within a
 /// moment of each other, one per installed hook).
 pub(super) const DELIVERIES: usize = 256;

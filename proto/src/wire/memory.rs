@@ -290,6 +290,9 @@ pub struct LinkParams {
     /// Relationship; `relates-to` when absent. For unlink: only edges with this label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Asked by an agent (MCP, or `ccmemctl` run by one): a user-wide scope is refused.
+    #[serde(default)]
+    pub by_agent: bool,
 }
 
 /// Result of `memory.link` and `memory.unlink`.

@@ -237,6 +237,8 @@ impl Actor {
             }
         };
         let store = self.scopes.get_mut(&dir).ok_or_else(|| Failure::io("scope vanished"))?;
+        // A link is written into both memories' files and the scope's graph: a change.
+        users_own(store.scope, p.by_agent)?;
         let edges = if add {
             store.link(&p.source, &p.target, &label)
         } else {
@@ -335,7 +337,7 @@ fn users_own(scope: Scope, by_agent: bool) -> Result<(), Failure> {
         Scope::Global | Scope::Enterprise if by_agent => Err(Failure::invalid(format!(
             "the {scope} scope is the user's: a memory there reaches every project, so an agent does not change \
              it. Use the project or local scope, or ask the user to run `ccmemctl memory write --scope {scope} …` \
-             (or `update`, `delete`) in a terminal of their own"
+             (or `update`, `delete`, `link`, `unlink`) in a terminal of their own"
         ))),
         _ => Ok(()),
     }
