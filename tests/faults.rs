@@ -345,6 +345,26 @@ fn a_daemon_that_never_answers_costs_one_wait_not_one_per_hook() {
     assert_eq!(stall_marks(&env), 0, "answered: the next hooks wait fully again");
 }
 
+/// Found by round three's tester: a repository whose git hangs (a FIFO at `.gitignore`) made
+/// its SessionStart wait in vain, and the mark that left cut every other project's wait to
+/// 0.3 s for a minute (a compaction's context came back empty). A daemon that answers a
+/// ping is not stalled: only its own project waited.
+#[test]
+#[cfg(unix)]
+fn one_projects_slow_answer_does_not_shorten_the_others_wait() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let slow = repo(&env, "slow");
+    let made = Command::new("mkfifo").arg(slow.join(".gitignore")).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "c1", "cwd": slow, "source": "startup"});
+    let out = hook_with(&env, start.to_string().as_bytes(), |c| {
+        c.env("CCMEM_HOOK_TIMEOUT_MS", "300");
+    });
+    assert_eq!(out.status.code(), Some(0), "the hook always exits 0");
+    assert_eq!(stall_marks(&env), 0, "the daemon answers: no mark");
+}
+
 /// #40: hooks the agent sent one after another while the daemon was stopped reached it in
 /// any order once it ran again (one task per connection), and an older task list could
 /// overwrite a newer one. They are applied in the order they were sent.

@@ -207,8 +207,10 @@ fn forward(
         Ok(r) => r,
         Err(CallError::Io(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
             // Marked from the full wait only: a daemon catching up may miss a brief ask, and
-            // the mark's age bounds how long hooks ask briefly.
-            if !stalled {
+            // the mark's age bounds how long hooks ask briefly. And only when the daemon
+            // itself does not answer: one project's slow answer (a repository whose git
+            // hangs) must not shorten every other project's wait.
+            if !stalled && !answers_ping(&socket) {
                 stall::mark(&socket);
             }
             // The event is in the daemon's queue: a daemon that answers late still records
@@ -234,6 +236,13 @@ fn died_under(result: &Result<HookReply, CallError>) -> bool {
 /// Connects within `wait`, or starts the daemon within `budget` (then says so); either way
 /// each request then waits `wait` at most. A daemon that is simply not running while auto-start is off is the user's choice (a
 /// service to come, a pause): that failure is not theirs to hear of at every session start.
+/// Whether the daemon at `socket` answers a ping within [`stall::WAIT`]: alive, whatever
+/// one project's answer costs.
+fn answers_ping(socket: &Path) -> bool {
+    let Ok(mut conn) = Conn::connect_within(socket, stall::WAIT) else { return false };
+    conn.set_timeout(stall::WAIT).is_ok() && conn.call::<_, String>(method::PING, &serde_json::json!({})).is_ok()
+}
+
 fn connect(socket: &Path, autostart: bool, budget: Duration, wait: Duration) -> Result<(Conn, bool), Failed> {
     let mut started = false;
     let mut conn = match Conn::connect_within(socket, wait) {

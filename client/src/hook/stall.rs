@@ -1,7 +1,8 @@
 //! A daemon that takes connections but does not answer (stopped with SIGSTOP, hung, its
 //! machine swapping) cost every hook its whole wait: two seconds on each of an agent's
 //! events. The first hook that waits in vain leaves a mark in the user's state directory
-//! (one per socket); the hooks after it ask for [`WAIT`] only, and the first answer takes
+//! (one per socket) if the daemon does not answer a ping either (one project slow to answer
+//! is not a stalled daemon); the hooks after it ask for [`WAIT`] only, and the first answer takes
 //! the mark away. A mark older than [`HOLD`] is ignored: the next hook waits fully once
 //! more (and marks again if in vain), so a daemon that stays stopped costs one full wait a
 //! minute, not one per event.
