@@ -14,6 +14,18 @@ use std::path::{Path, PathBuf};
 /// Marker in temp-file names, so leftovers of a crash can be recognised and removed.
 pub const TMP_MARK: &str = ".tmp-";
 
+/// Whether `name` is a temp file's name as [`temp_name`] makes them beside a file named
+/// `of` (any file when None): `<of>.tmp-` and sixteen hexadecimal digits. Only such names are
+/// swept as a crash's leftovers: a repository's own `README.tmp-notes` is not ccmem's.
+pub fn is_temp_name(name: &str, of: Option<&str>) -> bool {
+    let Some(i) = name.rfind(TMP_MARK) else { return false };
+    let (base, tail) = (&name[..i], &name[i + TMP_MARK.len()..]);
+    tail.len() == 16
+        && tail.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        && !base.is_empty()
+        && of.is_none_or(|of| base == of || base.strip_suffix(".bak") == Some(of))
+}
+
 /// Replaces `path` with `bytes` atomically. With `backup`, the previous content (if any) is
 /// kept as `<path>.bak`, itself replaced atomically. For ccmem's own directories (the state
 /// dir); a project's files go through [`write_in`].
@@ -72,15 +84,12 @@ fn write_mode(dir: &Dir, name: &OsStr, bytes: &[u8], backup: bool, mode: u32) ->
 pub fn remove_leftovers(anchor: &Path, path: &Path) {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else { return };
     let Ok(dir) = Dir::open_under(anchor, parent, false) else { return };
-    let prefix = format!("{name}{TMP_MARK}");
-    let bak_prefix = format!("{name}.bak{TMP_MARK}");
     // Listed by path, removed relative to the directory opened above: were the path swapped
     // for a link meanwhile, the removal still happens in the directory that was checked.
     let Ok(entries) = fs::read_dir(dir.path()) else { return };
     for e in entries.flatten() {
         let n = e.file_name();
-        let s = n.to_string_lossy();
-        if s.starts_with(&prefix) || s.starts_with(&bak_prefix) {
+        if is_temp_name(&n.to_string_lossy(), Some(name)) {
             let _ = dir.remove(&n);
         }
     }
@@ -173,10 +182,21 @@ mod tests {
         assert!(write(&p, b"x", true).is_err());
         let q = tmp.path().join("s.json");
         write(&q, b"old", false).unwrap();
-        fs::write(with_suffix(&q, &format!("{TMP_MARK}1-1")), b"torn").unwrap();
+        fs::write(with_suffix(&q, &format!("{TMP_MARK}0123456789abcdef")), b"torn").unwrap();
+        // A repository's own files that merely look like temp files stay (round three's
+        // tester: committed `README.tmp-1a2b…` files were deleted).
+        for theirs in ["s.json.tmp-notes", "s.json.tmp-1a2b", "other.json.tmp-0123456789abcdef"] {
+            fs::write(tmp.path().join(theirs), b"theirs").unwrap();
+        }
         remove_leftovers(tmp.path(), &q);
-        let names: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("s.json")]);
+        let mut names: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        let kept = ["other.json.tmp-0123456789abcdef", "s.json", "s.json.tmp-1a2b", "s.json.tmp-notes"];
+        assert_eq!(names, kept.map(std::ffi::OsString::from));
+        assert!(is_temp_name("graph.json.tmp-0123456789abcdef", None));
+        assert!(is_temp_name("a.md.bak.tmp-0123456789abcdef", Some("a.md")));
+        assert!(!is_temp_name("README.tmp-1a2b", None));
+        assert!(!is_temp_name(".tmp-0123456789abcdef", None));
     }
 
     #[test]

@@ -13,7 +13,7 @@ impl ScopeStore {
             let Ok(entries) = fs::read_dir(&dir) else { continue };
             for e in entries.flatten() {
                 let name = e.file_name();
-                if name.to_string_lossy().contains(atomic::TMP_MARK) && e.file_type().is_ok_and(|t| t.is_file()) {
+                if atomic::is_temp_name(&name.to_string_lossy(), None) && e.file_type().is_ok_and(|t| t.is_file()) {
                     match fs::remove_file(e.path()) {
                         Ok(()) => tracing::info!(file = %e.path().display(), "removed a temp file left by a crash"),
                         Err(err) => {

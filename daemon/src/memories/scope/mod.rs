@@ -22,6 +22,12 @@ mod index;
 const MAX_MEMORY_FILE: u64 = 1 << 20;
 /// Largest `graph.json` or `index.json` read: they come with the repository too.
 const MAX_DERIVED_FILE: u64 = 64 << 20;
+/// Memory files read in one scope at most, and their bytes: a repository that commits tens
+/// of thousands held the one memory thread, every project's, for most of a minute, and
+/// a gigabyte of the daemon's memory (round three's tester). The rest are not read, and
+/// `memory health` says so.
+const MAX_MEMORIES: usize = 2_000;
+const MAX_SCOPE_BYTES: u64 = 16 << 20;
 
 /// A file's identity for "did it change": modification time and length.
 pub type Stamp = Option<(SystemTime, u64)>;
@@ -153,14 +159,35 @@ impl ScopeStore {
     /// and the graph.
     pub fn rescan(&mut self) {
         let mut seen = std::collections::HashSet::new();
-        if let Ok(entries) = fs::read_dir(&self.dir) {
-            for e in entries.flatten() {
-                let path = e.path();
-                if is_memory_file(&path) && e.file_type().is_ok_and(|t| t.is_file()) {
-                    self.read_file(&path);
-                    seen.insert(path);
-                }
+        let mut files: Vec<(PathBuf, u64)> = fs::read_dir(&self.dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| is_memory_file(&e.path()) && e.file_type().is_ok_and(|t| t.is_file()))
+                    .map(|e| (e.path(), e.metadata().map(|m| m.len()).unwrap_or(0)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // By name: which ones are read past the limits does not depend on the disk's order.
+        files.sort();
+        let (mut bytes, mut left_out) = (0u64, 0usize);
+        for (path, len) in files {
+            if seen.len() >= MAX_MEMORIES || bytes + len > MAX_SCOPE_BYTES {
+                left_out += 1;
+                continue;
             }
+            bytes += len;
+            self.read_file(&path);
+            seen.insert(path);
+        }
+        self.invalid.remove(&self.dir);
+        if left_out > 0 {
+            tracing::warn!(dir = %self.dir.display(), left_out, "too many memory files: the rest are not read");
+            let why = format!(
+                "{left_out} memory files not read: a scope holds at most {MAX_MEMORIES} files and {} MiB",
+                MAX_SCOPE_BYTES >> 20
+            );
+            self.invalid.insert(self.dir.clone(), vec![why]);
         }
         let gone: Vec<PathBuf> = self
             .memories
@@ -184,6 +211,10 @@ impl ScopeStore {
     /// changed; memories deleted by hand lose their edges as `memory delete` would.
     pub fn read_file(&mut self, path: &Path) -> bool {
         let Some(slug) = slug_of(path) else { return false };
+        // A scope at its limit takes no new file from a notification either.
+        if self.memories.len() >= MAX_MEMORIES && !self.memories.contains_key(&slug) && path.exists() {
+            return false;
+        }
         let now_stamp = stamp(path);
         if let Some(known) = self.memories.get(&slug) {
             if known.stamp == now_stamp && now_stamp.is_some() {

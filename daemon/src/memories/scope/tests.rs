@@ -48,3 +48,30 @@ fn the_neighbour_map_gives_what_neighbours_gives_for_each_memory() {
         assert_eq!(got, want, "{slug}");
     }
 }
+
+/// Round three's tester: a repository that committed 20,000 memory files held the memory
+/// thread for most of a minute. A scope reads at most `MAX_MEMORIES` files (by name), says
+/// so, and takes no more from notifications.
+#[test]
+fn a_scope_reads_at_most_its_limit_of_memory_files_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |i: usize| {
+        format!(
+            "---\ntype: decision\ntitle: Decision {i}\ntags: [x]\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\nbody {i}\n"
+        )
+    };
+    for i in 0..MAX_MEMORIES + 30 {
+        std::fs::write(dir.join(format!("decision-m{i:05}.md")), file(i)).unwrap();
+    }
+    let mut store = ScopeStore::load(Scope::Project, dir.clone());
+    assert_eq!(store.memories.len(), MAX_MEMORIES);
+    assert!(store.memories.contains_key("decision-m00000"), "the first by name are read");
+    let why = store.invalid.get(&dir).expect("the scope says it left files out");
+    assert!(why[0].contains("30 memory files not read"), "{why:?}");
+    let late = dir.join("decision-late.md");
+    std::fs::write(&late, file(99_999)).unwrap();
+    assert!(!store.read_file(&late), "no more from a notification");
+    assert_eq!(store.memories.len(), MAX_MEMORIES);
+}
