@@ -450,6 +450,28 @@ fn a_repository_another_user_owns_is_left_alone_and_status_says_so() {
     assert!(!std::fs::read_to_string(root.join(".git/info/exclude")).unwrap_or_default().contains("ccmem"));
 }
 
+/// Round three's tester: in the user's own repository, a `.git` (or its `info`) another user
+/// owns (git itself refuses it: "dubious ownership") still had its exclude file replaced.
+#[test]
+#[cfg_attr(not(ccmem_root), ignore = "needs root to give a directory to another user")]
+fn a_git_directory_another_user_owns_gets_no_exclude_entry() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    for whose in [".git", ".git/info"] {
+        let root = repo(&env, &format!("p{}", whose.len()));
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        for entry in walk(&root.join(whose)).into_iter().chain([root.join(whose)]) {
+            std::os::unix::fs::lchown(&entry, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        let before = std::fs::read(root.join(".git/info/exclude")).ok();
+        env.event(&root, edit("a.rs"));
+        let out = env.ctl(&["checkpoint", root.to_str().unwrap()]);
+        assert!(text(&out.stderr).contains("owned by uid"), "{whose}: {}", text(&out.stderr));
+        assert_eq!(std::fs::read(root.join(".git/info/exclude")).ok(), before, "{whose}: exclude untouched");
+        assert!(root.join(".claude/.project-state.json").exists(), "{whose}: the checkpoint itself is written");
+    }
+}
+
 /// Found by the independent tester: in the user's own repository, a `.claude/` a co-user made
 /// (the repository is group- or world-writable) let the co-user replace what ccmem wrote
 /// there. Such a `.claude/` is left alone like a repository another user owns; and what
