@@ -50,7 +50,8 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
     let params = api::StatusParams { path: Some(project.clone()) };
     let st: serde_json::Value = with_daemon(ctx, |c, _| c.call(method::STATUS, &params))?;
     let stem = transcript.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
-    let id = id.unwrap_or(stem);
+    let id = id.filter(|i| ccmem_proto::model::agent::is_conversation_id(i)).unwrap_or(stem);
+    let id = ccmem_proto::printable::line(&id).into_owned();
     let conversation = st["project"]["session"]["conversations"]
         .as_array()
         .and_then(|cs| cs.iter().find(|c| c["id"].as_str() == Some(id.as_str())).cloned());

@@ -145,7 +145,8 @@ pub(crate) struct Emit {
 impl Emit {
     fn new(format: Format, transcript: &Path, project: &Path) -> Self {
         let stem = transcript.file_name().and_then(|n| n.to_str()).unwrap_or("imported");
-        let stem = stem.split('.').next().unwrap_or(stem).to_string();
+        let stem = stem.split('.').next().filter(|s| ccmem_proto::model::agent::is_conversation_id(s));
+        let stem = stem.unwrap_or("imported").to_string();
         Self {
             agent: format.agent(),
             transcript: transcript.to_string_lossy().into_owned(),
@@ -163,9 +164,12 @@ impl Emit {
         }
     }
 
-    /// The conversation's id, as the file names it: taken before the first payload only.
+    /// The conversation's id, as the file names it: taken before the first payload only, and
+    /// only when it is an id (a transcript's text is printed on the user's terminal: an
+    /// "id" of escapes would set its title, its clipboard, or clear it).
     pub(crate) fn conversation(&mut self, id: Option<&str>) {
-        if let Some(id) = id.filter(|i| !i.is_empty() && self.summary.events == 0 && self.out.is_empty()) {
+        let id = id.filter(|i| ccmem_proto::model::agent::is_conversation_id(i));
+        if let Some(id) = id.filter(|_| self.summary.events == 0 && self.out.is_empty()) {
             self.summary.conversation_id = id.to_string();
         }
     }

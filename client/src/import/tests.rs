@@ -217,3 +217,17 @@ fn a_line_over_the_most_held_whole_is_read_with_its_long_strings_cut() {
     let (_, next) = next_line(&mut r, &mut buf).expect("read").expect("a line");
     assert_eq!(next.as_deref(), Some("{\"type\": \"next\"}\n"));
 }
+
+/// Round three's tester: a transcript whose session id held a terminal's escapes (set the
+/// title, write the clipboard, clear the screen) had them printed by `import`. Only an id
+/// that is one is taken; else the file's name, when that is one.
+#[test]
+fn a_conversation_id_of_escapes_is_not_taken() {
+    let mut e = Emit::new(Format::Claude, Path::new("/t/c1.jsonl"), Path::new("/w/app"));
+    e.conversation(Some("abc\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{202e}"));
+    assert_eq!(e.summary.conversation_id, "c1");
+    e.conversation(Some("2d984148-cddb-4605-aac1-13e720fe613c"));
+    assert_eq!(e.summary.conversation_id, "2d984148-cddb-4605-aac1-13e720fe613c");
+    let e = Emit::new(Format::Claude, Path::new("/t/\u{1b}[2Jx.jsonl"), Path::new("/w/app"));
+    assert_eq!(e.summary.conversation_id, "imported");
+}

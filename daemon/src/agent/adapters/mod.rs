@@ -22,7 +22,6 @@ mod pi;
 pub use ccmem_proto::wire::api::AGENT_KEY;
 
 /// Longest conversation id taken (Claude Code's are 36-character UUIDs).
-pub(crate) const MAX_ID_BYTES: usize = 256;
 
 /// Reads a payload; None when it is not a hook payload at all.
 pub fn parse(v: &Value) -> Option<Hook> {
@@ -106,16 +105,9 @@ pub(crate) fn home(path: &str) -> String {
     }
 }
 
-/// A conversation id as agents make them (UUIDs, or words of letters, digits, `-`, `_`, `.`
-/// and `:`, starting with a letter or digit): it is printed in the context, the report and
-/// resume commands, so an id with line breaks, backticks or shell characters would be an
-/// injection, not an id.
+/// A conversation id as agents make them: see [`ccmem_proto::model::agent::is_conversation_id`].
 pub(crate) fn is_id(s: &str) -> bool {
-    // It starts with a letter or digit: `--dangerously-skip-permissions` is an option to
-    // `claude --resume "$(ccmemctl resume-id)"`, not an id.
-    s.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric)
-        && s.len() <= MAX_ID_BYTES
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+    ccmem_proto::model::agent::is_conversation_id(s)
 }
 
 /// The delivery key of an event: its name and an id of the agent's, when that is an id.
