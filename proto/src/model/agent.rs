@@ -93,6 +93,21 @@ impl std::fmt::Display for Agent {
     }
 }
 
+/// The longest conversation id taken.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// A conversation id as agents make them (UUIDs, or words of letters, digits, `-`, `_`, `.`
+/// and `:`, starting with a letter or digit): it is printed in the context, the report,
+/// resume commands and on the user's terminal, so an id with line breaks, backticks, shell
+/// characters or a terminal's escapes would be an injection, not an id.
+pub fn is_conversation_id(s: &str) -> bool {
+    // It starts with a letter or digit: `--dangerously-skip-permissions` is an option to
+    // `claude --resume "$(ccmemctl resume-id)"`, not an id.
+    s.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric)
+        && s.len() <= MAX_ID_BYTES
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,19 +124,4 @@ mod tests {
         assert_eq!(Agent::from_name("windsurf"), None);
         assert_eq!(Agent::Codex.resume_command("019f"), Some("codex resume 019f".into()));
     }
-}
-
-/// The longest conversation id taken.
-pub const MAX_ID_BYTES: usize = 256;
-
-/// A conversation id as agents make them (UUIDs, or words of letters, digits, `-`, `_`, `.`
-/// and `:`, starting with a letter or digit): it is printed in the context, the report,
-/// resume commands and on the user's terminal, so an id with line breaks, backticks, shell
-/// characters or a terminal's escapes would be an injection, not an id.
-pub fn is_conversation_id(s: &str) -> bool {
-    // It starts with a letter or digit: `--dangerously-skip-permissions` is an option to
-    // `claude --resume "$(ccmemctl resume-id)"`, not an id.
-    s.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric)
-        && s.len() <= MAX_ID_BYTES
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
