@@ -93,7 +93,7 @@ impl std::fmt::Display for Agent {
     }
 }
 
-/// The longest conversation id taken.
+/// The longest conversation id taken (Claude Code's are 36-character UUIDs).
 pub const MAX_ID_BYTES: usize = 256;
 
 /// A conversation id as agents make them (UUIDs, or words of letters, digits, `-`, `_`, `.`

@@ -21,8 +21,6 @@ mod pi;
 
 pub use ccmem_proto::wire::api::AGENT_KEY;
 
-/// Longest conversation id taken (Claude Code's are 36-character UUIDs).
-
 /// Reads a payload; None when it is not a hook payload at all.
 pub fn parse(v: &Value) -> Option<Hook> {
     let agent = match v.get(AGENT_KEY).and_then(Value::as_str) {
