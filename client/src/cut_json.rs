@@ -175,6 +175,66 @@ fn clean_front(tail: &mut VecDeque<u8>) -> usize {
     before - tail.len()
 }
 
+/// `bytes` as JSON, lone surrogate escapes made replacement characters if they are all that
+/// stood in the way (see [`repair_surrogates`]).
+pub fn parse(bytes: &[u8]) -> serde_json::Result<serde_json::Value> {
+    serde_json::from_slice(bytes).or_else(|e| match repair_surrogates(bytes) {
+        Some(fixed) => serde_json::from_slice(&fixed),
+        None => Err(e),
+    })
+}
+
+/// `json` with each lone surrogate escape (`\ud83d` not followed by its second half, as
+/// JavaScript's `JSON.stringify` writes a string cut in the middle of an emoji) made
+/// `\ufffd`, the replacement character; None when there is none. serde_json refuses such a
+/// text whole, and the event with it.
+pub fn repair_surrogates(json: &[u8]) -> Option<Vec<u8>> {
+    let hex4 = |at: usize| -> Option<u16> {
+        let h = json.get(at..at + 4)?;
+        u16::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    };
+    let escape_at = |at: usize| -> Option<u16> { (json.get(at..at + 2)? == b"\\u").then(|| hex4(at + 2)).flatten() };
+    let mut out = Vec::with_capacity(json.len());
+    let (mut i, mut in_string, mut changed) = (0, false, false);
+    while i < json.len() {
+        let b = json[i];
+        if !in_string {
+            in_string = b == b'"';
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = false;
+                out.push(b);
+                i += 1;
+            }
+            b'\\' => match escape_at(i) {
+                Some(0xD800..=0xDBFF) if escape_at(i + 6).is_some_and(|low| (0xDC00..0xE000).contains(&low)) => {
+                    out.extend_from_slice(&json[i..i + 12]);
+                    i += 12;
+                }
+                Some(0xD800..=0xDFFF) => {
+                    out.extend_from_slice(b"\\ufffd");
+                    changed = true;
+                    i += 6;
+                }
+                _ => {
+                    // Any other escape: the backslash and what it escapes, as they are.
+                    out.extend_from_slice(&json[i..(i + 2).min(json.len())]);
+                    i += 2;
+                }
+            },
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    changed.then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +287,18 @@ mod tests {
         let json = br#"{"a": "abcdef\u00e9"}"#;
         assert_eq!(scanned(json, 6, 3), json.to_vec());
         assert_eq!(scanned(json, 6, 6), json.to_vec());
+    }
+
+    #[test]
+    fn lone_surrogates_are_made_replacement_characters() {
+        let cut = br#"{"stdout": "emoji cut \ud83d", "b": "\ude00 x", "pair": "\ud83d\ude00", "esc": "\\ud83d"}"#;
+        assert!(serde_json::from_slice::<Value>(cut).is_err(), "serde_json refuses it");
+        let fixed = repair_surrogates(cut).expect("repaired");
+        let v: Value = serde_json::from_slice(&fixed).expect("now JSON");
+        assert_eq!(v["stdout"], "emoji cut \u{fffd}");
+        assert_eq!(v["b"], "\u{fffd} x");
+        assert_eq!(v["pair"], "😀");
+        assert_eq!(v["esc"], "\\ud83d", "an escaped backslash is no escape");
+        assert_eq!(repair_surrogates(br#"{"a": "\ud83d\ude00 \n"}"#), None);
     }
 }

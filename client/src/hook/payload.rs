@@ -56,7 +56,7 @@ pub fn read(input: impl Read + Send + 'static, idle: Duration) -> Result<Value, 
             }
         }
     }
-    serde_json::from_slice(&bytes).map_err(|e| format!("the payload is not JSON: {e}"))
+    crate::cut_json::parse(&bytes).map_err(|e| format!("the payload is not JSON: {e}"))
 }
 
 /// Reads `input` to its end or to the end of its first object, handing what is kept of each
@@ -179,5 +179,14 @@ mod tests {
     fn an_endless_payload_ends() {
         let err = read_object(std::io::repeat(b'['), |_| {}).expect_err("endless");
         assert!(err.contains("over 64 MiB"), "{err}");
+    }
+
+    /// Round three's tester: a tool's output cut in the middle of an emoji by the agent
+    /// (`"\ud83d"` alone) lost the whole event.
+    #[test]
+    fn a_payload_with_a_lone_surrogate_is_taken() {
+        let p = br#"{"hook_event_name": "PostToolUse", "tool_response": {"stdout": "emoji cut \ud83d"}}"#;
+        let v = read(&p[..], IDLE).expect("taken");
+        assert_eq!(v["tool_response"]["stdout"], "emoji cut \u{fffd}");
     }
 }

@@ -342,7 +342,7 @@ pub fn check(path: &Path) -> Result<(Format, Option<String>), String> {
             continue;
         }
         seen += 1;
-        if let Ok(v) = serde_json::from_str::<Value>(&line) {
+        if let Ok(v) = crate::cut_json::parse(line.as_bytes()) {
             json_lines += 1;
             if let Some(found) = Format::of_line(&v) {
                 return Ok(found);
@@ -399,7 +399,7 @@ pub fn replay(
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<Value>(&line) {
+            match crate::cut_json::parse(line.as_bytes()) {
                 Ok(v) => {
                     emit.at(&v);
                     reader.record(&v, &mut emit)
