@@ -391,3 +391,28 @@ fn a_socket_directory_taken_by_someone_else_moves_the_socket_not_stops_ccmem() {
     assert!(doctor.contains("the socket is in") && doctor.contains("instead"), "{doctor}");
     assert_ok(&shared(&["shutdown"]), "shutdown");
 }
+
+/// Round three's tester: an `XDG_RUNTIME_DIR` others may write in (a co-user's, mode 0777)
+/// was taken as it came, and a co-user who swapped its `ccmem/` for a directory of their own
+/// stopped ccmem for good. Such a runtime directory is not this user's private one: the
+/// socket goes in the state directory, and `doctor` says so.
+#[test]
+fn a_runtime_directory_others_may_write_in_moves_the_socket() {
+    let env = Env::new();
+    let run = env.path().join("open-run");
+    std::fs::create_dir_all(run.join("ccmem")).unwrap();
+    set_mode(&run, 0o777);
+    let open = |args: &[&str]| {
+        let mut c = env.ctl_cmd(args);
+        c.env("XDG_RUNTIME_DIR", &run);
+        c.output().unwrap()
+    };
+    let out = open(&["status"]);
+    env.note_daemon();
+    assert_ok(&out, "status starts a daemon all the same");
+    assert!(env.state.join("ccmem/run/ccmemd.sock").exists(), "the socket is in the state directory");
+    assert_eq!(std::fs::read_dir(run.join("ccmem")).unwrap().count(), 0, "nothing in the open runtime directory");
+    let doctor = text(&open(&["doctor"]).stdout);
+    assert!(doctor.contains("XDG_RUNTIME_DIR") && doctor.contains("instead"), "{doctor}");
+    assert_ok(&open(&["shutdown"]), "shutdown");
+}

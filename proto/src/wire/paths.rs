@@ -36,56 +36,65 @@ pub fn socket_path(explicit: Option<&Path>) -> io::Result<PathBuf> {
 /// The platform's default socket location (see the module docs).
 #[cfg(unix)]
 pub fn default_socket_path() -> io::Result<PathBuf> {
+    let usual = usual_socket_dir();
+    if usual_dir_taken(&usual).is_some() {
+        return Ok(fallback_socket_dir()?.join(SOCKET_FILE));
+    }
+    Ok(usual.dir.join(SOCKET_FILE))
+}
+
+/// Where the socket's directory usually is, and the directory it is made in.
+#[cfg(unix)]
+struct Usual {
+    dir: PathBuf,
+    /// `$XDG_RUNTIME_DIR`, which must be this user's own; None for the shared temp directory
+    /// (open to all, by design).
+    runtime: Option<PathBuf>,
+}
+
+#[cfg(unix)]
+fn usual_socket_dir() -> Usual {
     // Only an absolute XDG_RUNTIME_DIR counts, as the XDG spec says.
     #[cfg(not(target_os = "macos"))]
     if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
         if dir.is_absolute() {
-            return Ok(dir.join("ccmem").join(SOCKET_FILE));
+            return Usual { dir: dir.join("ccmem"), runtime: Some(dir) };
         }
     }
     // macOS's TMPDIR is already per user; elsewhere /tmp is shared, hence the uid and the
     // ownership check in `ensure_private_dir`.
-    let shared = shared_socket_dir();
-    if shared_dir_taken(&shared).is_some() {
-        return Ok(fallback_socket_dir()?.join(SOCKET_FILE));
-    }
-    Ok(shared.join(SOCKET_FILE))
+    Usual { dir: std::env::temp_dir().join(format!("ccmem-{}", euid())), runtime: None }
 }
 
-/// The socket's directory in the shared temp directory, when there is no runtime directory.
-#[cfg(unix)]
-fn shared_socket_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("ccmem-{}", euid()))
-}
-
-/// The socket's directory when the shared one is taken: in the state directory, which only
+/// The socket's directory when the usual one is taken: in the state directory, which only
 /// this user can make.
 #[cfg(unix)]
 fn fallback_socket_dir() -> io::Result<PathBuf> {
     Ok(state_dir()?.join("run"))
 }
 
-/// Why `dir` (the shared socket directory) cannot be ccmem's: someone made it first (another
-/// user who wants ccmem stopped, or a link), or it is open to others. `None` when it does not
-/// exist or is this user's own private directory.
+/// Why the usual socket directory cannot be ccmem's: someone made it first (another user
+/// who wants ccmem stopped, or a link), or it is open to others; or `$XDG_RUNTIME_DIR` itself
+/// is not this user's private directory (anyone who may write in it can swap `ccmem/` for a
+/// directory of their own). `None` when it is fine, or does not exist yet.
 #[cfg(unix)]
-fn shared_dir_taken(dir: &Path) -> Option<String> {
-    std::fs::symlink_metadata(dir).ok()?;
-    check_private_dir(dir).err().map(|e| e.to_string())
+fn usual_dir_taken(usual: &Usual) -> Option<String> {
+    if let Some(runtime) = usual.runtime.as_deref().filter(|r| r.exists()) {
+        if let Err(e) = check_private_dir(runtime) {
+            return Some(format!("XDG_RUNTIME_DIR: {e}"));
+        }
+    }
+    std::fs::symlink_metadata(&usual.dir).ok()?;
+    check_private_dir(&usual.dir).err().map(|e| e.to_string())
 }
 
 /// When the default socket is not where it usually is, why and where it is instead: the
-/// shared `$TMPDIR/ccmem-<uid>` (used without `XDG_RUNTIME_DIR`) was made first by someone
-/// else, and ccmem uses a directory only this user can create. For the daemon's log and
-/// `doctor`.
+/// usual directory (`$XDG_RUNTIME_DIR/ccmem`, or the shared `$TMPDIR/ccmem-<uid>`) was made
+/// first by someone else or is open to others, and ccmem uses a directory only this user
+/// can create. For the daemon's log and `doctor`.
 #[cfg(unix)]
 pub fn default_socket_moved() -> Option<String> {
-    #[cfg(not(target_os = "macos"))]
-    if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| Path::new(&d).is_absolute()) {
-        return None;
-    }
-    let shared = shared_socket_dir();
-    let why = shared_dir_taken(&shared)?;
+    let why = usual_dir_taken(&usual_socket_dir())?;
     let instead = fallback_socket_dir().map(|d| d.display().to_string()).unwrap_or_default();
     Some(format!("{why}; the socket is in {instead} instead"))
 }
