@@ -9,6 +9,8 @@ fn the_filesystem_root_the_home_directory_and_system_trees_are_never_projects() 
     let _d = env.start_daemon(&[]);
     let home = std::fs::canonicalize(&env.home).unwrap();
     std::fs::create_dir_all(home.join(".claude/projects")).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(env.state.join("ccmem")).unwrap();
     let dirs = [
         Path::new("/").to_path_buf(),
         home.clone(),
@@ -16,6 +18,9 @@ fn the_filesystem_root_the_home_directory_and_system_trees_are_never_projects() 
         "/proc".into(),
         "/usr/lib".into(),
         "/var/tmp".into(),
+        // Round three's tester: ccmem's own state dir, and a directory of keys.
+        std::fs::canonicalize(env.state.join("ccmem")).unwrap(),
+        home.join(".ssh"),
     ];
     for dir in &dirs {
         for (name, extra) in [("SessionStart", json!({"source": "startup"})), ("Stop", json!({}))] {

@@ -353,12 +353,27 @@ pub fn refused(root: &Path) -> Option<String> {
         v.dedup();
         v
     });
+    // ccmem's own directories: a project there would have its checkpoints, claim and
+    // watcher inside the daemon's private state (round three's tester).
+    static OWN: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    let own = OWN.get_or_init(|| {
+        use ccmem_proto::wire::paths;
+        [paths::state_dir().ok(), paths::config_dir().ok()]
+            .into_iter()
+            .flatten()
+            .filter_map(|d| ccmem_proto::files::within::canonical(&d).ok())
+            .collect()
+    });
     let why = if root.parent().is_none() {
         "the filesystem root"
     } else if homes.iter().any(|h| h == root) {
         "your home directory"
     } else if homes.iter().any(|h| root.starts_with(h.join(".claude"))) {
         "Claude Code's own directory"
+    } else if own.iter().any(|d| root.starts_with(d)) {
+        "ccmem's own directory"
+    } else if homes.iter().any(|h| CREDENTIAL_DIRS.iter().any(|c| root.starts_with(h.join(c)))) {
+        "a directory of credentials"
     } else if SYSTEM_TREES.iter().any(|t| root.starts_with(t)) {
         "a system directory"
     } else if SYSTEM_ROOTS.iter().any(|t| root == Path::new(t)) {
@@ -372,6 +387,11 @@ pub fn refused(root: &Path) -> Option<String> {
         root.display()
     ))
 }
+
+/// Directories of the home that hold keys and tokens: never projects, nor anything under
+/// them (a project's files are read, journaled and shown to the agent).
+const CREDENTIAL_DIRS: &[&str] =
+    &[".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", ".config/gh", ".config/gcloud"];
 
 /// Never projects, nor anything under them.
 const SYSTEM_TREES: &[&str] = &[
