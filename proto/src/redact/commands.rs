@@ -68,6 +68,13 @@ pub(super) const COMMANDS: &[&str] = &[
     "7z",
     "7za",
     "7zr",
+    "unrar",
+    "rar",
+    "hydra",
+    "medusa",
+    "ncrack",
+    "patator",
+    "wpa_passphrase",
     "ssh-keygen",
     "htpasswd",
     "keytool",
@@ -364,6 +371,10 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             for v in values(ws, &["-u", "--user", "-U", "--proxy-user"], Form::Cluster) {
                 take_after(ws, v, ':', hits);
             }
+            // `-E cert.pem:PASS`: a client certificate and its passphrase.
+            for v in values(ws, &["-E", "--cert", "--proxy-cert"], Form::Any) {
+                take_after(ws, v, ':', hits);
+            }
         }
         "http" | "https" | "xh" => {
             for v in values(ws, &["-a", "--auth"], Form::Any) {
@@ -569,9 +580,21 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
                 take(ws, v, pw, hits);
             }
         }
-        "7z" | "7za" | "7zr" => {
+        "7z" | "7za" | "7zr" | "unrar" | "rar" => {
             for v in values(ws, &["-p"], Form::Attached) {
                 take(ws, v, pw, hits);
+            }
+        }
+        // `hydra -l admin -p PASS`, `medusa -u admin -p PASS`, `ncrack --pass PASS`.
+        "hydra" | "medusa" | "ncrack" | "patator" => {
+            for v in values(ws, &["-p", "--pass"], Form::Separate) {
+                take(ws, v, pw, hits);
+            }
+        }
+        // `wpa_passphrase SSID PASSPHRASE`.
+        "wpa_passphrase" => {
+            if let Some(&i) = positional(ws).get(1) {
+                take(ws, (i, 0), pw, hits);
             }
         }
         "ssh-keygen" => {

@@ -416,6 +416,27 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("vercel env add SECRET production <<< VercelEnv44", "password", "VercelEnv44"),
     ("docker login -u bob --password-stdin <<< 'DkrHere11'", "password", "DkrHere11"),
     ("cat <<< 'CatHereStr77' | sudo -S apt install x", "password", "CatHereStr77"),
+    // Round three's tester (#40): commands, calls and prose that log in.
+    ("curl -E client.pem:Cp8qPl2mRt4z https://api.example.com", "password", "Cp8qPl2mRt4z"),
+    ("wpa_passphrase MyWifi Wp8qPl2mRt4z", "password", "Wp8qPl2mRt4z"),
+    ("unrar x -pUr8qPl2mRt4z a.rar", "password", "Ur8qPl2mRt4z"),
+    ("hydra -l admin -p Hy8qPl2mRt4z ssh://h", "password", "Hy8qPl2mRt4z"),
+    ("keyring set svc me <<< 'Kr8qPl2mRt4z'", "password", "Kr8qPl2mRt4z"),
+    ("python3 -c \"import smtplib; s=smtplib.SMTP('smtp.x.com'); s.login('me@x.com', 'Sm8qPl2mRt4z')\"", "password", "Sm8qPl2mRt4z"),
+    ("python3 -c \"import ftplib; ftplib.FTP('h','user','Ft8qPl2mRt4z')\"", "password", "Ft8qPl2mRt4z"),
+    ("pymysql.connect('db','root','My8qPl2mRt4z','app')", "password", "My8qPl2mRt4z"),
+    ("c.connect('h', 22, 'root', 'Pk8qPl2mRt4z')", "password", "Pk8qPl2mRt4z"),
+    ("Net::SMTP.start('h',25,'x','user','Rb8qPl2mRt4z',:plain)", "password", "Rb8qPl2mRt4z"),
+    ("login to the admin panel as admin / Lg8qPl2mRt4z", "password", "Lg8qPl2mRt4z"),
+    ("Use Pp8qPl2mRt4z as the passphrase for the ssh key", "password", "Pp8qPl2mRt4z"),
+    ("PIN for the HSM: 482913", "password", "482913"),
+    ("the 2FA recovery codes are 8f3k-2m9d and 7g2h-4k1p", "secret", "7g2h-4k1p"),
+    ("here are the creds -> admin:Cr8qPl2mRt4z", "password", "Cr8qPl2mRt4z"),
+    ("ssh into prod with root and Ss8qPl2mRt4z", "password", "Ss8qPl2mRt4z"),
+    ("use this key Mk8qPl2mRt4z for the maps api", "secret", "Mk8qPl2mRt4z"),
+    ("{\"totp_seed\": \"JBSWY3DPEHPK3PXP\"}", "secret", "JBSWY3DPEHPK3PXP"),
+    ("{\"pin\": \"482913\"}", "secret", "482913"),
+    ("{\"access_code\": \"Ac8qPl2mRt4z\"}", "secret", "Ac8qPl2mRt4z"),
     // A generated value, whatever the variable's name (round four's tester).
     ("export SLACK_BOT=Zq8vN2kLp4Xr7TbW9mYc3HdF", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
     ("SENTRY=Zq8vN2kLp4Xr7TbW9mYc3HdF ./run.sh", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
@@ -772,6 +793,15 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
 
 /// Text that must come out unchanged.
 pub(super) const NEAR_MISSES: &[&str] = &[
+    // Logging in, said without a password.
+    "ssh into prod with root and then run make",
+    "log in with github and google",
+    "connect as admin/readonly",
+    "use this key binding for vim",
+    "the backup codes are stored in 1Password",
+    "s.login(user, password)",
+    "requests.get(url, auth=(user, pw))",
+    "{\"status_code\": 404, \"exit_code\": 1}",
     // Variables set to what is not generated: ids, hashes, versions, settings.
     "export GIT_SHA=3f2a9c1b7e8d4f6a0b5c9e1d2f3a4b5c6d7e8f90",
     "export CODEX_OAUTH_CLIENT_ID=app_EMoamEEZ73f0CkXaXp7hrann",

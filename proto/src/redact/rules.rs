@@ -97,6 +97,15 @@ const CRED_WORDS: &[&str] = &[
     "sid",
     "cookie",
     "bearer",
+    "pin",
+    "totp_seed",
+    "otp_seed",
+    "mfa_seed",
+    "access_code",
+    "unlock_code",
+    "recovery_code",
+    "backup_code",
+    "auth_code",
     "heroku",
     "vercel",
     "netlify",
@@ -835,6 +844,61 @@ pub(super) fn built_in() -> Vec<Spec> {
             &[CRED_WORDS, LEET_WORDS].concat(),
             Some(pair),
         ),
+        // `s.login('me@x.com', 'PASS')`, `ftplib.FTP('h', 'user', 'PASS')`,
+        // `pymysql.connect('db', 'root', 'PASS')`, `Net::SMTP.start('h', 25, 'x', 'u', 'PASS')`:
+        // a password given by position to a call that logs in.
+        Spec {
+            consumes: true,
+            ..spec(
+                "password",
+                r#"\b(?:login|connect|FTP|FTP_TLS|SMTP|SMTP_SSL|IMAP4|IMAP4_SSL|POP3|POP3_SSL|start|auth|authenticate|simple_bind_s|bind_s|Connection)\((?P<args>[^()\n]{1,400})\)"#,
+                &[
+                    "login(",
+                    "connect(",
+                    "ftp(",
+                    "ftp_tls(",
+                    "smtp",
+                    "imap4",
+                    "pop3",
+                    ".start(",
+                    "auth(",
+                    "authenticate(",
+                    "bind_s(",
+                    "connection(",
+                ],
+                Some(login_call),
+            )
+        },
+        // Logging in, said in prose: "log in as admin / PASS", "ssh into prod with root and
+        // PASS", "the creds -> admin:PASS".
+        spec(
+            "password",
+            r#"(?i)\b(?:log\s*in(?:to)?|sign\s*in(?:to)?|ssh|connect|authenticate)\b[^\n]{0,60}?\b(?:as|with)\s+(?:user(?:name)?\s+)?[\w.@-]+\s*(?:/|:|\band\b(?:\s+password)?)\s*(?P<s3>[^\s'",;/]+)"#,
+            &["log in", "login", "log into", "sign in", "signin", "ssh", "connect", "authenticate"],
+            Some(login_password),
+        ),
+        spec(
+            "password",
+            r#"(?i)\bcreds?\b[^\n:]{0,20}?(?:->|=>|:|=|\bare\b|\bis\b)\s*[\w.@-]+:(?P<s3>[^\s'",;]+)"#,
+            &["cred"],
+            Some(login_password),
+        ),
+        // "PIN for the HSM: 482913".
+        spec("password", r#"\bPIN\b[^\n:=]{0,30}[:=]\s*(?P<s3>\d{4,12})\b"#, &["pin"], Some(plain_secret)),
+        // "the 2FA recovery codes are 8f3k-2m9d and 7g2h-4k1p".
+        spec(
+            "secret",
+            r#"(?i)\b(?:recovery|backup|2fa|mfa)\s+codes?\b[^\n]{0,20}?(?:\bare\b|\bis\b|:)\s*(?P<list>[^\n]{1,300})"#,
+            &["codes", "code"],
+            Some(code_list),
+        ),
+        // "use this key PASS for the maps api".
+        spec(
+            "secret",
+            r#"(?i)\b(?:this|the|my|our)\s+(?:api\s+|access\s+|secret\s+)?key\s+(?:is\s+)?(?P<s3>[A-Za-z0-9_-]{8,200})\s+(?:for|to|with)\b"#,
+            &["key"],
+            Some(random_or_password),
+        ),
         // `export SLACK_BOT=Zq8v…`: a generated value, whatever the variable's name.
         Spec {
             min_len: 22,
@@ -1335,10 +1399,15 @@ fn named_value(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     if values::stands_in(v) {
         return;
     }
-    // The name is the last word ("as the Django SECRET_KEY", "the api token").
-    let last =
-        names.as_str().split(|ch: char| ch.is_whitespace() || matches!(ch, '`' | '"' | '\'')).rfind(|w| !w.is_empty());
-    let (password, token) = match last.map(values::names) {
+    // The name is the first word that names a credential ("as the Django SECRET_KEY", "the
+    // api token", "as the passphrase for the ssh key"), else the last.
+    let words: Vec<&str> = names
+        .as_str()
+        .split(|ch: char| ch.is_whitespace() || matches!(ch, '`' | '"' | '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let named = words.iter().copied().find(|w| values::names(w) != Names::Nothing).or(words.last().copied());
+    let (password, token) = match named.map(values::names) {
         Some(Names::Password) => (true, false),
         Some(Names::Token | Names::Maybe) => (false, true),
         _ => (false, false),
@@ -1968,6 +2037,64 @@ fn pair(c: &Captures<'_>, hits: &mut Vec<Hit>) {
     }
     if values::is_secret(names(k.as_str()), k.as_str(), value, Site::Pair { quoted }) {
         hits.push(Hit { range: v.start()..v.start() + end, kind: None });
+    }
+}
+
+/// A password said in prose after a user's name: one that reads like a password.
+fn login_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(s) = secret(c) else { return };
+    let v = s.as_str().trim_end_matches(['.', '!', '?', ')']);
+    if values::password_like(v) && !values::stands_in(v) {
+        hits.push(Hit { range: s.start()..s.start() + v.len(), kind: None });
+    }
+}
+
+/// A value that reads like a password or looks generated.
+fn random_or_password(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(s) = secret(c) else { return };
+    let v = s.as_str();
+    if (values::password_like(v) || looks_random(v)) && !values::is_code(v) && !values::stands_in(v) {
+        hit(s, hits);
+    }
+}
+
+/// The codes of a list ("A and B", "A, B, C"): each word with two digits or more, six
+/// characters or more (not "stored in 1Password").
+fn code_list(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(list) = c.name("list") else { return };
+    let mut at = 0;
+    for word in list.as_str().split_inclusive(|ch: char| ch.is_whitespace() || ch == ',' || ch == ';') {
+        let start = at;
+        at += word.len();
+        let w = word.trim_end_matches(|ch: char| ch.is_whitespace() || matches!(ch, ',' | ';' | '.'));
+        if w.len() >= 6 && w.bytes().filter(u8::is_ascii_digit).count() >= 2 && !values::stands_in(w) {
+            hits.push(Hit { range: list.start() + start..list.start() + start + w.len(), kind: None });
+        }
+    }
+}
+
+/// The arguments of a call that logs in (see its rule): the quoted ones after the first
+/// that read like a password (not a host, an address, a path or a word), when the call has
+/// two quoted arguments or more.
+fn login_call(c: &Captures<'_>, hits: &mut Vec<Hit>) {
+    let Some(args) = c.name("args") else { return };
+    let mut quoted = Vec::new();
+    let text = args.as_str();
+    let mut at = 0;
+    while let Some(open) = text[at..].find(['\'', '"']).map(|i| at + i) {
+        let q = text.as_bytes()[open];
+        let Some(close) = text[open + 1..].find(q as char).map(|i| open + 1 + i) else { break };
+        quoted.push((open + 1, close));
+        at = close + 1;
+    }
+    if quoted.len() < 2 {
+        return;
+    }
+    for &(from, to) in &quoted[1..] {
+        let v = &text[from..to];
+        if values::password_like(v) && !v.contains(['@', '.', '/', ':', ' ']) && !values::stands_in(v) {
+            hits.push(Hit { range: args.start() + from..args.start() + to, kind: None });
+        }
     }
 }
 

@@ -125,6 +125,10 @@ fn reads_secret(words: &[Word]) -> Option<Takes> {
         // `htpasswd -i[c…] FILE USER`, `pass insert -e NAME`, `op signin`, `rclone obscure -`.
         "htpasswd" if short_flag(rest, 'i') => Some(Takes::Whole),
         "pass" | "gopass" if has("insert") => Some(Takes::Whole),
+        // `keyring set SERVICE USER`, `secret-tool store --label=… attr value`: the secret
+        // to keep is read from the input.
+        "keyring" if has("set") => Some(Takes::Whole),
+        "secret-tool" if has("store") => Some(Takes::Whole),
         "op" if has("signin") => Some(Takes::Whole),
         "rclone" if has("obscure") && has("-") => Some(Takes::Whole),
         c if ALWAYS.contains(&c) => Some(Takes::Whole),

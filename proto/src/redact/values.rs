@@ -512,6 +512,35 @@ pub(super) fn names(name: &str) -> Names {
             Names::Maybe
         }
         "id" if matches!(prev, Some("session" | "sess")) => Names::Maybe,
+        // A PIN (`pin`, `hsm_pin`, `pincode`), the seed of one-time codes (`totp_seed`), a code
+        // that unlocks (`access_code`, `recovery_codes`); not a `status_code` or `exit_code`.
+        "pin" | "pins" | "pincode" | "passpin" => Names::Password,
+        "seed" | "secretseed"
+            if matches!(prev, Some("totp" | "otp" | "mfa" | "2fa" | "hotp" | "wallet" | "mnemonic")) =>
+        {
+            Names::Token
+        }
+        "code" | "codes"
+            if matches!(
+                prev,
+                Some(
+                    "access"
+                        | "unlock"
+                        | "recovery"
+                        | "backup"
+                        | "auth"
+                        | "otp"
+                        | "totp"
+                        | "mfa"
+                        | "2fa"
+                        | "security"
+                        | "door"
+                        | "alarm"
+                )
+            ) =>
+        {
+            Names::Token
+        }
         // Vault AppRole's `secret_id` (a `client_id` is public).
         "id" if prev == Some("secret") => Names::Token,
         w if w.ends_with("password") || w.ends_with("passwd") || w.ends_with("passphrase") => Names::Password,
