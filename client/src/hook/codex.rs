@@ -3,7 +3,8 @@
 //! Codex 0.169 sends a `Bash` PostToolUse with the command's output alone. Before it runs
 //! the hook it has written the command's `item_completed` event (with `exit_code`) to the
 //! rollout its `transcript_path` names; the end of that file is read for it (a few hundred
-//! KiB at most, so the hook's cost stays that of starting a process).
+//! KiB, so the hook's cost stays that of starting a process; more only for a command that
+//! printed more than that).
 
 use ccmem_proto::wire::api::EXIT_CODE_KEY;
 use serde_json::Value;
@@ -26,9 +27,17 @@ pub fn add_exit_code(payload: &mut Value) {
     }
 }
 
-/// The exit status of tool call `call` in the end of `rollout`.
+/// How far back in the rollout a command's end is looked for when the usual tail does not
+/// hold it whole: a command that printed megabytes has them in its `item_completed` line.
+const LONG_TAIL: u64 = 16 << 20;
+
+/// The exit status of tool call `call` in the end of `rollout`: its last [`super::TAIL`]
+/// bytes, or, when they do not hold the call's end whole, its last [`LONG_TAIL`].
 fn exit_code(rollout: &Path, call: &str) -> Option<i64> {
-    let text = super::tail(rollout)?;
+    exit_code_in(&super::tail(rollout)?, call).or_else(|| exit_code_in(&super::tail_of(rollout, LONG_TAIL)?, call))
+}
+
+fn exit_code_in(text: &str, call: &str) -> Option<i64> {
     // Newest first; only lines naming the call are parsed.
     text.lines().rev().filter(|l| l.contains(call)).find_map(|l| {
         let v: Value = serde_json::from_str(l).ok()?;
@@ -72,6 +81,20 @@ mod tests {
             add_exit_code(&mut p);
             assert!(p.get(EXIT_CODE_KEY).is_none(), "{p}");
         }
+        // A failing command that printed 600 KiB: its line begins before the usual tail.
+        let big = dir.path().join("big.jsonl");
+        let output = "x".repeat(600 << 10);
+        let line = serde_json::json!({"type": "event_msg", "payload": {"type": "item_completed",
+            "item": {"type": "CommandExecution", "id": "call_7_0", "aggregated_output": output, "exit_code": 2}}});
+        std::fs::write(
+            &big,
+            format!("{line}\n{{\"type\": \"event_msg\", \"payload\": {{\"type\": \"task_started\"}}}}\n"),
+        )
+        .unwrap();
+        let mut p = serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "call_7_0",
+            "transcript_path": big});
+        add_exit_code(&mut p);
+        assert_eq!(p[EXIT_CODE_KEY], 2, "round three's tester: a large failure's status was lost");
         #[cfg(unix)]
         {
             let fifo = dir.path().join("fifo");

@@ -28,11 +28,16 @@ const TAIL: u64 = 512 * 1024;
 /// The last [`TAIL`] bytes of `path`, as text (a regular file only, opened without blocking:
 /// a payload can name anything).
 fn tail(path: &Path) -> Option<String> {
+    tail_of(path, TAIL)
+}
+
+/// The last `n` bytes of `path`, as [`tail`] reads them.
+fn tail_of(path: &Path, n: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let (mut f, meta) = ccmem_proto::files::untrusted::open(path).ok()?;
-    f.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL))).ok()?;
+    f.seek(SeekFrom::Start(meta.len().saturating_sub(n))).ok()?;
     let mut bytes = Vec::new();
-    f.take(TAIL).read_to_end(&mut bytes).ok()?;
+    f.take(n).read_to_end(&mut bytes).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
