@@ -189,3 +189,33 @@ fn doctor_says_when_the_hooks_run_a_program_that_is_gone() {
     assert_eq!(c["status"], "fail", "{c}");
     assert!(c["detail"].as_str().unwrap().contains("/nonexistent/ccmemctl, which cannot be found"), "{c}");
 }
+
+/// Round three's tester: a repository's `.claude/settings.json` that runs a script of its own
+/// under ccmemctl's name (`./tools/ccmemctl hook`) was "✓ all events hooked". Such a program
+/// is not ccmem, and `doctor` says so (without running it).
+#[test]
+fn doctor_says_when_the_hooks_run_a_program_of_the_repository() {
+    let env = Env::new();
+    let root = repo(&env, "app");
+    let mark = root.join("ran");
+    std::fs::create_dir_all(root.join("tools")).unwrap();
+    std::fs::write(root.join("tools/ccmemctl"), format!("#!/bin/sh\ntouch {}\n", mark.display())).unwrap();
+    set_mode(&root.join("tools/ccmemctl"), 0o755);
+    assert_ok(&env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&root).output().unwrap(), "install");
+    let settings = root.join(".claude/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let ours = serde_json::from_str::<serde_json::Value>(&text).unwrap()["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches(" hook")
+        .to_string();
+    for theirs in ["./tools/ccmemctl", &root.join("tools/ccmemctl").display().to_string()] {
+        std::fs::write(&settings, text.replace(&ours, theirs)).unwrap();
+        let out = env.ctl_cmd(&["doctor", "--json"]).current_dir(&root).output().unwrap();
+        let checks: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+        let c = checks.as_array().unwrap().iter().find(|c| c["name"] == "agent hooks").cloned().expect("hooks check");
+        assert_eq!(c["status"], "warn", "{theirs}: {c}");
+        assert!(c["detail"].as_str().unwrap().contains("a program of the repository's"), "{c}");
+    }
+    assert!(!mark.exists(), "doctor ran nothing");
+}

@@ -436,9 +436,20 @@ fn hooks(out: &mut Vec<Check>) {
             crate::install::EVENTS.iter().map(|(e, _)| *e).filter(|e| !hooks.get(*e).is_some_and(ours)).collect();
         // The programs the hooks run: one that is gone (a `cargo clean`, a move) breaks
         // every hook silently, as the agent ignores a failing hook.
-        let (mut gone, mut slow): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        let (mut gone, mut slow, mut theirs): (Vec<String>, Vec<String>, Vec<String>) = Default::default();
+        // A repository's settings can run a program of the repository's own under
+        // ccmemctl's name (`./tools/ccmemctl hook`): not ccmem, whatever it says.
+        let repo_root = p.parent().and_then(std::path::Path::parent).filter(|_| Some(&p) != Some(&user));
         for cmd in commands(hooks).filter(|c| crate::install::is_ours(c)) {
             let program = cmd.trim().trim_end_matches(" hook").trim().trim_matches(['\'', '"']).to_string();
+            let path = std::path::Path::new(&program);
+            let relative = !path.is_absolute() && program.contains(['/', '\\']);
+            if relative || repo_root.is_some_and(|r| path.starts_with(r)) {
+                if !theirs.contains(&program) {
+                    theirs.push(program);
+                }
+                continue;
+            }
             let list = match hook_program(&program) {
                 HookProgram::Missing => &mut gone,
                 HookProgram::Node(_) => &mut slow,
@@ -448,7 +459,7 @@ fn hooks(out: &mut Vec<Check>) {
                 list.push(program);
             }
         }
-        Some((p, missing, gone, slow))
+        Some((p, missing, gone, slow, theirs))
     });
     match (&plugin, &found) {
         (Some((p, id)), Some((settings, ..))) => {
@@ -471,13 +482,23 @@ fn hooks(out: &mut Vec<Check>) {
         _ => {}
     }
     match found {
-        Some((p, _, gone, _)) if !gone.is_empty() => out.push(bad(
+        Some((p, _, _, _, theirs)) if !theirs.is_empty() => out.push(bad(
+            NAME,
+            "warn",
+            format!(
+                "{} runs {}, a program of the repository's (or of a relative path), not an installed ccmemctl",
+                p.display(),
+                theirs.join(", ")
+            ),
+            "look at what it is; `ccmemctl hooks install` writes this ccmemctl's own path",
+        )),
+        Some((p, _, gone, ..)) if !gone.is_empty() => out.push(bad(
             NAME,
             "fail",
             format!("{} runs {}, which cannot be found", p.display(), gone.join(", ")),
             "`ccmemctl hooks install` again (it writes this ccmemctl's path)",
         )),
-        Some((p, _, _, slow)) if !slow.is_empty() => out.push(bad(
+        Some((p, _, _, slow, _)) if !slow.is_empty() => out.push(bad(
             NAME,
             "warn",
             format!(
