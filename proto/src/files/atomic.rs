@@ -15,15 +15,16 @@ use std::path::{Path, PathBuf};
 pub const TMP_MARK: &str = ".tmp-";
 
 /// Whether `name` is a temp file's name as [`temp_name`] makes them beside a file named
-/// `of` (any file when None): `<of>.tmp-` and sixteen hexadecimal digits. Only such names are
+/// `of` (any file when None): `<of>.tmp-` and sixteen hexadecimal digits (or, as ccmem
+/// before 0.1 named them, a process id and a count: `.tmp-11519-30`). Only such names are
 /// swept as a crash's leftovers: a repository's own `README.tmp-notes` is not ccmem's.
 pub fn is_temp_name(name: &str, of: Option<&str>) -> bool {
     let Some(i) = name.rfind(TMP_MARK) else { return false };
     let (base, tail) = (&name[..i], &name[i + TMP_MARK.len()..]);
-    tail.len() == 16
-        && tail.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-        && !base.is_empty()
-        && of.is_none_or(|of| base == of || base.strip_suffix(".bak") == Some(of))
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let random = tail.len() == 16 && tail.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+    let old = tail.split_once('-').is_some_and(|(pid, n)| digits(pid) && digits(n));
+    (random || old) && !base.is_empty() && of.is_none_or(|of| base == of || base.strip_suffix(".bak") == Some(of))
 }
 
 /// Replaces `path` with `bytes` atomically. With `backup`, the previous content (if any) is
@@ -196,6 +197,7 @@ mod tests {
         assert!(is_temp_name("graph.json.tmp-0123456789abcdef", None));
         assert!(is_temp_name("a.md.bak.tmp-0123456789abcdef", Some("a.md")));
         assert!(!is_temp_name("README.tmp-1a2b", None));
+        assert!(is_temp_name("index.json.tmp-11519-30", None), "an older ccmem's");
         assert!(!is_temp_name(".tmp-0123456789abcdef", None));
     }
 
