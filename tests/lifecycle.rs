@@ -202,15 +202,25 @@ fn socket_can_be_moved_by_env_or_flag() {
 
 #[test]
 fn refuses_a_socket_directory_others_can_write() {
+    // A socket the user names (`--socket`): refused, not moved (the default one moves to
+    // the state dir instead: `a_runtime_directory_others_may_write_in_moves_the_socket`).
     let env = Env::new();
-    let dir = env.socket.parent().unwrap();
-    std::fs::create_dir_all(dir).unwrap();
-    set_mode(dir, 0o777);
-    let out = env.daemon_cmd(&[]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let dir = env.path().join("open");
+    std::fs::create_dir_all(&dir).unwrap();
+    set_mode(&dir, 0o777);
+    let socket = dir.join("ccmemd.sock");
+    let s = socket.to_str().unwrap();
+    let mut child = env.daemon_cmd(&["--socket", s]).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "refused at once, not served");
     assert!(text(&out.stderr).contains("writable by others"), "{}", text(&out.stderr));
     // The client refuses it too, rather than talk to whatever might be there.
-    let out = env.ctl(&["--no-start", "ping"]);
+    let out = env.ctl(&["--socket", s, "--no-start", "ping"]);
     assert_eq!(out.status.code(), Some(3));
     assert!(text(&out.stderr).contains("writable by others"), "{}", text(&out.stderr));
 }
@@ -268,8 +278,9 @@ fn other_users_are_refused_both_ways() {
         "{}",
         d.log()
     );
-    // The client refuses a socket directory owned by someone else...
-    let out = env.ctl(&["--no-start", "ping"]);
+    // The client refuses a socket directory owned by someone else (named: by default it
+    // would use one of its own in the state dir)...
+    let out = env.ctl(&["--no-start", "--socket", env.socket.to_str().unwrap(), "ping"]);
     assert_eq!(out.status.code(), Some(3));
     assert!(text(&out.stderr).contains("owned by uid 65534"), "{}", text(&out.stderr));
     // ...and, reached through a directory of its own (a hard link to the same socket), a
