@@ -9,6 +9,11 @@ use std::collections::VecDeque;
 pub const STRING_HEAD: usize = 4 << 20;
 /// ...and of its end, where a runner prints its summary.
 pub const STRING_TAIL: usize = 4 << 20;
+/// Past this much kept in all, each string that follows keeps [`CROWDED_KEEP`] bytes of each
+/// end: a payload of many strings under the cut (a `Write` of a file of a million short
+/// lines) stays under what the hook takes, and the event gets through.
+const CROWDED: usize = 32 << 20;
+const CROWDED_KEEP: usize = 64 << 10;
 
 /// Follows a JSON text byte by byte, linear in the input however it is cut into reads: tells
 /// when the top-level object closes, and keeps of each string its first [`STRING_HEAD`] and
@@ -16,9 +21,12 @@ pub const STRING_TAIL: usize = 4 << 20;
 /// what was left out between them.
 #[derive(Default)]
 pub struct Scanner {
-    /// Bytes kept of a string's start and of its end.
+    /// Bytes kept of a string's start and of its end; of the current string's.
     head: usize,
     tail_len: usize,
+    limits: (usize, usize),
+    /// Bytes kept in all, before the current call to `feed`.
+    emitted: usize,
     depth: usize,
     started: bool,
     in_string: bool,
@@ -44,6 +52,13 @@ impl Scanner {
     /// Takes the next bytes, adding what is kept to `out`; true once the first top-level
     /// object or array has closed.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> bool {
+        let before = out.len();
+        let whole = self.feed_bytes(bytes, out, before);
+        self.emitted += out.len() - before;
+        whole
+    }
+
+    fn feed_bytes(&mut self, bytes: &[u8], out: &mut Vec<u8>, before: usize) -> bool {
         for &b in bytes {
             if self.in_string {
                 self.string_byte(b, out);
@@ -54,6 +69,11 @@ impl Scanner {
                 b'"' => {
                     self.in_string = true;
                     self.kept = 0;
+                    let crowded = self.emitted + out.len() - before > CROWDED;
+                    self.limits = match crowded {
+                        true => (self.head.min(CROWDED_KEEP), self.tail_len.min(CROWDED_KEEP)),
+                        false => (self.head, self.tail_len),
+                    };
                 }
                 b'{' | b'[' => {
                     self.depth += 1;
@@ -89,14 +109,15 @@ impl Scanner {
             return;
         }
         let clean = !self.escaped && self.hex_left == 0 && !self.after_high && !is_continuation(b);
-        if self.tail.is_none() && self.kept >= self.head && clean {
-            self.tail = Some(VecDeque::with_capacity(self.tail_len.min(1 << 20)));
+        let (head, tail_len) = self.limits;
+        if self.tail.is_none() && self.kept >= head && clean {
+            self.tail = Some(VecDeque::with_capacity(tail_len.min(1 << 20)));
         }
         self.step(b);
         match &mut self.tail {
             Some(tail) => {
                 tail.push_back(b);
-                if tail.len() > self.tail_len {
+                if tail.len() > tail_len {
                     tail.pop_front();
                     self.cut += 1;
                 }

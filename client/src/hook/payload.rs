@@ -189,4 +189,23 @@ mod tests {
         let v = read(&p[..], IDLE).expect("taken");
         assert_eq!(v["tool_response"]["stdout"], "emoji cut \u{fffd}");
     }
+
+    /// Round three's tester: a payload over 64 MiB made of many strings each under the cut
+    /// (40 of 3.9 MB; a `Write` of a file of a million short lines) was not taken. Past
+    /// 32 MiB kept, each string keeps 64 KiB of each end.
+    #[test]
+    fn a_payload_of_many_long_strings_is_taken() {
+        let mut map = serde_json::Map::new();
+        map.insert("hook_event_name".into(), "PostToolUse".into());
+        for i in 0..20 {
+            map.insert(format!("k{i:02}"), format!("start {i} {} end {i}", "y".repeat(3_900_000)).into());
+        }
+        let bytes = serde_json::to_vec(&Value::Object(map)).expect("json");
+        assert!(bytes.len() > 64 << 20);
+        let v = read(std::io::Cursor::new(bytes), Duration::from_secs(60)).expect("taken");
+        let total: usize = v.as_object().expect("an object").values().filter_map(Value::as_str).map(str::len).sum();
+        assert!(total < 48 << 20, "{total}");
+        assert!(v["k19"].as_str().expect("kept").ends_with("end 19"));
+        assert!(v["k19"].as_str().expect("kept").contains("bytes cut by ccmemctl"));
+    }
 }
