@@ -18,6 +18,7 @@ const EXCLUDES: &[&str] = &[
     ".claude/.project-state.json",
     ".claude/.project-state.json.*",
     ".claude/session-memory.md",
+    ".claude/session-memory.md.*",
     super::lock::LOCK_FILE,
     // The memories' derived files, also where `.claude/memory/` came with the repository
     // without ccmem's own `.gitignore` (a cloned or hand-made directory).

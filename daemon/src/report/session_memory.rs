@@ -561,6 +561,9 @@ pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
     }
     let text = report::serialize(m);
     let path = root.join(REPORT_FILE);
+    // A temp file a kill left mid-write (it would show in `git status`, and in the next
+    // context as an untracked file).
+    atomic::remove_leftovers(root, &path);
     atomic::write_in_private(root, &path, text.as_bytes(), false)?;
     Ok(text.len() as u64)
 }

@@ -361,3 +361,20 @@ fn the_next_action_and_steps_read_as_sentences() {
     assert_eq!(m.summary.next_action, "Update plugin packages (codegen, pull, backfill)");
     assert_eq!(validate(&m), Vec::<String>::new());
 }
+
+/// The crash bench: a daemon killed while it wrote the report left its temp file, which the
+/// next context named as an untracked file. The next write sweeps it.
+#[test]
+fn a_report_written_sweeps_the_temp_file_a_kill_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    let left = root.join(".claude/session-memory.md.tmp-0123456789abcdef");
+    std::fs::write(&left, "torn").unwrap();
+    let now = Utc::now();
+    let s = session::start(root.clone(), "demo".into(), session::new_id(now, None), now, None);
+    let m = build(&s, None, &mut Default::default(), now);
+    write(&root, &m).unwrap();
+    assert!(!left.exists());
+    assert!(root.join(REPORT_FILE).exists());
+}
