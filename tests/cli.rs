@@ -167,23 +167,32 @@ fn facts_and_goals_are_listed_forgotten_and_finished_by_number() {
     assert!(human.contains("Facts of this project: none") && human.contains("ship OAuth login"), "{human}");
 }
 
-#[test]
-fn doctor_says_when_the_hooks_run_a_program_that_is_gone() {
-    let env = Env::new();
-    assert_ok(&env.ctl(&["hooks", "install"]), "hooks install");
-    let settings = env.home.join(".claude/settings.json");
-    let check = |env: &Env| {
-        let out = env.ctl(&["doctor", "--json"]);
-        let checks: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
-        checks.as_array().unwrap().iter().find(|c| c["name"] == "agent hooks").cloned().expect("the hooks check")
-    };
-    assert_eq!(check(&env)["status"], "ok", "{}", check(&env));
-    let text = std::fs::read_to_string(&settings).unwrap();
+/// `doctor --json`'s check of the agent's hooks, as `doctor` (a command to run) gives it.
+fn hooks_check(mut doctor: std::process::Command) -> serde_json::Value {
+    let out = doctor.output().unwrap();
+    let checks: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    checks.as_array().unwrap().iter().find(|c| c["name"] == "agent hooks").cloned().expect("the hooks check")
+}
+
+/// The settings file's text, and the program its Stop hook runs (what `hooks install` wrote).
+fn installed_program(settings: &std::path::Path) -> (String, String) {
+    let text = std::fs::read_to_string(settings).unwrap();
     let ours = serde_json::from_str::<serde_json::Value>(&text).unwrap()["hooks"]["Stop"][0]["hooks"][0]["command"]
         .as_str()
         .unwrap()
         .trim_end_matches(" hook")
         .to_string();
+    (text, ours)
+}
+
+#[test]
+fn doctor_says_when_the_hooks_run_a_program_that_is_gone() {
+    let env = Env::new();
+    assert_ok(&env.ctl(&["hooks", "install"]), "hooks install");
+    let settings = env.home.join(".claude/settings.json");
+    let check = |env: &Env| hooks_check(env.ctl_cmd(&["doctor", "--json"]));
+    assert_eq!(check(&env)["status"], "ok", "{}", check(&env));
+    let (text, ours) = installed_program(&settings);
     std::fs::write(&settings, text.replace(&ours, "/nonexistent/ccmemctl")).unwrap();
     let c = check(&env);
     assert_eq!(c["status"], "fail", "{c}");
@@ -203,17 +212,12 @@ fn doctor_says_when_the_hooks_run_a_program_of_the_repository() {
     set_mode(&root.join("tools/ccmemctl"), 0o755);
     assert_ok(&env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&root).output().unwrap(), "install");
     let settings = root.join(".claude/settings.json");
-    let text = std::fs::read_to_string(&settings).unwrap();
-    let ours = serde_json::from_str::<serde_json::Value>(&text).unwrap()["hooks"]["Stop"][0]["hooks"][0]["command"]
-        .as_str()
-        .unwrap()
-        .trim_end_matches(" hook")
-        .to_string();
+    let (text, ours) = installed_program(&settings);
     for theirs in ["./tools/ccmemctl", &root.join("tools/ccmemctl").display().to_string()] {
         std::fs::write(&settings, text.replace(&ours, theirs)).unwrap();
-        let out = env.ctl_cmd(&["doctor", "--json"]).current_dir(&root).output().unwrap();
-        let checks: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
-        let c = checks.as_array().unwrap().iter().find(|c| c["name"] == "agent hooks").cloned().expect("hooks check");
+        let mut doctor = env.ctl_cmd(&["doctor", "--json"]);
+        doctor.current_dir(&root);
+        let c = hooks_check(doctor);
         assert_eq!(c["status"], "warn", "{theirs}: {c}");
         assert!(c["detail"].as_str().unwrap().contains("a program of the repository's"), "{c}");
     }
