@@ -211,6 +211,8 @@ fn doctor_says_when_the_hooks_run_a_program_of_the_repository() {
     std::fs::write(root.join("tools/ccmemctl"), format!("#!/bin/sh\ntouch {}\n", mark.display())).unwrap();
     set_mode(&root.join("tools/ccmemctl"), 0o755);
     assert_ok(&env.ctl_cmd(&["hooks", "install", "--project"]).current_dir(&root).output().unwrap(), "install");
+    // Good hooks of the user's own hide nothing of the repository's.
+    assert_ok(&env.ctl(&["hooks", "install"]), "the user's hooks");
     let settings = root.join(".claude/settings.json");
     let (text, ours) = installed_program(&settings);
     for theirs in ["./tools/ccmemctl", &root.join("tools/ccmemctl").display().to_string()] {

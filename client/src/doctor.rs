@@ -427,40 +427,47 @@ fn hooks(out: &mut Vec<Check>) {
     };
     // The plugin brings the same hooks.
     let plugin = crate::install::plugin_enabled([Some(user.clone()), project.clone()].into_iter().flatten());
-    let found = [Some(user.clone()), project].into_iter().flatten().find_map(|p| {
-        let v = read(&p)?;
-        // Ours however the path is written: quoted (a space in it), or `ccmemctl.exe`.
-        let ours = |groups: &serde_json::Value| event_commands(groups).any(crate::install::is_ours);
-        let hooks = v.get("hooks").filter(|h| h.as_object().is_some_and(|o| o.values().any(ours)))?;
-        let missing: Vec<&str> =
-            crate::install::EVENTS.iter().map(|(e, _)| *e).filter(|e| !hooks.get(*e).is_some_and(ours)).collect();
-        // The programs the hooks run: one that is gone (a `cargo clean`, a move) breaks
-        // every hook silently, as the agent ignores a failing hook.
-        let (mut gone, mut slow, mut theirs): (Vec<String>, Vec<String>, Vec<String>) = Default::default();
-        // A repository's settings can run a program of the repository's own under
-        // ccmemctl's name (`./tools/ccmemctl hook`): not ccmem, whatever it says.
-        let repo_root = p.parent().and_then(std::path::Path::parent).filter(|_| Some(&p) != Some(&user));
-        for cmd in commands(hooks).filter(|c| crate::install::is_ours(c)) {
-            let program = cmd.trim().trim_end_matches(" hook").trim().trim_matches(['\'', '"']).to_string();
-            let path = std::path::Path::new(&program);
-            let relative = !path.is_absolute() && program.contains(['/', '\\']);
-            if relative || repo_root.is_some_and(|r| path.starts_with(r)) {
-                if !theirs.contains(&program) {
-                    theirs.push(program);
+    let all: Vec<_> = [Some(user.clone()), project]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            let v = read(&p)?;
+            // Ours however the path is written: quoted (a space in it), or `ccmemctl.exe`.
+            let ours = |groups: &serde_json::Value| event_commands(groups).any(crate::install::is_ours);
+            let hooks = v.get("hooks").filter(|h| h.as_object().is_some_and(|o| o.values().any(ours)))?;
+            let missing: Vec<&str> =
+                crate::install::EVENTS.iter().map(|(e, _)| *e).filter(|e| !hooks.get(*e).is_some_and(ours)).collect();
+            // The programs the hooks run: one that is gone (a `cargo clean`, a move) breaks
+            // every hook silently, as the agent ignores a failing hook.
+            let (mut gone, mut slow, mut theirs): (Vec<String>, Vec<String>, Vec<String>) = Default::default();
+            // A repository's settings can run a program of the repository's own under
+            // ccmemctl's name (`./tools/ccmemctl hook`): not ccmem, whatever it says.
+            let repo_root = p.parent().and_then(std::path::Path::parent).filter(|_| Some(&p) != Some(&user));
+            for cmd in commands(hooks).filter(|c| crate::install::is_ours(c)) {
+                let program = cmd.trim().trim_end_matches(" hook").trim().trim_matches(['\'', '"']).to_string();
+                let path = std::path::Path::new(&program);
+                let relative = !path.is_absolute() && program.contains(['/', '\\']);
+                if relative || repo_root.is_some_and(|r| path.starts_with(r)) {
+                    if !theirs.contains(&program) {
+                        theirs.push(program);
+                    }
+                    continue;
                 }
-                continue;
+                let list = match hook_program(&program) {
+                    HookProgram::Missing => &mut gone,
+                    HookProgram::Node(_) => &mut slow,
+                    HookProgram::Native(_) => continue,
+                };
+                if !list.contains(&program) {
+                    list.push(program);
+                }
             }
-            let list = match hook_program(&program) {
-                HookProgram::Missing => &mut gone,
-                HookProgram::Node(_) => &mut slow,
-                HookProgram::Native(_) => continue,
-            };
-            if !list.contains(&program) {
-                list.push(program);
-            }
-        }
-        Some((p, missing, gone, slow, theirs))
-    });
+            Some((p, missing, gone, slow, theirs))
+        })
+        .collect();
+    // The user's file first, but a repository's that runs a program of its own is said
+    // whatever the user's holds.
+    let found = all.iter().find(|f| !f.4.is_empty()).or(all.first()).cloned();
     match (&plugin, &found) {
         (Some((p, id)), Some((settings, ..))) => {
             return out.push(bad(
