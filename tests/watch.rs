@@ -253,6 +253,26 @@ fn past_the_watch_limit_directories_are_polled_and_edits_still_seen() {
     assert!(polled.is_some_and(|c| c["status"] == "warn" && c.to_string().contains("limit is reached")), "{checks:#}");
 }
 
+/// Round three's tester: one large repository opened first took the whole watch budget,
+/// and every project after it was polled. A project takes at most three quarters of it.
+#[test]
+fn one_large_project_leaves_the_next_ones_watches_of_their_own() {
+    let env = Env::new();
+    let _d = env.start_daemon(&["--max-watches", "40", "--watch-poll-interval", "200ms"]);
+    let big = repo(&env, "big");
+    for i in 0..50 {
+        std::fs::create_dir_all(big.join(format!("d{i:02}"))).unwrap();
+    }
+    watch_ready(&env, &big);
+    let st = env.project_status(&big);
+    assert_eq!(st["watch"]["directories_watched"], 30, "three quarters of 40: {}", st["watch"]);
+    let small = repo(&env, "small");
+    std::fs::create_dir_all(small.join("src")).unwrap();
+    watch_ready(&env, &small);
+    let st = env.project_status(&small);
+    assert_eq!(st["watch"]["directories_polled"], 0, "the next project is watched: {}", st["watch"]);
+}
+
 #[test]
 fn unwatching_and_expiry_release_every_watch() {
     let env = Env::new();

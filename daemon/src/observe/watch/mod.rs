@@ -66,6 +66,10 @@ pub struct Settings {
     pub max_watches: usize,
     /// Watches in use, across projects.
     pub watches_used: AtomicUsize,
+    /// Most watches one project takes: three quarters of the limit (ours, or the kernel's),
+    /// so that one large repository opened first leaves the next projects watches of their
+    /// own rather than polled (round three's tester).
+    pub fair_share: usize,
     /// Set once a limit (ours or the kernel's) was hit.
     pub kernel_limit_hit: AtomicBool,
     /// Most files one project's watcher remembers ([`MAX_PROJECT_FILES`], or
@@ -84,6 +88,27 @@ pub struct Settings {
     pub hub: Arc<hub::Hub>,
 }
 
+/// Three quarters of `limit` (no limit: none).
+fn fair_share(limit: usize) -> usize {
+    if limit == usize::MAX {
+        usize::MAX
+    } else {
+        (limit / 4 * 3).max(1)
+    }
+}
+
+/// The kernel's limit of watches per user (`fs.inotify.max_user_watches`), where there is one.
+fn kernel_watch_limit() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches").ok()?.trim().parse().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
 impl Settings {
     /// Settings with the given limits.
     pub fn new(coalesce: Duration, poll_interval: Duration, queue: usize, max_watches: usize) -> Self {
@@ -93,6 +118,7 @@ impl Settings {
             queue: queue.max(1),
             max_watches,
             watches_used: AtomicUsize::new(0),
+            fair_share: fair_share(max_watches.min(kernel_watch_limit().unwrap_or(usize::MAX))),
             kernel_limit_hit: AtomicBool::new(false),
             max_project_files: env_limit("CCMEM_MAX_PROJECT_FILES", MAX_PROJECT_FILES),
             max_project_dirs: env_limit("CCMEM_MAX_PROJECT_DIRS", MAX_PROJECT_DIRS),

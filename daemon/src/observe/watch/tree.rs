@@ -337,7 +337,10 @@ impl Tree {
             return;
         }
         let path = if rel.is_empty() { self.root.clone() } else { self.root.join(rel) };
-        let within_budget = self.settings.watches_used.fetch_add(1, Relaxed) < self.settings.max_watches;
+        // One project takes at most its fair share (a recursive root is one watch however
+        // many directories it covers).
+        let fair = self.settings.recursive_root || self.watched.len() < self.settings.fair_share;
+        let within_budget = fair && self.settings.watches_used.fetch_add(1, Relaxed) < self.settings.max_watches;
         let result = match (&mut self.watcher, within_budget) {
             // The root's recursive watch covers every directory below it.
             (Some(_), true) if self.settings.recursive_root && !rel.is_empty() => Ok(()),
@@ -350,7 +353,9 @@ impl Tree {
                 self.watched.insert(rel.into());
             }
             Err(e) => {
-                self.settings.watches_used.fetch_sub(1, Relaxed);
+                if fair {
+                    self.settings.watches_used.fetch_sub(1, Relaxed);
+                }
                 if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
                     if !self.settings.kernel_limit_hit.swap(true, Relaxed) {
                         tracing::warn!("{}", limit_warning(&self.settings));
