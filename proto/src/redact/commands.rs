@@ -70,6 +70,22 @@ pub(super) const COMMANDS: &[&str] = &[
     "7zr",
     "unrar",
     "rar",
+    "cargo",
+    "poetry",
+    "evil-winrm",
+    "doctl",
+    "psexec.py",
+    "smbexec.py",
+    "wmiexec.py",
+    "secretsdump.py",
+    "atexec.py",
+    "dcomexec.py",
+    "impacket-psexec",
+    "impacket-smbexec",
+    "impacket-wmiexec",
+    "impacket-secretsdump",
+    "impacket-atexec",
+    "impacket-dcomexec",
     "hydra",
     "medusa",
     "ncrack",
@@ -123,6 +139,9 @@ pub(super) const COMMANDS: &[&str] = &[
     "mosquitto_passwd",
     "bw",
 ];
+
+/// Impacket's scripts by their file names (the `impacket-` commands are found by prefix).
+const IMPACKET: &[&str] = &["psexec.py", "smbexec.py", "wmiexec.py", "secretsdump.py", "atexec.py", "dcomexec.py"];
 
 /// The prefilter's words for the rule: each command followed by a space, a tab or `.exe`.
 pub(super) fn keywords() -> Vec<&'static str> {
@@ -631,10 +650,63 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             assignments(ws, hits);
         }
         "vault" => {
-            // (`vault login TOKEN` is left to the token rule: `hvs.…`, `s.…` near "vault".)
             let sub: Vec<&str> = ws.iter().take(2).map(|w| w.text.as_str()).collect();
             if sub.first() == Some(&"kv") && matches!(sub.get(1), Some(&("put" | "patch"))) {
                 assignments(ws, hits);
+            }
+            // `vault login TOKEN` (any shape of token; `-method=…` logins give `key=value`).
+            if sub.first() == Some(&"login") {
+                if let Some(&i) = arguments(ws, &[]).iter().find(|&&i| i > 0 && !ws[i].text.contains('=')) {
+                    take(ws, (i, 0), "secret", hits);
+                }
+            }
+        }
+        // `cargo login TOKEN`, `cargo login --registry corp TOKEN`.
+        "cargo" if ws.first().is_some_and(|w| w.text == "login") => {
+            if let Some(&i) = arguments(ws, &["--registry", "--config", "-Z"]).iter().find(|&&i| i > 0) {
+                take(ws, (i, 0), "secret", hits);
+            }
+        }
+        // `poetry config http-basic.NAME USER PASS`, `poetry config pypi-token.NAME TOKEN`.
+        "poetry" if ws.first().is_some_and(|w| w.text == "config") => {
+            let args = arguments(ws, &[]);
+            for (k, &i) in args.iter().enumerate() {
+                let key = ws[i].text.as_str();
+                let at = if key.starts_with("http-basic.") {
+                    2
+                } else if key.starts_with("pypi-token.") {
+                    1
+                } else {
+                    continue;
+                };
+                if let Some(&v) = args.get(k + at) {
+                    take(ws, (v, 0), pw, hits);
+                }
+            }
+        }
+        // `evil-winrm -u USER -p PASS` (or `-H HASH`).
+        "evil-winrm" => {
+            for v in values(ws, &["-p", "--password", "-H", "--hash"], Form::Separate) {
+                take(ws, v, pw, hits);
+            }
+        }
+        // `doctl auth init -t TOKEN`.
+        "doctl" if has(ws, "auth") => {
+            for v in values(ws, &["-t", "--access-token"], Form::Any) {
+                take(ws, v, "secret", hits);
+            }
+        }
+        // Impacket's targets: `[DOMAIN/]USER:PASS@HOST`.
+        n if n.starts_with("impacket-") || IMPACKET.contains(&n) => {
+            for i in arguments(ws, &[]) {
+                let t = ws[i].text.as_str();
+                if let (Some(colon), Some(at)) = (t.find(':'), t.rfind('@')) {
+                    if colon < at && !t[..colon].contains("//") {
+                        if let Some(range) = ws[i].span(colon + 1, at) {
+                            hits.push(Hit { range, kind: Some(pw.into()) });
+                        }
+                    }
+                }
             }
         }
         "kubectl" if has(ws, "secret") => {

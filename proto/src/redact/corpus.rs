@@ -437,6 +437,14 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("{\"totp_seed\": \"JBSWY3DPEHPK3PXP\"}", "secret", "JBSWY3DPEHPK3PXP"),
     ("{\"pin\": \"482913\"}", "secret", "482913"),
     ("{\"access_code\": \"Ac8qPl2mRt4z\"}", "secret", "Ac8qPl2mRt4z"),
+    // Round four's tester (#40): logins of more tools.
+    ("cargo login cioQzx79382dffx1kVZQ2tqMnMcLRkBOzZU", "secret", "Qzx79382dffx1kVZQ2tqMnMcLRkBOzZU"),
+    ("cargo login --registry corp Qzx7CorpRegistryTok", "secret", "Qzx7CorpRegistryTok"),
+    ("vault login s.Qzx7AbCdEfGhIjKlMnOpQrStUv", "secret", "Qzx7AbCdEfGhIjKlMnOpQrStUv"),
+    ("poetry config http-basic.pypi alice Qzx7PoetryPw", "password", "Qzx7PoetryPw"),
+    ("evil-winrm -i h -u a -p Qzx7WinrmPw", "password", "Qzx7WinrmPw"),
+    ("impacket-psexec corp/admin:Qzx7ImpacketPw@10.0.0.1", "password", "Qzx7ImpacketPw"),
+    ("doctl auth init -t Qzx7DoctlTok", "secret", "Qzx7DoctlTok"),
     // A generated value, whatever the variable's name (round four's tester).
     ("export SLACK_BOT=Zq8vN2kLp4Xr7TbW9mYc3HdF", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
     ("SENTRY=Zq8vN2kLp4Xr7TbW9mYc3HdF ./run.sh", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
@@ -794,6 +802,10 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
 /// Text that must come out unchanged.
 pub(super) const NEAR_MISSES: &[&str] = &[
     // Logging in, said without a password.
+    "cargo login --help",
+    "vault login -method=github",
+    "poetry config virtualenvs.in-project true",
+
     "ssh into prod with root and then run make",
     "log in with github and google",
     "connect as admin/readonly",
