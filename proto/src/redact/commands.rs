@@ -140,6 +140,12 @@ pub(super) const COMMANDS: &[&str] = &[
     "bw",
 ];
 
+/// A word that can be a token given on a command line: one that reads like a password or
+/// looks generated (not `,`, `--help`, a word of prose).
+fn looks_like_token(w: &str) -> bool {
+    !w.contains(char::is_whitespace) && (super::values::password_like(w) || super::values::looks_random(w))
+}
+
 /// Impacket's scripts by their file names (the `impacket-` commands are found by prefix).
 const IMPACKET: &[&str] = &["psexec.py", "smbexec.py", "wmiexec.py", "secretsdump.py", "atexec.py", "dcomexec.py"];
 
@@ -656,14 +662,18 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             }
             // `vault login TOKEN` (any shape of token; `-method=…` logins give `key=value`).
             if sub.first() == Some(&"login") {
-                if let Some(&i) = arguments(ws, &[]).iter().find(|&&i| i > 0 && !ws[i].text.contains('=')) {
+                // The first argument only, and one that looks like a token (what follows
+                // in prose or code is not).
+                let token = arguments(ws, &[]).into_iter().find(|&i| i > 0);
+                if let Some(i) = token.filter(|&i| looks_like_token(&ws[i].text)) {
                     take(ws, (i, 0), "secret", hits);
                 }
             }
         }
         // `cargo login TOKEN`, `cargo login --registry corp TOKEN`.
         "cargo" if ws.first().is_some_and(|w| w.text == "login") => {
-            if let Some(&i) = arguments(ws, &["--registry", "--config", "-Z"]).iter().find(|&&i| i > 0) {
+            let token = arguments(ws, &["--registry", "--config", "-Z"]).into_iter().find(|&i| i > 0);
+            if let Some(i) = token.filter(|&i| looks_like_token(&ws[i].text)) {
                 take(ws, (i, 0), "secret", hits);
             }
         }
