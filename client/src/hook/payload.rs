@@ -23,6 +23,9 @@ const INPUT_TOTAL_IDLES: u32 = 6;
 const MAX_KEPT: usize = 64 << 20;
 /// Bytes read at most: a pipe that never ends is not read for ever.
 const READ_AT_MOST: u64 = 1 << 30;
+/// Values (elements, keys, containers) taken at most: 31 million `0,` in 62 MB made the
+/// hook's parse take 4.4 GB (round four's tester). No agent sends a million.
+const MAX_VALUES: usize = 1_000_000;
 
 /// The payload on `input`. An input silent for `idle` before the payload is whole is given
 /// up: an agent writes the whole payload as it starts the hook, and a pipe kept open with
@@ -79,6 +82,9 @@ fn read_object(input: impl Read, mut take: impl FnMut(Vec<u8>)) -> Result<(), St
         let mut kept = Vec::with_capacity(n);
         let whole = scanner.feed(&chunk[..n], &mut kept);
         kept_in_all += kept.len();
+        if scanner.values() > MAX_VALUES {
+            return Err(format!("the payload holds over {MAX_VALUES} values: not taken"));
+        }
         if kept_in_all > MAX_KEPT {
             return Err(format!("the payload is over {} MiB once its long strings are cut: not taken", MAX_KEPT >> 20));
         }
@@ -178,6 +184,8 @@ mod tests {
     #[test]
     fn an_endless_payload_ends() {
         let err = read_object(std::io::repeat(b'['), |_| {}).expect_err("endless");
+        assert!(err.contains("not taken"), "{err}");
+        let err = read_object(std::io::repeat(b' '), |_| {}).expect_err("endless");
         assert!(err.contains("over 64 MiB"), "{err}");
     }
 
@@ -207,5 +215,17 @@ mod tests {
         assert!(total < 48 << 20, "{total}");
         assert!(v["k19"].as_str().expect("kept").ends_with("end 19"));
         assert!(v["k19"].as_str().expect("kept").contains("bytes cut by ccmemctl"));
+    }
+
+    #[test]
+    fn a_payload_of_millions_of_values_is_refused_before_it_is_parsed() {
+        let mut p = b"{\"hook_event_name\": \"PostToolUse\", \"tool_response\": [".to_vec();
+        p.extend(b"0,".repeat(MAX_VALUES + 10));
+        p.extend(b"0]}");
+        let err = read(std::io::Cursor::new(p), Duration::from_secs(60)).expect_err("refused");
+        assert!(err.contains("values: not taken"), "{err}");
+        // Commas inside strings are text, not values.
+        let text = format!("{{\"hook_event_name\": \"Stop\", \"x\": \"{}\"}}", ",".repeat(MAX_VALUES + 10));
+        assert!(read(std::io::Cursor::new(text.into_bytes()), Duration::from_secs(60)).is_ok());
     }
 }
