@@ -347,10 +347,15 @@ fn temp_files_left_by_a_crash_in_the_memory_directory_are_swept() {
     {
         std::fs::write(dir.join(f), "torn").unwrap();
     }
-    // The repository's own files that look like temp files stay (round three's tester).
-    for f in ["README.tmp-notes", "graph.json.tmp-x", "userdata.tmp-abc"] {
+    // The repository's own files that look like temp files stay (round three's tester),
+    // and so do committed ones with ccmem's very names (round four's).
+    for f in
+        ["README.tmp-notes", "graph.json.tmp-x", "userdata.tmp-abc", "plan.md.tmp-12-34", "backup.tmp-0123456789abcdef"]
+    {
         std::fs::write(dir.join(f), "theirs").unwrap();
     }
+    git(&root, &["add", ".claude/memory/plan.md.tmp-12-34", ".claude/memory/backup.tmp-0123456789abcdef"]);
+    git(&root, &["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", "look-alikes"]);
     let _d = env.start_daemon(&[]);
     assert_ok(&env.ctl(&["memory", "list", "--project", root.to_str().unwrap(), "--scope", "project"]), "memory list");
     let mut left: Vec<String> = walk(&dir)
@@ -359,7 +364,16 @@ fn temp_files_left_by_a_crash_in_the_memory_directory_are_swept() {
         .filter(|n| n.contains(".tmp-"))
         .collect();
     left.sort();
-    assert_eq!(left, ["README.tmp-notes", "graph.json.tmp-x", "userdata.tmp-abc"]);
+    assert_eq!(
+        left,
+        [
+            "README.tmp-notes",
+            "backup.tmp-0123456789abcdef",
+            "graph.json.tmp-x",
+            "plan.md.tmp-12-34",
+            "userdata.tmp-abc"
+        ]
+    );
 }
 
 #[test]

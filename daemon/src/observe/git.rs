@@ -174,6 +174,15 @@ fn git_within(root: &Path, args: &[&str], timeout: std::time::Duration) -> Optio
     bounded(cmd, root, args, timeout)
 }
 
+/// Whether git tracks `path` (in the repository at `root`): None outside git, without git,
+/// or when it does not answer within a second. A file ccmem would remove as its own
+/// leftover is kept when the repository tracks it (a committed look-alike).
+pub fn tracked(root: &Path, path: &Path) -> Option<bool> {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let out = git_within(root, &["ls-files", "-z", "--", &rel.to_string_lossy()], PROBE_TIMEOUT)?;
+    Some(!out.is_empty())
+}
+
 /// `git rev-parse --git-path WHAT`: where the repository keeps WHAT (the shared directory
 /// for worktrees); None outside git or without git.
 pub fn git_path(root: &Path, what: &str) -> Option<String> {

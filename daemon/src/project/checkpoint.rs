@@ -188,7 +188,7 @@ pub fn refresh_git(s: &mut Session) {
 }
 
 fn write_state(root: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    atomic::remove_leftovers(root, path);
+    atomic::remove_leftovers_but(root, path, &|p| git::tracked(root, p) == Some(true));
     atomic::write_in_private(root, path, bytes, true)
 }
 

@@ -563,7 +563,7 @@ pub fn write(root: &Path, m: &SessionMemory) -> std::io::Result<u64> {
     let path = root.join(REPORT_FILE);
     // A temp file a kill left mid-write (it would show in `git status`, and in the next
     // context as an untracked file).
-    atomic::remove_leftovers(root, &path);
+    atomic::remove_leftovers_but(root, &path, &|p| crate::observe::git::tracked(root, p) == Some(true));
     atomic::write_in_private(root, &path, text.as_bytes(), false)?;
     Ok(text.len() as u64)
 }

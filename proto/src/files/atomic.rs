@@ -83,6 +83,11 @@ fn write_mode(dir: &Dir, name: &OsStr, bytes: &[u8], backup: bool, mode: u32) ->
 /// directory under `anchor` reached without following a link: a `.claude` that is a link to
 /// somewhere else is left alone, and nothing there is listed or removed.
 pub fn remove_leftovers(anchor: &Path, path: &Path) {
+    remove_leftovers_but(anchor, path, &|_| false)
+}
+
+/// [`remove_leftovers`], keeping those `keep` says to (a repository's tracked files).
+pub fn remove_leftovers_but(anchor: &Path, path: &Path, keep: &dyn Fn(&Path) -> bool) {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else { return };
     let Ok(dir) = Dir::open_under(anchor, parent, false) else { return };
     // Listed by path, removed relative to the directory opened above: were the path swapped
@@ -90,7 +95,7 @@ pub fn remove_leftovers(anchor: &Path, path: &Path) {
     let Ok(entries) = fs::read_dir(dir.path()) else { return };
     for e in entries.flatten() {
         let n = e.file_name();
-        if is_temp_name(&n.to_string_lossy(), Some(name)) {
+        if is_temp_name(&n.to_string_lossy(), Some(name)) && !keep(&parent.join(&n)) {
             let _ = dir.remove(&n);
         }
     }

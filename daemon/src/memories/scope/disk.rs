@@ -13,7 +13,13 @@ impl ScopeStore {
             let Ok(entries) = fs::read_dir(&dir) else { continue };
             for e in entries.flatten() {
                 let name = e.file_name();
-                if atomic::is_temp_name(&name.to_string_lossy(), None) && e.file_type().is_ok_and(|t| t.is_file()) {
+                // A repository's tracked file that looks like one is the repository's.
+                let tracked =
+                    || self.project_root().is_some_and(|r| crate::observe::git::tracked(r, &e.path()) == Some(true));
+                if atomic::is_temp_name(&name.to_string_lossy(), None)
+                    && e.file_type().is_ok_and(|t| t.is_file())
+                    && !tracked()
+                {
                     match fs::remove_file(e.path()) {
                         Ok(()) => tracing::info!(file = %e.path().display(), "removed a temp file left by a crash"),
                         Err(err) => {
