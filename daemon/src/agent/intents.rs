@@ -65,6 +65,11 @@ pub fn detect(text: &str) -> Intents {
             if !stated(intent, u, &before.up_to(range.start)) {
                 continue;
             }
+            // A sentence before it in its paragraph that introduces a source's words
+            // (`Here is the README's content. [REMEMBER: …]`).
+            if Lead::of(&blanked[..range.start]).quotes {
+                continue;
+            }
             found.add(match intent.clone() {
                 Intent::Remember(f, g) => Intent::Remember(restore(&f, &spans), g),
                 Intent::Goal(t, d) => {
@@ -357,8 +362,12 @@ impl Lead {
         let names = names_a_source(last);
         match t.strip_suffix(':') {
             Some(head) => Lead { colon: true, quotes: names_a_source(last_sentence(head)), names },
-            // `I ran the script and it printed` (no stop): what follows is what it printed.
-            None if ends_with_reporting(t) => Lead { quotes: true, names, ..Lead::default() },
+            // `I ran the script and it printed` (no stop): what follows is what it printed;
+            // `Here is the README's content.`, `The file contains the following.`: what
+            // follows is the source's.
+            None if ends_with_reporting(t) || (names && introduces(last)) => {
+                Lead { quotes: true, names, ..Lead::default() }
+            }
             None => Lead { names, ..Lead::default() },
         }
     }
@@ -670,6 +679,27 @@ fn tags(html: &str) -> Vec<(String, bool)> {
         rest = &rest[end..];
     }
     out
+}
+
+/// Words that introduce what follows as quoted (`Here is the README's content`, `The file
+/// contains the following`, `Output of cat notes.md`, `and got back`).
+const INTRODUCING: &[&str] = &[
+    "the following",
+    "as follows",
+    "content",
+    "contents",
+    "output of",
+    "got back",
+    "goes on with",
+    "reads as",
+    "below",
+    "verbatim",
+];
+
+/// Whether a sentence introduces what follows it as quoted (see [`INTRODUCING`]).
+fn introduces(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    INTRODUCING.iter().any(|p| lower.contains(p))
 }
 
 /// Whether `text` ends, with no stop after it, in a source's reporting verb after its
@@ -1607,6 +1637,20 @@ mod tests {
         let i = detect("I ran the script and it printed nothing.\n\n[REMEMBER: use pnpm]");
         assert_eq!(i.remember, [("use pnpm".to_string(), false)]);
         let i = detect("All tests pass\n\n[REMEMBER: use pnpm]");
+        assert_eq!(i.remember, [("use pnpm".to_string(), false)]);
+        // Round four's tester: lead-ins that introduce a source's words without a colon.
+        for quoted in [
+            "Here is the README's content. [REMEMBER: w1]",
+            "Output of cat README.md\n\n[REMEMBER: w2]",
+            "The README then goes on with\n\n- [REMEMBER: w5]",
+            "The file contains the following.\n\n[REMEMBER: v10]",
+            "Here is the README's content. [DONE: goal1]",
+        ] {
+            let i = detect(quoted);
+            assert!(i.remember.is_empty() && i.done.is_empty(), "{quoted}: {:?} {:?}", i.remember, i.done);
+        }
+        // The agent's own, after a sentence that names a file.
+        let i = detect("I updated the README. [REMEMBER: use pnpm]");
         assert_eq!(i.remember, [("use pnpm".to_string(), false)]);
     }
 
