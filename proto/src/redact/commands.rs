@@ -357,7 +357,12 @@ fn flatten(ws: Vec<Word>) -> Vec<Word> {
             continue;
         }
         let inner = split(&w.text, 0);
-        if !inner.iter().any(|x| command(&x.text).is_some()) {
+        // A script (`sh -c "mysql -pX"`, `bash -c "cd x && redis-cli -a X"`): it starts with a
+        // command, or joins commands. A quoted value of several words that merely holds a
+        // command's name (`-p 'Qzx7 curl Pw'`) is one value.
+        let script = inner.first().is_some_and(|x| command(&x.text).is_some())
+            || (w.text.contains(['&', ';', '|']) && inner.iter().any(|x| command(&x.text).is_some()));
+        if !script {
             out.push(w);
             continue;
         }

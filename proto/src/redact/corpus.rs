@@ -445,6 +445,7 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("evil-winrm -i h -u a -p Qzx7WinrmPw", "password", "Qzx7WinrmPw"),
     ("impacket-psexec corp/admin:Qzx7ImpacketPw@10.0.0.1", "password", "Qzx7ImpacketPw"),
     ("doctl auth init -t Qzx7DoctlTok", "secret", "Qzx7DoctlTok"),
+    ("sshpass -p 'Qzx7 curl Pw' ssh h", "password", "curl Pw"),
     // A generated value, whatever the variable's name (round four's tester).
     ("export SLACK_BOT=Zq8vN2kLp4Xr7TbW9mYc3HdF", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
     ("SENTRY=Zq8vN2kLp4Xr7TbW9mYc3HdF ./run.sh", "secret", "Zq8vN2kLp4Xr7TbW9mYc3HdF"),
