@@ -337,9 +337,9 @@ impl Tree {
             return;
         }
         let path = if rel.is_empty() { self.root.clone() } else { self.root.join(rel) };
-        // One project takes at most its fair share (a recursive root is one watch however
-        // many directories it covers).
-        let fair = self.settings.recursive_root || self.watched.len() < self.settings.fair_share;
+        // One project takes at most its fair share of the budget (counted per directory in
+        // either mode, as the budget is).
+        let fair = self.watched.len() < self.settings.fair_share;
         let within_budget = fair && self.settings.watches_used.fetch_add(1, Relaxed) < self.settings.max_watches;
         let result = match (&mut self.watcher, within_budget) {
             // The root's recursive watch covers every directory below it.
