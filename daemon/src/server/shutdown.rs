@@ -14,11 +14,15 @@ pub async fn on_signals(token: CancellationToken) {
         }
     };
     let first = tokio::select! {
-        _ = term.recv() => Some("SIGTERM"),
-        _ = int.recv() => Some("SIGINT"),
+        // A shutdown already asked for comes first: a signal that arrives with it (both
+        // ready at once) is the second one, which ends the shutdown (the test of it failed
+        // when the choice between ready branches fell on the signal).
+        biased;
         // Stopping for another reason (`ccmemctl shutdown`, a lost socket): keep listening,
         // so that a signal still ends a shutdown that takes too long.
         _ = token.cancelled() => None,
+        _ = term.recv() => Some("SIGTERM"),
+        _ = int.recv() => Some("SIGINT"),
     };
     if let Some(name) = first {
         tracing::info!(signal = name, "shutting down");
