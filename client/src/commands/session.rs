@@ -49,9 +49,9 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
     // an import of it was cut short (its events are numbered: it resumes after the last).
     let params = api::StatusParams { path: Some(project.clone()) };
     let st: serde_json::Value = with_daemon(ctx, |c, _| c.call(method::STATUS, &params))?;
-    let stem = transcript.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
-    let id = id.filter(|i| ccmem_proto::model::agent::is_conversation_id(i)).unwrap_or(stem);
-    let id = ccmem_proto::printable::line(&id).into_owned();
+    // The id the import will give it (see `Emit`): the records', or the file's name's.
+    let id = id.filter(|i| ccmem_proto::model::agent::is_conversation_id(i));
+    let id = id.unwrap_or_else(|| import::id_from_name(&transcript));
     let conversation = st["project"]["session"]["conversations"]
         .as_array()
         .and_then(|cs| cs.iter().find(|c| c["id"].as_str() == Some(id.as_str())).cloned());

@@ -142,11 +142,17 @@ pub(crate) struct Emit {
     pub summary: Summary,
 }
 
+/// The id a conversation takes from its file's name, when its records name none: the name
+/// up to its first dot, if that is an id ("imported" else).
+pub(crate) fn id_from_name(transcript: &Path) -> String {
+    let name = transcript.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = name.split('.').next().filter(|s| ccmem_proto::model::agent::is_conversation_id(s));
+    stem.unwrap_or("imported").to_string()
+}
+
 impl Emit {
     fn new(format: Format, transcript: &Path, project: &Path) -> Self {
-        let stem = transcript.file_name().and_then(|n| n.to_str()).unwrap_or("imported");
-        let stem = stem.split('.').next().filter(|s| ccmem_proto::model::agent::is_conversation_id(s));
-        let stem = stem.unwrap_or("imported").to_string();
+        let stem = id_from_name(transcript);
         Self {
             agent: format.agent(),
             transcript: transcript.to_string_lossy().into_owned(),
