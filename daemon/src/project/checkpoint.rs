@@ -208,11 +208,8 @@ pub(super) fn exclude_from_git(root: &Path) -> io::Result<Option<String>> {
     }
     // A git directory (or its `info`) another user owns is that user's: git itself refuses
     // it (safe.directory), and ccmem writes nothing there.
-    #[cfg(unix)]
     for d in [git_dir, exclude.parent().unwrap_or(git_dir)] {
-        use std::os::unix::fs::MetadataExt;
-        let me = ccmem_proto::wire::paths::euid();
-        if let Some(owner) = std::fs::symlink_metadata(d).ok().map(|m| m.uid()).filter(|uid| *uid != me) {
+        if let Some((owner, me)) = ccmem_proto::files::foreign_owner(d) {
             return Ok(Some(format!(
                 "{} is owned by uid {owner}, not by you (uid {me}): ccmem does not change {} (add \
                  .claude/.project-state.json* to your ignore rules yourself)",

@@ -29,6 +29,24 @@ pub fn is_same_dir(path: &std::path::Path, known: Option<(u64, u64)>) -> bool {
     }
 }
 
+/// The owner of `path` itself (a link is not followed), when it is not this user: `(owner,
+/// me)`. None for this user's own, a path that is not there, and where the system has no
+/// owners.
+pub fn foreign_owner(path: &std::path::Path) -> Option<(u32, u32)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = crate::wire::paths::euid();
+        let owner = std::fs::symlink_metadata(path).ok()?.uid();
+        (owner != me).then_some((owner, me))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// Why ccmem writes nothing in the directory `root`: it belongs to another user. A daemon
 /// working in someone else's repository (a shared checkout, a colleague's home read through
 /// group permissions) would otherwise make its `.claude/` and `.git/info/exclude` files its
