@@ -86,7 +86,7 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
         "--includes",
         "--name-only",
         "--get-regexp",
-        r"^filter\..*\.(clean|smudge|process)$",
+        r"^(filter\..*\.(clean|smudge|process)|core\.worktree)$",
     ];
     let mut cmd = command(root);
     cmd.args(args);
@@ -94,10 +94,18 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
         // Not read in time: git would hang the same way on what comes next.
         return if benched(root) { None } else { Some(Vec::new()) };
     };
-    let mut drivers: Vec<String> = String::from_utf8_lossy(&out)
-        .lines()
-        .filter_map(|l| l.split_once('\t'))
-        .filter(|(scope, _)| matches!(*scope, "local" | "worktree"))
+    let listed = String::from_utf8_lossy(&out);
+    let own = || {
+        listed.lines().filter_map(|l| l.split_once('\t')).filter(|(scope, _)| matches!(*scope, "local" | "worktree"))
+    };
+    // A repository whose `core.worktree` names another directory would have git describe
+    // that directory, not the project.
+    if own().any(|(_, k)| k.eq_ignore_ascii_case("core.worktree")) && !describes(root) {
+        tracing::warn!(project = %root.display(), "the repository's core.worktree is another directory: git is not run for this project");
+        return None;
+    }
+    let mut drivers: Vec<String> = own()
+        .filter(|(_, k)| !k.eq_ignore_ascii_case("core.worktree"))
         .filter_map(|(_, k)| {
             k.strip_prefix("filter.").and_then(|k| k.rsplit_once('.')).map(|(name, _)| name.to_string())
         })
@@ -114,6 +122,20 @@ fn filter_overrides(root: &Path) -> Option<Vec<String>> {
         .flatten()
         .collect();
     Some(overrides)
+}
+
+/// Whether git's work tree for `root` holds `root` (it is the top level or a directory under
+/// it), as it does unless `core.worktree` points elsewhere.
+fn describes(root: &Path) -> bool {
+    let args = ["rev-parse", "--show-toplevel"];
+    let mut cmd = command(root);
+    cmd.args(args);
+    let Some(out) = bounded(cmd, root, &args, PROBE_TIMEOUT) else {
+        return false;
+    };
+    let top = std::path::PathBuf::from(text(&out));
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    !top.as_os_str().is_empty() && real(root).starts_with(real(&top))
 }
 
 /// Longest a git command may take: a FIFO where git reads its config or exclude file would
@@ -430,6 +452,37 @@ u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
         let mut s = ActivitySummary::default();
         since(tmp.path(), "", &[], &mut s);
         assert_eq!(s, ActivitySummary::default());
+    }
+
+    /// Round four's tester: a committed-looking `core.worktree` made the git line describe
+    /// another directory.
+    #[test]
+    fn a_work_tree_elsewhere_is_not_described() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, elsewhere) = (tmp.path().join("project"), tmp.path().join("elsewhere"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let git = |dir: &Path, args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir)
+                .args(["-c", "user.email=t@e", "-c", "user.name=T", "-c", "commit.gpgsign=false"])
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            assert!(ok, "git {args:?}");
+        };
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-q", "-m", "one"]);
+        // A subdirectory of the work tree is described. (The project's root is asked only
+        // once the config is set: what git's config holds is kept for 2 s.)
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        assert_eq!(state(&root.join("sub")).branch, "main");
+        std::fs::write(elsewhere.join("secret.txt"), "x\n").unwrap();
+        git(&root, &["config", "core.worktree", &elsewhere.to_string_lossy()]);
+        assert_eq!(state(&root), GitState::default());
     }
 
     #[test]
