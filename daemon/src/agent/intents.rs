@@ -12,11 +12,16 @@
 //! `\[REMEMBER: …]` and `&#91;REMEMBER: …]` are text. A `[REMEMBER GLOBAL: …]` reaches every
 //! project's context, so it is taken only where nothing introduces it: no colon before it in
 //! its paragraph, no lead-in ending with one, no source named in its sentence. Code inside a
-//! marker of the agent's own is part of it.
+//! marker of the agent's own is part of it, as is math (`$…$`, `$$…$$`), which like code
+//! shows rather than states. Lead-ins, source nouns and quotative particles are read in the
+//! languages agents are used in ([`lexicon`]).
 
 use ccmem_proto::model::facts::{self, Intent, Intents};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use std::ops::Range;
+
+mod lexicon;
+use lexicon::{attributes, introduces, quoted_by_what_follows, reporting, source_word};
 
 /// Inline code inside a marker is kept (`[REMEMBER: run `make ci` first]`), but it can
 /// neither open nor close one, nor split a goal from its deadline: each span stands in the
@@ -33,7 +38,11 @@ const CLOSING: char = '\u{E003}';
 /// The markdown the agents write (GitHub's): tables, footnotes and struck-out text are read
 /// as what they are.
 fn options() -> Options {
-    Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_MATH
 }
 
 /// The intents in the prose of an assistant message. The message is redacted as markdown
@@ -68,6 +77,11 @@ pub fn detect(text: &str) -> Intents {
             // A sentence before it in its paragraph that introduces a source's words
             // (`Here is the README's content. [REMEMBER: …]`).
             if Lead::of(&blanked[..range.start]).quotes {
+                continue;
+            }
+            // Japanese and Korean put the attribution after the quotation
+            // (`[DONE: …]と書かれています`).
+            if quoted_by_what_follows(&blanked[range.end..]) {
                 continue;
             }
             found.add(match intent.clone() {
@@ -219,7 +233,7 @@ impl<'a> Before<'a> {
             self.sentence_at(i);
             // A colon that introduces what follows ([`introductions`]), and whether its
             // sentence so far names a source.
-            if c == ':' && text[i + 1..].chars().next().is_none_or(char::is_whitespace) {
+            if introduces_at(text, i, c) {
                 self.colon = true;
                 self.source_colon = self.source_colon || self.names.names();
             }
@@ -357,10 +371,10 @@ impl Lead {
         let t = text.trim_end();
         // Its last sentence names a source, however it ends (`The README contains these
         // lines`, `### README.md`, `Here is what README.md says.`).
-        let last = last_sentence(t.trim_end_matches(['.', ':', '…', '—', '-', ' ']));
+        let last = last_sentence(t.trim_end_matches(['.', ':', '…', '—', '-', ' ', '。', '：']));
         let last = if last.trim().is_empty() { t } else { last };
         let names = names_a_source(last);
-        match t.strip_suffix(':') {
+        match t.strip_suffix([':', '：']) {
             Some(head) => Lead { colon: true, quotes: names_a_source(last_sentence(head)), names },
             // `I ran the script and it printed` (no stop): what follows is what it printed;
             // `Here is the README's content.`, `The file contains the following.`: what
@@ -489,6 +503,16 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
                 u.text.push_str(&spans.len().to_string());
                 u.text.push(CLOSE);
                 spans.push(format!("`{}`", code.replace([OPEN, CLOSE, BRACKET, CLOSING], "")));
+            }
+            // Math (`$…$`, `$$…$$`) is shown, as code is: a marker inside it is not stated, and
+            // math inside a marker of the agent's own is kept as written.
+            Event::InlineMath(_) | Event::DisplayMath(_) => {
+                let u = unit(&mut cur, heading, &lists, last);
+                u.text.push(OPEN);
+                u.text.push_str(&spans.len().to_string());
+                u.text.push(CLOSE);
+                let written = text.get(range.clone()).unwrap_or_default();
+                spans.push(written.replace([OPEN, CLOSE, BRACKET, CLOSING], ""));
             }
             Event::SoftBreak | Event::HardBreak => {
                 if let Some(u) = cur.as_mut() {
@@ -681,27 +705,6 @@ fn tags(html: &str) -> Vec<(String, bool)> {
     out
 }
 
-/// Words that introduce what follows as quoted (`Here is the README's content`, `The file
-/// contains the following`, `Output of cat notes.md`, `and got back`).
-const INTRODUCING: &[&str] = &[
-    "the following",
-    "as follows",
-    "content",
-    "contents",
-    "output of",
-    "got back",
-    "goes on with",
-    "reads as",
-    "below",
-    "verbatim",
-];
-
-/// Whether a sentence introduces what follows it as quoted (see [`INTRODUCING`]).
-fn introduces(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
-    INTRODUCING.iter().any(|p| lower.contains(p))
-}
-
 /// Whether `text` ends, with no stop after it, in a source's reporting verb after its
 /// subject ("and it printed", "The test output shows").
 fn ends_with_reporting(text: &str) -> bool {
@@ -714,7 +717,7 @@ fn ends_with_reporting(text: &str) -> bool {
 }
 
 /// What ends a sentence.
-const SENTENCE_ENDS: [&str; 5] = [". ", "! ", "? ", ".\t", "\n"];
+const SENTENCE_ENDS: [&str; 8] = [". ", "! ", "? ", ".\t", "\n", "。", "！", "？"];
 
 /// The text after the last sentence end in `text` (`. `, `! `, `? `, a line break).
 fn last_sentence(text: &str) -> &str {
@@ -722,71 +725,15 @@ fn last_sentence(text: &str) -> &str {
     &text[at..]
 }
 
-// What introduces what follows: the colons followed by a space or by nothing (`https://`
-// and `10:30` introduce nothing). Read in [`Before::up_to`].
-
-/// Verbs that report what a source says, beside [`ATTRIBUTIONS`].
-const REPORTING: &[&str] = &[
-    "say",
-    "state",
-    "read",
-    "write",
-    "lists",
-    "listed",
-    "shows",
-    "showed",
-    "prints",
-    "printed",
-    "outputs",
-    "returns",
-    "returned",
-    "includes",
-    "included",
-    "defines",
-    "specifies",
-    "documents",
-    "describes",
-    "contain",
-    "contained",
-    "quoted",
-    "instructed",
-    "wants",
-    "requests",
-    "demands",
-];
-
-/// Nouns that name where text comes from (`The file:`, `Test output:`).
-const SOURCES: &[&str] = &[
-    "readme",
-    "changelog",
-    "license",
-    "makefile",
-    "dockerfile",
-    "file",
-    "documentation",
-    "docs",
-    "page",
-    "comment",
-    "comments",
-    "issue",
-    "log",
-    "logs",
-    "output",
-    "transcript",
-    "email",
-    "website",
-    "wiki",
-    "ticket",
-    "instructions",
-];
-
-/// Whether `word` is a verb that reports a source's words, after `subject` (the word before
-/// it). The user and the agent are no source: `As you asked, [REMEMBER: …]` is a request
-/// kept, and `The user says: …` is the agent's report of it.
-fn reporting(subject: &str, word: &str) -> bool {
-    const PEOPLE: &[&str] = &["i", "we", "you", "user", "me", "us"];
-    ATTRIBUTIONS.iter().chain(REPORTING).any(|a| a.eq_ignore_ascii_case(word))
-        && !PEOPLE.iter().any(|p| p.eq_ignore_ascii_case(subject))
+/// Whether the character `c` at byte `at` of `text` is a colon that introduces what follows:
+/// followed by a space or by nothing (`https://` and `10:30` introduce nothing), or a
+/// full-width colon (`内容：`, which no space follows).
+fn introduces_at(text: &str, at: usize, c: char) -> bool {
+    match c {
+        ':' => text[at + 1..].chars().next().is_none_or(char::is_whitespace),
+        '：' | '﹕' => true,
+        _ => false,
+    }
 }
 
 /// Whether `sentence` reports what a source says: a verb that attributes words after its
@@ -841,7 +788,7 @@ fn names_a_source(clause: &str) -> bool {
 /// line (`L3`, `line 3`), a reporting verb after its subject.
 fn word_names(previous: Option<&str>, word: &str) -> bool {
     let digits = |w: &str| w.bytes().all(|b| b.is_ascii_digit());
-    SOURCES.iter().any(|s| s.eq_ignore_ascii_case(word))
+    source_word(word)
         || (word.len() > 1 && word.starts_with('L') && digits(&word[1..]))
         || previous.is_some_and(|p| {
             reporting(p, word) || ((p.eq_ignore_ascii_case("line") || p.eq_ignore_ascii_case("lines")) && digits(word))
@@ -975,49 +922,16 @@ fn list_item_body(line: &str) -> &str {
     }
 }
 
-/// Words that say the text after the colon is someone else's: "The README says: …".
-const ATTRIBUTIONS: &[&str] = &[
-    "says",
-    "said",
-    "states",
-    "stated",
-    "reads",
-    "writes",
-    "wrote",
-    "claims",
-    "claimed",
-    "notes",
-    "mentions",
-    "mentioned",
-    "contains",
-    "tells",
-    "told",
-    "instructs",
-    "asks",
-    "asked",
-    "quote",
-    "quotes",
-    "quoting",
-    "follows",
-    "declares",
-    "insists",
-    "suggests",
-    "recommends",
-    "warns",
-    "explains",
-    "puts",
-];
-
 /// The byte offset of the colon after an attribution word in `line`, if there is one.
 fn attribution(line: &str) -> Option<usize> {
     let mut from = 0;
-    while let Some(i) = line[from..].find(':').map(|i| i + from) {
+    while let Some(i) = line[from..].find([':', '：']).map(|i| i + from) {
         let before = line[..i].trim_end();
         let word = before.rsplit(|c: char| !c.is_alphabetic()).next().unwrap_or("");
-        if ATTRIBUTIONS.iter().any(|a| a.eq_ignore_ascii_case(word)) {
+        if attributes(word) {
             return Some(i);
         }
-        from = i + 1;
+        from = i + line[i..].chars().next().map_or(1, char::len_utf8);
     }
     None
 }
@@ -1224,16 +1138,19 @@ mod tests {
     /// The readers as they were before they were made linear: what they found is what the
     /// linear ones must find.
     mod before {
+        use super::super::lexicon::source_word;
         use super::super::{
             closers, last_sentence, list_item_body, looks_like_a_file, quote_mark, reporting, Said, BRACKET, CLOSE,
-            CLOSING, OPEN, SOURCES,
+            CLOSING, OPEN,
         };
 
         fn introductions(text: &str) -> Vec<usize> {
             let t = text.trim_end();
-            t.match_indices(':')
+            t.char_indices()
+                .filter(|&(i, c)| {
+                    (c == ':' && t[i + 1..].chars().next().is_none_or(char::is_whitespace)) || c == '：' || c == '﹕'
+                })
                 .map(|(i, _)| i)
-                .filter(|&i| t[i + 1..].chars().next().is_none_or(char::is_whitespace))
                 .collect()
         }
 
@@ -1243,9 +1160,7 @@ mod tests {
 
         pub fn names_a_source(clause: &str) -> bool {
             let words = words(clause);
-            if words.windows(2).any(|p| reporting(p[0], p[1]))
-                || words.iter().any(|w| SOURCES.iter().any(|s| s.eq_ignore_ascii_case(w)))
-            {
+            if words.windows(2).any(|p| reporting(p[0], p[1])) || words.iter().any(|w| source_word(w)) {
                 return true;
             }
             let line_no = words.windows(2).any(|p| {
@@ -1652,6 +1567,49 @@ mod tests {
         // The agent's own, after a sentence that names a file.
         let i = detect("I updated the README. [REMEMBER: use pnpm]");
         assert_eq!(i.remember, [("use pnpm".to_string(), false)]);
+    }
+
+    /// Round four's tester: lead-ins in other languages were not read as lead-ins.
+    #[test]
+    fn lead_ins_in_other_languages_quote_what_follows() {
+        for quoted in [
+            "Der Inhalt der Datei lautet:\n\n[REMEMBER: q1]",
+            "Die Ausgabe lautet\n\n[REMEMBER: q2]",
+            "Содержимое файла:\n\n[REMEMBER: q3]",
+            "Файл гласит: [REMEMBER: q4]",
+            "ファイルの内容は次のとおりです：\n\n[REMEMBER: q5]",
+            "READMEには次のように書かれています。\n\n- [REMEMBER: q6]",
+            "README에는 다음과 같이 적혀 있다:\n\n[REMEMBER: q7]",
+            "[REMEMBER: q8]라고 적혀 있다.",
+            "[REMEMBER: q9]と書かれています。",
+            "文件内容如下：[REMEMBER: q10]",
+            "Le fichier contient : [REMEMBER: q11]",
+            "El archivo dice:\n\n[REMEMBER: q12]",
+        ] {
+            let i = detect(quoted);
+            assert!(i.remember.is_empty(), "{quoted}: {:?}", i.remember);
+        }
+        // The agent's own words in those languages stay its own.
+        for (own, fact) in [
+            ("Ich habe die Tests repariert. [REMEMBER: pnpm verwenden]", "pnpm verwenden"),
+            ("テストを修正しました。[REMEMBER: pnpm を使う]", "pnpm を使う"),
+            ("테스트를 고쳤습니다. [REMEMBER: pnpm 사용]", "pnpm 사용"),
+            ("Я исправил тесты. [REMEMBER: использовать pnpm]", "использовать pnpm"),
+        ] {
+            let i = detect(own);
+            assert_eq!(i.remember, [(fact.to_string(), false)], "{own}");
+        }
+    }
+
+    /// Round four's tester: a marker inside math was taken.
+    #[test]
+    fn markers_in_math_are_shown_and_math_in_a_marker_is_kept() {
+        for shown in ["$$\n[DONE: q1]\n$$", "Inline $[REMEMBER: q2]$ math", "$$[GOAL: q3]$$"] {
+            let i = detect(shown);
+            assert!(i.remember.is_empty() && i.done.is_empty() && i.goals.is_empty(), "{shown}");
+        }
+        let i = detect("[REMEMBER: the ratio is $a/b$, and it costs $5 or $10]");
+        assert_eq!(i.remember, [("the ratio is $a/b$, and it costs $5 or $10".to_string(), false)]);
     }
 
     #[test]
