@@ -258,6 +258,63 @@ pub enum Command {
         #[arg(long, short = 'y')]
         yes: bool,
     },
+    /// Search the past of the project (or of every project): prompts, the agent's words,
+    /// decisions, failures, commands, tests, commits, files, in any language
+    ///
+    /// Ranked, newest first among equals; each hit with the command that resumes its
+    /// conversation while the agent still has it. `--json` prints one object per line.
+    #[command(
+        after_help = "Examples:\n  ccmemctl search token refresh\n  ccmemctl search '\"pull request\"' --kind decision --since '2 weeks'\n  ccmemctl search test_login --kind failure --all\n  ccmemctl search 마이그레이션 --agent codex\n  ccmemctl search -- retry -flaky     (after --, a word with - before it is left out)"
+    )]
+    Search {
+        /// Words (any language), "a phrase", prefix*, -word to leave out
+        #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+        query: Vec<String>,
+        #[command(flatten)]
+        scope: RecallScope,
+        /// Hits at most
+        #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+        limit: usize,
+    },
+    /// A session, or a span of the project's past, as a story in time order
+    ///
+    /// Prompts, todos changing state, files edited (repeated edits folded), commands and
+    /// their failures, tests and builds, commits, compactions, one agent handing over to
+    /// another. Default: the project's newest session.
+    Timeline {
+        /// A directory or file inside the project (default: the current directory)
+        path: Option<PathBuf>,
+        #[command(flatten)]
+        scope: RecallScope,
+        /// Every event as it is, none folded or left out
+        #[arg(long)]
+        full: bool,
+        /// Steps at most (the newest)
+        #[arg(long, short = 'n', value_name = "N", default_value_t = 200)]
+        limit: usize,
+    },
+    /// The conversations that touched a file, newest first: the prompt each served, the
+    /// decisions and failures around the edits, and the commit that last changed it
+    Why {
+        /// The file, with a line to ask git about (`src/auth.rs:42`)
+        #[arg(value_name = "FILE[:LINE]")]
+        file: String,
+        /// The project (default: the file's)
+        #[arg(long, value_name = "PATH")]
+        project: Option<PathBuf>,
+        /// Conversations at most
+        #[arg(long, short = 'n', value_name = "N", default_value_t = 5)]
+        limit: usize,
+    },
+    /// One event in full, by the number a search or a timeline shows (`#1234`)
+    Show {
+        /// The event's number
+        #[arg(value_name = "N")]
+        seq: String,
+        /// Events of its session shown before and after it
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        around: usize,
+    },
     /// Record an event in the project's session, given as JSON (or read from stdin)
     ///
     /// For example: '{"kind":"file_edited","path":"src/main.rs","summary":"parse flags"}'
@@ -270,6 +327,34 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         project: Option<PathBuf>,
     },
+}
+
+/// Where `search` and `timeline` look.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RecallScope {
+    /// The project (a directory or file inside it) [default: the current directory]
+    #[arg(long, value_name = "PATH", conflicts_with = "all")]
+    pub project: Option<PathBuf>,
+    /// Every project
+    #[arg(long)]
+    pub all: bool,
+    /// One agent: claude, codex, gemini, opencode, pi, copilot, cursor
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// One session (ccmem's id) or conversation (the agent's id)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only these kinds (repeat or separate with commas): prompt, message, decision,
+    /// failure, fixed, command, test, build, commit, file, todo, compaction, session
+    #[arg(long, value_name = "KIND", value_delimiter = ',')]
+    pub kind: Vec<String>,
+    /// From then on: a date (2026-11-02, 2026-11-02T14:00), or a while ago (2 weeks, 3d,
+    /// 12h, yesterday)
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Up to then (as --since)
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
 }
 
 /// `ccmemctl config …`

@@ -23,6 +23,7 @@ pub mod logging;
 pub mod memories;
 pub mod observe;
 pub mod project;
+pub mod recall;
 pub mod report;
 pub mod server;
 pub mod session;

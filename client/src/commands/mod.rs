@@ -4,6 +4,7 @@
 mod daemon;
 mod forget;
 pub(crate) mod memory;
+pub(crate) mod recall;
 mod reports;
 mod session;
 mod setup;
@@ -53,6 +54,10 @@ pub(crate) fn run(cli: cli::Cli) -> Result<(), Error> {
         }
         cli::Command::Facts { action, project } => session::facts(ctx, action, project),
         cli::Command::Event { event, project } => session::event(ctx, event, project),
+        cli::Command::Search { query, scope, limit } => recall::search(ctx, &query.join(" "), scope, limit),
+        cli::Command::Timeline { path, scope, full, limit } => recall::timeline(ctx, path, scope, full, limit),
+        cli::Command::Why { file, project, limit } => recall::why(ctx, &file, project, limit),
+        cli::Command::Show { seq, around } => recall::show(ctx, &seq, around),
         cli::Command::Forget { conversation, session, text, project, all, yes } => {
             let params = api::ForgetParams { conversation, session, text, project: None, all, apply: false };
             forget::forget(ctx, params, project, yes)

@@ -146,3 +146,53 @@ pub struct GoalArgs {
     /// The active goal's number, as `facts_list` numbers them (from 1).
     pub number: usize,
 }
+
+/// Arguments of `history_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct HistorySearchArgs {
+    /// Words in any language, "a phrase", prefix*, -word to leave out.
+    pub query: String,
+    /// Only these kinds: prompt, message, decision, failure, fixed, command, test, build,
+    /// commit, file, todo, compaction, session.
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Only this agent: claude, codex, gemini, opencode, pi, copilot, cursor.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// From then on: a date (2026-11-02) or a while ago (2 weeks, 3d).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Most hits (default 10).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `history_timeline`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TimelineArgs {
+    /// One session (ccmem's id) or conversation (the agent's id); default: the newest session.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// From then on, instead of one session: a date or a while ago (2 days).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only these kinds (as history_search).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Most steps, the newest (default 60).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `history_show`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShowArgs {
+    /// The event's number, as history_search and history_timeline show it (#1234).
+    pub id: i64,
+    /// Events of its session to show before and after it (default 0, at most 20).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 20))]
+    pub around: Option<usize>,
+}

@@ -93,6 +93,29 @@ impl Server {
 }
 
 impl Server {
+    /// The scope of the agent's recall: this project only (another project's past is not
+    /// this conversation's to read).
+    fn scope(
+        &self,
+        kinds: Vec<String>,
+        agent: Option<String>,
+        session: Option<String>,
+        since: Option<String>,
+        limit: usize,
+    ) -> Result<api::Scope, String> {
+        let since_ms = since.map(|s| crate::when::parse(&s, chrono::Utc::now())).transpose()?;
+        Ok(api::Scope {
+            project: Some(self.project.clone()),
+            all: false,
+            agent,
+            session,
+            kinds,
+            since_ms,
+            until_ms: None,
+            limit: Some(limit),
+        })
+    }
+
     fn link_params(&self, a: LinkArgs) -> Result<mapi::LinkParams, String> {
         Ok(mapi::LinkParams {
             path: Some(self.project.clone()),
@@ -309,6 +332,41 @@ impl Server {
         Ok(crate::output::status(&r))
     }
 
+    /// The past searched.
+    #[tool(description = "Search this project's whole past, every session and agent: prompts, the agent's \
+        words, decisions, failures and their fixes, commands, tests, builds, commits, files, compaction \
+        summaries. Any language. One line per hit (#id, when, kind, snippet with «matches»); \
+        history_show gives one in full.")]
+    async fn history_search(&self, Parameters(a): Parameters<HistorySearchArgs>) -> Result<String, String> {
+        let scope = self.scope(a.kinds, a.agent, None, a.since, a.limit.unwrap_or(10).min(50))?;
+        let p = api::SearchParams { query: a.query, scope };
+        let r: api::Hits = self.call(method::SEARCH, p).await?;
+        Ok(crate::commands::recall::for_agent(&r, "nothing found in this project's past"))
+    }
+
+    /// The past in order.
+    #[tool(description = "This project's newest session (or one session, or everything since a time) as \
+        a story in time order, one line per step: prompts, todos, files edited, commands and failures, \
+        tests, commits, compactions, handovers between agents.")]
+    async fn history_timeline(&self, Parameters(a): Parameters<TimelineArgs>) -> Result<String, String> {
+        let scope = self.scope(a.kinds, None, a.session, a.since, a.limit.unwrap_or(60).min(500))?;
+        let p = api::TimelineParams { scope, full: false };
+        let r: api::Hits = self.call(method::TIMELINE, p).await?;
+        Ok(crate::commands::recall::for_agent(&r, "nothing in this project's past for that span"))
+    }
+
+    /// One event in full.
+    #[tool(description = "One event of this project's past in full, by the #id history_search or \
+        history_timeline showed, with the events around it if asked.")]
+    async fn history_show(&self, Parameters(a): Parameters<ShowArgs>) -> Result<String, String> {
+        let p = api::ShowParams { seq: a.id, around: a.around.unwrap_or(0).min(20) };
+        let r: api::ShowReply = self.call(method::SHOW, p).await?;
+        if r.hit.project != self.project {
+            return Err(format!("there is no event #{} in this project's past", a.id));
+        }
+        Ok(crate::commands::recall::show_for_agent(&r))
+    }
+
     /// The resume context.
     #[tool(description = "What a fresh agent needs to carry on in this project: where the work stands, open \
         todos, failing tests, blockers, next steps, facts, goals and relevant memories.")]
@@ -462,6 +520,9 @@ fn arguments_fit(name: &str, args: &serde_json::Value) -> Option<Result<(), Stri
         "fact_forget" => fits::<ForgetArgs>(args),
         "goal_done" => fits::<GoalArgs>(args),
         "session_context" => fits::<ContextArgs>(args),
+        "history_search" => fits::<HistorySearchArgs>(args),
+        "history_timeline" => fits::<TimelineArgs>(args),
+        "history_show" => fits::<ShowArgs>(args),
         "facts_list" | "session_status" | "session_resume_id" | "session_history" => Ok(()),
         _ => return None,
     })

@@ -118,6 +118,7 @@ fn forget(conn: &mut Connection, what: &Forget, apply: bool, out: &mut Forgotten
     if apply {
         // Deleted words stay in older index segments until they are merged away.
         conn.execute("INSERT INTO events_fts(events_fts) VALUES ('optimize')", [])?;
+        conn.execute("INSERT INTO events_cjk(events_cjk) VALUES ('optimize')", [])?;
         conn.execute_batch("VACUUM")?;
         let (busy, _, _): (i64, i64, i64) =
             conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;

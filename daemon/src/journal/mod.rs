@@ -11,6 +11,7 @@
 //! Knows events and sessions, not agents, git or the socket.
 
 mod forget;
+pub mod grams;
 mod migrate;
 mod open;
 mod past;
@@ -213,7 +214,13 @@ pub struct Journal {
     live: Arc<Mutex<Vec<Live>>>,
     /// The connection that reads the past, on its own thread (started on first use).
     reader: Arc<reader::Reader>,
+    /// The one that answers recall's questions: a search must not hold up a new session's
+    /// read, and may take longer.
+    recall: Arc<reader::Reader>,
 }
+
+/// How long a recall question waits for its answer.
+const RECALL_WAIT: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -278,7 +285,8 @@ impl Journal {
     /// The handle on the writer `tx` (None: no journal is written) and the journal at `path`.
     fn with(tx: Option<mpsc::SyncSender<Op>>, health: Health, path: PathBuf, live: Vec<Live>) -> Journal {
         let reader = Arc::new(reader::Reader::new(path.clone()));
-        Journal { tx, health, path, live: Arc::new(Mutex::new(live)), reader }
+        let recall = Arc::new(reader::Reader::waiting(path.clone(), RECALL_WAIT));
+        Journal { tx, health, path, live: Arc::new(Mutex::new(live)), reader, recall }
     }
 
     /// No journal, as the user asked (`--no-journal`): sessions are kept in the state dir's
@@ -340,6 +348,21 @@ impl Journal {
         self.reader.read(f)
     }
 
+    /// `f` run on recall's own reading connection, or why the journal could not answer.
+    /// Blocking: for the blocking pool.
+    pub fn recall<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        if self.tx.is_none() {
+            return Err(
+                "there is no journal (the daemon runs with --no-journal, or could not open it: see `ccmemctl status`)"
+                    .into(),
+            );
+        }
+        self.recall.ask(f)
+    }
+
     /// Where the database is.
     pub fn path(&self) -> &Path {
         &self.path
@@ -399,6 +422,7 @@ impl Journal {
     /// connection is closed (opened again when next needed), the writer shrinks its cache.
     pub fn let_go(&self) {
         self.reader.let_go();
+        self.recall.let_go();
         if let Some(tx) = self.tx.as_ref() {
             let _ = tx.try_send(Op::Shrink);
         }

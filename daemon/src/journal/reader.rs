@@ -24,6 +24,8 @@ type Job = Box<dyn FnOnce(&mut Option<Connection>) + Send>;
 /// The reading connection's thread, started on first use.
 pub(super) struct Reader {
     path: PathBuf,
+    /// How long a caller waits for a read.
+    wait: Duration,
     jobs: Mutex<Option<SyncSender<Job>>>,
     /// A read did not answer in time: while reads are still queued or running, later
     /// callers do without at once (a new session reads twice, and a hook has two seconds
@@ -35,18 +37,31 @@ pub(super) struct Reader {
 
 impl Reader {
     pub(super) fn new(path: PathBuf) -> Self {
-        Self { path, jobs: Mutex::new(None), timed_out: AtomicBool::new(false), pending: Arc::default() }
+        Self::waiting(path, READ_WAIT)
+    }
+
+    /// A reader whose callers wait `wait` for each read.
+    pub(super) fn waiting(path: PathBuf, wait: Duration) -> Self {
+        Self { path, wait, jobs: Mutex::new(None), timed_out: AtomicBool::new(false), pending: Arc::default() }
     }
 
     /// `f` run on the reading connection: None when the journal cannot be read, or does
-    /// not answer within [`READ_WAIT`].
+    /// not answer in time.
     pub(super) fn read<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Option<T> {
+        self.ask(f).ok()
+    }
+
+    /// `f` run on the reading connection, or why it could not be.
+    pub(super) fn ask<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
         if self.timed_out.load(Ordering::Relaxed) {
             if self.pending.load(Ordering::Relaxed) > 0 {
-                return None;
+                return Err("the journal is busy with a read that has not answered yet".into());
             }
             self.timed_out.store(false, Ordering::Relaxed);
         }
@@ -61,6 +76,7 @@ impl Reader {
                     Ok(c) => *conn = Some(c),
                     Err(e) => {
                         tracing::warn!(error = %e, "cannot read the journal");
+                        let _ = tx.send(Err(format!("cannot read the journal: {e}")));
                         return;
                     }
                 }
@@ -68,23 +84,24 @@ impl Reader {
             let Some(c) = conn.as_ref() else { return };
             match f(c) {
                 Ok(v) => {
-                    let _ = tx.send(v);
+                    let _ = tx.send(Ok(v));
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read the journal");
+                    let _ = tx.send(Err(format!("cannot read the journal: {e}")));
                     *conn = None;
                 }
             }
         });
-        self.send(job)?;
-        match rx.recv_timeout(READ_WAIT) {
-            Ok(v) => Some(v),
+        self.send(job).ok_or("the journal's reader is busy or could not start")?;
+        match rx.recv_timeout(self.wait) {
+            Ok(v) => v,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 self.timed_out.store(true, Ordering::Relaxed);
                 tracing::warn!("the journal did not answer a read in time (another program holds a lock on it?)");
-                None
+                Err("the journal did not answer in time (another program holds a lock on it?)".into())
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err("the journal's reader stopped".into()),
         }
     }
 

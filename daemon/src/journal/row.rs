@@ -20,6 +20,8 @@ pub(super) struct Row {
     pub e: Entry,
     pub data: Option<String>,
     pub replay: Option<String>,
+    /// The text's unspaced runs as pairs, for `events_cjk` ([`super::grams`]).
+    pub grams: Option<String>,
 }
 
 impl Row {
@@ -51,7 +53,8 @@ impl Row {
         e.text = text;
         e.path = e.path.as_deref().map(crate::text::clean);
         e.conversation = e.conversation.as_deref().map(crate::text::clean);
-        Row { e, data, replay }
+        let grams = super::grams::of(&e.text);
+        Row { e, data, replay, grams }
     }
 }
 

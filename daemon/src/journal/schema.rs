@@ -12,7 +12,7 @@ use rusqlite::Connection;
 pub const VERSION: i64 = STEPS.len() as i64;
 
 /// What takes a database from version `i` to `i + 1`.
-const STEPS: &[&str] = &[V1, V2, V3];
+const STEPS: &[&str] = &[V1, V2, V3, V4];
 
 /// Version 1: projects, their sessions (each with its latest state), and every event.
 const V1: &str = "
@@ -75,6 +75,21 @@ CREATE TABLE meta (
 );
 ";
 
+/// Version 4: text written without spaces between words (Chinese, Japanese, Korean) indexed
+/// as pairs of characters, and events found by conversation ([`super::grams`]), beside the words of `events_fts`. Contentless:
+/// the text is the event's; the writer adds a row's pairs, and a deleted event's go with it.
+const V4: &str = "
+CREATE VIRTUAL TABLE events_cjk USING fts5(
+    grams, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0'
+);
+INSERT INTO events_cjk(events_cjk, rank) VALUES ('secure-delete', 1);
+CREATE TRIGGER events_cjk_delete AFTER DELETE ON events BEGIN
+    DELETE FROM events_cjk WHERE rowid = old.seq;
+END;
+-- A conversation's events (a hit's resume command, `forget --conversation`).
+CREATE INDEX events_by_conversation ON events(conversation, seq) WHERE conversation IS NOT NULL;
+";
+
 /// Why a database cannot be used as it is.
 #[derive(Debug)]
 pub enum Unusable {
@@ -107,6 +122,20 @@ impl From<rusqlite::Error> for Unusable {
     }
 }
 
+/// Indexes the pairs of the events written before version 4 ([`V4`]).
+fn index_grams(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let mut read = tx.prepare("SELECT seq, text FROM events")?;
+    let mut add = tx.prepare("INSERT INTO events_cjk(rowid, grams) VALUES (?1, ?2)")?;
+    let mut rows = read.query([])?;
+    while let Some(r) = rows.next()? {
+        let text: String = r.get(1)?;
+        if let Some(grams) = super::grams::of(&text) {
+            add.execute(rusqlite::params![r.get::<_, i64>(0)?, grams])?;
+        }
+    }
+    Ok(())
+}
+
 /// Brings the database to [`VERSION`], each step in its own transaction.
 pub fn migrate(conn: &mut Connection) -> Result<(), Unusable> {
     let mut version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
@@ -117,6 +146,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), Unusable> {
         let tx = conn.transaction()?;
         tx.execute_batch(step)?;
         version += 1;
+        if version == 4 {
+            index_grams(&tx)?;
+        }
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
     }

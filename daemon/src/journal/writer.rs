@@ -313,6 +313,7 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
             "INSERT INTO events (session, at_ms, source, kind, agent, conversation, path, text, data, replay)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
+        let mut grams_insert = tx.prepare_cached("INSERT INTO events_cjk(rowid, grams) VALUES (?1, ?2)")?;
         let mut newest = tx.prepare_cached("SELECT coalesce(max(seq), 0) FROM events WHERE session = ?1")?;
         let mut last_of = |session: i64, last: &mut HashMap<i64, i64>| -> rusqlite::Result<i64> {
             match last.get(&session) {
@@ -326,7 +327,11 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
                     for r in rows {
                         let session = session_id(&tx, ids, &r.e.root, &r.e.root_name, &r.e.session, r.e.at_ms)?;
                         insert_event(&mut insert, session, r)?;
-                        last.insert(session, tx.last_insert_rowid());
+                        let seq = tx.last_insert_rowid();
+                        if let Some(grams) = &r.grams {
+                            grams_insert.execute(params![seq, grams])?;
+                        }
+                        last.insert(session, seq);
                     }
                     if let Some(state) = state {
                         let session = session_id(&tx, ids, &state.root, &state.name, &state.sid, *at_ms)?;

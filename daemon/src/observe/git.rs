@@ -259,6 +259,34 @@ pub fn tracks(root: &Path, path: &str) -> bool {
     git(root, &["ls-files", "-z", "--", path]).is_some_and(|o| !o.is_empty())
 }
 
+/// The commit that last changed line `line` of `rel` (relative to `root`), or the file
+/// when no line is given: its hash, subject and time (milliseconds since the epoch). None
+/// outside git, for a line not committed yet, or when git does not answer in time.
+pub fn last_change(root: &Path, rel: &str, line: Option<u32>) -> Option<(String, String, i64)> {
+    match line {
+        Some(n) => {
+            let range = format!("{n},{n}");
+            let out = git(root, &["blame", "--porcelain", "--no-ignore-revs-file", "-L", &range, "--", rel])?;
+            let out = text(&out);
+            let hash = out.split_whitespace().next()?.to_string();
+            if hash.bytes().all(|b| b == b'0') {
+                return None;
+            }
+            let field = |name: &str| out.lines().find_map(|l| l.strip_prefix(name)).map(str::to_string);
+            let at = field("committer-time ")?.trim().parse::<i64>().ok()?;
+            Some((hash, crate::text::clean(&field("summary ").unwrap_or_default()), at * 1000))
+        }
+        None => {
+            let out = git(root, &["log", "-1", "--format=%H%x1f%ct%x1f%s", "--", rel])?;
+            let out = text(&out);
+            let mut parts = out.splitn(3, '\u{1f}');
+            let hash = parts.next()?.to_string();
+            let at = parts.next()?.trim().parse::<i64>().ok()?;
+            Some((hash, crate::text::clean(parts.next().unwrap_or_default()), at * 1000))
+        }
+    }
+}
+
 /// HEAD's full hash; `Some("")` in a repository without commits; None outside git.
 pub fn head(root: &Path) -> Option<String> {
     git_within(root, &["rev-parse", "--is-inside-work-tree"], PROBE_TIMEOUT)?;

@@ -54,7 +54,19 @@ impl Project {
         self.append(entries, true)
     }
 
-    fn append(&mut self, entries: Vec<Entry>, with_state: bool) -> Option<oneshot::Receiver<()>> {
+    fn append(&mut self, mut entries: Vec<Entry>, with_state: bool) -> Option<oneshot::Receiver<()>> {
+        if self.told_version != self.version && self.ctx.journal.is_open() {
+            self.told_version = self.version;
+            let made = self.entry(chrono::Utc::now(), "session", "");
+            let trigger = entries.iter().find_map(|e| e.conversation.clone().map(|c| (c, e.at_ms)));
+            let trigger = trigger.as_ref().map(|(c, at)| (c.as_str(), *at));
+            let news = self.told.news(&self.s, trigger, |at, kind| Entry {
+                at_ms: at.timestamp_millis(),
+                kind,
+                ..made.clone()
+            });
+            entries.extend(news);
+        }
         let with_state = with_state && self.journaled != self.version;
         if with_state {
             self.journaled = self.version;
@@ -117,9 +129,11 @@ impl Project {
             text,
             ..self.entry(at, source, kind)
         };
+        // Where the conversation is kept: recall offers to resume it while it is there.
+        let transcript = || h.transcript.as_ref().map(|t| serde_json::json!({ "transcript": t }));
         match &h.kind {
-            hooks::Kind::SessionStart { source } => vec![base("start", source.clone())],
-            hooks::Kind::Prompt { text } => vec![base("prompt", text.clone())],
+            hooks::Kind::SessionStart { source } => vec![Entry { data: transcript(), ..base("start", source.clone()) }],
+            hooks::Kind::Prompt { text } => vec![Entry { data: transcript(), ..base("prompt", text.clone()) }],
             hooks::Kind::ToolUse { name, tool } => match tool {
                 hooks::Tool::Shell { command, output, exit, failed, interrupted } => {
                     let mut text = command.clone();

@@ -2,6 +2,7 @@
 //! the registry of live projects, and the checkpoints.
 
 pub mod checkpoint;
+mod derived;
 mod events;
 pub mod forget;
 mod jobs;

@@ -101,6 +101,9 @@ pub struct Project {
     pub(super) version: u64,
     /// The `version` whose state was last journaled.
     pub(super) journaled: u64,
+    /// The session's conclusions journaled already, as of `told_version`.
+    pub(super) told: super::derived::Told,
+    pub(super) told_version: u64,
     /// The session whose state was last journaled, and when (states go at most once per
     /// [`super::journal::STATE_EVERY`]; events carry their replays meanwhile).
     pub(super) state_journaled: Option<(String, Instant)>,
@@ -214,6 +217,8 @@ impl Project {
             version: 0,
             journaled: 0,
             state_journaled: None,
+            told: Default::default(),
+            told_version: 0,
             job: None,
             seq: 0,
             applied: 0,
@@ -238,6 +243,7 @@ impl Project {
     pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, mailbox: mpsc::Sender<Msg>, place: Box<dyn Place>) {
         let (ctx, root) = (self.ctx.clone(), self.s.project_root.clone());
         self.memory = tokio::task::spawn_blocking(move || ctx.store.load_facts(&root)).await.unwrap_or_default();
+        self.told.seed(&self.s);
         let root = self.s.project_root.clone();
         match tokio::task::spawn_blocking(move || crate::config::project(&root)).await {
             Ok(Ok(p)) => self.overrides = p,

@@ -6,6 +6,7 @@ pub mod activation;
 pub mod connection;
 mod forget;
 pub mod instance;
+mod recall;
 pub mod rpc;
 pub mod shutdown;
 pub mod socket;

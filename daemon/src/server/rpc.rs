@@ -73,6 +73,10 @@ const SHOWN: &[&str] = &[
     method::HISTORY,
     method::FORGET,
     method::FACTS,
+    method::SEARCH,
+    method::TIMELINE,
+    method::WHY,
+    method::SHOW,
     method::CONFIG_SHOW,
     method::CONFIG_RELOAD,
     method::REPORT,
@@ -139,6 +143,10 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             to_value(history(shared, root).await?)
         }
         method::FORGET => to_value(super::forget::forget(name, parse(name, params)?, shared).await?),
+        method::SEARCH => to_value(super::recall::search(name, parse(name, params)?, shared).await?),
+        method::TIMELINE => to_value(super::recall::timeline(name, parse(name, params)?, shared).await?),
+        method::WHY => to_value(super::recall::why(name, parse(name, params)?, shared).await?),
+        method::SHOW => to_value(super::recall::show(parse(name, params)?, shared).await?),
         method::HOOK => {
             let hook = crate::agent::hooks::parse(&params)
                 .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;

@@ -9,10 +9,12 @@ use std::path::PathBuf;
 
 mod journal;
 mod project;
+mod recall;
 mod reports;
 
 pub use journal::*;
 pub use project::*;
+pub use recall::*;
 pub use reports::*;
 
 /// Method names.
@@ -57,6 +59,14 @@ pub mod method {
     pub const TEST_REPORT: &str = "session.test_report";
     /// The facts and goals kept for a project (and the user-wide facts); forget one, finish one.
     pub const FACTS: &str = "facts";
+    /// The past searched: [`super::SearchParams`] → [`super::Hits`].
+    pub const SEARCH: &str = "recall.search";
+    /// The past in order: [`super::TimelineParams`] → [`super::Hits`].
+    pub const TIMELINE: &str = "recall.timeline";
+    /// The conversations that touched a file: [`super::WhyParams`] → [`super::WhyReply`].
+    pub const WHY: &str = "recall.why";
+    /// One event in full: [`super::ShowParams`] → [`super::ShowReply`].
+    pub const SHOW: &str = "recall.show";
 }
 
 /// Params of `hello`: who the client is.
