@@ -21,7 +21,7 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use std::ops::Range;
 
 mod lexicon;
-use lexicon::{attributes, introduces, quoted_by_what_follows, reporting, source_word};
+use lexicon::{attributes, introduces, joins, own_lead, quoted_by_what_follows, reporting, source_word};
 
 /// Inline code inside a marker is kept (`[REMEMBER: run `make ci` first]`), but it can
 /// neither open nor close one, nor split a goal from its deadline: each span stands in the
@@ -34,6 +34,8 @@ const CLOSE: char = '\u{E001}';
 const BRACKET: char = '\u{E002}';
 /// A `]` written escaped or as an entity: it closes no marker.
 const CLOSING: char = '\u{E003}';
+/// Where inline HTML stood: nothing to read, but not nothing (see [`placed_as_own`]).
+const HTML: char = '\u{E004}';
 
 /// The markdown the agents write (GitHub's): tables, footnotes and struck-out text are read
 /// as what they are.
@@ -84,6 +86,12 @@ pub fn detect(text: &str) -> Intents {
             if quoted_by_what_follows(&blanked[range.end..]) {
                 continue;
             }
+            // A marker on a line of its own (a list item's wrapped line) starts there.
+            let line = u.lines.iter().rev().find(|&&l| l <= range.start).copied().unwrap_or(0);
+            let on_its_line = line > 0 && blanked[line..range.start].trim().is_empty();
+            if !on_its_line && !placed_as_own(&blanked[..range.start]) {
+                continue;
+            }
             found.add(match intent.clone() {
                 Intent::Remember(f, g) => Intent::Remember(restore(&f, &spans), g),
                 Intent::Goal(t, d) => {
@@ -94,6 +102,29 @@ pub fn detect(text: &str) -> Intents {
         }
     }
     found
+}
+
+/// Whether a marker after `before` (its paragraph up to it, the markers before it blanked)
+/// stands where the agent states one: at the start, after a sentence ends or a comma, after
+/// a colon that the agent's own words lead to ([`own_lead`]), or after a word that goes on
+/// into it ([`joins`]). Anything else before it introduces someone else's text: a label
+/// (`stdout: `, `Z pliku: `), a prompt or an arrow (`stderr> `, `Result → `, `+`), an inline
+/// element (`<br>`), a verb in any language (`The hook echoed `, `Der Test schrieb `).
+fn placed_as_own(before: &str) -> bool {
+    let t = before.trim_end();
+    let Some(last) = t.chars().next_back() else { return true };
+    match last {
+        '.' | '!' | '?' | '。' | '！' | '？' | ';' | ',' | '，' | '、' | ')' | '…' => true,
+        ':' | '：' => {
+            let lead = t[..t.len() - last.len_utf8()].trim_end();
+            own_lead(&restore(last_sentence(lead), &[]))
+        }
+        c if c.is_alphanumeric() => {
+            let word = t.rsplit(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
+            joins(word)
+        }
+        _ => false,
+    }
 }
 
 /// `text` with the invisible characters between a `[` and the `:` or `]` after it (where a
@@ -350,6 +381,8 @@ struct Unit {
     /// Byte ranges of `text` that are shown rather than said: link and image text, struck-out
     /// text, inline HTML elements, table rows.
     shown: Vec<Range<usize>>,
+    /// Where its lines start after the first (a line break reads as a space in `text`).
+    lines: Vec<usize>,
     /// What introduces it: the paragraph or item just before, the lists it is in.
     lead: Lead,
 }
@@ -379,7 +412,7 @@ impl Lead {
             // `I ran the script and it printed` (no stop): what follows is what it printed;
             // `Here is the README's content.`, `The file contains the following.`: what
             // follows is the source's.
-            None if ends_with_reporting(t) || (names && introduces(last)) => {
+            None if ends_with_reporting(t) || (names && (introduces(last) || !ends_a_sentence(t))) => {
                 Lead { quotes: true, names, ..Lead::default() }
             }
             None => Lead { names, ..Lead::default() },
@@ -416,9 +449,21 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
     // Open link, image and strike-through spans, and inline elements (with where they close).
     let mut shown_open: Vec<usize> = Vec::new();
     let mut elements_open: Vec<(usize, usize)> = Vec::new();
+    // The HTML block being read is a comment.
+    let mut comment = false;
     let finish = |cur: &mut Option<Unit>, out: &mut Vec<Unit>, last: &mut Option<Lead>, spans: &[String]| {
         if let Some(u) = cur.take() {
-            *last = Some(Lead::of(&restore(&u.text, spans)));
+            // What it says of the next unit: its markers are statements of their own, which
+            // end what stands before them and introduce nothing.
+            let mut said = String::with_capacity(u.text.len());
+            let mut at = 0;
+            for (r, _) in facts::markers(&u.text) {
+                said.push_str(&u.text[at..r.start]);
+                said.push_str(". ");
+                at = r.end;
+            }
+            said.push_str(&u.text[at..]);
+            *last = Some(Lead::of(&restore(&said, spans)));
             out.push(u);
         }
     };
@@ -439,8 +484,10 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
                 | TagEnd::FootnoteDefinition,
             ) => {
                 foreign = foreign.saturating_sub(1);
-                last = None;
+                // An HTML comment (`<!-- begin quote -->`) says what comes next is shown.
+                last = std::mem::take(&mut comment).then_some(Lead { quotes: true, names: true, colon: false });
             }
+            Event::Html(h) if h.trim_start().starts_with("<!--") => comment = true,
             Event::Start(Tag::Heading { .. }) => {
                 finish(&mut cur, &mut out, &mut last, &spans);
                 heading = true;
@@ -473,6 +520,8 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
                 }
             }
             Event::InlineHtml(_) => {
+                // Where markup stands, a sign (a marker right after `<br>` is not stated).
+                unit(&mut cur, heading, &lists, last).text.push(HTML);
                 if let Some(&close) = closes_of.get(&range.start) {
                     let u = unit(&mut cur, heading, &lists, last);
                     elements_open.push((u.text.len(), close));
@@ -488,7 +537,7 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
                 let u = unit(&mut cur, heading, &lists, last);
                 let from = u.text.len();
                 let escaped = t.starts_with(['[', ']']) && escaped_at(text, range.clone());
-                let mut chars = t.chars().filter(|c| !matches!(*c, OPEN | CLOSE | BRACKET | CLOSING));
+                let mut chars = t.chars().filter(|c| !matches!(*c, OPEN | CLOSE | BRACKET | CLOSING | HTML));
                 if escaped {
                     u.text.push(if chars.next() == Some('[') { BRACKET } else { CLOSING });
                 }
@@ -517,6 +566,7 @@ fn units(text: &str) -> (Vec<Unit>, Vec<String>) {
             Event::SoftBreak | Event::HardBreak => {
                 if let Some(u) = cur.as_mut() {
                     u.text.push(' ');
+                    u.lines.push(u.text.len());
                 }
             }
             _ => {}
@@ -714,6 +764,12 @@ fn ends_with_reporting(text: &str) -> bool {
     let line = text.rsplit('\n').next().unwrap_or(text);
     let words: Vec<&str> = line.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     matches!(words.as_slice(), [.., subject, verb] if reporting(subject, verb))
+}
+
+/// Whether `text` ends as a sentence does (a stop, not a label: `From NOTES.md`, `Quoting the
+/// README` introduce what follows them).
+fn ends_a_sentence(text: &str) -> bool {
+    text.trim_end().ends_with(['.', '!', '?', '。', '！', '？', '…', ')'])
 }
 
 /// What ends a sentence.
@@ -1121,7 +1177,7 @@ fn restore(text: &str, spans: &[String]) -> String {
         rest = &after[end + CLOSE.len_utf8()..];
     }
     out.push_str(rest);
-    out.replace(BRACKET, "[").replace(CLOSING, "]")
+    out.replace(BRACKET, "[").replace(CLOSING, "]").replace(HTML, "")
 }
 
 /// The prose of a markdown text as [`detect`] reads it, its units one per line.
@@ -1601,6 +1657,53 @@ mod tests {
         }
     }
 
+    /// Round five's tester: output labels, prompts and arrows, lead-ins without a colon in
+    /// any language, colon lead-ins that are labels, and a lead-in paragraph that names its
+    /// source, before someone else's marker.
+    #[test]
+    fn markers_after_labels_arrows_and_lead_ins_of_any_language_are_not_taken() {
+        for m in ["REMEMBER: q", "DONE: ship release X1", "REMEMBER GLOBAL: g"] {
+            for quoted in [
+                format!("stdout: [{m}]"),
+                format!("stderr> [{m}]"),
+                format!("Result → [{m}]"),
+                format!("Got this back—[{m}]"),
+                format!("+[{m}]"),
+                format!("<br>[{m}]"),
+                format!("The hook echoed [{m}]"),
+                format!("The commit message is [{m}]"),
+                format!("Der Test schrieb [{m}]"),
+                format!("Der Build meldet [{m}]"),
+                format!("Dosyada yazan [{m}]"),
+                format!("उसमें लिखा है [{m}]"),
+                format!("Der Test meldet: [{m}]"),
+                format!("Z pliku: [{m}]"),
+                format!("Quoting the README\n\n[{m}]"),
+                format!("I found this in the issue tracker\n\n[{m}]"),
+                format!("From `NOTES.md`\n\n- [{m}]"),
+                format!("NOTES.md\n\n[{m}]"),
+                format!("<!-- begin quote -->\n[{m}]"),
+                format!("Term\n: [{m}]"),
+            ] {
+                let text = format!("Working on it.\n\n{quoted}\n\nNext I will run tests.");
+                let i = detect(&text);
+                assert!(i.remember.is_empty() && i.done.is_empty(), "{quoted:?}: {i:?}");
+            }
+        }
+        // The agent's own, in the places it writes them.
+        for (own, fact) in [
+            ("Then: [REMEMBER: a1]", "a1"),
+            ("I'll keep this in mind: [REMEMBER: a2]", "a2"),
+            ("Done, and [REMEMBER: a3]", "a3"),
+            ("Fixed it (see the diff). [REMEMBER: a4]", "a4"),
+            ("Noted:\n- [REMEMBER: a5]", "a5"),
+            ("Key takeaways:\n\n- [REMEMBER: a6]", "a6"),
+        ] {
+            let i = detect(own);
+            assert_eq!(i.remember, [(fact.to_string(), false)], "{own:?}");
+        }
+    }
+
     /// Round four's tester: a marker inside math was taken.
     #[test]
     fn markers_in_math_are_shown_and_math_in_a_marker_is_kept() {
@@ -1769,11 +1872,12 @@ mod tests {
     fn generics_and_unclosed_elements_hide_nothing() {
         let i = detect(
             "Returns Vec<String> now. [REMEMBER: parse returns Vec<String>]\n\n<p>\n\n[REMEMBER: after a p]\n\n\
-             A `\\[x]` span and \\\\[REMEMBER: after an escaped backslash]",
+             A `\\[x]` span and, \\\\[REMEMBER: after an escaped backslash]",
         );
         let facts: Vec<&str> = i.remember.iter().map(|(f, _)| f.as_str()).collect();
-        // (Inline HTML is not text: `<String>` reads as an element, as it did before.)
-        assert_eq!(facts, ["parse returns Vec", "after a p", "after an escaped backslash"]);
+        // (Inline HTML is not text: `<String>` reads as an element, as it did before.) A
+        // marker right after a sign is not stated (`\[` here: the backslash escaped).
+        assert_eq!(facts, ["parse returns Vec", "after a p"]);
         let i = detect("[REMEMBER: use \\[brackets\\] and `\\[x]` as written]");
         assert_eq!(i.remember, [("use [brackets] and `\\[x]` as written".to_string(), false)]);
     }
@@ -1807,7 +1911,7 @@ mod tests {
         let i = detect(
             "[REMEMBER: run `cargo test -- --test-threads 1` for the db tests]\n\n\
              [GOAL: make `make ci` green | DEADLINE: `2026-12-01`]\n\n\
-             [DONE: the `a | b]` parser] and `[REMEMBER: inline]` [REMEMBER: forged \u{E000}0\u{E001}]",
+             [DONE: the `a | b]` parser] and `[REMEMBER: inline]`. [REMEMBER: forged \u{E000}0\u{E001}]",
         );
         let facts: Vec<&str> = i.remember.iter().map(|(f, _)| f.as_str()).collect();
         assert_eq!(facts, ["run `cargo test -- --test-threads 1` for the db tests", "forged 0"]);

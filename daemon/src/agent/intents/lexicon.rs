@@ -156,7 +156,21 @@ const REPORTING: &[&str] = &[
     "wants",
     "requests",
     "demands",
+    "echoed",
+    "echoes",
+    "emitted",
+    "logged",
+    "answered",
+    "replied",
+    "responded",
+    "commented",
+    "reported",
+    "reports",
     // German, French, Spanish, Portuguese, Italian.
+    "meldet",
+    "meldete",
+    "schrieb",
+    "zeigte",
     "zeigt",
     "ausgibt",
     "liefert",
@@ -294,6 +308,72 @@ const QUOTATIVES: &[&str] =
 pub(super) fn quoted_by_what_follows(rest: &str) -> bool {
     let rest = rest.trim_start();
     QUOTATIVES.iter().any(|q| rest.starts_with(q))
+}
+
+/// Words before a colon by which the agent introduces its own markers (`Then: [GOAL: …]`,
+/// `Noted:` before a list of them). Any other word before a colon is a label of someone
+/// else's text (`stdout: […]`, `Z pliku: […]`), unless the agent speaks in the first person
+/// ([`FIRST_PERSON`]).
+const OWN_LEADS: &[&str] = &[
+    "then",
+    "next",
+    "note",
+    "notes",
+    "noted",
+    "also",
+    "finally",
+    "so",
+    "ok",
+    "okay",
+    "update",
+    "updated",
+    "summary",
+    "remember",
+    "reminder",
+    "reminders",
+    "facts",
+    "fact",
+    "goal",
+    "goals",
+    "done",
+    "todo",
+    "todos",
+    "plan",
+    "points",
+    "takeaways",
+    "learnings",
+    "decision",
+    "decisions",
+    "keep",
+    "kept",
+    "later",
+    "meanwhile",
+];
+
+/// The first person: a lead-in in the agent's own voice (`I'll keep this in mind:`).
+const FIRST_PERSON: &[&str] = &["i", "i'll", "i've", "i'm", "we", "we'll", "we've", "let", "me", "my", "our", "us"];
+
+/// Whether the words `lead` (what stands before a colon, in its sentence) introduce the
+/// agent's own markers: the last word is one of [`OWN_LEADS`], or the agent speaks in the
+/// first person and names no source.
+pub(super) fn own_lead(lead: &str) -> bool {
+    let words: Vec<&str> =
+        lead.split(|c: char| !(c.is_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+    match words.last() {
+        None => false,
+        Some(last) if is_one_of(OWN_LEADS, last) => true,
+        Some(_) => words.iter().any(|w| is_one_of(FIRST_PERSON, w)) && !words.iter().any(|w| source_word(w)),
+    }
+}
+
+/// Words after which a marker goes on with the agent's own sentence (`As you asked, [A] and
+/// [B]`, `subagent done [REMEMBER: …]`). After any other word, a marker is what that word
+/// introduces (`The hook echoed [DONE: …]`, `Der Test schrieb […]`, `उसमें लिखा है […]`).
+const JOINING: &[&str] = &["and", "also", "then", "plus", "done", "finally", "und", "et", "y", "e", "и", "а также"];
+
+/// Whether `word` (the last before a marker) lets the agent's sentence go on into it.
+pub(super) fn joins(word: &str) -> bool {
+    is_one_of(JOINING, word)
 }
 
 /// Whether `word` is one of `list` (lowercase), whatever its case.
