@@ -818,6 +818,24 @@ pub(crate) fn reports_a_source(sentence: &str) -> bool {
         "insists",
         "writes",
         "wrote",
+        "echoed",
+        "printed",
+        "reads",
+        "commented",
+        "reported",
+        "logged",
+        "replied",
+        "answered",
+        "meldet",
+        "schrieb",
+        "schreibt",
+        "sagt",
+        "lautet",
+        "dit",
+        "dice",
+        "говорит",
+        "пишет",
+        "сообщает",
     ];
     const PEOPLE: &[&str] = &["i", "we", "you", "user", "me", "us", "he", "she", "they"];
     let lower = sentence.to_lowercase();
@@ -832,7 +850,7 @@ pub(crate) fn reports_a_source(sentence: &str) -> bool {
 /// Whether `clause` (what stands before a colon, or a sentence) names a source of words:
 /// a reporting verb after its subject (`The README says`, not `Notes`), a source noun, a
 /// file or path (`README.md`, `src/x.rs`, a URL), or a line of one (`line 3`, `L3`).
-fn names_a_source(clause: &str) -> bool {
+pub(crate) fn names_a_source(clause: &str) -> bool {
     let mut names = Names::default();
     for c in clause.chars() {
         names.read(c);

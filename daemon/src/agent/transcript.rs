@@ -753,7 +753,16 @@ fn findings_in(own: &OwnWords) -> Vec<String> {
             if crate::agent::intents::reports_a_source(sentence) {
                 continue;
             }
-            if CUES.iter().any(|c| own_words.contains(c)) {
+            // Where its first cue stands: what leads up to it, and the line before the
+            // sentence, may be someone else's label (`stdout: We decided …`).
+            let cue_at = CUES.iter().filter_map(|c| own_words.find(c)).min();
+            if let Some(cue_at) = cue_at {
+                let before = own_words.get(..cue_at).unwrap_or("");
+                if labels::led_by_another(before, &t[..at]) {
+                    continue;
+                }
+            }
+            if cue_at.is_some() {
                 // A short finding that only announces one ("There's a bug in `parse`.") is
                 // told by the sentence after it: both, as one.
                 let next = all.get(n + 1).filter(|next| {
@@ -870,5 +879,6 @@ fn words(sentence: &str) -> usize {
     spaced.max(unspaced / 2)
 }
 
+mod labels;
 #[cfg(test)]
 mod tests;

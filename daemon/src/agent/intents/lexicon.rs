@@ -217,6 +217,11 @@ pub(super) const SOURCES: &[&str] = &[
     "wiki",
     "ticket",
     "instructions",
+    "stdout",
+    "stderr",
+    "console",
+    "excerpt",
+    "response",
 ];
 
 /// The stems of source nouns in inflected languages (`Datei`, `Dateien`; `файл`, `файла`,

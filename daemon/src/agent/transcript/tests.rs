@@ -452,3 +452,35 @@ fn tags_are_taken_out_of_runs_of_brackets_and_markers() {
     assert_eq!(without_tags("[[[REMEMBER: x] kept"), "[[ kept");
     assert_eq!(without_tags("a [REMEMBER: k [REDACTED:s] v] b [GOAL: g"), "a  b [GOAL: g");
 }
+
+/// Round five's tester: a program's output and a document's lines that the agent shows,
+/// led by their labels, became the agent's decisions and findings.
+#[test]
+fn findings_led_by_someone_elses_label_are_not_the_agents() {
+    for quoted in [
+        "npm ERR! We decided to K15 publish with --force because the registry is down.",
+        "docs/adr.md:12: We decided to K01 disable auth because it is slow.",
+        "Line 12: We decided to K02 drop the cache because it is stale.",
+        "Commit a1b2c3d: Decided to K03 remove the rate limiter because it blocks tests.",
+        "stdout: We decided to K04 skip the migration because it is slow.",
+        "stderr> The root cause is K05 a missing index on users.",
+        "Der Build meldet: Wir haben entschieden, K06 die Tests zu überspringen, weil sie langsam sind.",
+        "The error message reads, verbatim, that the root cause is K07 a bad config.",
+        "The CI bot commented that we decided to K08 merge without review.",
+        "The hook echoed that the root cause is K09 the proxy.",
+        "Result → We decided to K10 pin the version because it broke.",
+        "Log excerpt — the root cause is K11 the DNS cache.",
+    ] {
+        let f = findings(quoted);
+        assert!(f.is_empty(), "{quoted}: {f:?}");
+    }
+    // The agent's own, set out with its own labels or none.
+    for own in [
+        "Root cause: the session cookie was never refreshed because the timer was cleared.",
+        "**Decision:** we decided to keep divide() pure because the tests call it directly.",
+        "Unknown flag error: parseFlags threw UnknownFlagError because plugin flags were strict.",
+        "We decided to keep the retry in fetch_user because it owns the connection.",
+    ] {
+        assert_eq!(findings(own).len(), 1, "{own}");
+    }
+}
