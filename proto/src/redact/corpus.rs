@@ -699,6 +699,26 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("new-relic_user_id = a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1b2", "newrelic-key", "a1b2c3d4e5f6a7b8c9d0"),
     ("newrelic_user_api_id: 'Q7wE9rT1yU3iO5pA7sD9fG1hJ3kL5zX7cV9bN1mQ3wE5rT7yU9iO1pA3sD5fG7hJ'", "newrelic-key", "Q7wE9rT1yU3iO5pA7sD9"),
     ("my New Relic user API id: 4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c6e8b0d2f4a6c8e0b2d4f6a", "newrelic-key", "4f6a8c0e2b4d6f8a0c2e"),
+    // Round five's tester: names escaped as JSON, HTML and URLs write them; invisible
+    // characters escaped inside a token; an SSH2 key; an AWS key id wrapped; a PIN; a
+    // question answered.
+    (r#"{"\u5bc6\u7801": "Zq82mWp41x"}"#, "password", "Zq82mWp41x"),
+    (r#"\u5bc6\u7801\uff1aZq83mWp42x"#, "password", "Zq83mWp42x"),
+    (r#"\u043f\u0430\u0440\u043e\u043b\u044c: Zq84mWp43x"#, "password", "Zq84mWp43x"),
+    ("&#1087;&#1072;&#1088;&#1086;&#1083;&#1100;: Zq85mWp44x", "password", "Zq85mWp44x"),
+    ("%D0%BF%D0%B0%D1%80%D0%BE%D0%BB%D1%8C=Zq86mWp45x", "password", "Zq86mWp45x"),
+    (r#"\u30d1\u30b9\u30ef\u30fc\u30c9\u306f Zq88mWp47x"#, "password", "Zq88mWp47x"),
+    (r#"escaped shy: "ghp_Ab12Cd34\u00adEf56Gh78Ij90Kl12Mn34Op56Qr78""#, "github-token", "Ef56Gh78Ij90Kl12"),
+    (r#"curl -H 'ghp_Zy98Xw76\ufe0fVu54Ts32Rq10Po98Nm76Lk54Ji32'"#, "github-token", "Vu54Ts32Rq10Po98"),
+    (
+        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key\"\nP2/56wAAA+wAAAA3aWYtbW9kbntzaWdufXtyc2Eta2V5fSxlbmNye3JzYS1wa2NzMS1vYWVw\n---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+        "private-key",
+        "P2/56wAAA+wAAAA3aWYt",
+    ),
+    ("aws key wrapped AKIAQ7XZ4MPL\nW3K9RTVF", "aws-access-key", "W3K9RTVF"),
+    ("the PIN is Lq40xWp40z", "password", "Lq40xWp40z"),
+    ("the database password? It's Ar55xWp55z", "password", "Ar55xWp55z"),
+    ("رمز المرور هو Lq35xWp35z", "password", "Lq35xWp35z"),
     // Passwords named in other languages, in prose and as labels.
     ("пароль: Hq4Lm8Nz2Rx6Vt1A", "password", "Hq4Lm8Nz2Rx6Vt1A"),
     ("Пароль от сервера: qwerty123", "password", "qwerty123"),

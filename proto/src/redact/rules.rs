@@ -166,6 +166,7 @@ pub(super) const INTL_PASSWORD_WORDS: &[&str] = &[
     "পাসওয়ার্ড",
     "கடவுச்சொல்",
     r"كلمة\s+(?:المرور|السر)",
+    r"رمز\s+المرور",
     r"رمز\s+عبور",
     "گذرواژه",
     "पासवर्ड",
@@ -176,7 +177,8 @@ pub(super) const INTL_PASSWORD_JOINED: &[&str] =
     &["密码", "密碼", "口令", "パスワード", "暗証番号", "パスコード", "비밀번호", "암호", "패스워드", "รหัสผ่าน"];
 
 /// The prefilter's words for the two lists above (one of which every match holds).
-pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 55] = [
+pub(super) const INTL_PASSWORD_KEYWORDS: [&str; 56] = [
+    "رمز المرور",
     "парол",
     "лозинк",
     "lozink",
@@ -260,6 +262,16 @@ pub(super) fn built_in() -> Vec<Spec> {
             "private-key",
             r"(?s)-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|\z)",
             &["-----begin"],
+            None,
+        ),
+        // A PIN, in capitals as one writes it ("the PIN is 4921", "PIN: 4921"); lowercase
+        // `pin` is a dependency's (`pin of X to 1.2.3`).
+        spec("password", r"\bPIN(?:\s+code)?(?:\s+(?:is|was|=)|\s*[:=])\s+(?P<s>[A-Za-z0-9]{4,64})\b", &["pin"], None),
+        // The SSH2 / RFC 4716 form (ssh.com, PuTTYgen's export): four dashes and spaces.
+        spec(
+            "private-key",
+            r"(?s)---- BEGIN[ A-Z0-9_-]*PRIVATE KEY ----.*?(?:---- END[ A-Z0-9_-]*PRIVATE KEY ----|\z)",
+            &["---- begin"],
             None,
         ),
         spec(
@@ -1172,7 +1184,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\s+(?:[(\[]\s*)?(?P<verb>(?:is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\??\s+(?:[(\[]\s*)?(?P<verb>(?:it's|it’s|it\s+is|is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
@@ -1207,7 +1219,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         spec(
             "password",
             format!(
-                r#"(?i){name}(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|(?:[ \t]+[^\s:：=]{{1,20}}){{0,2}}?[ \t]+(?:is|ist|lautet|war|es|era|est|é|è|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι|היא|הוא|ni|yra)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
+                r#"(?i){name}["']?(?:(?:[ \t]+[^\s:：=]{{1,30}}){{0,6}}?[ \t]*[:：=][ \t]*|[ \t]*(?:是|为|為|は|が|는|은|이|란|คือ)[ \t]*[:：]?[ \t]*|(?:[ \t]+[^\s:：=]{{1,20}}){{0,2}}?[ \t]+(?:is|ist|lautet|war|es|era|est|é|è|это|был|была|было|jest|to|je|er|är|on|olarak|adalah|ialah|là|είναι|היא|הוא|ni|yra)[ \t]*[:：]?[ \t]+|[ \t]*[—–][ \t]*|[ \t]+)(?:\*{{1,3}}|~~)?(?:"(?P<q>[^"\s]{{4,100}})"|'(?P<q2>[^'\s]{{4,100}})'|`(?P<q3>[^`\s]{{4,100}})`|“(?P<q4>[^”\s]{{4,100}})”|‘(?P<q5>[^’\s]{{4,100}})’|「(?P<q6>[^」\s]{{4,100}})」|『(?P<q7>[^』\s]{{4,100}})』|«(?P<q8>[^»\s]{{4,100}})»|„(?P<q9>[^“”\s]{{4,100}})[“”]|(?P<b>[!#-&(-;=?-_a-~]{{4,}}))"#,
                 name = intl_name,
             ),
             &INTL_PASSWORD_KEYWORDS,

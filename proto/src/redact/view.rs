@@ -137,6 +137,17 @@ impl Small {
         true
     }
 
+    /// Adds `c`, whatever it is; false when full.
+    fn push_any(&mut self, c: char) -> bool {
+        let n = c.len_utf8();
+        if self.len + n > self.buf.len() {
+            return false;
+        }
+        c.encode_utf8(&mut self.buf[self.len..self.len + n]);
+        self.len += n;
+        true
+    }
+
     fn as_str(&self) -> &str {
         std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
     }
@@ -357,19 +368,56 @@ fn fold(c: char) -> Fold {
     }
 }
 
-/// What a decoded escape stands for, if it is a token's character (an ASCII letter or
-/// digit, `_`, `-`, `.`, or a character that reads as one).
+/// What a decoded escape stands for: a token's character (an ASCII letter or digit, `_`,
+/// `-`, `.`, or a character that reads as one); a letter of any script (`\u5bc6\u7801`,
+/// `&#1087;…`: a password's name in Chinese or Russian, escaped as JSON or HTML writes it),
+/// or the full-width colon and equals sign that follow such a name; nothing for an invisible
+/// character (`ghp_…\u00ad…`: a soft hyphen escaped inside a token).
 fn escaped(c: char) -> Option<Small> {
     let mut s = Small::new();
     if c.is_ascii() {
         s.push(c);
-    } else {
-        match fold(c) {
-            Fold::Strong(f) | Fold::Weak(f) => s = f,
-            _ => return None,
+        return (s.tokenish() || c == '.').then_some(s);
+    }
+    if crate::printable::is_invisible(c) || is_combining_mark(c) {
+        return Some(s);
+    }
+    match fold(c) {
+        Fold::Strong(f) | Fold::Weak(f) if f.len == 1 && (f.tokenish() || f.buf[0] == b'.') => Some(f),
+        _ if c.is_alphanumeric() || matches!(c, '：' | '＝') => s.push_any(c).then_some(s),
+        _ => None,
+    }
+}
+
+/// Whether the character before `from` or after `to` (an escape's bounds in `text`), as
+/// written or escaped in turn, is an ASCII letter or digit.
+fn next_to_latin(text: &str, from: usize, to: usize) -> bool {
+    let latin = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    let after = escape_at(text, to).map(|(c, _)| c).or_else(|| text[to..].chars().next());
+    latin(after) || latin(before_escape(text, from))
+}
+
+/// The character that ends just before `at`: an escape's (`\uXXXX`, `&#…;`, `%XX`) when
+/// one ends there, else the one written.
+fn before_escape(text: &str, at: usize) -> Option<char> {
+    let head = &text[..at];
+    for back in [6, 4, 3] {
+        if let Some(start) = at.checked_sub(back).filter(|&s| head.is_char_boundary(s)) {
+            if let Some((c, end)) = escape_at(text, start) {
+                if end == at {
+                    return Some(c);
+                }
+            }
         }
     }
-    (s.len == 1 && (s.tokenish() || s.buf[0] == b'.')).then_some(s)
+    if let Some(amp) = head.rfind("&#").filter(|&k| at - k <= 10 && head.ends_with(';')) {
+        if let Some((c, end)) = escape_at(text, amp) {
+            if end == at {
+                return Some(c);
+            }
+        }
+    }
+    head.chars().next_back()
 }
 
 /// The characters of a token, for the runs that glue and wraps join.
@@ -717,12 +765,14 @@ impl<'a> Scanner<'a> {
             k += 1;
         }
         let right = b[k..].iter().take(MAX_RUN).take_while(|&&c| token_byte(c)).count();
-        if right < 4 || self.run + right < 24 {
-            return None;
-        }
         // What meets at the break decides (a bounded part of each side: the check stays
         // linear however many lines a run goes on for).
         let left = self.last_run(i);
+        // An AWS access key id (`AKIA` and 16) is shorter than the runs joined otherwise.
+        let aws = ["AKIA", "ASIA", "AIDA", "AROA", "AGPA", "ANPA", "ANVA", "AIPA"].iter().any(|p| left.starts_with(p));
+        if right < 4 || self.run + right < if aws { 20 } else { 24 } {
+            return None;
+        }
         let left = &left[left.len().saturating_sub(WRAP_LOOK)..];
         let mut joined = String::with_capacity(2 * WRAP_LOOK);
         joined.push_str(left);
@@ -739,7 +789,16 @@ impl<'a> Scanner<'a> {
     fn escape(&mut self, i: usize) -> Option<usize> {
         let slashes = self.text.as_bytes()[i..].iter().take_while(|&&c| c == b'\\').count();
         let (c, end) = escape_at(self.text, i + slashes.saturating_sub(1))?;
-        let s = escaped(c)?;
+        // A Cyrillic or Greek letter among letters of its own script is a word of that
+        // language (`\u043f\u0430\u0440\u043e\u043b\u044c`: "password"), read as written; next
+        // to a Latin letter or digit, a look-alike (`\u0410KIA…`).
+        let s = if basic_letter(c) && !next_to_latin(self.text, i, end) {
+            let mut s = Small::new();
+            s.push_any(c);
+            s
+        } else {
+            escaped(c)?
+        };
         self.changed();
         self.emit(s.as_str(), i..end);
         Some(end)
