@@ -61,14 +61,17 @@ pub fn owned_by_another(root: &std::path::Path) -> Option<String> {
         // co-user who made `.claude/` in this user's repository could replace what ccmem
         // writes in it.
         let root_owner = std::fs::metadata(root).ok()?.uid();
-        let inner = [root.join(".claude"), root.join(".claude/memory")];
+        // `.git` too: git itself refuses a repository whose `.git` another user owns
+        // (safe.directory), and ccmem could not keep its files out of that user's commits.
+        let inner = [root.join(".git"), root.join(".claude"), root.join(".claude/memory")];
         let (dir, owner) = std::iter::once((root.to_path_buf(), root_owner))
             .chain(inner.into_iter().filter_map(|d| std::fs::symlink_metadata(&d).ok().map(|m| (d, m.uid()))))
             .find(|(_, uid)| *uid != me)?;
         let what = if dir == root {
-            "a repository another user owns"
+            "a repository another user owns".to_string()
         } else {
-            "a repository whose `.claude` another user owns"
+            let name = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
+            format!("a repository whose `{name}` another user owns")
         };
         Some(format!(
             "{} is owned by uid {owner}, not by you (uid {me}): ccmem leaves {what} alone, as git's safe.directory does",
