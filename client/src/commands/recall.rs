@@ -79,8 +79,7 @@ pub(super) fn timeline(
             let agent = h.agent.as_deref().unwrap_or("agent");
             out.push_str(&format!("  ── {agent} · {}\n", short(conversation.unwrap_or(""))));
         }
-        let folded = if h.folded > 0 { format!(" (×{})", h.folded + 1) } else { String::new() };
-        out.push_str(&format!("  {time}  {:<10} {}{folded}   #{}\n", h.kind, h.snippet, h.seq));
+        out.push_str(&format!("  {time}  {:<10} {}{}   #{}\n", h.kind, h.snippet, folded(h), h.seq));
     }
     print!("{out}");
     Ok(())
@@ -151,8 +150,7 @@ pub(crate) fn for_agent(r: &api::Hits, none: &str) -> String {
     let mut out = String::new();
     for h in &r.hits {
         let (day, time) = day_and_time(&h.at);
-        let folded = if h.folded > 0 { format!(" (×{})", h.folded + 1) } else { String::new() };
-        out.push_str(&format!("#{} {day} {time} {}: {}{folded}\n", h.seq, h.kind, h.snippet));
+        out.push_str(&format!("#{} {day} {time} {}: {}{}\n", h.seq, h.kind, h.snippet, folded(h)));
     }
     if r.more {
         out.push_str("(more: narrow by kinds or since)\n");
@@ -229,6 +227,15 @@ fn hit_lines(h: &Hit, marks: &Marks, every_project: bool) -> String {
         out.push_str(&format!("    ↳ {cmd}\n"));
     }
     out
+}
+
+/// What a step folds: a file edited again (`×3`), more of the same kind (`+4 more`).
+fn folded(h: &Hit) -> String {
+    match (h.folded, h.kind.as_str()) {
+        (0, _) => String::new(),
+        (n, "file") => format!(" (×{})", n + 1),
+        (n, _) => format!(" (+{n} more)"),
+    }
 }
 
 /// The agent and conversation of a hit (its session without one).

@@ -314,6 +314,7 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
         let mut grams_insert = tx.prepare_cached("INSERT INTO events_cjk(rowid, grams) VALUES (?1, ?2)")?;
+        let mut words_insert = tx.prepare_cached("INSERT INTO events_fts(rowid, text, tags) VALUES (?1, ?2, ?3)")?;
         let mut newest = tx.prepare_cached("SELECT coalesce(max(seq), 0) FROM events WHERE session = ?1")?;
         let mut last_of = |session: i64, last: &mut HashMap<i64, i64>| -> rusqlite::Result<i64> {
             match last.get(&session) {
@@ -328,6 +329,9 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
                         let session = session_id(&tx, ids, &r.e.root, &r.e.root_name, &r.e.session, r.e.at_ms)?;
                         insert_event(&mut insert, session, r)?;
                         let seq = tx.last_insert_rowid();
+                        let project = ids.projects.get(&r.e.root).copied().unwrap_or(0);
+                        let tags = super::schema::tags(project, r.e.kind, r.e.agent.as_deref());
+                        words_insert.execute(params![seq, r.e.text, tags])?;
                         if let Some(grams) = &r.grams {
                             grams_insert.execute(params![seq, grams])?;
                         }

@@ -9,6 +9,8 @@ use crate::journal::grams;
 pub struct Query {
     /// FTS5 queries for `events_fts` and `events_cjk`: every term must match.
     pub words: Option<String>,
+    /// Any of the words (two or more were given): asked when no event holds them all.
+    pub any_words: Option<String>,
     pub runs: Option<String>,
     /// What must not match (`-word`).
     pub not_words: Option<String>,
@@ -71,6 +73,9 @@ pub fn parse(typed: &str) -> Result<Query, String> {
         });
     }
     let join = |v: Vec<String>, op: &str| (!v.is_empty()).then(|| v.join(op));
+    if words.len() > 1 && runs.is_empty() {
+        q.any_words = Some(words.join(" OR "));
+    }
     q.words = join(words, " AND ");
     q.runs = join(runs, " AND ");
     q.not_words = join(not_words, " OR ");

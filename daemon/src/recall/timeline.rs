@@ -121,6 +121,17 @@ impl Story {
                 None => return,
             },
             "precompact" | "context" | "tool" | "other" => return,
+            // The findings of one read of a transcript come together: one step, the first
+            // of them told (`recall.show` and a search give the rest).
+            "decision" => {
+                if let Some(last) = self.steps.last_mut() {
+                    if last.kind == "decision" && last.conversation == e.conversation {
+                        last.folded += 1;
+                        return;
+                    }
+                }
+                snippet::first_line(&e.text, LINE)
+            }
             "compacted" => format!("compacted: {}", snippet::first_line(&e.text, LINE)),
             _ => snippet::first_line(&e.text, LINE),
         };
