@@ -51,6 +51,7 @@ pub fn ended_context(ctx: &Services, root: &Path, global_facts: &[String], budge
         memories: &[],
         repo_memories: &[],
         now,
+        past: ctx.journal.is_open(),
     };
     ContextReply { context: context::build(&input, budget), conversation_id }
 }
@@ -115,6 +116,7 @@ impl Project {
                 memories: &memories,
                 repo_memories: &repo_memories,
                 now,
+                past: self.ctx.journal.is_open() && (s.previous.is_some() || s.conversations.len() > 1),
             },
             budget.unwrap_or_else(|| self.context_budget()),
         );

@@ -51,6 +51,9 @@ pub struct Input<'a> {
     pub repo_memories: &'a [String],
     /// Now, for ages ("2 h ago").
     pub now: DateTime<Utc>,
+    /// The project has a past beyond what this context carries (earlier sessions, other
+    /// conversations), and a journal to search it in.
+    pub past: bool,
 }
 
 /// The share of the budget kept for goals, facts and memories, so that a long session
@@ -212,6 +215,13 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
         head.push(format!("Latest prompt: {}", one_line(&c.command)));
     }
     head.push(state_line(&work, s));
+    if i.past {
+        head.push(
+            "Earlier sessions and conversations can be searched (decisions, failures and fixes, why a file changed): \
+             the MCP tools `history_search`, `history_timeline`, `history_show`, or `ccmemctl search WORDS`."
+                .into(),
+        );
+    }
     // Git's state is a section of its own, after the work: a tight budget keeps the todos
     // and failures rather than it.
     let git_line = (s.git.branch != "unknown" && previous.is_none()).then(|| {
@@ -433,6 +443,7 @@ pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
         memories: &[],
         repo_memories: &[],
         now,
+        past: false,
     };
     let own = [
         repository::TITLE,

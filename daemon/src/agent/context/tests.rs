@@ -14,6 +14,7 @@ fn plain<'a>(s: &'a Session, memory: &'a Facts, now: DateTime<Utc>) -> Input<'a>
         memories: &[],
         repo_memories: &[],
         now,
+        past: false,
     }
 }
 
@@ -71,6 +72,7 @@ fn goals_facts_and_memories_keep_their_share_of_a_crowded_budget() {
         memories: &memories,
         repo_memories: &[],
         now: chrono::Utc::now(),
+        past: false,
     };
     for budget in [1000, DEFAULT_BUDGET, MAX_BUDGET] {
         let c = build(&input, budget);
@@ -101,6 +103,7 @@ fn most_important_first_and_within_budget() {
         memories: &[],
         repo_memories: &[],
         now: chrono::Utc::now(),
+        past: false,
     };
     for budget in [200, 800, 2000, DEFAULT_BUDGET, 50_000] {
         let c = build(&input, budget);
@@ -158,6 +161,7 @@ fn empty_sections_are_left_out_and_compaction_is_stressed() {
             memories: &[],
             repo_memories: &[],
             now: chrono::Utc::now(),
+            past: false,
         },
         DEFAULT_BUDGET,
     );
@@ -439,4 +443,16 @@ fn a_handoffs_task_is_the_work_not_the_word_that_resumed_it() {
     ] {
         assert_eq!(super::resumes_only(prompt), only, "{prompt}");
     }
+}
+
+/// A project with a past beyond the context says, in one line, how to ask it.
+#[test]
+fn a_project_with_a_past_says_how_to_search_it() {
+    let s = rich_session();
+    let memory = Facts::default();
+    let now = chrono::Utc::now();
+    let without = build(&plain(&s, &memory, now), 6000);
+    assert!(!without.contains("history_search"), "{without}");
+    let with = build(&Input { past: true, ..plain(&s, &memory, now) }, 6000);
+    assert!(with.contains("`history_search`") && with.contains("`ccmemctl search WORDS`"), "{with}");
 }
