@@ -11,10 +11,7 @@ pub(super) fn search(ctx: &Ctx, query: &str, scope: cli::RecallScope, limit: usi
     let params = api::SearchParams { query: query.to_string(), scope: scope_of(scope, limit)? };
     let r: api::Hits = with_daemon(ctx, |c, _| c.call(method::SEARCH, &params))?;
     if ctx.json {
-        // One object per line, as tools read them.
-        for h in &r.hits {
-            println!("{}", serde_json::to_string(h).unwrap_or_default());
-        }
+        json_lines(&r);
         return Ok(());
     }
     if r.hits.is_empty() {
@@ -53,9 +50,7 @@ pub(super) fn timeline(
     let params = api::TimelineParams { scope: scope_of(scope, limit)?, full };
     let r: api::Hits = with_daemon(ctx, |c, _| c.call(method::TIMELINE, &params))?;
     if ctx.json {
-        for h in &r.hits {
-            println!("{}", serde_json::to_string(h).unwrap_or_default());
-        }
+        json_lines(&r);
         return Ok(());
     }
     if r.hits.is_empty() {
@@ -83,6 +78,13 @@ pub(super) fn timeline(
     }
     print!("{out}");
     Ok(())
+}
+
+/// Hits or steps with `--json`: one object per line, as tools read them.
+fn json_lines(r: &api::Hits) {
+    for h in &r.hits {
+        println!("{}", serde_json::to_string(h).unwrap_or_default());
+    }
 }
 
 /// `ccmemctl why FILE[:LINE]`.

@@ -110,11 +110,16 @@ END;
 
 /// The tags an event is indexed with (see [`V5`]): its project's row, its kind, its agent.
 pub fn tags(project: i64, kind: &str, agent: Option<&str>) -> String {
-    let word = |s: &str| s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase();
+    let word = tag_word;
     match agent {
         Some(a) => format!("p{project} k{} a{}", word(kind), word(a)),
         None => format!("p{project} k{}", word(kind)),
     }
+}
+
+/// A kind's or an agent's name as a tag's word: its ASCII letters and digits, lowercase.
+pub fn tag_word(name: &str) -> String {
+    name.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase()
 }
 
 /// Why a database cannot be used as it is.

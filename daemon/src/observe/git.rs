@@ -482,6 +482,18 @@ u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
         assert_eq!(s, ActivitySummary::default());
     }
 
+    /// Runs git in `dir` as a test sets a repository up (a user, no signing); it must succeed.
+    fn run_git(dir: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.email=t@e", "-c", "user.name=T", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    }
+
     /// Round four's tester: a committed-looking `core.worktree` made the git line describe
     /// another directory.
     #[test]
@@ -490,16 +502,7 @@ u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
         let (root, elsewhere) = (tmp.path().join("project"), tmp.path().join("elsewhere"));
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(&elsewhere).unwrap();
-        let git = |dir: &Path, args: &[&str]| {
-            let ok = std::process::Command::new("git")
-                .arg("-C")
-                .arg(dir)
-                .args(["-c", "user.email=t@e", "-c", "user.name=T", "-c", "commit.gpgsign=false"])
-                .args(args)
-                .output()
-                .is_ok_and(|o| o.status.success());
-            assert!(ok, "git {args:?}");
-        };
+        let git = run_git;
         git(&root, &["init", "-q", "-b", "main"]);
         std::fs::write(root.join("a.txt"), "a\n").unwrap();
         git(&root, &["add", "."]);
@@ -517,16 +520,7 @@ u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
     fn new_files_git_does_not_track_yet_count_as_added_lines() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
-        let run = |args: &[&str]| {
-            let ok = std::process::Command::new("git")
-                .arg("-C")
-                .arg(root)
-                .args(["-c", "user.email=t@e", "-c", "user.name=T", "-c", "commit.gpgsign=false"])
-                .args(args)
-                .output()
-                .is_ok_and(|o| o.status.success());
-            assert!(ok, "git {args:?}");
-        };
+        let run = |args: &[&str]| run_git(root, args);
         run(&["init", "-q"]);
         std::fs::write(root.join("old.rs"), "a\nb\nc\n").unwrap();
         std::fs::write(root.join(".gitignore"), "ignored.rs\n").unwrap();

@@ -78,7 +78,7 @@ impl Event {
 }
 
 /// `ms` since the epoch, ISO 8601.
-fn iso(ms: i64) -> String {
+pub fn iso(ms: i64) -> String {
     chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms).map(crate::clock::iso).unwrap_or_default()
 }
 

@@ -85,7 +85,7 @@ fn tags(conn: &Connection, filter: &Filter) -> rusqlite::Result<Option<String>> 
         let tags: Vec<String> = names.into_iter().map(|n| format!("{prefix}{n}")).collect();
         format!(" AND tags : ({})", tags.join(" OR "))
     };
-    let word = |s: &str| s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase();
+    let word = crate::journal::schema::tag_word;
     if !filter.kinds.is_empty() {
         out.push_str(&any("k", filter.kinds.iter().map(|k| word(k)).collect()));
     }

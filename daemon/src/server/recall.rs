@@ -53,7 +53,7 @@ pub async fn why(name: &str, p: api::WhyParams, shared: &Arc<Shared>) -> Result<
         let touches = recall::why(c, &r, &f, limit)?;
         let commit = match commit {
             Some((hash, subject, at_ms)) => {
-                let mut commit = Commit { hash, subject, at: iso(at_ms), session: None };
+                let mut commit = Commit { hash, subject, at: recall::iso(at_ms), session: None };
                 recall::session_at(c, &r, &mut commit, at_ms)?;
                 Some(commit)
             }
@@ -129,8 +129,4 @@ async fn ask<T: Send + 'static>(
 fn relative(root: &Path, file: &Path) -> Option<String> {
     let lexical = crate::observe::cmdline::lexical(file);
     crate::text::relative(root, &lexical.to_string_lossy()).ok().filter(|r| !r.is_empty() && !r.starts_with(".."))
-}
-
-fn iso(ms: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms).map(crate::clock::iso).unwrap_or_default()
 }
