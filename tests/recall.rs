@@ -294,3 +294,70 @@ fn bad_questions_get_clear_answers() {
     cmd.current_dir(&root);
     assert_ok(&cmd.output().expect("ccmemctl"), "search with FTS5 syntax");
 }
+
+/// Round six's tester: `why FILE:LINE` ran the repository's textconv program (git blame);
+/// an agent's shell read other projects' past; a conversation's short id, a huge `--since`,
+/// a line 0 were not understood.
+#[test]
+fn recall_runs_nothing_of_the_repository_and_keeps_agents_to_their_project() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let other = repo(&env, "other");
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    git(&root, &["add", "a.txt"]);
+    git(&root, &["-c", "user.email=t@e", "-c", "user.name=T", "commit", "-qm", "add a"]);
+    let pwned = env.path().join("PWN");
+    git(&root, &["config", "diff.evil.textconv", &format!("sh -c 'id > {}; cat \"$0\"'", pwned.display())]);
+    std::fs::write(root.join(".gitattributes"), "a.txt diff=evil\n").unwrap();
+    converse(&env, &root, "2d984148-aaaa-bbbb-cccc-000000000001", "fix the parser in a.txt", "Fixed the parser.");
+    converse(&env, &other, "c-other", "the merger with Acme closes friday", "Noted.");
+
+    let out = env.ctl(&["--json", "why", "a.txt:1", "--project", root.to_str().unwrap()]);
+    assert_ok(&out, "why");
+    assert!(!pwned.exists(), "git blame ran the repository's textconv");
+    let why: Value = serde_json::from_slice(&out.stdout).expect("why --json");
+    assert_eq!(why["commit"]["subject"], "add a", "{why:#}");
+
+    // A conversation by the start of its id, as hits show it.
+    let steps = json_lines(&env, &root, &["timeline", "--session", "2d984148"]);
+    assert!(steps.iter().any(|s| s["kind"] == "prompt"), "{steps:#?}");
+    let mut cmd = env.ctl_cmd(&["search", "x", "--session", "nosuch"]);
+    cmd.current_dir(&root);
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success() && text(&out.stderr).contains("no session or conversation"), "{}", text(&out.stderr));
+    for args in [&["search", "x", "--since", "99999999d"][..], &["why", "a.txt:0"], &["search", "x", "-n", "0"]] {
+        let mut cmd = env.ctl_cmd(args);
+        cmd.current_dir(&root);
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(if args[0] == "search" && args[2] == "-n" { 2 } else { 1 }),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(!text(&out.stderr).contains("panicked"), "{args:?}: {}", text(&out.stderr));
+    }
+
+    // An agent's shell (its marker set): its own project, not the others'.
+    let as_agent = |args: &[&str]| {
+        let mut cmd = env.ctl_cmd(args);
+        cmd.current_dir(&root).env("CLAUDECODE", "1");
+        cmd.output().unwrap()
+    };
+    assert_ok(&as_agent(&["search", "parser"]), "its own project");
+    for args in [&["search", "merger", "--all"][..], &["search", "merger", "--project", other.to_str().unwrap()]] {
+        let out = as_agent(args);
+        assert!(
+            !out.status.success() && text(&out.stderr).contains("for you to read"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(!text(&out.stdout).contains("Acme"));
+    }
+    let theirs = json_lines(&env, &other, &["search", "merger"]);
+    let seq = theirs[0]["seq"].to_string();
+    let out = as_agent(&["show", &seq]);
+    assert!(!out.status.success() && !text(&out.stdout).contains("Acme"), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains(&format!("there is no event {seq}")), "{}", text(&out.stderr));
+}

@@ -58,6 +58,19 @@ pub fn require(what: &str) -> Result<(), String> {
     }
 }
 
+/// Refuses, when an agent runs this process, reading the past of a project other than the
+/// one it works in (`what`): another project's prompts and decisions are the user's, and a
+/// repository's text could ask the agent for them. (The agent's MCP tools read its own
+/// project's past only.)
+pub fn require_own_project(what: &str) -> Result<(), String> {
+    match agent_here() {
+        Some(why) => Err(format!(
+            "{what} reads the past of other projects than the one the agent works in, which is for you to read, not an agent ({why}). Run it in a terminal of your own; in its project, an agent searches with `ccmemctl search WORDS` or the MCP history tools"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// An agent's program among this process's ancestors (Linux: read from `/proc`).
 #[cfg(target_os = "linux")]
 fn agent_ancestor() -> Option<String> {

@@ -272,8 +272,8 @@ pub enum Command {
         query: Vec<String>,
         #[command(flatten)]
         scope: RecallScope,
-        /// Hits at most
-        #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+        /// Hits at most (1 to 200)
+        #[arg(long, short = 'n', value_name = "N", default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=200))]
         limit: usize,
     },
     /// A session, or a span of the project's past, as a story in time order
@@ -289,8 +289,8 @@ pub enum Command {
         /// Every event as it is, none folded or left out
         #[arg(long)]
         full: bool,
-        /// Steps at most (the newest)
-        #[arg(long, short = 'n', value_name = "N", default_value_t = 200)]
+        /// Steps at most, the newest (1 to 2000)
+        #[arg(long, short = 'n', value_name = "N", default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=2000))]
         limit: usize,
     },
     /// The conversations that touched a file, newest first: the prompt each served, the
@@ -302,8 +302,8 @@ pub enum Command {
         /// The project (default: the file's)
         #[arg(long, value_name = "PATH")]
         project: Option<PathBuf>,
-        /// Conversations at most
-        #[arg(long, short = 'n', value_name = "N", default_value_t = 5)]
+        /// Conversations at most (1 to 50)
+        #[arg(long, short = 'n', value_name = "N", default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=50))]
         limit: usize,
     },
     /// One event in full, by the number a search or a timeline shows (`#1234`)

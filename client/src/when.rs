@@ -3,6 +3,16 @@
 
 use chrono::{DateTime, Duration, Local, NaiveDate, NaiveDateTime, TimeZone, Utc};
 
+/// `typed` as the end of the span it names: a plain date (`2026-11-02`, `yesterday`) is its
+/// day's last millisecond, so that `--until 2026-11-02` holds that day; anything else as
+/// [`parse`] reads it.
+pub fn parse_until(typed: &str, now: DateTime<Utc>) -> Result<i64, String> {
+    let start = parse(typed, now)?;
+    let t = typed.trim().to_lowercase();
+    let whole_day = matches!(t.as_str(), "today" | "yesterday") || NaiveDate::parse_from_str(&t, "%Y-%m-%d").is_ok();
+    Ok(if whole_day { start + 86_400_000 - 1 } else { start })
+}
+
 /// `typed` as milliseconds since the epoch, read against `now`; or why it cannot be read.
 pub fn parse(typed: &str, now: DateTime<Utc>) -> Result<i64, String> {
     let t = typed.trim().to_lowercase();
@@ -31,7 +41,9 @@ pub fn parse(typed: &str, now: DateTime<Utc>) -> Result<i64, String> {
         return local_midnight(d).map(|d| d.timestamp_millis()).ok_or_else(|| bad(typed));
     }
     let ago = while_ago(t).ok_or_else(|| bad(typed))?;
-    Ok((now - ago).timestamp_millis())
+    now.checked_sub_signed(ago)
+        .map(|t| t.timestamp_millis())
+        .ok_or_else(|| format!("{typed:?} is further back than any time ccmem can count"))
 }
 
 /// `2 weeks`, `3d`, `12h`, `1 month`: how long.
@@ -49,7 +61,7 @@ fn while_ago(t: &str) -> Option<Duration> {
         "y" | "yr" | "year" => Duration::days(365),
         _ => return None,
     };
-    per.checked_mul(i32::try_from(n).ok()?)
+    per.checked_mul(i32::try_from(n).ok()?).filter(|d| d.num_days() <= 365 * 1000)
 }
 
 fn bad(typed: &str) -> String {
@@ -76,5 +88,9 @@ mod tests {
         assert!(parse("yesterday", now).unwrap() < now.timestamp_millis());
         assert!(parse("soon", now).unwrap_err().contains("cannot read"));
         assert!(parse("99999999999 years", now).is_err());
+        assert!(parse("99999999d", now).is_err(), "no overflow, a clear error");
+        let day = parse("2026-11-02", now).unwrap();
+        assert_eq!(parse_until("2026-11-02", now), Ok(day + 86_400_000 - 1));
+        assert_eq!(parse_until("3d", now), parse("3d", now));
     }
 }

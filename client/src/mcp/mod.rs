@@ -359,11 +359,9 @@ impl Server {
     #[tool(description = "One event of this project's past in full, by the #id history_search or \
         history_timeline showed, with the events around it if asked.")]
     async fn history_show(&self, Parameters(a): Parameters<ShowArgs>) -> Result<String, String> {
-        let p = api::ShowParams { seq: a.id, around: a.around.unwrap_or(0).min(20) };
+        let p =
+            api::ShowParams { seq: a.id, around: a.around.unwrap_or(0).min(20), project: Some(self.project.clone()) };
         let r: api::ShowReply = self.call(method::SHOW, p).await?;
-        if r.hit.project != self.project {
-            return Err(format!("there is no event #{} in this project's past", a.id));
-        }
         Ok(crate::commands::recall::show_for_agent(&r))
     }
 

@@ -51,29 +51,6 @@ fn command(root: &Path) -> Command {
 /// `-c filter.NAME.clean= …` for every filter driver the repository's own config defines:
 /// with a matching `.gitattributes`, `git diff` and even `git status` would run them. An empty
 /// command turns a driver off. Reading the config runs nothing.
-/// [`filter_overrides`], looked up once for the git calls of one refresh (they come within
-/// a second of each other), not once per call.
-fn cached_overrides(root: &Path) -> Option<Vec<String>> {
-    type Cache = std::collections::HashMap<std::path::PathBuf, (std::time::Instant, Option<Vec<String>>)>;
-    static CACHE: std::sync::Mutex<Option<Cache>> = std::sync::Mutex::new(None);
-    const FRESH: std::time::Duration = std::time::Duration::from_secs(2);
-    let now = std::time::Instant::now();
-    {
-        let guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, v)) = guard.as_ref().and_then(|c| c.get(root)) {
-            if now.duration_since(*at) < FRESH {
-                return v.clone();
-            }
-        }
-    }
-    let v = filter_overrides(root);
-    let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    let cache = guard.get_or_insert_with(Default::default);
-    cache.retain(|_, (at, _)| now.duration_since(*at) < FRESH);
-    cache.insert(root.to_path_buf(), (now, v.clone()));
-    v
-}
-
 /// None when a driver cannot be overridden on the command line (its name holds `=`): git
 /// then does not run for that repository at all.
 fn filter_overrides(root: &Path) -> Option<Vec<String>> {
@@ -191,7 +168,10 @@ fn git_within(root: &Path, args: &[&str], timeout: std::time::Duration) -> Optio
     }
     let mut cmd = command(root);
     cmd.arg("--no-optional-locks").args(["-c", "core.quotepath=off"]).args(NEUTRAL);
-    let overrides = cached_overrides(root)?;
+    // Read for every call, just before it: a driver added to the repository's config after
+    // an older read would run (round six's tester added one between two refreshes, and a
+    // list kept 2 s let it through).
+    let overrides = filter_overrides(root)?;
     cmd.args(overrides).args(args);
     bounded(cmd, root, args, timeout)
 }
@@ -266,7 +246,12 @@ pub fn last_change(root: &Path, rel: &str, line: Option<u32>) -> Option<(String,
     match line {
         Some(n) => {
             let range = format!("{n},{n}");
-            let out = git(root, &["blame", "--porcelain", "--no-ignore-revs-file", "-L", &range, "--", rel])?;
+            // `--no-textconv`: a repository's `diff.<driver>.textconv` is a program blame
+            // would run; HEAD, not the work tree: no filter driver reads the file either.
+            let out = git(
+                root,
+                &["blame", "--porcelain", "--no-textconv", "--no-ignore-revs-file", "-L", &range, "HEAD", "--", rel],
+            )?;
             let out = text(&out);
             let hash = out.split_whitespace().next()?.to_string();
             if hash.bytes().all(|b| b == b'0') {
@@ -277,7 +262,7 @@ pub fn last_change(root: &Path, rel: &str, line: Option<u32>) -> Option<(String,
             Some((hash, crate::text::clean(&field("summary ").unwrap_or_default()), at * 1000))
         }
         None => {
-            let out = git(root, &["log", "-1", "--format=%H%x1f%ct%x1f%s", "--", rel])?;
+            let out = git(root, &["log", "-1", "--no-textconv", "--format=%H%x1f%ct%x1f%s", "--", rel])?;
             let out = text(&out);
             let mut parts = out.splitn(3, '\u{1f}');
             let hash = parts.next()?.to_string();
@@ -507,8 +492,7 @@ u UU N... 100644 100644 100644 100644 e e e conflict.rs\0\
         std::fs::write(root.join("a.txt"), "a\n").unwrap();
         git(&root, &["add", "."]);
         git(&root, &["commit", "-q", "-m", "one"]);
-        // A subdirectory of the work tree is described. (The project's root is asked only
-        // once the config is set: what git's config holds is kept for 2 s.)
+        // A subdirectory of the work tree is described.
         std::fs::create_dir_all(root.join("sub")).unwrap();
         assert_eq!(state(&root.join("sub")).branch, "main");
         std::fs::write(elsewhere.join("secret.txt"), "x\n").unwrap();

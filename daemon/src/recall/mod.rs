@@ -119,6 +119,33 @@ fn add_resume(conn: &Connection, hits: &mut [Hit]) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The session (ccmem's id) or conversation (the agent's id) that `id` names: itself when the
+/// journal knows it; the one conversation whose id starts with it (8 characters at least);
+/// else why not.
+pub fn session_named(conn: &Connection, id: &str) -> rusqlite::Result<Result<String, String>> {
+    let known: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sessions WHERE sid = ?1) OR EXISTS (SELECT 1 FROM events WHERE conversation = ?1)",
+        [id],
+        |r| r.get(0),
+    )?;
+    if known {
+        return Ok(Ok(id.to_string()));
+    }
+    if id.chars().count() >= 8 {
+        // The index on conversations, read as a range: ids from `id` up to past its prefix.
+        let mut q = conn.prepare_cached(
+            "SELECT DISTINCT conversation FROM events WHERE conversation >= ?1 AND conversation < ?1 || char(1114111) LIMIT 2",
+        )?;
+        let found: Vec<String> = q.query_map([id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        match found.as_slice() {
+            [one] => return Ok(Ok(one.clone())),
+            [_, _] => return Ok(Err(format!("{id:?} starts more than one conversation: give more of its id"))),
+            _ => {}
+        }
+    }
+    Ok(Err(format!("no session or conversation {id:?} in the journal (`ccmemctl history` lists them)")))
+}
+
 /// One event in full (its whole text as the snippet), its details, and `around` events of
 /// its session on each side. None: there is no such event.
 pub fn show(conn: &Connection, seq: i64, around: usize) -> rusqlite::Result<Option<ShowReply>> {

@@ -1,7 +1,7 @@
 //! Recall's requests: a client's scope checked and resolved, then the journal asked on its
 //! recall connection, off the runtime's threads.
 
-use super::rpc::resolved;
+use super::rpc::{resolved, root_of};
 use super::state::Shared;
 use crate::recall::{self, Filter};
 use ccmem_proto::model::agent::Agent;
@@ -40,7 +40,8 @@ pub async fn why(name: &str, p: api::WhyParams, shared: &Arc<Shared>) -> Result<
         None if p.file.is_absolute() => p.file.parent().map(Path::to_path_buf).unwrap_or_default(),
         None => return Err(RpcError::invalid_params(name, "a relative file needs the project it is in")),
     };
-    let root = resolved(shared, name, base).await?;
+    // A directory that may not be a project (`/etc`, the home directory) has no `why`.
+    let root = root_of(shared, name, base).await?;
     let file = if p.file.is_absolute() { p.file.clone() } else { root.join(&p.file) };
     let rel = relative(&root, &file)
         .ok_or_else(|| RpcError::app(format!("{} is not in the project at {}", file.display(), root.display())))?;
@@ -66,9 +67,16 @@ pub async fn why(name: &str, p: api::WhyParams, shared: &Arc<Shared>) -> Result<
 }
 
 /// `recall.show`.
-pub async fn show(p: api::ShowParams, shared: &Arc<Shared>) -> Result<ShowReply, RpcError> {
+pub async fn show(name: &str, p: api::ShowParams, shared: &Arc<Shared>) -> Result<ShowReply, RpcError> {
     let (seq, around) = (p.seq, p.around);
-    match ask(shared, move |c| recall::show(c, seq, around)).await? {
+    let root = match p.project {
+        Some(path) => Some(resolved(shared, name, path).await?),
+        None => None,
+    };
+    // Another project's event answers as one that is not there: whether it exists is that
+    // project's to tell.
+    let found = ask(shared, move |c| recall::show(c, seq, around)).await?;
+    match found.filter(|r| root.as_ref().is_none_or(|root| r.hit.project == *root)) {
         Some(reply) => Ok(reply),
         None => Err(RpcError::app(format!("there is no event {seq} in the journal (forgotten, or never kept)"))),
     }
@@ -97,20 +105,23 @@ async fn filter(name: &str, scope: &Scope, shared: &Arc<Shared>) -> Result<Filte
             return Err(RpcError::invalid_params(name, "a session or conversation id is one line of text"));
         }
     }
+    // A session or conversation the journal knows: its whole id, or the start of a
+    // conversation's (`2d984148`, as hits show it) when that names one.
+    let session = match scope.session.clone() {
+        Some(id) => Some(
+            ask(shared, move |c| recall::session_named(c, &id))
+                .await?
+                .map_err(|e| RpcError::invalid_params(name, e))?,
+        ),
+        None => None,
+    };
     let kinds = recall::kinds::journal_kinds(&scope.kinds).map_err(|e| RpcError::invalid_params(name, e))?;
     if let (Some(since), Some(until)) = (scope.since_ms, scope.until_ms) {
         if since > until {
             return Err(RpcError::invalid_params(name, "the span ends before it starts (--until is before --since)"));
         }
     }
-    Ok(Filter {
-        root,
-        agent,
-        session: scope.session.clone(),
-        kinds,
-        since_ms: scope.since_ms,
-        until_ms: scope.until_ms,
-    })
+    Ok(Filter { root, agent, session, kinds, since_ms: scope.since_ms, until_ms: scope.until_ms })
 }
 
 /// `f` on the journal's recall connection, in the blocking pool.

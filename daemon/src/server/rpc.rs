@@ -146,7 +146,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::SEARCH => to_value(super::recall::search(name, parse(name, params)?, shared).await?),
         method::TIMELINE => to_value(super::recall::timeline(name, parse(name, params)?, shared).await?),
         method::WHY => to_value(super::recall::why(name, parse(name, params)?, shared).await?),
-        method::SHOW => to_value(super::recall::show(parse(name, params)?, shared).await?),
+        method::SHOW => to_value(super::recall::show(name, parse(name, params)?, shared).await?),
         method::HOOK => {
             let hook = crate::agent::hooks::parse(&params)
                 .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;
@@ -454,7 +454,7 @@ async fn history(shared: &Arc<Shared>, root: PathBuf) -> Result<api::HistoryRepl
 
 /// The project root for a client's path. File-system calls go to the blocking pool: a hung
 /// mount must not stall a worker.
-async fn root_of(shared: &Arc<Shared>, name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
+pub(super) async fn root_of(shared: &Arc<Shared>, name: &str, path: PathBuf) -> Result<PathBuf, RpcError> {
     let root = resolved(shared, name, path).await?;
     match projects::refused(&root) {
         Some(why) => Err(RpcError::app(why)),

@@ -353,6 +353,18 @@ const OWN_LEADS: &[&str] = &[
     "kept",
     "later",
     "meanwhile",
+    "changes",
+    "work",
+    "progress",
+    "status",
+    "steps",
+    "items",
+    "tasks",
+    "recap",
+    "here",
+    "list",
+    "conclusions",
+    "learned",
 ];
 
 /// The first person: a lead-in in the agent's own voice (`I'll keep this in mind:`).

@@ -188,6 +188,9 @@ pub struct ShowParams {
     /// Events of its session before and after it, told too.
     #[serde(default)]
     pub around: usize,
+    /// Only an event of this project (a path inside it): an agent's question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<PathBuf>,
 }
 
 /// What `recall.show` answers.
