@@ -63,7 +63,7 @@ pub fn owned_by_another(root: &std::path::Path) -> Option<String> {
         let root_owner = std::fs::metadata(root).ok()?.uid();
         // `.git` too: git itself refuses a repository whose `.git` another user owns
         // (safe.directory), and ccmem could not keep its files out of that user's commits.
-        let inner = [root.join(".git"), root.join(".claude"), root.join(".claude/memory")];
+        let inner = [root.join(".git"), root.join(".git/info"), root.join(".claude"), root.join(".claude/memory")];
         let (dir, owner) = std::iter::once((root.to_path_buf(), root_owner))
             .chain(inner.into_iter().filter_map(|d| std::fs::symlink_metadata(&d).ok().map(|m| (d, m.uid()))))
             .find(|(_, uid)| *uid != me)?;
