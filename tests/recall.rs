@@ -361,3 +361,54 @@ fn recall_runs_nothing_of_the_repository_and_keeps_agents_to_their_project() {
     assert!(!out.status.success() && !text(&out.stdout).contains("Acme"), "{}", text(&out.stdout));
     assert!(text(&out.stderr).contains(&format!("there is no event {seq}")), "{}", text(&out.stderr));
 }
+
+/// A past conversation goes into the project's history as an ended session of its own, once:
+/// no live session is opened for it, nothing is written in the project, and a live session
+/// there is left as it is.
+#[test]
+fn a_past_conversation_goes_into_the_history_once_and_the_live_session_is_untouched() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "app");
+    let file = gunzip(&env, SESSIONS[3].0);
+    let import = || {
+        let out = env.ctl(&[
+            "--json",
+            "import",
+            file.to_str().unwrap(),
+            "--project",
+            root.to_str().unwrap(),
+            "--into-history",
+        ]);
+        assert_ok(&out, "import --into-history");
+        serde_json::from_slice::<Value>(&out.stdout).expect("import --json")
+    };
+    let first = import();
+    assert_eq!(first["session"], "session_2025-10-26_10-38-30", "{first:#}");
+    assert!(first["skipped"].is_null() && first["events"].as_u64().unwrap_or(0) > 20, "{first:#}");
+    assert!(!root.join(".claude").exists(), "nothing written in the project");
+    let status = env.project_status(&root);
+    assert_ne!(status["live"], true, "no live session opened: {status:#}");
+    let again = import();
+    assert!(again["skipped"].as_str().unwrap_or("").contains("holds this conversation already"), "{again:#}");
+    let history = text(&env.ctl(&["history", root.to_str().unwrap()]).stdout);
+    assert!(
+        history.contains("session_2025-10-26_10-38-30  ended 2025-10-26") && history.contains("(imported)"),
+        "{history}"
+    );
+    let hits = json_lines(&env, &root, &["search", "NavUser", "initials", "--kind", "decision"]);
+    assert!(hits.iter().all(|h| h["session"] == "session_2025-10-26_10-38-30") && !hits.is_empty(), "{hits:#?}");
+
+    // A live session in the project: another conversation's past goes beside it.
+    converse(&env, &root, "c-live", "today's work", "Done for today.");
+    let live = env.project_status(&root)["session"]["session_id"].as_str().unwrap_or("").to_string();
+    let other = gunzip(&env, SESSIONS[2].0);
+    let out =
+        env.ctl(&["--json", "import", other.to_str().unwrap(), "--project", root.to_str().unwrap(), "--into-history"]);
+    assert_ok(&out, "import --into-history beside a live session");
+    let status = env.project_status(&root);
+    assert_eq!(status["session"]["session_id"], live.as_str());
+    let convs: Vec<&str> =
+        status["session"]["conversations"].as_array().unwrap().iter().filter_map(|c| c["id"].as_str()).collect();
+    assert_eq!(convs, ["c-live"], "the live session holds its own conversation only");
+}

@@ -116,6 +116,10 @@ pub enum Command {
         /// The project it belongs to [default: the current directory]
         #[arg(long, value_name = "PATH")]
         project: Option<PathBuf>,
+        /// Into the project's history, as an ended session of its own, not into the live
+        /// session (a conversation the journal holds already is skipped)
+        #[arg(long)]
+        into_history: bool,
     },
     /// Print what a fresh agent needs to carry on in this project
     Context {

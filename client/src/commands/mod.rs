@@ -35,7 +35,10 @@ pub(crate) fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::Watch { path } => session::watch(ctx, path),
         cli::Command::Unwatch { path } => session::unwatch(ctx, path),
         cli::Command::Projects => session::projects(ctx),
-        cli::Command::Import { transcript, project } => session::import(ctx, transcript, project),
+        cli::Command::Import { transcript, project, into_history: false } => session::import(ctx, transcript, project),
+        cli::Command::Import { transcript, project, into_history: true } => {
+            session::import_into_history(ctx, transcript, project)
+        }
         cli::Command::History { path } => session::history(ctx, path),
         cli::Command::ResetSession { path } => session::reset_session(ctx, path),
         cli::Command::Checkpoint { path, reason, note } => session::checkpoint(ctx, path, reason, note),

@@ -129,6 +129,72 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
     Ok(())
 }
 
+/// Bytes of payloads sent in one batch at most (a frame holds 1 MiB).
+const PAST_BATCH: usize = 512 * 1024;
+
+/// Imports a past conversation into the project's history: its payloads in batches, the
+/// last one ending its session.
+pub(super) fn import_into_history(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -> Result<(), Error> {
+    let transcript =
+        std::path::absolute(&transcript).map_err(|e| Error::Failed(format!("{}: {e}", transcript.display())))?;
+    let project = project_path(project)?;
+    let (_, id) = import::check(&transcript).map_err(Error::Failed)?;
+    let id = id.filter(|i| ccmem_proto::model::agent::is_conversation_id(i));
+    let conversation = id.unwrap_or_else(|| import::id_from_name(&transcript));
+    let mut payloads: Vec<serde_json::Value> = Vec::new();
+    let mut n = 0usize;
+    let summary = import::replay(&transcript, &project, |p| {
+        n += 1;
+        let mut p = p.clone();
+        crate::hook::trim(&mut p);
+        p[api::IMPORT_SEQ] = json!(n);
+        payloads.push(p);
+        Ok(())
+    })
+    .map_err(Error::Failed)?;
+    let mut batches: Vec<Vec<serde_json::Value>> = vec![Vec::new()];
+    let mut size = 0usize;
+    for p in payloads {
+        let bytes = p.to_string().len();
+        if size + bytes > PAST_BATCH && !batches.last().is_some_and(Vec::is_empty) {
+            batches.push(Vec::new());
+            size = 0;
+        }
+        size += bytes;
+        if let Some(b) = batches.last_mut() {
+            b.push(p);
+        }
+    }
+    let count = batches.len();
+    let mut reply = api::ImportPastReply::default();
+    for (i, batch) in batches.into_iter().enumerate() {
+        let params = api::ImportPastParams {
+            path: project.clone(),
+            conversation: conversation.clone(),
+            payloads: batch,
+            last: i + 1 == count,
+        };
+        reply = with_daemon(ctx, |c, _| c.call(method::IMPORT_PAST, &params))?;
+        if reply.skipped.is_some() {
+            break;
+        }
+    }
+    let out = json!({"conversation_id": conversation, "session": reply.session, "events": reply.events,
+        "skipped": reply.skipped, "agent": summary.agent.name(), "project": project});
+    show(ctx, &out, || match &reply.skipped {
+        Some(why) => format!("{conversation}: not imported ({why})"),
+        None => format!(
+            "imported {} into the history of {}: {} conversation {conversation}, {} events, as session {}",
+            output::path_line(&transcript),
+            output::path_line(&project),
+            summary.agent.display(),
+            reply.events,
+            reply.session
+        ),
+    });
+    Ok(())
+}
+
 /// A project's archived sessions and its conversations.
 pub(super) fn history(ctx: &Ctx, path: Option<PathBuf>) -> Result<(), Error> {
     let params = api::PathParams { path: project_path(path)? };

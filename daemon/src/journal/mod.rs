@@ -339,6 +339,19 @@ impl Journal {
         self.read(move |c| past::last_session_id(c, &root)).flatten()
     }
 
+    /// Whether the journal holds the agent's conversation `id` (None: it cannot be asked).
+    /// Blocking.
+    pub fn conversation_known(&self, id: &str) -> Option<bool> {
+        let id = id.to_string();
+        self.recall(move |c| past::conversation_known(c, &id)).ok()
+    }
+
+    /// The session ids the project at `root` has used, live or ended. Blocking.
+    pub fn session_ids(&self, root: &Path) -> Option<Vec<String>> {
+        let root = root.to_path_buf();
+        self.recall(move |c| past::session_ids(c, &root)).ok()
+    }
+
     /// Runs `f` on the reading connection (see [`reader::Reader::read`]).
     fn read<T: Send + 'static>(
         &self,
@@ -402,8 +415,12 @@ impl Journal {
 
     /// Records that a session ended, with its last state; resolves once committed.
     pub async fn ended(&self, state: Box<Session>, reason: &str) {
+        self.ended_at(state, reason, chrono::Utc::now().timestamp_millis()).await
+    }
+
+    /// [`Journal::ended`] at `at_ms` (a past conversation imported ends when it ended).
+    pub async fn ended_at(&self, state: Box<Session>, reason: &str, at_ms: i64) {
         let (ack, done) = oneshot::channel();
-        let at_ms = chrono::Utc::now().timestamp_millis();
         let Some(state) = row::State::of(&state) else { return };
         if self.send(Op::Ended { state, at_ms, reason: reason.to_string(), ack: Some(ack) }).await {
             let _ = done.await;

@@ -56,10 +56,30 @@ pub(super) fn last_session_id(conn: &Connection, root: &Path) -> rusqlite::Resul
     .map(Option::flatten)
 }
 
+/// Whether the journal holds events of the agent's conversation `id`.
+pub(super) fn conversation_known(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM events WHERE conversation = ?1)", [id], |r| r.get(0))
+}
+
+/// The session ids the project at `root` has used.
+pub(super) fn session_ids(conn: &Connection, root: &Path) -> rusqlite::Result<Vec<String>> {
+    let mut q =
+        conn.prepare_cached("SELECT s.sid FROM sessions s JOIN projects p ON p.id = s.project WHERE p.root = ?1")?;
+    let rows = q.query_map([root.to_string_lossy()], |r| r.get(0))?;
+    rows.collect()
+}
+
 /// An end reason as [`crate::store::end_reason_text`] wrote it.
 pub(super) fn end_reason(text: &str) -> EndReason {
-    [EndReason::Expired, EndReason::Reset, EndReason::Unwatched, EndReason::Restored, EndReason::Vanished]
-        .into_iter()
-        .find(|r| crate::store::end_reason_text(*r) == text)
-        .unwrap_or(EndReason::Expired)
+    [
+        EndReason::Expired,
+        EndReason::Reset,
+        EndReason::Unwatched,
+        EndReason::Restored,
+        EndReason::Vanished,
+        EndReason::Imported,
+    ]
+    .into_iter()
+    .find(|r| crate::store::end_reason_text(*r) == text)
+    .unwrap_or(EndReason::Expired)
 }

@@ -109,25 +109,46 @@ impl Project {
 
     /// An entry of this session, at `at`.
     pub(super) fn entry(&self, at: chrono::DateTime<chrono::Utc>, source: &'static str, kind: &'static str) -> Entry {
-        Entry {
-            root: self.s.project_root.clone(),
-            root_name: self.s.project_name.clone(),
-            session: self.s.session_id.clone(),
-            at_ms: at.timestamp_millis(),
-            source,
-            kind,
-            ..Entry::default()
-        }
+        entry_of(&self.s, at, source, kind)
     }
 
     /// What a hook event says, as entries.
     pub(super) fn hook_entries(&self, h: &hooks::Hook, at: chrono::DateTime<chrono::Utc>) -> Vec<Entry> {
+        hook_entries_of(&self.s, h, at)
+    }
+}
+
+/// An entry of session `s`, at `at`.
+pub(super) fn entry_of(
+    s: &ccmem_proto::model::session::Session,
+    at: chrono::DateTime<chrono::Utc>,
+    source: &'static str,
+    kind: &'static str,
+) -> Entry {
+    Entry {
+        root: s.project_root.clone(),
+        root_name: s.project_name.clone(),
+        session: s.session_id.clone(),
+        at_ms: at.timestamp_millis(),
+        source,
+        kind,
+        ..Entry::default()
+    }
+}
+
+/// What a hook event says, as entries of session `s`.
+pub(super) fn hook_entries_of(
+    s: &ccmem_proto::model::session::Session,
+    h: &hooks::Hook,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Vec<Entry> {
+    {
         let source = if h.import_seq.is_some() { "import" } else { "hook" };
         let base = |kind: &'static str, text: String| Entry {
             agent: Some(h.agent.to_string()),
             conversation: h.conversation.clone(),
             text,
-            ..self.entry(at, source, kind)
+            ..entry_of(s, at, source, kind)
         };
         // Where the conversation is kept: recall offers to resume it while it is there.
         let transcript = || h.transcript.as_ref().map(|t| serde_json::json!({ "transcript": t }));
@@ -147,7 +168,7 @@ impl Project {
                 hooks::Tool::Edits(edits) => edits
                     .iter()
                     .map(|e| {
-                        let rel = crate::text::relative(&self.s.project_root, &e.path).unwrap_or_else(|_| e.path.clone());
+                        let rel = crate::text::relative(&s.project_root, &e.path).unwrap_or_else(|_| e.path.clone());
                         let data = serde_json::json!({
                             "tool": e.tool, "created": e.created, "deleted": e.deleted, "added": e.added, "removed": e.removed
                         });
@@ -176,7 +197,9 @@ impl Project {
             hooks::Kind::Other(name) => vec![base("other", name.clone())],
         }
     }
+}
 
+impl Project {
     /// Files the watcher saw change, as entries.
     pub(super) fn file_entries(
         &self,

@@ -11,6 +11,7 @@ mod late;
 pub mod lock;
 pub mod msg;
 pub mod past;
+pub mod past_import;
 pub mod registry;
 pub mod replay;
 pub mod task;

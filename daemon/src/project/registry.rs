@@ -42,6 +42,8 @@ pub struct Projects {
     closing: AtomicBool,
     /// Projects another daemon keeps, said once in the log.
     refused_once: Mutex<std::collections::HashSet<PathBuf>>,
+    /// Past conversations being imported into projects' histories.
+    pub past: super::past_import::PastImports,
 }
 
 impl std::fmt::Debug for Projects {
@@ -92,6 +94,7 @@ impl Projects {
             generations: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             refused_once: Mutex::new(Default::default()),
+            past: Default::default(),
         })
     }
 

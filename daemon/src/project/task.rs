@@ -567,7 +567,7 @@ impl Project {
     async fn end_session(&mut self, reason: EndReason) -> String {
         self.finish_reads().await;
         let (why, kind) = match reason {
-            EndReason::Expired | EndReason::Restored | EndReason::Vanished => {
+            EndReason::Expired | EndReason::Restored | EndReason::Vanished | EndReason::Imported => {
                 (CheckpointReason::Automatic, CheckpointType::EventDriven)
             }
             EndReason::Reset | EndReason::Unwatched => (CheckpointReason::Manual, CheckpointType::UserRequested),

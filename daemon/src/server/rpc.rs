@@ -143,6 +143,25 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             to_value(history(shared, root).await?)
         }
         method::FORGET => to_value(super::forget::forget(name, parse(name, params)?, shared).await?),
+        method::IMPORT_PAST => {
+            let p: api::ImportPastParams = parse(name, params)?;
+            let root = root_of(shared, name, p.path).await?;
+            let hooks: Vec<_> = p.payloads.iter().filter_map(crate::agent::hooks::parse).collect();
+            // The live session, if any: its conversations are not taken again into history.
+            let live = if shared.projects.is_live(&root) {
+                let (tx, rx) = oneshot::channel();
+                shared.projects.send(&root, Msg::Summary { conversations: true, reply: tx }).await;
+                rx.await.ok().map(|s| crate::project::past_import::Live {
+                    session_id: s.session_id,
+                    conversations: s.conversations.into_iter().map(|c| c.id).collect(),
+                })
+            } else {
+                None
+            };
+            let ctx = shared.projects.ctx();
+            let r = shared.projects.past.take(ctx, &root, live, p.conversation, hooks, p.last).await;
+            to_value(r.map_err(RpcError::app)?)
+        }
         method::SEARCH => to_value(super::recall::search(name, parse(name, params)?, shared).await?),
         method::TIMELINE => to_value(super::recall::timeline(name, parse(name, params)?, shared).await?),
         method::WHY => to_value(super::recall::why(name, parse(name, params)?, shared).await?),

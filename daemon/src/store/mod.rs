@@ -263,6 +263,7 @@ pub fn end_reason_text(r: EndReason) -> &'static str {
         EndReason::Unwatched => "unwatched",
         EndReason::Restored => "restored",
         EndReason::Vanished => "directory gone",
+        EndReason::Imported => "imported",
     }
 }
 

@@ -110,4 +110,6 @@ pub enum EndReason {
     Restored,
     /// Its directory was deleted or moved away.
     Vanished,
+    /// A past conversation imported into the project's history (`ccmemctl import --into-history`).
+    Imported,
 }

@@ -50,3 +50,30 @@ pub struct ForgetReply {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
 }
+
+/// Params of `session.import_past`: one batch of a past conversation's hook payloads, taken
+/// into the project's history as an ended session of its own (never the live session).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportPastParams {
+    /// The project (a path inside it).
+    pub path: PathBuf,
+    /// The agent's id for the conversation: the batches of one import name it alike.
+    pub conversation: String,
+    /// Hook payloads, in order, as `hook` takes them (`ccmem_time` their own times).
+    pub payloads: Vec<serde_json::Value>,
+    /// The last batch: the session is read, ended and archived.
+    #[serde(default)]
+    pub last: bool,
+}
+
+/// What `session.import_past` answers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportPastReply {
+    /// The session the conversation went into.
+    pub session: String,
+    /// Events taken so far.
+    pub events: u64,
+    /// Not imported, and why (it is in the journal already).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}

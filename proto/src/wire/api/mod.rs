@@ -59,6 +59,9 @@ pub mod method {
     pub const TEST_REPORT: &str = "session.test_report";
     /// The facts and goals kept for a project (and the user-wide facts); forget one, finish one.
     pub const FACTS: &str = "facts";
+    /// A past conversation into the project's history: [`super::ImportPastParams`] →
+    /// [`super::ImportPastReply`].
+    pub const IMPORT_PAST: &str = "session.import_past";
     /// The past searched: [`super::SearchParams`] → [`super::Hits`].
     pub const SEARCH: &str = "recall.search";
     /// The past in order: [`super::TimelineParams`] → [`super::Hits`].
