@@ -154,7 +154,12 @@ pub(super) fn hook_entries_of(
         let transcript = || h.transcript.as_ref().map(|t| serde_json::json!({ "transcript": t }));
         match &h.kind {
             hooks::Kind::SessionStart { source } => vec![Entry { data: transcript(), ..base("start", source.clone()) }],
-            hooks::Kind::Prompt { text } => vec![Entry { data: transcript(), ..base("prompt", text.clone()) }],
+            // As a person reads it: a tool's reminders (`<system-reminder>`, a file's contents
+            // a linter changed) are not what the user asked, and recall shows prompts as theirs.
+            hooks::Kind::Prompt { text } => {
+                let readable = ccmem_proto::model::transcript::readable_prompt(text);
+                vec![Entry { data: transcript(), ..base("prompt", readable) }]
+            }
             hooks::Kind::ToolUse { name, tool } => match tool {
                 hooks::Tool::Shell { command, output, exit, failed, interrupted } => {
                     let mut text = command.clone();

@@ -719,6 +719,8 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("the PIN is Lq40xWp40z", "password", "Lq40xWp40z"),
     ("the database password? It's Ar55xWp55z", "password", "Ar55xWp55z"),
     ("رمز المرور هو Lq35xWp35z", "password", "Lq35xWp35z"),
+    // Round seven's: a URL's password with its slashes escaped as JSON may write them.
+    (r"use https:\/\/deploy:Jz8kJSONSLASHx4@git.example.com\/repo now", "url-password", "Jz8kJSONSLASHx4"),
     // Passwords named in other languages, in prose and as labels.
     ("пароль: Hq4Lm8Nz2Rx6Vt1A", "password", "Hq4Lm8Nz2Rx6Vt1A"),
     ("Пароль от сервера: qwerty123", "password", "qwerty123"),

@@ -377,7 +377,8 @@ fn escaped(c: char) -> Option<Small> {
     let mut s = Small::new();
     if c.is_ascii() {
         s.push(c);
-        return (s.tokenish() || c == '.').then_some(s);
+        // `/` too: JSON may escape it (`https:\/\/user:pass@host`, PHP's `json_encode`).
+        return (s.tokenish() || c == '.' || c == '/').then_some(s);
     }
     if crate::printable::is_invisible(c) || is_combining_mark(c) {
         return Some(s);
@@ -485,6 +486,7 @@ fn escape_at(text: &str, i: usize) -> Option<(char, usize)> {
             Some((char::from_u32(v)?, i + 6))
         }
         (b'\\', b'x') => Some((char::from_u32(fixed(i + 2, 2)?)?, i + 4)),
+        (b'\\', b'/') => Some(('/', i + 2)),
         // Octal, as C, Python and a shell's `$'…'` write it: `\147`.
         (b'\\', d @ b'0'..=b'3') => {
             let (d2, d3) = (at(i + 2)?, at(i + 3)?);

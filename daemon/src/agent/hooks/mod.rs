@@ -123,9 +123,12 @@ pub fn apply(s: &mut Session, h: &Hook, now: DateTime<Utc>) -> Effects {
                     },
                     now,
                 );
-                // Its first line names it (the filter makes the whole prompt one line).
-                let first = readable.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-                let subject = ccmem_proto::model::session::truncate_chars(&crate::text::clean(first), 120);
+                // Its first line names it, cut from the prompt redacted whole: a token wrapped
+                // over two lines is found only whole (its first line alone is too short for
+                // any rule, and would be kept).
+                let redacted = ccmem_proto::redact::redact(&readable);
+                let first = redacted.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+                let subject = ccmem_proto::model::session::truncate_chars(&crate::text::clean_redacted(first), 120);
                 if let Some(c) = find(s, &conv_id) {
                     c.message_count += 1;
                     if c.first_prompt.is_empty() {
