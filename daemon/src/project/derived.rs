@@ -3,6 +3,7 @@
 //! decision the agent stated. The session's rules find them (from commands, git, the
 //! transcript); the journal is told each once, when it first appears in the session.
 
+use crate::clock::parse_iso;
 use crate::journal::Entry;
 use ccmem_proto::model::session::Session;
 use std::collections::HashSet;
@@ -18,12 +19,31 @@ pub(super) struct Told {
     seen: HashSet<u64>,
 }
 
-/// One conclusion: its journal kind, text, time (ISO 8601; empty: now) and conversation.
+/// One conclusion: its journal kind, the session's words for it (made its text only when it
+/// is news: this is read at every event), time (ISO 8601; empty: now) and conversation.
 struct Found<'s> {
     kind: &'static str,
-    text: String,
+    parts: [&'s str; 4],
     at: &'s str,
     conversation: Option<&'s str>,
+}
+
+impl Found<'_> {
+    /// The text an entry of it holds.
+    fn text(&self) -> String {
+        let [a, b, c, d] = self.parts;
+        match self.kind {
+            // A failure: its kind, command, error line.
+            "failure" if c.is_empty() => format!("{a} failed: {b}"),
+            "failure" => format!("{a} failed: {b}\n{c}"),
+            // A fix: its kind, command, error line, what fixed it.
+            "fixed" if d.is_empty() => format!("{a} failed, then went through: {b}\n{c}"),
+            "fixed" => format!("{a} failed, then went through (fixed by {d}): {b}\n{c}"),
+            // Finished work: its kind and text.
+            "commit" => format!("{a}: {b}"),
+            _ => a.to_string(),
+        }
+    }
 }
 
 impl Told {
@@ -56,25 +76,21 @@ impl Told {
             // Its own time; else its event's, its conversation's last; drawn just now from
             // what just happened, now (its own time is to the second, and would stand before
             // the event it came from).
-            let own = parse(f.at)
+            let own = parse_iso(f.at)
                 .or_else(|| trigger.and_then(|t| chrono::DateTime::from_timestamp_millis(t.1)))
-                .or_else(|| conv.and_then(|c| parse(&c.last_activity)));
+                .or_else(|| conv.and_then(|c| parse_iso(&c.last_activity)));
             let at = own.filter(|t| now - *t > chrono::Duration::seconds(AS_NOW_SECS)).unwrap_or(now);
             let agent = conv.map(|c| c.agent.to_string());
-            out.push(Entry { text: f.text, conversation, agent, ..entry(at, f.kind) });
+            out.push(Entry { text: f.text(), conversation, agent, ..entry(at, f.kind) });
         }
         out
     }
 }
 
-fn parse(iso: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    chrono::DateTime::parse_from_rfc3339(iso).ok().map(|t| t.with_timezone(&chrono::Utc))
-}
-
 /// A conclusion's identity: the same text at another time (a test run red again) is news.
 fn key(s: &Session, f: &Found<'_>) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (&s.session_id, f.kind, &f.text, f.at).hash(&mut h);
+    (&s.session_id, f.kind, f.parts, f.at).hash(&mut h);
     h.finish()
 }
 
@@ -87,26 +103,16 @@ fn latest_conversation(s: &Session) -> Option<String> {
 fn found(s: &Session) -> Vec<Found<'_>> {
     let mut out = Vec::new();
     for f in &s.failures {
-        let text = if f.error.is_empty() { f.command.clone() } else { format!("{}\n{}", f.command, f.error) };
         // Known by when it started: repeated, it is the same failure.
-        out.push(Found {
-            kind: "failure",
-            text: format!("{} failed: {text}", f.kind),
-            at: &f.first_at,
-            conversation: None,
-        });
+        let parts = [f.kind.as_str(), &f.command, &f.error, ""];
+        out.push(Found { kind: "failure", parts, at: &f.first_at, conversation: None });
     }
     for l in &s.lessons {
-        let by = if l.fixed_by.is_empty() { String::new() } else { format!(" (fixed by {})", l.fixed_by) };
-        out.push(Found {
-            kind: "fixed",
-            text: format!("{} failed, then went through{by}: {}\n{}", l.kind, l.command, l.error),
-            at: &l.at,
-            conversation: None,
-        });
+        let parts = [l.kind.as_str(), &l.command, &l.error, &l.fixed_by];
+        out.push(Found { kind: "fixed", parts, at: &l.at, conversation: None });
     }
     for d in &s.done {
-        out.push(Found { kind: "commit", text: format!("{}: {}", d.kind, d.text), at: &d.at, conversation: None });
+        out.push(Found { kind: "commit", parts: [&d.kind, &d.text, "", ""], at: &d.at, conversation: None });
     }
     for t in &s.timeline {
         let kind = match t.kind.as_str() {
@@ -114,11 +120,11 @@ fn found(s: &Session) -> Vec<Found<'_>> {
             "build" => "build",
             _ => continue,
         };
-        out.push(Found { kind, text: t.text.clone(), at: &t.timestamp, conversation: None });
+        out.push(Found { kind, parts: [&t.text, "", "", ""], at: &t.timestamp, conversation: None });
     }
     for c in &s.conversations {
         for text in c.digest.findings.iter().chain(&c.digest.points) {
-            out.push(Found { kind: "decision", text: text.clone(), at: "", conversation: Some(&c.id) });
+            out.push(Found { kind: "decision", parts: [text, "", "", ""], at: "", conversation: Some(&c.id) });
         }
     }
     out

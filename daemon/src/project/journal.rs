@@ -57,14 +57,8 @@ impl Project {
     fn append(&mut self, mut entries: Vec<Entry>, with_state: bool) -> Option<oneshot::Receiver<()>> {
         if self.told_version != self.version && self.ctx.journal.is_open() {
             self.told_version = self.version;
-            let made = self.entry(chrono::Utc::now(), "session", "");
-            let trigger = entries.iter().find_map(|e| e.conversation.clone().map(|c| (c, e.at_ms)));
-            let trigger = trigger.as_ref().map(|(c, at)| (c.as_str(), *at));
-            let news = self.told.news(&self.s, trigger, |at, kind| Entry {
-                at_ms: at.timestamp_millis(),
-                kind,
-                ..made.clone()
-            });
+            let trigger = entries.iter().find_map(|e| e.conversation.as_deref().map(|c| (c, e.at_ms)));
+            let news = self.told.news(&self.s, trigger, |at, kind| entry_of(&self.s, at, "session", kind));
             entries.extend(news);
         }
         let with_state = with_state && self.journaled != self.version;
@@ -142,65 +136,63 @@ pub(super) fn hook_entries_of(
     h: &hooks::Hook,
     at: chrono::DateTime<chrono::Utc>,
 ) -> Vec<Entry> {
-    {
-        let source = if h.import_seq.is_some() { "import" } else { "hook" };
-        let base = |kind: &'static str, text: String| Entry {
-            agent: Some(h.agent.to_string()),
-            conversation: h.conversation.clone(),
-            text,
-            ..entry_of(s, at, source, kind)
-        };
-        // Where the conversation is kept: recall offers to resume it while it is there.
-        let transcript = || h.transcript.as_ref().map(|t| serde_json::json!({ "transcript": t }));
-        match &h.kind {
-            hooks::Kind::SessionStart { source } => vec![Entry { data: transcript(), ..base("start", source.clone()) }],
-            // As a person reads it: a tool's reminders (`<system-reminder>`, a file's contents
-            // a linter changed) are not what the user asked, and recall shows prompts as theirs.
-            hooks::Kind::Prompt { text } => {
-                let readable = ccmem_proto::model::transcript::readable_prompt(text);
-                vec![Entry { data: transcript(), ..base("prompt", readable) }]
-            }
-            hooks::Kind::ToolUse { name, tool } => match tool {
-                hooks::Tool::Shell { command, output, exit, failed, interrupted } => {
-                    let mut text = command.clone();
-                    if *failed {
-                        text.push('\n');
-                        text.push_str(tail(output, OUTPUT_CHARS));
-                    }
-                    let data = serde_json::json!({ "tool": name, "exit": exit, "failed": failed, "interrupted": interrupted });
-                    vec![Entry { data: Some(data), ..base("command", text) }]
-                }
-                hooks::Tool::Edits(edits) => edits
-                    .iter()
-                    .map(|e| {
-                        let rel = crate::text::relative(&s.project_root, &e.path).unwrap_or_else(|_| e.path.clone());
-                        let data = serde_json::json!({
-                            "tool": e.tool, "created": e.created, "deleted": e.deleted, "added": e.added, "removed": e.removed
-                        });
-                        let text = format!("{rel} {}", e.summary);
-                        Entry { path: Some(rel), data: Some(data), ..base(if e.deleted { "delete" } else { "edit" }, text) }
-                    })
-                    .collect(),
-                hooks::Tool::Plan(todos) => {
-                    let text = todos.iter().map(|t| format!("[{:?}] {}", t.status, t.content)).collect::<Vec<_>>().join("\n");
-                    vec![base("todos", text)]
-                }
-                hooks::Tool::Task(t) => vec![task_entry(base("task", String::new()), t)],
-                hooks::Tool::Other => vec![base("tool", name.clone())],
-            },
-            hooks::Kind::Stop { last_message, subagent, .. } => {
-                let data = serde_json::json!({ "subagent": subagent });
-                vec![Entry { data: Some(data), ..base("stop", last_message.clone().unwrap_or_default()) }]
-            }
-            hooks::Kind::PreCompact { trigger, instructions } => {
-                vec![Entry { data: Some(serde_json::json!({ "trigger": trigger })), ..base("precompact", instructions.clone()) }]
-            }
-            hooks::Kind::Compacted { summary } => vec![base("compacted", summary.clone())],
-            hooks::Kind::Notification { message } => vec![base("notification", message.clone())],
-            hooks::Kind::SessionEnd { reason } => vec![base("end", reason.clone())],
-            hooks::Kind::Task(t) => vec![task_entry(base("task", String::new()), t)],
-            hooks::Kind::Other(name) => vec![base("other", name.clone())],
+    let source = if h.import_seq.is_some() { "import" } else { "hook" };
+    let base = |kind: &'static str, text: String| Entry {
+        agent: Some(h.agent.to_string()),
+        conversation: h.conversation.clone(),
+        text,
+        ..entry_of(s, at, source, kind)
+    };
+    // Where the conversation is kept: recall offers to resume it while it is there.
+    let transcript = || h.transcript.as_ref().map(|t| serde_json::json!({ "transcript": t }));
+    match &h.kind {
+        hooks::Kind::SessionStart { source } => vec![Entry { data: transcript(), ..base("start", source.clone()) }],
+        // As a person reads it: a tool's reminders (`<system-reminder>`, a file's contents
+        // a linter changed) are not what the user asked, and recall shows prompts as theirs.
+        hooks::Kind::Prompt { text } => {
+            let readable = ccmem_proto::model::transcript::readable_prompt(text);
+            vec![Entry { data: transcript(), ..base("prompt", readable) }]
         }
+        hooks::Kind::ToolUse { name, tool } => match tool {
+            hooks::Tool::Shell { command, output, exit, failed, interrupted } => {
+                let mut text = command.clone();
+                if *failed {
+                    text.push('\n');
+                    text.push_str(tail(output, OUTPUT_CHARS));
+                }
+                let data = serde_json::json!({ "tool": name, "exit": exit, "failed": failed, "interrupted": interrupted });
+                vec![Entry { data: Some(data), ..base("command", text) }]
+            }
+            hooks::Tool::Edits(edits) => edits
+                .iter()
+                .map(|e| {
+                    let rel = crate::text::relative(&s.project_root, &e.path).unwrap_or_else(|_| e.path.clone());
+                    let data = serde_json::json!({
+                        "tool": e.tool, "created": e.created, "deleted": e.deleted, "added": e.added, "removed": e.removed
+                    });
+                    let text = format!("{rel} {}", e.summary);
+                    Entry { path: Some(rel), data: Some(data), ..base(if e.deleted { "delete" } else { "edit" }, text) }
+                })
+                .collect(),
+            hooks::Tool::Plan(todos) => {
+                let text = todos.iter().map(|t| format!("[{:?}] {}", t.status, t.content)).collect::<Vec<_>>().join("\n");
+                vec![base("todos", text)]
+            }
+            hooks::Tool::Task(t) => vec![task_entry(base("task", String::new()), t)],
+            hooks::Tool::Other => vec![base("tool", name.clone())],
+        },
+        hooks::Kind::Stop { last_message, subagent, .. } => {
+            let data = serde_json::json!({ "subagent": subagent });
+            vec![Entry { data: Some(data), ..base("stop", last_message.clone().unwrap_or_default()) }]
+        }
+        hooks::Kind::PreCompact { trigger, instructions } => {
+            vec![Entry { data: Some(serde_json::json!({ "trigger": trigger })), ..base("precompact", instructions.clone()) }]
+        }
+        hooks::Kind::Compacted { summary } => vec![base("compacted", summary.clone())],
+        hooks::Kind::Notification { message } => vec![base("notification", message.clone())],
+        hooks::Kind::SessionEnd { reason } => vec![base("end", reason.clone())],
+        hooks::Kind::Task(t) => vec![task_entry(base("task", String::new()), t)],
+        hooks::Kind::Other(name) => vec![base("other", name.clone())],
     }
 }
 

@@ -133,17 +133,12 @@ async fn end(ctx: &Services, conversation: &str, mut p: PastImport) {
             }
         }
     }
-    let made = entry_of(&p.s, chrono::Utc::now(), "session", "");
-    let news = super::derived::Told::default().news(&p.s, None, |at, kind| crate::journal::Entry {
-        at_ms: at.timestamp_millis(),
-        kind,
-        ..made.clone()
-    });
+    let news = super::derived::Told::default().news(&p.s, None, |at, kind| entry_of(&p.s, at, "session", kind));
     if let Some(done) = ctx.journal.append(news, Some(&p.s)) {
         let _ = done.await;
     }
     // It ended when its last event happened.
-    let ms = |iso: &str| chrono::DateTime::parse_from_rfc3339(iso).ok().map(|t| t.timestamp_millis());
+    let ms = |iso: &str| crate::clock::parse_iso(iso).map(|t| t.timestamp_millis());
     let last =
         p.s.conversations
             .iter()
