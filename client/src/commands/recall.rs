@@ -192,13 +192,13 @@ pub(crate) fn show_for_agent(r: &api::ShowReply) -> String {
     out
 }
 
-/// `text` as a markdown code span: fenced by more backticks than it holds in a row, on one
-/// line.
+/// Characters of an event's text in one code span (a snippet is about 220).
+const SPAN_CHARS: usize = 1000;
+
+/// `text` as a markdown code span on one line, as ccmem shows the repository's text
+/// everywhere (fenced so nothing in it can close it, tags defused).
 fn code_span(text: &str) -> String {
-    let text = text.replace(['\n', '\r'], " ");
-    let fence = "`".repeat(longest_run(&text, '`') + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') { " " } else { "" };
-    format!("{fence}{pad}{text}{pad}{fence}")
+    ccmem_proto::quote::code(text, SPAN_CHARS)
 }
 
 /// The longest run of `c` in `text`.

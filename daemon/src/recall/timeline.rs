@@ -105,14 +105,8 @@ impl Story {
                     _ => "changed",
                 };
                 // The same file again in a row, by the same hand: one step.
-                if let Some(last) = self.steps.last_mut() {
-                    if last.kind == "file"
-                        && last.path.as_deref() == Some(path.as_str())
-                        && last.conversation == e.conversation
-                    {
-                        last.folded += 1;
-                        return;
-                    }
+                if self.folded_into_last("file", &e) {
+                    return;
                 }
                 format!("{verb} {path}")
             }
@@ -124,11 +118,8 @@ impl Story {
             // The findings of one read of a transcript come together: one step, the first
             // of them told (`recall.show` and a search give the rest).
             "decision" => {
-                if let Some(last) = self.steps.last_mut() {
-                    if last.kind == "decision" && last.conversation == e.conversation {
-                        last.folded += 1;
-                        return;
-                    }
+                if self.folded_into_last("decision", &e) {
+                    return;
                 }
                 snippet::first_line(&e.text, LINE)
             }
@@ -139,6 +130,22 @@ impl Story {
             return;
         }
         self.steps.push(e.hit(line));
+    }
+
+    /// Counts `e` into the last step when that step is of `kind` (a file: the same file) in
+    /// `e`'s conversation: a run of the same thing is one step.
+    fn folded_into_last(&mut self, kind: &str, e: &Event) -> bool {
+        match self.steps.last_mut() {
+            Some(last)
+                if last.kind == kind
+                    && last.conversation == e.conversation
+                    && (kind != "file" || last.path.as_deref() == Some(e.path.as_deref().unwrap_or_default())) =>
+            {
+                last.folded += 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// What changed in a conversation's todo list (`✓ done`, `→ started`, `+ added`); None
