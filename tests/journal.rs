@@ -377,11 +377,19 @@ fn forget_text_leaves_no_byte_of_it_anywhere() {
         assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
         assert_ok(&env.ctl(&["checkpoint", root.to_str().unwrap()]), "checkpoint");
     }
-    // One session ended (an archive), a new one live.
+    // One session ended (an archive), a new one live. The phrase written in capitals is
+    // the same phrase: forgotten with it.
     assert_ok(&env.ctl(&["reset-session", a.to_str().unwrap()]), "reset");
-    send(&env, ev(&a, "ca2", "UserPromptSubmit", json!({"prompt": format!("again {phrase}")})));
+    let shouted = phrase.to_uppercase();
+    send(&env, ev(&a, "ca2", "UserPromptSubmit", json!({"prompt": format!("again {phrase}, or {shouted}")})));
     let before = [holding(&env.state, phrase), holding(&a, phrase), holding(&b, phrase)].concat();
     assert!(before.len() >= 5, "the phrase should be in many places before: {before:?}");
+    let newest = |env: &Env| -> i64 {
+        let conn =
+            rusqlite::Connection::open_with_flags(journal(env), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        conn.query_row("SELECT max(seq) FROM events", [], |r| r.get(0)).unwrap()
+    };
+    let newest_before = newest(&env);
 
     // No terminal and no --yes: nothing goes.
     let out = forget(&env, &["--text", phrase, "--all"]);
@@ -393,11 +401,14 @@ fn forget_text_leaves_no_byte_of_it_anywhere() {
     assert_ok(&out, "forget --text");
     assert!(text(&out.stdout).contains("forgotten:"), "{}", text(&out.stdout));
     for dir in [&env.state, &a, &b] {
-        let left = holding(dir, phrase);
+        let left = [holding(dir, phrase), holding(dir, &shouted)].concat();
         assert!(left.is_empty(), "{phrase} is still in {left:?}");
     }
     let ctx = text(&env.ctl(&["context", a.to_str().unwrap()]).stdout);
     assert!(!ctx.contains(phrase) && ctx.contains("[forgotten]"), "{ctx}");
+    // The newest events went with it; their numbers are not given again.
+    send(&env, ev(&a, "ca2", "UserPromptSubmit", json!({"prompt": "carry on"})));
+    assert!(newest(&env) > newest_before, "an event number was given twice");
     // Nothing brings it back: the next checkpoint, a restart.
     assert_ok(&env.ctl(&["checkpoint", a.to_str().unwrap()]), "checkpoint");
     assert_ok(&env.ctl(&["shutdown"]), "shutdown");

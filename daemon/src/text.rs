@@ -364,27 +364,73 @@ pub fn json_escaped(s: &str) -> String {
     quoted[1..quoted.len() - 1].to_string()
 }
 
-/// Replaces every occurrence of `text` in `value`'s strings and keys with [`FORGOTTEN`];
-/// returns how many strings changed.
+/// Where `needle` first occurs in `hay` at or after byte `from`, letters of any case alike
+/// (`Hunter2` is found in `HUNTER2`, `Пароль` in `пароль`): what a user asks to forget is
+/// forgotten however it was written.
+pub fn find_any_case(hay: &str, needle: &str, from: usize) -> Option<std::ops::Range<usize>> {
+    let same = |a: char, b: char| a == b || a.to_lowercase().eq(b.to_lowercase());
+    let want: Vec<char> = needle.chars().collect();
+    let first = *want.first()?;
+    for (i, c) in hay.get(from..)?.char_indices() {
+        if !same(c, first) {
+            continue;
+        }
+        let start = from + i;
+        let mut end = start;
+        let mut chars = hay[start..].chars();
+        let whole = want.iter().all(|&n| match chars.next() {
+            Some(h) if same(h, n) => {
+                end += h.len_utf8();
+                true
+            }
+            _ => false,
+        });
+        if whole {
+            return Some(start..end);
+        }
+    }
+    None
+}
+
+/// Whether `hay` holds `needle`, letters of any case alike ([`find_any_case`]).
+pub fn holds_any_case(hay: &str, needle: &str) -> bool {
+    !needle.is_empty() && find_any_case(hay, needle, 0).is_some()
+}
+
+/// `hay` with every occurrence of `needle` (letters of any case alike) made `with`.
+pub fn replace_any_case(hay: &str, needle: &str, with: &str) -> String {
+    let mut out = String::with_capacity(hay.len());
+    let mut at = 0;
+    while let Some(r) = find_any_case(hay, needle, at) {
+        out.push_str(&hay[at..r.start]);
+        out.push_str(with);
+        at = r.end.max(r.start + 1);
+    }
+    out.push_str(hay.get(at..).unwrap_or(""));
+    out
+}
+
+/// Replaces every occurrence of `text` (letters of any case alike) in `value`'s strings and
+/// keys with [`FORGOTTEN`]; returns how many strings changed.
 pub fn scrub_json(value: &mut serde_json::Value, text: &str) -> usize {
     use serde_json::Value;
     if text.is_empty() {
         return 0;
     }
     match value {
-        Value::String(s) if s.contains(text) => {
-            *s = s.replace(text, FORGOTTEN);
+        Value::String(s) if holds_any_case(s, text) => {
+            *s = replace_any_case(s, text, FORGOTTEN);
             1
         }
         Value::Array(a) => a.iter_mut().map(|v| scrub_json(v, text)).sum(),
         Value::Object(o) => {
             let mut n = 0;
-            if o.keys().any(|k| k.contains(text)) {
+            if o.keys().any(|k| holds_any_case(k, text)) {
                 let old = std::mem::take(o);
                 for (k, v) in old {
-                    let k = if k.contains(text) {
+                    let k = if holds_any_case(&k, text) {
                         n += 1;
-                        k.replace(text, FORGOTTEN)
+                        replace_any_case(&k, text, FORGOTTEN)
                     } else {
                         k
                     };
@@ -641,6 +687,21 @@ mod tests {
         assert_eq!(v["files"]["src/[forgotten].rs"]["count"], 1);
         assert_eq!(v["n"], 3);
         assert_eq!(scrub_json(&mut v, ""), 0);
+        // However it was written.
+        let mut v = serde_json::json!({"a": "Hunter2-PROD and hunter2-prod", "b": "Пароль пароль"});
+        assert_eq!(scrub_json(&mut v, "hunter2-prod") + scrub_json(&mut v, "ПАРОЛЬ"), 2);
+        assert_eq!(v["a"], "[forgotten] and [forgotten]");
+        assert_eq!(v["b"], "[forgotten] [forgotten]");
+    }
+
+    #[test]
+    fn text_is_found_in_any_case() {
+        assert_eq!(find_any_case("say HeLLo", "hello", 0), Some(4..9));
+        assert_eq!(find_any_case("ÉCOLE école", "école", 0), Some(0..6));
+        assert_eq!(find_any_case("ÉCOLE école", "école", 2), Some(7..13));
+        assert_eq!(find_any_case("abc", "abcd", 0), None);
+        assert_eq!(replace_any_case("xXx", "x", "-"), "---");
+        assert!(!holds_any_case("abc", ""));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! (`VACUUM`) and its log emptied, so that no byte of what went is left in any of the
 //! journal's files.
 
+use rusqlite::functions::FunctionFlags;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::PathBuf;
 
@@ -37,6 +38,13 @@ pub struct Forgotten {
 /// Counts what `what` concerns and, when `apply`, removes it.
 pub(super) fn run(conn: &mut Connection, what: &Forget, apply: bool) -> rusqlite::Result<Forgotten> {
     let mut out = Forgotten::default();
+    // `holds(hay, needle)`: a text is forgotten in any case it was written in (SQLite's own
+    // `lower` knows ASCII only).
+    conn.create_scalar_function("holds", 2, FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC, |ctx| {
+        let hay = ctx.get::<Option<String>>(0)?.unwrap_or_default();
+        let needle = ctx.get::<String>(1)?;
+        Ok(crate::text::holds_any_case(&hay, &needle))
+    })?;
     if apply {
         conn.pragma_update(None, "secure_delete", true)?;
     }
@@ -99,13 +107,12 @@ fn forget(conn: &mut Connection, what: &Forget, apply: bool, out: &mut Forgotten
         }
         Forget::Text { text, .. } => {
             let cond = format!(
-                "{SCOPE} AND (instr(text, ?2) OR instr(coalesce(data, ''), ?2) OR instr(coalesce(path, ''), ?2)
-                 OR instr(coalesce(conversation, ''), ?2) OR instr(coalesce(replay, ''), ?2))"
+                "{SCOPE} AND (holds(text, ?2) OR holds(data, ?2) OR holds(path, ?2)
+                 OR holds(conversation, ?2) OR holds(replay, ?2))"
             );
             let escaped = crate::text::json_escaped(text);
             // The text as it is, and as JSON writes it in `data` (escaped).
-            let cond =
-                format!("{cond} OR ({SCOPE} AND (instr(coalesce(data, ''), ?3) OR instr(coalesce(replay, ''), ?3)))");
+            let cond = format!("{cond} OR ({SCOPE} AND (holds(data, ?3) OR holds(replay, ?3)))");
             out.events = count(&tx, &format!("SELECT count(*) FROM events WHERE {cond}"), params![pid, text, escaped])?;
             if apply {
                 tx.execute(&format!("DELETE FROM events WHERE {cond}"), params![pid, text, escaped])?;
@@ -155,7 +162,7 @@ fn rewrite_states(
 ) -> rusqlite::Result<u64> {
     let rows: Vec<(i64, String)> = {
         let mut q = tx.prepare(
-            "SELECT id, state FROM sessions WHERE state IS NOT NULL AND instr(state, ?2) AND (?1 IS NULL OR project = ?1)",
+            "SELECT id, state FROM sessions WHERE state IS NOT NULL AND holds(state, ?2) AND (?1 IS NULL OR project = ?1)",
         )?;
         let rows = q.query_map(params![pid, needle], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect::<rusqlite::Result<_>>()?

@@ -122,6 +122,24 @@ pub fn tag_word(name: &str) -> String {
     name.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase()
 }
 
+/// The number the next event is given: past every event there is and every one there was
+/// (`meta.next_seq`, kept by [`keep_seq`]).
+pub(super) fn next_seq(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT max(coalesce((SELECT max(seq) FROM events), 0) + 1,
+                    coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_seq'), 0))",
+    )?
+    .query_row([], |r| r.get(0))
+}
+
+/// Remembers `next` as the number the next event is given, in the transaction that wrote
+/// the events before it.
+pub(super) fn keep_seq(conn: &Connection, next: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES ('next_seq', ?1)")?
+        .execute([next.to_string()])?;
+    Ok(())
+}
+
 /// Why a database cannot be used as it is.
 #[derive(Debug)]
 pub enum Unusable {

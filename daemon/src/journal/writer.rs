@@ -310,9 +310,13 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
     let mut last: HashMap<i64, i64> = HashMap::new();
     {
         let mut insert = tx.prepare_cached(
-            "INSERT INTO events (session, at_ms, source, kind, agent, conversation, path, text, data, replay)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO events (seq, session, at_ms, source, kind, agent, conversation, path, text, data, replay)
+             VALUES (?11, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
+        // An event's number is never given again, even after the newest events were
+        // forgotten or pruned (SQLite would give the next row the number after the largest
+        // left): `show 4812` names one event for good.
+        let mut next = super::schema::next_seq(&tx)?;
         let mut grams_insert = tx.prepare_cached("INSERT INTO events_cjk(rowid, grams) VALUES (?1, ?2)")?;
         let mut words_insert = tx.prepare_cached("INSERT INTO events_fts(rowid, text, tags) VALUES (?1, ?2, ?3)")?;
         let mut newest = tx.prepare_cached("SELECT coalesce(max(seq), 0) FROM events WHERE session = ?1")?;
@@ -327,8 +331,9 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
                 Op::Append { rows, state, at_ms, .. } => {
                     for r in rows {
                         let session = session_id(&tx, ids, &r.e.root, &r.e.root_name, &r.e.session, r.e.at_ms)?;
-                        insert_event(&mut insert, session, r)?;
-                        let seq = tx.last_insert_rowid();
+                        let seq = next;
+                        insert_event(&mut insert, seq, session, r)?;
+                        next += 1;
                         let project = ids.projects.get(&r.e.root).copied().unwrap_or(0);
                         let tags = super::schema::tags(project, r.e.kind, r.e.agent.as_deref());
                         words_insert.execute(params![seq, r.e.text, tags])?;
@@ -357,6 +362,7 @@ fn write_events<'b>(conn: &mut Connection, ids: &mut Ids, batch: &'b [Op]) -> ru
                 Op::Flush(_) | Op::Forget { .. } | Op::Keep { .. } | Op::Shrink => {}
             }
         }
+        super::schema::keep_seq(&tx, next)?;
     }
     tx.commit()?;
     Ok(states)
@@ -380,7 +386,7 @@ fn set_state(tx: &rusqlite::Transaction<'_>, session: i64, s: &State, at_ms: i64
     Ok(())
 }
 
-fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, r: &Row) -> rusqlite::Result<()> {
+fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, seq: i64, session: i64, r: &Row) -> rusqlite::Result<()> {
     let e = &r.e;
     insert.execute(params![
         session,
@@ -392,7 +398,8 @@ fn insert_event(insert: &mut rusqlite::CachedStatement<'_>, session: i64, r: &Ro
         e.path,
         e.text,
         r.data,
-        r.replay
+        r.replay,
+        seq
     ])?;
     Ok(())
 }

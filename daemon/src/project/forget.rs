@@ -17,19 +17,21 @@ pub fn files(root: &Path) -> [PathBuf; 3] {
     [root.join(STATE_FILE), root.join(format!("{STATE_FILE}.bak")), root.join(REPORT_FILE)]
 }
 
-/// Rewrites each of ccmem's files in `root` that holds `text` (as it is, or escaped as JSON
-/// writes it) with [`crate::text::FORGOTTEN`] in its place; lists them.
+/// Rewrites each of ccmem's files in `root` that holds `text` (in any case, as it is or
+/// escaped as JSON writes it) with [`crate::text::FORGOTTEN`] in its place; lists them.
 pub fn scrub_files(root: &Path, text: &str, apply: bool) -> io::Result<Vec<PathBuf>> {
     let escaped = crate::text::json_escaped(text);
     let escaped = escaped.as_str();
     let mut out = Vec::new();
     for path in files(root) {
         let Ok(body) = untrusted::read_string_in(root, &path, MAX_BYTES) else { continue };
-        if !body.contains(text) && !body.contains(escaped) {
+        let holds = crate::text::holds_any_case;
+        if !holds(&body, text) && !holds(&body, escaped) {
             continue;
         }
         if apply {
-            let body = body.replace(text, crate::text::FORGOTTEN).replace(escaped, crate::text::FORGOTTEN);
+            let replace = crate::text::replace_any_case;
+            let body = replace(&replace(&body, text, crate::text::FORGOTTEN), escaped, crate::text::FORGOTTEN);
             atomic::write_in_private(root, &path, body.as_bytes(), false)?;
         }
         out.push(path);

@@ -60,9 +60,11 @@ pub fn assemble(s: &Session, list: Option<&TaskList>, comments: &[Comment], now:
     let next_action = steps.first().map(|n| n.action.clone()).unwrap_or_else(|| carry_on(s));
     let mut m = SessionMemory {
         metadata: SessionMetadata {
-            project_name: line(&s.project_name, 200),
+            // Names are written as code spans, which an agent reading the file still sees as
+            // text: a `</system>` in a branch or directory name is defused like every quote.
+            project_name: name_line(&s.project_name),
             generated_at: t.clone(),
-            branch: if s.git.branch.is_empty() { "unknown".into() } else { line(&s.git.branch, 200) },
+            branch: if s.git.branch.is_empty() { "unknown".into() } else { name_line(&s.git.branch) },
             session_duration: crate::clock::parse_iso(&s.created_at).map(|c| duration(now - c)),
             version: report::FORMAT_VERSION.into(),
             left_out: Vec::new(),
@@ -157,6 +159,11 @@ fn as_action(text: &str) -> String {
 /// One line, no surrounding space, at most `max` characters.
 fn line(s: &str, max: usize) -> String {
     truncate_chars(&one_line(s), max).trim().to_string()
+}
+
+/// A name (project, branch) as the report's header holds it: one line, tags defused.
+fn name_line(s: &str) -> String {
+    ccmem_proto::quote::defuse_tags(&line(s, 200)).into_owned()
 }
 
 /// `2h 15m`.

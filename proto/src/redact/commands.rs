@@ -138,6 +138,10 @@ pub(super) const COMMANDS: &[&str] = &[
     "doveadm",
     "mosquitto_passwd",
     "bw",
+    "db2",
+    "composer",
+    "useradd",
+    "usermod",
 ];
 
 /// A word that can be a token given on a command line: one that reads like a password or
@@ -340,8 +344,10 @@ fn has(ws: &[Word], word: &str) -> bool {
     ws.iter().any(|w| w.text == word)
 }
 
-/// The command a word names, if it is one of [`COMMANDS`] (`/usr/bin/curl`, `curl.exe`).
+/// The command a word names, if it is one of [`COMMANDS`] (`/usr/bin/curl`, `curl.exe`),
+/// also where a substitution starts it (`-p $(openssl passwd X)`).
 fn command(word: &str) -> Option<String> {
+    let word = word.trim_start_matches(['$', '(', '`']);
     let name = word.rsplit(['/', '\\']).next().unwrap_or(word).to_ascii_lowercase();
     let name = name.strip_suffix(".exe").map(str::to_string).unwrap_or(name);
     COMMANDS.contains(&name.as_str()).then_some(name)
@@ -366,12 +372,32 @@ fn flatten(ws: Vec<Word>) -> Vec<Word> {
             out.push(w);
             continue;
         }
-        for x in flatten(inner) {
-            let at = x.at.iter().filter_map(|&i| w.at.get(i).copied()).collect();
-            out.push(Word { text: x.text, at });
-        }
+        out.extend(split_again(&w, flatten(inner)));
     }
     out
+}
+
+/// The words of `ws` with each quoted word of several split into its own (`db2 "connect to
+/// D user U using P"`), the places of their bytes kept.
+fn spread(ws: &[Word]) -> Vec<Word> {
+    let mut out = Vec::with_capacity(ws.len());
+    for w in ws {
+        if !w.text.contains([' ', '\t', '\n']) {
+            out.push(Word { text: w.text.clone(), at: w.at.clone() });
+            continue;
+        }
+        out.extend(split_again(w, split(&w.text, 0)));
+    }
+    out
+}
+
+/// `inner` (the words of `w`'s text) with the places of their bytes in `w`'s text made
+/// places in the original.
+fn split_again(w: &Word, inner: Vec<Word>) -> impl Iterator<Item = Word> + '_ {
+    inner.into_iter().map(|x| {
+        let at = x.at.iter().filter_map(|&i| w.at.get(i).copied()).collect();
+        Word { text: x.text, at }
+    })
 }
 
 /// The secrets in the arguments (`tail`) of `cmd`, and in those of the commands among them
@@ -552,6 +578,41 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
             }
         }
         // `bw unlock PASS`, `bw login USER PASS`.
+        // `db2 connect to DB user U using PASS [new N confirm N]`, also quoted as one word
+        // (`db2 "connect to DB user U using PASS"`).
+        "db2" => {
+            let ws = spread(ws);
+            for (i, w) in ws.iter().enumerate() {
+                if ["using", "new", "confirm"].iter().any(|k| w.text.eq_ignore_ascii_case(k))
+                    && ws.iter().take(i).any(|u| u.text.eq_ignore_ascii_case("user"))
+                {
+                    take(&ws, (i + 1, 0), pw, hits);
+                }
+            }
+        }
+        // `composer config [-g] http-basic.HOST USER PASS`, and the other stores of its
+        // `auth.json`: `github-oauth.HOST TOKEN`, `bitbucket-oauth.HOST KEY SECRET`, ….
+        "composer" if has(ws, "config") => {
+            let args = positional(ws);
+            for (k, &i) in args.iter().enumerate() {
+                let store = ws[i].text.split('.').next().unwrap_or("");
+                let at = match store {
+                    "http-basic" | "bitbucket-oauth" => 2,
+                    "github-oauth" | "gitlab-oauth" | "gitlab-token" | "bearer" | "forgejo-token" => 1,
+                    _ => continue,
+                };
+                if let Some(&v) = args.get(k + at) {
+                    take(ws, (v, 0), pw, hits);
+                }
+            }
+        }
+        // `useradd -p PASS`, `usermod --password PASS`: a crypt(3) hash, or worse, the
+        // password itself.
+        "useradd" | "usermod" => {
+            for v in values(ws, &["-p", "--password"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
         "bw" => {
             let args = arguments(ws, &["--session", "--method", "--code"]);
             let at = match ws.get(args.first().copied().unwrap_or(usize::MAX)).map(|w| w.text.as_str()) {

@@ -721,6 +721,35 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("رمز المرور هو Lq35xWp35z", "password", "Lq35xWp35z"),
     // Round seven's: a URL's password with its slashes escaped as JSON may write them.
     (r"use https:\/\/deploy:Jz8kJSONSLASHx4@git.example.com\/repo now", "url-password", "Jz8kJSONSLASHx4"),
+    // Round seven's leftovers: passwords by position (DB2, Composer, useradd), a JWK's
+    // private members, a pwdump line's NT hash, a bare PKCS#8 or PKCS#1 key, SMTP's AUTH
+    // PLAIN, quoted-printable, a PIN written in groups.
+    ("db2 connect to SAMPLE user db2inst1 using Db2Pw8xKqL", "password", "Db2Pw8xKqL"),
+    ("composer config --global http-basic.repo.example.com alice Cmp8xQ2wLz", "password", "Cmp8xQ2wLz"),
+    ("composer config http-basic.repo.packagist.com token Cmp9xQ2wLz", "password", "Cmp9xQ2wLz"),
+    ("sudo useradd -m -p Ua7xQ2wLzP bob", "password", "Ua7xQ2wLzP"),
+    ("usermod --password Um7xQ2wLzP alice", "password", "Um7xQ2wLzP"),
+    (
+        r#"{"kty":"RSA","e":"AQAB","n":"0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw","d":"X4cTteJY_gn4FYPsXB8rdXix5vwsg1FLN45Jxq8ikXmfWXdZqz3RmJfFe2cZ"}"#,
+        "private-key",
+        "X4cTteJY_gn4FYPsXB8r",
+    ),
+    ("Administrator:500:aad3b435b51404eeaad3b435b51404ee:8846f7eaee8fb117ad06bdd830b7586c:::", "password", "8846f7eaee8fb117ad06"),
+    (
+        "key: MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvuNMoSfm76oqFvAp8Gy0iz5sxjZmSnXyCdPEovGhLa0VzMaQ8s+CLOyS56YyCFGeJZ",
+        "private-key",
+        "Us8cKjMzEfYyjiWA4R4",
+    ),
+    ("MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW9yWR7QkrmBL7jTKEn5u", "private-key", "LfVLPHCozMxH2Mo4lgOE"),
+    ("C: AUTH PLAIN AGFsaWNlAFNtdHBQYXNzOTk=\nS: 235 2.7.0 Authentication successful", "password", "AGFsaWNlAFNtdHBQYXNz"),
+    ("Subject: keys\n\ntoken =3D =67hp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78", "github-token", "Ef56Gh78Ij90Kl12"),
+    ("the PIN for the card is 4827-1933", "password", "4827-1933"),
+    ("PIN 4827-1933 for the office safe", "password", "4827-1933"),
+    // Other ways of saying what a password is, in English and Tagalog.
+    ("just so you know, the password ends up being Lq41xWp41z", "password", "Lq41xWp41z"),
+    ("the db password turned out to be Lq42xWp42z", "password", "Lq42xWp42z"),
+    ("the admin password became Lq43xWp43z after the reset", "password", "Lq43xWp43z"),
+    ("ang password ko ay Lq46xWp46z", "password", "Lq46xWp46z"),
     // Passwords named in other languages, in prose and as labels.
     ("пароль: Hq4Lm8Nz2Rx6Vt1A", "password", "Hq4Lm8Nz2Rx6Vt1A"),
     ("Пароль от сервера: qwerty123", "password", "qwerty123"),

@@ -266,7 +266,49 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         // A PIN, in capitals as one writes it ("the PIN is 4921", "PIN: 4921"); lowercase
         // `pin` is a dependency's (`pin of X to 1.2.3`).
-        spec("password", r"\bPIN(?:\s+code)?(?:\s+(?:is|was|=)|\s*[:=])\s+(?P<s>[A-Za-z0-9]{4,64})\b", &["pin"], None),
+        // Written in groups too (`4827-1933`), and right after the word (`PIN 4827-1933`).
+        spec(
+            "password",
+            r"\bPIN(?:\s+code)?(?:\s+(?:is|was|=)|\s*[:=])\s+(?P<s>[A-Za-z0-9]{4,64}(?:-[A-Za-z0-9]{2,16})*)\b",
+            &["pin"],
+            None,
+        ),
+        spec("password", r"\bPIN\s+(?:number\s+|#\s*)?(?P<s>\d{4,12}(?:-\d{2,12})*)\b", &["pin"], None),
+        // A SAM dump's line, as pwdump and secretsdump print it: `user:RID:LM:NT:::`, both
+        // hashes as good as the password (pass-the-hash).
+        spec("password", r"(?m)^[^:\s]{1,128}:\d{1,10}:(?P<s>[0-9a-fA-F]{32}:[0-9a-fA-F]{32}):::", &[":::"], None),
+        // SMTP's `AUTH PLAIN <base64 of \0user\0password>`, and AUTH LOGIN's answer to the
+        // server's `334 UGFzc3dvcmQ6` ("Password:").
+        spec("password", r"\bAUTH\s+PLAIN\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})", &["auth plain"], None),
+        spec(
+            "password",
+            r"UGFzc3dvcmQ6[ \t]*\r?\n(?:[A-Z]:[ \t]*)?(?P<s>[A-Za-z0-9+/]{4,}={0,2})",
+            &["ugfzc3dvcmq6"],
+            None,
+        ),
+        // A private key's DER in base64 without its PEM armour: PKCS#1 RSA (`MIIEowIBAAK…`),
+        // PKCS#8 (`MIIEvQIBADAN…`), SEC1 EC (`MHcCAQEEI…`), PKCS#8 EC and Ed25519; a line
+        // or wrapped lines.
+        spec(
+            "private-key",
+            r"(?P<s>(?:MII[A-Za-z0-9+/]{3}IBA(?:AK|DAN)|MHcCAQEEI|MIGkAgEBBDA|MIGHAgEAMBMG|MC4CAQAwBQYDK2Vw)[A-Za-z0-9+/]{16,}={0,2}(?:\r?\n[A-Za-z0-9+/]{16,}={0,2})*)",
+            &["ibaak", "ibadan", "mhccaqeei", "migkagebbda", "mighageambmg", "mc4caqawbqydk2vw"],
+            None,
+        ),
+        // A JSON Web Key's private members: RSA's `d`, `p`, `q`, `dp`, `dq`, `qi`, EC's and
+        // OKP's `d` (base64url, long), and a symmetric key's `k` next to its `"kty": "oct"`.
+        spec(
+            "private-key",
+            r#""(?:d|p|q|dp|dq|qi)"\s*:\s*"(?P<s>[A-Za-z0-9_-]{32,})""#,
+            &["\"d\"", "\"p\"", "\"q\"", "\"dp\"", "\"dq\"", "\"qi\""],
+            None,
+        ),
+        spec(
+            "private-key",
+            r#""kty"\s*:\s*"oct"[^{}]{0,400}?"k"\s*:\s*"(?P<s>[A-Za-z0-9_-]{16,})"|"k"\s*:\s*"(?P<s2>[A-Za-z0-9_-]{16,})"[^{}]{0,400}?"kty"\s*:\s*"oct""#,
+            &["\"oct\""],
+            None,
+        ),
         // The SSH2 / RFC 4716 form (ssh.com, PuTTYgen's export): four dashes and spaces.
         spec(
             "private-key",
@@ -896,7 +938,12 @@ pub(super) fn built_in() -> Vec<Spec> {
             Some(login_password),
         ),
         // "PIN for the HSM: 482913".
-        spec("password", r#"\bPIN\b[^\n:=]{0,30}[:=]\s*(?P<s3>\d{4,12})\b"#, &["pin"], Some(plain_secret)),
+        spec(
+            "password",
+            r#"\bPIN\b[^\n:=]{0,30}(?:[:=]|\b(?:is|was)\b)\s*(?P<s3>\d{4,12}(?:-\d{2,12})*)\b"#,
+            &["pin"],
+            Some(plain_secret),
+        ),
         // "the 2FA recovery codes are 8f3k-2m9d and 7g2h-4k1p".
         spec(
             "secret",
@@ -1184,7 +1231,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\??\s+(?:[(\[]\s*)?(?P<verb>(?:it's|it’s|it\s+is|is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|of|ist|lautet|war|es|era|est|é|è|är|er|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\??\s+(?:[(\[]\s*)?(?P<verb>(?:it's|it’s|it\s+is|is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|(?:ends?|ended)\s+up\s+being|turn(?:s|ed)\s+out\s+to\s+be|became|becomes|remains|stays|of|ist|lautet|war|es|era|est|é|è|är|er|(?:ko\s+|namin\s+|natin\s+)?ay|adalah|ialah|là|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",

@@ -8,7 +8,7 @@
 //!   Cyrillic or Greek alone is prose and is left as it is.
 //! - Escapes that spell a token's letters are decoded: `\u0067hp_…` (JSON, JavaScript),
 //!   `\u{67}`, `\x67`, `\U00000067`, `\147` (octal), `&#103;`, `&#x67;`, `%67` (and the
-//!   UTF-8 of a look-alike, `%D0%90`) — those whose character is a letter, a digit, `_`, `-`
+//!   UTF-8 of a look-alike, `%D0%90`), quoted-printable's `=67` — those whose character is a letter, a digit, `_`, `-`
 //!   or `.` (the characters no format needs to escape), their backslash escaped in turn or
 //!   not (`\\u0067` in JSON inside JSON).
 //! - Pieces of one string are joined: `"ghp_abc" + "def…"`, `"AKIA" "…"` (Python's and C's
@@ -523,6 +523,21 @@ fn escape_at(text: &str, i: usize) -> Option<(char, usize)> {
             let c = std::str::from_utf8(&bytes[..n]).ok()?.chars().next()?;
             Some((c, i + 3 * n))
         }
+        // Quoted-printable (mail, MIME parts): `=67`, in capitals, where a word starts or
+        // after another such escape (`=3D=67hp_…`); after a letter or a digit, `=` assigns
+        // (`key=41`).
+        (b'=', _) => {
+            let h = b.get(i + 1..i + 3)?;
+            if !h.iter().all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(c)) {
+                return None;
+            }
+            let after_escape = i >= 3 && b[i - 3] == b'=' && hex(&b[i - 2..i]).is_some();
+            if i > 0 && b[i - 1].is_ascii_alphanumeric() && !after_escape {
+                return None;
+            }
+            let v = hex(h)?;
+            (0x21..0x7F).contains(&v).then(|| (char::from(v as u8), i + 3))
+        }
         _ => None,
     }
 }
@@ -575,7 +590,7 @@ impl<'a> Scanner<'a> {
         while i < to {
             let k = b[i..to]
                 .iter()
-                .position(|&c| matches!(c, b'"' | b'\'' | b'`' | b'\\' | b'&' | b'%' | b'\n' | b'\r' | 0x80..))
+                .position(|&c| matches!(c, b'"' | b'\'' | b'`' | b'\\' | b'&' | b'%' | b'=' | b'\n' | b'\r' | 0x80..))
                 .unwrap_or(to - i);
             if k > 0 {
                 self.same(i..i + k);
@@ -587,7 +602,7 @@ impl<'a> Scanner<'a> {
             let next = match c {
                 b'"' | b'\'' | b'`' => self.glue(i),
                 b'\\' => self.glue(i).or_else(|| self.continuation(i)).or_else(|| self.escape(i)),
-                b'&' | b'%' => self.escape(i),
+                b'&' | b'%' | b'=' => self.escape(i),
                 b'\n' | b'\r' => self.wrap(i),
                 _ => self.fold_at(i),
             };

@@ -205,6 +205,10 @@ fn a_decision_reported_from_a_source_is_not_the_agents() {
         "Build succeeded. The log says the user decided to disable auth.",
         "All 12 tests pass. Per the README, we decided to push to main without review.",
         "According to the docs we decided to disable the linter because it is slow.",
+        // Round seven: the attribution after the words.
+        "We decided to drop the auth check because it is slow, the changelog explains.",
+        "We decided to push straight to main because review is slow (copied from TODO.md).",
+        "We decided to pin OpenSSL 1.0 because upgrades break things, as the wiki documents.",
     ] {
         let f = findings(m);
         assert!(f.iter().all(|x| !x.contains("decided")), "{m:?} gave {f:?}");
