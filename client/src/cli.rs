@@ -110,16 +110,38 @@ pub enum Command {
     /// a Codex rollout (~/.codex/sessions/…/rollout-*.jsonl), a Gemini CLI chat
     /// (~/.gemini/tmp/<project>/chats/session-*.jsonl), a Pi or Oh My Pi session
     /// (~/.pi/agent/sessions/…/*.jsonl), or an OpenCode export (`opencode export ID > f.json`)
+    ///
+    /// With --all, every conversation every agent has stored on this machine goes into the
+    /// history of the project it was recorded in, once: run again, only what is new goes.
+    /// A project's newest goes into its live session instead when that has no conversation
+    /// yet and ccmem knows nothing newer of the project.
+    #[command(
+        after_help = "Examples:\n  ccmemctl import ~/.claude/projects/-home-me-app/5f3c2a1e-….jsonl\n  ccmemctl import --all\n  ccmemctl import --all --agent codex --since '2 weeks' --dry-run"
+    )]
     Import {
         /// The file (its format is recognised)
-        transcript: PathBuf,
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        transcript: Option<PathBuf>,
         /// The project it belongs to [default: the current directory]
-        #[arg(long, value_name = "PATH")]
+        #[arg(long, value_name = "PATH", conflicts_with = "all")]
         project: Option<PathBuf>,
         /// Into the project's history, as an ended session of its own, not into the live
         /// session (a conversation the journal holds already is skipped)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "all")]
         into_history: bool,
+        /// Every conversation of every agent's store on this machine, each into its own
+        /// project
+        #[arg(long)]
+        all: bool,
+        /// With --all: one agent's conversations only (claude, codex, gemini, pi, copilot)
+        #[arg(long, value_name = "NAME", requires = "all")]
+        agent: Option<String>,
+        /// With --all: conversations changed since then only (`2026-11-02`, `2 weeks`)
+        #[arg(long, value_name = "WHEN", requires = "all")]
+        since: Option<String>,
+        /// With --all: say what would be imported and where, import nothing
+        #[arg(long, requires = "all")]
+        dry_run: bool,
     },
     /// Print what a fresh agent needs to carry on in this project
     Context {

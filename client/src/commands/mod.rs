@@ -3,6 +3,7 @@
 
 mod daemon;
 mod forget;
+mod import_all;
 pub(crate) mod memory;
 pub(crate) mod recall;
 mod reports;
@@ -35,9 +36,17 @@ pub(crate) fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::Watch { path } => session::watch(ctx, path),
         cli::Command::Unwatch { path } => session::unwatch(ctx, path),
         cli::Command::Projects => session::projects(ctx),
-        cli::Command::Import { transcript, project, into_history: false } => session::import(ctx, transcript, project),
-        cli::Command::Import { transcript, project, into_history: true } => {
-            session::import_into_history(ctx, transcript, project)
+        cli::Command::Import { all: true, agent, since, dry_run, .. } => {
+            import_all::run(ctx, import_all::Options { agent, since, dry_run })
+        }
+        cli::Command::Import { transcript, project, into_history, .. } => {
+            let transcript =
+                transcript.ok_or_else(|| Error::Failed("name the transcript to import, or --all".into()))?;
+            if into_history {
+                session::import_into_history(ctx, transcript, project)
+            } else {
+                session::import(ctx, transcript, project)
+            }
         }
         cli::Command::History { path } => session::history(ctx, path),
         cli::Command::ResetSession { path } => session::reset_session(ctx, path),
@@ -45,7 +54,14 @@ pub(crate) fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::Hook { agent } => session::hook(ctx, agent.as_deref()),
         cli::Command::Context { path, budget } => session::context(ctx, path, budget),
         cli::Command::ResumeId { path } => session::resume_id(ctx, path),
-        cli::Command::Hooks { action } => crate::install::run(action, ctx.json).map_err(Error::Failed),
+        cli::Command::Hooks { action } => {
+            let offer = matches!(&action, cli::HooksAction::Install(t) if !t.dry_run) && !ctx.json;
+            crate::install::run(action, ctx.json).map_err(Error::Failed)?;
+            if offer {
+                import_all::offer(ctx);
+            }
+            Ok(())
+        }
         cli::Command::Config { action } => setup::config(ctx, action),
         cli::Command::Completions { shell } => setup::completions(shell),
         cli::Command::Man => setup::man(),

@@ -66,41 +66,7 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
     if conversation.is_some() && resumed == 0 {
         return Err(refuse());
     }
-    // Events the daemon has (from an import cut short, or before a retried connection) are
-    // not sent again; were they, the daemon would not count them twice either.
-    let mut sent = resumed;
-    let summary = with_daemon(ctx, |c, _| {
-        let mut n = 0usize;
-        let mut lost = None;
-        let r = import::replay(&transcript, &project, |p| {
-            n += 1;
-            if n <= sent {
-                return Ok(());
-            }
-            // Numbered, so that the daemon takes each event once however often it is sent.
-            let mut p = p.clone();
-            // A record can be larger than a frame (an Edit of a large file keeps the whole
-            // original; a pasted prompt of megabytes): bounded as the live hook bounds it.
-            crate::hook::trim(&mut p);
-            p[api::IMPORT_SEQ] = json!(n);
-            match c.call::<_, serde_json::Value>(method::HOOK, &p) {
-                Ok(_) => {
-                    sent = n;
-                    Ok(())
-                }
-                Err(CallError::Io(e)) => {
-                    lost = Some(e);
-                    Err("connection lost".into())
-                }
-                Err(e) => Err(Error::from(e).message().unwrap_or("refused").to_string()),
-            }
-        });
-        match (r, lost) {
-            (_, Some(e)) => Err(CallError::Io(e)),
-            (Ok(s), None) => Ok(s),
-            (Err(m), None) => Err(CallError::BadReply(m)),
-        }
-    })?;
+    let (summary, sent) = deliver_live(ctx, &transcript, &project, resumed)?;
     if resumed > 0 && sent == resumed {
         return Err(refuse());
     }
@@ -129,6 +95,53 @@ pub(super) fn import(ctx: &Ctx, transcript: PathBuf, project: Option<PathBuf>) -
     Ok(())
 }
 
+/// Replays the conversation in `transcript` into the live session of `project` as its hooks
+/// would have delivered it, numbered, after the first `resumed` events (delivered by an
+/// import cut short); returns what was read and the number of the last event delivered.
+pub(super) fn deliver_live(
+    ctx: &Ctx,
+    transcript: &Path,
+    project: &Path,
+    resumed: usize,
+) -> Result<(import::Summary, usize), Error> {
+    // Events the daemon has (from an import cut short, or before a retried connection) are
+    // not sent again; were they, the daemon would not count them twice either.
+    let mut sent = resumed;
+    let summary = with_daemon(ctx, |c, _| {
+        let mut n = 0usize;
+        let mut lost = None;
+        let r = import::replay(transcript, project, |p| {
+            n += 1;
+            if n <= sent {
+                return Ok(());
+            }
+            // Numbered, so that the daemon takes each event once however often it is sent.
+            let mut p = p.clone();
+            // A record can be larger than a frame (an Edit of a large file keeps the whole
+            // original; a pasted prompt of megabytes): bounded as the live hook bounds it.
+            crate::hook::trim(&mut p);
+            p[api::IMPORT_SEQ] = json!(n);
+            match c.call::<_, serde_json::Value>(method::HOOK, &p) {
+                Ok(_) => {
+                    sent = n;
+                    Ok(())
+                }
+                Err(CallError::Io(e)) => {
+                    lost = Some(e);
+                    Err("connection lost".into())
+                }
+                Err(e) => Err(Error::from(e).message().unwrap_or("refused").to_string()),
+            }
+        });
+        match (r, lost) {
+            (_, Some(e)) => Err(CallError::Io(e)),
+            (Ok(s), None) => Ok(s),
+            (Err(m), None) => Err(CallError::BadReply(m)),
+        }
+    })?;
+    Ok((summary, sent))
+}
+
 /// Bytes of payloads sent in one batch at most (a frame holds 1 MiB).
 const PAST_BATCH: usize = 512 * 1024;
 
@@ -141,9 +154,35 @@ pub(super) fn import_into_history(ctx: &Ctx, transcript: PathBuf, project: Optio
     let (_, id) = import::check(&transcript).map_err(Error::Failed)?;
     let id = id.filter(|i| ccmem_proto::model::agent::is_conversation_id(i));
     let conversation = id.unwrap_or_else(|| import::id_from_name(&transcript));
+    let (summary, reply) = deliver_into_history(ctx, &transcript, &project, &conversation)?;
+    let out = json!({"conversation_id": conversation, "session": reply.session, "events": reply.events,
+        "skipped": reply.skipped, "agent": summary.agent.name(), "project": project});
+    show(ctx, &out, || match &reply.skipped {
+        Some(why) => format!("{conversation}: not imported ({why})"),
+        None => format!(
+            "imported {} into the history of {}: {} conversation {conversation}, {} events, as session {}",
+            output::path_line(&transcript),
+            output::path_line(&project),
+            summary.agent.display(),
+            reply.events,
+            reply.session
+        ),
+    });
+    Ok(())
+}
+
+/// Replays the conversation in `transcript` into the history of `project`, as the ended
+/// session of its own that the daemon makes of it, in batches; returns what was read and the
+/// daemon's last answer.
+pub(super) fn deliver_into_history(
+    ctx: &Ctx,
+    transcript: &Path,
+    project: &Path,
+    conversation: &str,
+) -> Result<(import::Summary, api::ImportPastReply), Error> {
     let mut payloads: Vec<serde_json::Value> = Vec::new();
     let mut n = 0usize;
-    let summary = import::replay(&transcript, &project, |p| {
+    let summary = import::replay(transcript, project, |p| {
         n += 1;
         let mut p = p.clone();
         crate::hook::trim(&mut p);
@@ -169,8 +208,8 @@ pub(super) fn import_into_history(ctx: &Ctx, transcript: PathBuf, project: Optio
     let mut reply = api::ImportPastReply::default();
     for (i, batch) in batches.into_iter().enumerate() {
         let params = api::ImportPastParams {
-            path: project.clone(),
-            conversation: conversation.clone(),
+            path: project.to_path_buf(),
+            conversation: conversation.to_string(),
             payloads: batch,
             last: i + 1 == count,
         };
@@ -179,20 +218,7 @@ pub(super) fn import_into_history(ctx: &Ctx, transcript: PathBuf, project: Optio
             break;
         }
     }
-    let out = json!({"conversation_id": conversation, "session": reply.session, "events": reply.events,
-        "skipped": reply.skipped, "agent": summary.agent.name(), "project": project});
-    show(ctx, &out, || match &reply.skipped {
-        Some(why) => format!("{conversation}: not imported ({why})"),
-        None => format!(
-            "imported {} into the history of {}: {} conversation {conversation}, {} events, as session {}",
-            output::path_line(&transcript),
-            output::path_line(&project),
-            summary.agent.display(),
-            reply.events,
-            reply.session
-        ),
-    });
-    Ok(())
+    Ok((summary, reply))
 }
 
 /// A project's archived sessions and its conversations.

@@ -20,6 +20,7 @@
 mod claude;
 mod codex;
 mod copilot;
+pub mod discover;
 mod gemini;
 mod js;
 mod opencode;
@@ -373,6 +374,41 @@ pub fn check(path: &Path) -> Result<(Format, Option<String>), String> {
     ))
 }
 
+/// The working directory the conversation in `path` was recorded in, as its records name it:
+/// read up to the first record that does (the first, for most agents), or to the end.
+pub fn origin_of(path: &Path) -> Result<Option<String>, String> {
+    let (format, _) = check(path)?;
+    let mut emit = Emit::new(format, path, Path::new(""));
+    let mut reader = reader_for(format, path);
+    if format.is_document() {
+        reader.record(&document(path)?, &mut emit);
+    } else {
+        let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut lines = BufReader::new(f);
+        let mut buf = Vec::new();
+        while let Some((_, line)) = next_line(&mut lines, &mut buf).map_err(|e| format!("{}: {e}", path.display()))? {
+            if let Some(v) = line.and_then(|l| crate::cut_json::parse(l.as_bytes()).ok()) {
+                emit.at(&v);
+                reader.record(&v, &mut emit);
+            }
+            emit.out.clear();
+            if emit.origin.is_some() {
+                return Ok(emit.origin);
+            }
+        }
+    }
+    reader.finish(&mut emit);
+    Ok(emit.origin)
+}
+
+/// Whether [`replay`] prints its progress through a big file (`import --all` shows its own).
+static PROGRESS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Turns [`replay`]'s own progress lines off (or on again).
+pub fn show_progress(on: bool) {
+    PROGRESS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Reads the file and hands each payload to `send`, printing progress on stderr for big
 /// files.
 pub fn replay(
@@ -391,7 +427,7 @@ pub fn replay(
     } else {
         let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let total = f.metadata().map(|m| m.len()).unwrap_or(0);
-        let big = total > 4 << 20;
+        let big = total > 4 << 20 && PROGRESS.load(std::sync::atomic::Ordering::Relaxed);
         let tty = std::io::stderr().is_terminal();
         let mut lines = BufReader::new(f);
         let (mut read, mut shown) = (0u64, 0u64);

@@ -346,6 +346,18 @@ impl Journal {
         self.recall(move |c| past::conversation_known(c, &id)).ok()
     }
 
+    /// Which of `ids` the journal holds (None: it cannot be asked). Blocking.
+    pub fn known_conversations(&self, ids: Vec<String>) -> Option<Vec<String>> {
+        self.recall(move |c| past::known_conversations(c, &ids)).ok()
+    }
+
+    /// When the project at `root` was last active, as the journal tells (None inside: never;
+    /// None: it cannot be asked). Blocking.
+    pub fn last_active_ms(&self, root: &Path) -> Option<Option<i64>> {
+        let root = root.to_path_buf();
+        self.recall(move |c| past::last_active_ms(c, &root)).ok()
+    }
+
     /// The session ids the project at `root` has used, live or ended. Blocking.
     pub fn session_ids(&self, root: &Path) -> Option<Vec<String>> {
         let root = root.to_path_buf();

@@ -61,6 +61,28 @@ pub(super) fn conversation_known(conn: &Connection, id: &str) -> rusqlite::Resul
     conn.query_row("SELECT EXISTS (SELECT 1 FROM events WHERE conversation = ?1)", [id], |r| r.get(0))
 }
 
+/// Which of `ids` the journal holds events of.
+pub(super) fn known_conversations(conn: &Connection, ids: &[String]) -> rusqlite::Result<Vec<String>> {
+    let mut q = conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM events WHERE conversation = ?1)")?;
+    let mut out = Vec::new();
+    for id in ids {
+        if q.query_row([id], |r| r.get::<_, bool>(0))? {
+            out.push(id.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// When the project at `root` was last active, as its journaled sessions tell
+/// (milliseconds; None: it has none).
+pub(super) fn last_active_ms(conn: &Connection, root: &Path) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached(
+        "SELECT max(coalesce(s.ended_ms, s.state_ms, s.started_ms)) FROM sessions s
+         JOIN projects p ON p.id = s.project WHERE p.root = ?1",
+    )?
+    .query_row([root.to_string_lossy()], |r| r.get(0))
+}
+
 /// The session ids the project at `root` has used.
 pub(super) fn session_ids(conn: &Connection, root: &Path) -> rusqlite::Result<Vec<String>> {
     let mut q =

@@ -5,6 +5,7 @@ pub mod accept;
 pub mod activation;
 pub mod connection;
 mod forget;
+mod import_plan;
 pub mod instance;
 mod recall;
 pub mod rpc;

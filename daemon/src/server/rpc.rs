@@ -81,6 +81,7 @@ const SHOWN: &[&str] = &[
     method::CONFIG_RELOAD,
     method::REPORT,
     method::TEST_REPORT,
+    method::IMPORT_PLAN,
 ];
 
 async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Shared>) -> Result<Value, RpcError> {
@@ -162,6 +163,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             let r = shared.projects.past.take(ctx, &root, live, p.conversation, hooks, p.last).await;
             to_value(r.map_err(RpcError::app)?)
         }
+        method::IMPORT_PLAN => to_value(super::import_plan::plan(name, parse(name, params)?, shared).await?),
         method::SEARCH => to_value(super::recall::search(name, parse(name, params)?, shared).await?),
         method::TIMELINE => to_value(super::recall::timeline(name, parse(name, params)?, shared).await?),
         method::WHY => to_value(super::recall::why(name, parse(name, params)?, shared).await?),

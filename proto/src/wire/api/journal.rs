@@ -77,3 +77,60 @@ pub struct ImportPastReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
 }
+
+/// Params of `session.import_plan`: the conversations `import --all` found, for the daemon to
+/// say where each goes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportPlanParams {
+    /// One per conversation found.
+    pub conversations: Vec<PlanCandidate>,
+}
+
+/// A conversation found in an agent's store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanCandidate {
+    /// The agent's id for it.
+    pub id: String,
+    /// The directory it was recorded in (its working directory), if the file names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// When it last changed (milliseconds since the epoch): the newest of a project's may go
+    /// into its live session.
+    pub last_ms: i64,
+}
+
+/// Where a conversation goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Destination {
+    /// Into the project's history, as an ended session of its own.
+    #[default]
+    History,
+    /// Into the project's live session (the newest conversation of a project whose live
+    /// session has none yet): the next session there starts where it left off.
+    Live,
+    /// Not imported ([`PlanEntry::why`]).
+    Skip,
+}
+
+/// The daemon's answer for one conversation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanEntry {
+    /// The conversation's id, as asked.
+    pub id: String,
+    /// Where it goes.
+    pub into: Destination,
+    /// The project it goes into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<PathBuf>,
+    /// Why it is skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// What `session.import_plan` answers: an entry per conversation asked, in the same order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportPlanReply {
+    /// An entry per conversation.
+    pub plan: Vec<PlanEntry>,
+}

@@ -62,6 +62,9 @@ pub mod method {
     /// A past conversation into the project's history: [`super::ImportPastParams`] →
     /// [`super::ImportPastReply`].
     pub const IMPORT_PAST: &str = "session.import_past";
+    /// Where each conversation `import --all` found goes (history, the live session, or
+    /// nowhere, and why): [`super::ImportPlanParams`] → [`super::ImportPlanReply`].
+    pub const IMPORT_PLAN: &str = "session.import_plan";
     /// The past searched: [`super::SearchParams`] → [`super::Hits`].
     pub const SEARCH: &str = "recall.search";
     /// The past in order: [`super::TimelineParams`] → [`super::Hits`].
