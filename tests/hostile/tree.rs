@@ -700,3 +700,24 @@ fn fifos_at_every_name_ccmem_opens_hang_no_daemon_thread() {
     // them one time limit each, not the daemon's other projects anything.
     assert!(start.elapsed() < Duration::from_secs(60), "{:?}", start.elapsed());
 }
+
+/// Round eight's tester: a FIFO where git reads while it walks the work tree (a `.gitignore`)
+/// held `git status` to its time limit, and the project's first SessionStart, which waited
+/// for it, gave the agent no context. Git's state is read in the background now: the agent
+/// gets its context at once; git's state follows (here, never: git is benched).
+#[test]
+fn a_fifo_where_git_reads_costs_the_agent_no_context() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "gitfifo");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    mkfifo(&root.join(".gitignore"));
+    mkfifo(&root.join("sub/.gitignore"));
+    // With the hook's own time limit, as an agent runs it.
+    for conv in ["first", "second"] {
+        let payload = serde_json::to_vec(&ev(&root, conv, "SessionStart", json!({"source": "startup"}))).unwrap();
+        let out = hook_with(&env, &payload, |_| {});
+        assert_eq!(out.status.code(), Some(0));
+        assert!(text(&out.stdout).contains("ccmem"), "{conv}: no context: {}", text(&out.stdout));
+    }
+}

