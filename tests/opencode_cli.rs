@@ -190,3 +190,44 @@ fn a_broken_configuration_is_told_on_standard_error_under_opencode_without_its_i
     assert!(!text(&run.output.stdout).contains("session_ttl"), "{}", text(&run.output.stdout));
     assert!(model.requests().iter().all(|r| !r.to_string().contains("session_ttl")), "never the model's");
 }
+
+/// `import --all` reads OpenCode's conversations from its database (the daemon lists them,
+/// read only) and has OpenCode's own program export each: one recorded by the real
+/// OpenCode without ccmem's plugin is taken in, into its project's live session; a second
+/// run takes nothing.
+#[test]
+#[cfg_attr(not(ccmem_npm), ignore = "needs npm to install OpenCode")]
+fn import_all_takes_opencodes_conversations_from_its_database() {
+    let env = Env::new();
+    let root = scratch_project(&env);
+    let model = ModelServer::start();
+    model.script(opencode_work(&root));
+    let run = opencode::run(&env, &model, &root, "Write a calculator module with tests", &[]);
+    run.assert_ok();
+    let id = opencode::session_id(&run);
+    let _d = env.start_daemon(&[]);
+    // OpenCode's program on PATH, as its installer leaves it.
+    let bin = opencode::cli().parent().unwrap().to_path_buf();
+    let path =
+        std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())))
+            .unwrap();
+    let import_all = || {
+        let mut cmd = env.ctl_cmd(&["--json", "import", "--all", "--agent", "opencode"]);
+        cmd.env("PATH", &path);
+        let out = cmd.output().unwrap();
+        assert_ok(&out, "import --all");
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let first = import_all();
+    assert_eq!(first["into_live"], 1, "{first:#}");
+    let status = env.ctl_json(&["status", root.to_str().unwrap()]);
+    let conv = &status["project"]["session"]["conversations"][0];
+    assert_eq!((conv["agent"].as_str(), conv["id"].as_str()), (Some("opencode"), Some(id.as_str())), "{status:#}");
+    assert!(status["project"]["session"]["files_modified"].to_string().contains("calc.mjs"), "{status:#}");
+    let second = import_all();
+    assert_eq!((second["into_live"].as_u64(), second["into_history"].as_u64()), (Some(0), Some(0)), "{second:#}");
+    // Nothing of the export is left behind.
+    let left: Vec<_> =
+        walk(&env.state).into_iter().filter(|p| p.to_string_lossy().contains("opencode-export")).collect();
+    assert!(left.is_empty(), "{left:?}");
+}

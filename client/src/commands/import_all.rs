@@ -30,6 +30,9 @@ struct Candidate {
     id: String,
     cwd: Option<String>,
     last_ms: i64,
+    /// OpenCode's: no file yet; `opencode export` (this program) writes one when it is to
+    /// be imported.
+    export: Option<PathBuf>,
 }
 
 /// What the run did, printed (or given as JSON) at its end.
@@ -86,15 +89,10 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
     };
     let mut report = Report::default();
     let mut found = Vec::new();
+    let mut opencode = Vec::new();
     for store in discover::stores(only) {
         if store.agent == Agent::Opencode {
-            if let Some(db) = discover::opencode_database(&store) {
-                report.notes.push(format!(
-                    "OpenCode keeps its conversations in {}, which ccmem does not read: `opencode export ID > f.json` \
-                     then `ccmemctl import f.json --into-history --project DIR` takes one in",
-                    output::path_line(&db)
-                ));
-            }
+            opencode.extend(opencode_candidates(ctx, &store, since, &mut report)?);
             continue;
         }
         discover::files(&store, since, &mut found);
@@ -136,9 +134,10 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
         let id = id.unwrap_or_else(|| import::id_from_name(&f.path));
         let cwd = import::origin_of(&f.path).ok().flatten();
         let last_ms = ms(f.modified);
-        candidates.push(Candidate { found: f, id, cwd, last_ms });
+        candidates.push(Candidate { found: f, id, cwd, last_ms, export: None });
     }
     reading.finish_and_clear();
+    candidates.extend(opencode);
     // Oldest first: a project's history fills in the order it happened.
     candidates.sort_by_key(|c| (c.last_ms, c.found.path.clone()));
     let params = api::ImportPlanParams {
@@ -175,16 +174,34 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
             }
         }
     }
+    // Made only when OpenCode's conversations are to be exported.
+    let exports = match todo.iter().any(|(c, ..)| c.export.is_some()) && !o.dry_run {
+        true => ExportDir::new(),
+        false => Err("no export".to_string()),
+    };
     if !o.dry_run {
         import::show_progress(false);
         let importing = bar(todo.iter().map(|(c, ..)| c.found.size).sum(), "importing");
         for (c, into, root, cwd) in todo {
             importing.set_message(format!("{} {}", c.found.agent.name(), short(&c.id)));
             let agent = c.found.agent.name();
+            let mut c = c;
+            if let Some(program) = &c.export {
+                match exports.as_ref().map_err(String::clone).and_then(|d| d.export(program, &c.id)) {
+                    Ok(file) => c.found.path = file,
+                    Err(why) => {
+                        report.skipped.push(Skipped { file: c.found.path, agent, why });
+                        continue;
+                    }
+                }
+            }
             let outcome = match into {
                 api::Destination::Live => deliver_live(ctx, &c.found.path, &cwd, 0).map(|(s, _)| (s.events, None)),
                 _ => deliver_into_history(ctx, &c.found.path, &cwd, &c.id).map(|(s, r)| (s.events, r.skipped)),
             };
+            if c.export.is_some() {
+                let _ = std::fs::remove_file(&c.found.path);
+            }
             importing.inc(c.found.size);
             match outcome {
                 Ok((_, Some(why))) => report.skipped.push(Skipped { file: c.found.path, agent, why }),
@@ -213,6 +230,115 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
     }
     show(ctx, &report, || text(&report, o.dry_run));
     Ok(())
+}
+
+/// OpenCode's conversations, from its database through the daemon (changed since `since`),
+/// each to be exported by OpenCode's own program when it is imported; or a note on why
+/// they cannot be.
+fn opencode_candidates(
+    ctx: &Ctx,
+    store: &discover::Store,
+    since: Option<SystemTime>,
+    report: &mut Report,
+) -> Result<Vec<Candidate>, Error> {
+    let Some(db) = discover::opencode_database(store) else { return Ok(Vec::new()) };
+    let Some(program) = discover::opencode_program() else {
+        report.notes.push(format!(
+            "OpenCode keeps its conversations in {}, read through its own program, which is not on PATH: \
+             `opencode export ID > f.json` then `ccmemctl import f.json --into-history --project DIR` takes one in",
+            output::path_line(&db)
+        ));
+        return Ok(Vec::new());
+    };
+    let params = api::OpencodeSessionsParams { db: db.clone() };
+    let listed: Result<api::OpencodeSessionsReply, Error> =
+        with_daemon(ctx, |c, _| c.call(method::OPENCODE_SESSIONS, &params));
+    let listed = match listed {
+        Ok(l) => l,
+        Err(Error::Failed(why)) => {
+            report.notes.push(format!("OpenCode's conversations in {} not read: {why}", output::path_line(&db)));
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    let since_ms = since.map(ms);
+    Ok(listed
+        .sessions
+        .into_iter()
+        .filter(|s| since_ms.is_none_or(|t| s.updated_ms >= t))
+        .map(|s| Candidate {
+            found: Found {
+                path: db.join(&s.id),
+                agent: Agent::Opencode,
+                size: 0,
+                modified: UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(s.updated_ms).unwrap_or(0)),
+            },
+            id: s.id,
+            cwd: Some(s.directory).filter(|d| !d.is_empty()),
+            last_ms: s.updated_ms,
+            export: Some(program.clone()),
+        })
+        .collect())
+}
+
+/// A private directory for OpenCode's exports while they are imported (each removed once
+/// imported, the directory at the end): they hold the conversation as OpenCode keeps it.
+struct ExportDir(PathBuf);
+
+impl ExportDir {
+    fn new() -> Result<ExportDir, String> {
+        let dir = paths::state_dir()
+            .map_err(|e| format!("no state directory: {e}"))?
+            .join(format!("opencode-export-{}", std::process::id()));
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(ExportDir(dir))
+    }
+
+    /// `opencode export ID` (its plugins off, run in this directory, not a project), into a
+    /// file here; or why not. A run that does not end in a minute is stopped.
+    fn export(&self, program: &Path, id: &str) -> Result<PathBuf, String> {
+        if !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err("not a conversation id".into());
+        }
+        let file = self.0.join(format!("{id}.json"));
+        let out = std::fs::File::create(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut child = std::process::Command::new(program)
+            .args(["export", "--pure", id])
+            .current_dir(&self.0)
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{} could not be run: {e}", program.display()))?;
+        let started = std::time::Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if started.elapsed() > std::time::Duration::from_secs(60) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err("`opencode export` did not end within a minute".into());
+                }
+                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Err(e) => return Err(e.to_string()),
+            }
+        };
+        if !status.success() {
+            let _ = std::fs::remove_file(&file);
+            return Err(format!("`opencode export` failed ({status})"));
+        }
+        Ok(file)
+    }
+}
+
+impl Drop for ExportDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// After `hooks install`: says once what the agents have stored on this machine and how to

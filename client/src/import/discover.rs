@@ -9,8 +9,9 @@
 //! | Oh My Pi | `~/.omp/agent/sessions/<dir>/*.jsonl` |
 //! | Copilot CLI | `$COPILOT_HOME/session-state/<id>/events.jsonl` (`~/.copilot`) |
 //!
-//! OpenCode keeps its conversations in a database of its own (`opencode.db`), read only
-//! through `opencode export`: its store is reported, not read.
+//! OpenCode keeps its conversations in a database of its own (`$XDG_DATA_HOME/opencode/
+//! opencode.db`): the daemon lists them from it, read only, and OpenCode's own program
+//! exports each (`opencode export ID`) when it is imported.
 //!
 //! Only regular files are taken (a link in a store is not followed), each directory is
 //! read to a bounded depth, and the walk stops at a bounded number of files.
@@ -104,11 +105,21 @@ pub fn files(store: &Store, since: Option<SystemTime>, out: &mut Vec<Found>) {
     });
 }
 
-/// Whether OpenCode's database is in `store` (its conversations are there, unread).
+/// OpenCode's database in `store`, if it is there (a regular file).
 pub fn opencode_database(store: &Store) -> Option<PathBuf> {
     let db = store.dir.join("opencode.db");
-    let legacy = store.dir.join("storage/session");
-    [db, legacy].into_iter().find(|p| std::fs::symlink_metadata(p).is_ok())
+    std::fs::symlink_metadata(&db).is_ok_and(|m| m.is_file()).then_some(db)
+}
+
+/// OpenCode's own program, which exports a conversation from its database: on PATH (its
+/// absolute entries outside the current project, as for ccmem's own programs), else where
+/// its installer puts it (`~/.opencode/bin/opencode`).
+pub fn opencode_program() -> Option<PathBuf> {
+    crate::autostart::find_program("opencode").or_else(|| {
+        let home = directories::BaseDirs::new()?.home_dir().to_path_buf();
+        let p = home.join(".opencode/bin").join(format!("opencode{}", std::env::consts::EXE_SUFFIX));
+        crate::autostart::is_executable(&p).then_some(p)
+    })
 }
 
 /// Calls `found` for each regular file under `dir`, `depth` levels down at most, with its

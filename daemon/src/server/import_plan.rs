@@ -11,7 +11,10 @@ use super::state::Shared;
 use crate::project::registry as projects;
 use crate::project::task::Msg;
 use ccmem_proto::model::agent::is_conversation_id;
-use ccmem_proto::wire::api::{Destination, ImportPlanParams, ImportPlanReply, PlanCandidate, PlanEntry};
+use ccmem_proto::wire::api::{
+    Destination, ImportPlanParams, ImportPlanReply, OpencodeSession, OpencodeSessionsParams, OpencodeSessionsReply,
+    PlanCandidate, PlanEntry,
+};
 use ccmem_proto::wire::rpc::RpcError;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -67,6 +70,46 @@ pub(super) async fn plan(name: &str, p: ImportPlanParams, shared: &Arc<Shared>) 
         live.insert(root, conversations);
     }
     Ok(ImportPlanReply { plan: decide(&candidates, &found, &live) })
+}
+
+/// Serves `session.opencode_sessions`: OpenCode's top-level conversations, read from its
+/// database without writing to it (SQLite's read-only mode; OpenCode may be running).
+pub(super) async fn opencode_sessions(
+    name: &str,
+    p: OpencodeSessionsParams,
+) -> Result<OpencodeSessionsReply, RpcError> {
+    if !p.db.is_absolute() || p.db.file_name().is_none_or(|n| n != "opencode.db") {
+        return Err(RpcError::invalid_params(name, "db must be the absolute path of OpenCode's opencode.db"));
+    }
+    let db = p.db;
+    tokio::task::spawn_blocking(move || read_opencode(&db))
+        .await
+        .map_err(|e| RpcError::app(format!("OpenCode's database could not be read: {e}")))?
+        .map(|sessions| OpencodeSessionsReply { sessions })
+        .map_err(|e| RpcError::app(format!("OpenCode's database could not be read: {e}")))
+}
+
+fn read_opencode(db: &std::path::Path) -> rusqlite::Result<Vec<OpencodeSession>> {
+    use rusqlite::OpenFlags;
+    let meta = std::fs::symlink_metadata(db)
+        .map_err(|e| rusqlite::Error::InvalidPath(format!("{}: {e}", db.display()).into()))?;
+    if !meta.is_file() {
+        return Err(rusqlite::Error::InvalidPath(format!("{} is not a regular file", db.display()).into()));
+    }
+    let conn =
+        rusqlite::Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    conn.busy_timeout(std::time::Duration::from_secs(2))?;
+    let mut q = conn.prepare(
+        "SELECT id, directory, time_updated FROM session WHERE parent_id IS NULL ORDER BY time_updated LIMIT ?1",
+    )?;
+    let rows = q.query_map([MAX_CONVERSATIONS as i64], |r| {
+        Ok(OpencodeSession {
+            id: r.get(0)?,
+            directory: r.get(1)?,
+            updated_ms: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+        })
+    })?;
+    rows.collect()
 }
 
 /// The project a conversation's directory belongs to, or why it has none.

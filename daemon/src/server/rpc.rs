@@ -164,6 +164,7 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             to_value(r.map_err(RpcError::app)?)
         }
         method::IMPORT_PLAN => to_value(super::import_plan::plan(name, parse(name, params)?, shared).await?),
+        method::OPENCODE_SESSIONS => to_value(super::import_plan::opencode_sessions(name, parse(name, params)?).await?),
         method::SEARCH => to_value(super::recall::search(name, parse(name, params)?, shared).await?),
         method::TIMELINE => to_value(super::recall::timeline(name, parse(name, params)?, shared).await?),
         method::WHY => to_value(super::recall::why(name, parse(name, params)?, shared).await?),

@@ -134,3 +134,29 @@ pub struct ImportPlanReply {
     /// An entry per conversation.
     pub plan: Vec<PlanEntry>,
 }
+
+/// Params of `session.opencode_sessions`: OpenCode's database, whose conversations `import
+/// --all` lists (OpenCode keeps them there, not in files).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpencodeSessionsParams {
+    /// Its `opencode.db`.
+    pub db: PathBuf,
+}
+
+/// One of OpenCode's conversations (a top-level session; a sub-agent's is its parent's).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpencodeSession {
+    /// Its id (`ses_…`), as `opencode export` takes it.
+    pub id: String,
+    /// The directory it was recorded in.
+    pub directory: String,
+    /// When it last changed (milliseconds since the epoch).
+    pub updated_ms: i64,
+}
+
+/// What `session.opencode_sessions` answers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpencodeSessionsReply {
+    /// Oldest first.
+    pub sessions: Vec<OpencodeSession>,
+}

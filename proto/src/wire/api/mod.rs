@@ -65,6 +65,9 @@ pub mod method {
     /// Where each conversation `import --all` found goes (history, the live session, or
     /// nowhere, and why): [`super::ImportPlanParams`] → [`super::ImportPlanReply`].
     pub const IMPORT_PLAN: &str = "session.import_plan";
+    /// OpenCode's conversations, read from its database (read only):
+    /// [`super::OpencodeSessionsParams`] → [`super::OpencodeSessionsReply`].
+    pub const OPENCODE_SESSIONS: &str = "session.opencode_sessions";
     /// The past searched: [`super::SearchParams`] → [`super::Hits`].
     pub const SEARCH: &str = "recall.search";
     /// The past in order: [`super::TimelineParams`] → [`super::Hits`].
