@@ -133,7 +133,7 @@ pub enum Command {
         /// project
         #[arg(long)]
         all: bool,
-        /// With --all: one agent's conversations only (claude, codex, gemini, pi, copilot)
+        /// With --all: one agent's conversations only (claude, codex, gemini, opencode, pi, copilot)
         #[arg(long, value_name = "NAME", requires = "all")]
         agent: Option<String>,
         /// With --all: conversations changed since then only (`2026-11-02`, `2 weeks`)

@@ -77,7 +77,7 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
     let only = match o.agent.as_deref() {
         None => None,
         Some(name) => Some(Agent::from_name(name).ok_or_else(|| {
-            Error::Failed(format!("{name:?} is not an agent ccmem knows: claude, codex, gemini, pi, copilot"))
+            Error::Failed(format!("{name:?} is not an agent ccmem knows: claude, codex, gemini, opencode, pi, copilot"))
         })?),
     };
     let since = match o.since.as_deref() {
@@ -87,10 +87,14 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
             Some(UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0)))
         }
     };
+    let stores = discover::stores(only);
+    if let (Some(agent), true) = (only, stores.is_empty()) {
+        return Err(Error::Failed(format!("{} keeps no conversations ccmem can read", agent.display())));
+    }
     let mut report = Report::default();
     let mut found = Vec::new();
     let mut opencode = Vec::new();
-    for store in discover::stores(only) {
+    for store in stores {
         if store.agent == Agent::Opencode {
             opencode.extend(opencode_candidates(ctx, &store, since, &mut report)?);
             continue;
