@@ -280,6 +280,23 @@ pub fn head(root: &Path) -> Option<String> {
     )
 }
 
+/// Branch and last commit only, from what git reads of the repository's own files (HEAD,
+/// refs, objects), not the work tree: in milliseconds whatever the checkout holds. The
+/// change counts are [`state`]'s.
+pub fn head_state(root: &Path) -> GitState {
+    if benched(root) {
+        return GitState::default();
+    }
+    let branch = match git_within(root, &["symbolic-ref", "--short", "-q", "HEAD"], PROBE_TIMEOUT) {
+        Some(out) => crate::text::clean(&text(&out)),
+        None => "HEAD (detached)".into(),
+    };
+    let last_commit = git_within(root, &["log", "-1", "--format=%h %s"], PROBE_TIMEOUT)
+        .map(|o| crate::text::clean(&text(&o)))
+        .unwrap_or_default();
+    GitState { branch, last_commit, ..GitState::default() }
+}
+
 /// Branch, change counts and last commit.
 pub fn state(root: &Path) -> GitState {
     let Some(out) = git(

@@ -619,9 +619,13 @@ pub(super) async fn new_session(root: PathBuf, ctx: Arc<Services>) -> Session {
         let previous = super::past::last_archived(&ctx, &r).and_then(|a| session::handoff(&a));
         let mut s = session::start(r, name, id, now, head);
         s.previous = previous.map(Box::new);
-        // Git's state (`git status` walks the work tree, which a FIFO at a `.gitignore` or a
-        // huge checkout holds up) is read by the task's first job, not here: the session's
-        // first SessionStart, which waits for this, must not wait for it.
+        // The branch and the last commit, from the repository's own small files; the changes
+        // (`git status` walks the work tree, which a FIFO at a `.gitignore` or a huge
+        // checkout holds up) by the task's first job, not here: the session's first
+        // SessionStart, which waits for this, must not wait for them.
+        if s.git_start.is_some() {
+            s.git = git::head_state(&s.project_root);
+        }
         s
     });
     match job.await {
