@@ -38,7 +38,9 @@ const PLACED: &[Placed] = &[
         recorded: "/Users/soph/Work/entire/devenv/cli",
         store: ".claude/projects/-Users-soph-Work-entire-devenv-cli/847ff7d2-4a55-44d7-a3f5-a3afd89f1ee1.jsonl",
         project: Some("cli"),
-        days_ago: 20,
+        // Copied without its time (`cp`, not `cp -p`): the file is newer than the next one,
+        // the conversation older (2026-01-05 against 2026-01-23).
+        days_ago: 2,
     },
     Placed {
         fixture: "dev-transcripts/entireio_cli_6113e919.jsonl.gz",
@@ -46,7 +48,7 @@ const PLACED: &[Placed] = &[
         recorded: "/Users/soph/Work/entire/devenv/cli",
         store: ".claude/projects/-Users-soph-Work-entire-devenv-cli/6113e919-67d3-417b-b525-c63700228d19.jsonl",
         project: Some("cli"),
-        days_ago: 3,
+        days_ago: 20,
     },
     Placed {
         fixture: "dev-transcripts/jnarowski_agentcmd_2d984148.jsonl.gz",
@@ -167,7 +169,8 @@ fn every_agents_store_is_imported_once_each_conversation_into_its_own_project() 
     let plan = dry["plan"].as_array().expect("plan");
     assert_eq!(plan.len(), 7, "{dry:#}");
     let into = |id: &str| plan.iter().find(|e| e["conversation"] == id).map(|e| e["into"].clone());
-    // A project's newest into its live session, the older into its history.
+    // A project's newest (by its own records' times, not its file's) into its live session,
+    // the older into its history.
     assert_eq!(into(PLACED[1].id), Some("live".into()), "{dry:#}");
     assert_eq!(into(PLACED[0].id), Some("history".into()), "{dry:#}");
     assert_eq!(dry["into_history"], 0);
@@ -188,6 +191,16 @@ fn every_agents_store_is_imported_once_each_conversation_into_its_own_project() 
     assert_eq!(live_conversations(&env, &cli), [PLACED[1].id]);
     let history = env.ctl_json(&["history", cli.to_str().unwrap()]);
     assert!(history.to_string().contains(PLACED[0].id), "{history:#}");
+    // One conversation is the one to resume, the live one.
+    let marked: Vec<&Value> = history["conversations"]
+        .as_array()
+        .into_iter()
+        .chain(history["sessions"].as_array().into_iter().flatten().filter_map(|s| s["conversations"].as_array()))
+        .flatten()
+        .filter(|c| c["resume"] == true)
+        .collect();
+    assert_eq!(marked.len(), 1, "{history:#}");
+    assert_eq!(marked[0]["id"], PLACED[1].id, "{history:#}");
     for p in PLACED.iter().skip(2).filter(|p| p.project.is_some()) {
         assert_eq!(live_conversations(&env, &roots[p.project.unwrap()]), [p.id], "{}", p.fixture);
     }
@@ -205,6 +218,23 @@ fn every_agents_store_is_imported_once_each_conversation_into_its_own_project() 
     assert_eq!(held, 7, "{again:#}");
     let out = env.ctl(&["import", "--all"]);
     assert!(text(&out.stdout).contains("nothing new to import"), "{}", text(&out.stdout));
+
+    // A conversation a live session took from the import goes on: it said more since.
+    let file = env.home.join(PLACED[6].store);
+    let mut more = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    // A line as Oh My Pi writes one (the fixture's own shape), after its last (a session is
+    // a tree: the new entry's parent is the last one).
+    let last: Value =
+        std::fs::read_to_string(&file).unwrap().lines().rev().find_map(|l| serde_json::from_str(l).ok()).unwrap();
+    let line = serde_json::json!({"type": "message", "id": "zz01", "parentId": last["id"], "timestamp": "2026-09-01T10:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "now add the platypus banner"}]}});
+    std::io::Write::write_all(&mut more, format!("{line}\n").as_bytes()).unwrap();
+    let grown = import_all(&env, &[]);
+    assert_eq!(grown["grown"], 1, "{grown:#}");
+    let hits = env.ctl(&["--json", "search", "platypus", "--all"]);
+    assert!(text(&hits.stdout).contains(PLACED[6].id), "{}", text(&hits.stdout));
+    let again = import_all(&env, &[]);
+    assert_eq!(again["grown"], 0, "{again:#}");
 
     // A conversation recorded since: the only one taken, by its agent and its time; the
     // project's live session has one, so it goes into the history.

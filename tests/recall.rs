@@ -100,6 +100,14 @@ fn every_agents_real_sessions_are_searched_told_and_explained_together() {
     let shown = text(&out.stdout);
     assert!(shown.contains("«NavUser»") || shown.contains("«initials»"), "{shown}");
     assert!(shown.contains("claude --resume 2d984148-cddb-4605-aac1-13e720fe613c"), "{shown}");
+    // Every agent's conversation is offered to resume while its file is there.
+    for (agent, resume) in
+        [("codex", "codex resume 019f"), ("copilot", "copilot --resume=10fb4666"), ("pi", "pi --session 01a025c5")]
+    {
+        let hits = json_lines(&env, &root, &["search", "the", "--agent", agent, "-n", "1"]);
+        let shown = hits.first().and_then(|h| h["resume"].as_str()).unwrap_or("");
+        assert!(shown.starts_with(resume), "{agent}: {hits:#?}");
+    }
 
     // A conversation's story: its prompts, the edits folded, the failing run, the decisions.
     let steps = json_lines(&env, &root, &["timeline", "--session", SESSIONS[3].1, "-n", "500"]);

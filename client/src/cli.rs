@@ -271,7 +271,8 @@ pub enum Command {
         /// One ended session, by its id (`ccmemctl history` lists them)
         #[arg(long, value_name = "ID", conflicts_with_all = ["conversation", "text"])]
         session: Option<String>,
-        /// Everything that holds this text, in any case (a secret pasted by mistake)
+        /// Everything that holds this text, in any case (a secret pasted by mistake), in the
+        /// current project unless --project or --all says otherwise
         #[arg(long, value_name = "TEXT", conflicts_with_all = ["conversation", "session"])]
         text: Option<String>,
         /// The project (a directory or file inside it); alone, its whole past

@@ -83,18 +83,27 @@ pub(super) fn stop_daemon(ctx: &Ctx) -> Result<Option<u32>, Error> {
             Err(Error::Unreachable(_)) if !ctx.socket_present() => return Ok(None),
             Err(e) => return Err(e),
         };
-    wait_for_exit(&ctx.socket, SHUTDOWN_WAIT).map_err(Error::Failed)?;
+    wait_for_exit(&ctx.socket, reply.pid, SHUTDOWN_WAIT).map_err(Error::Failed)?;
     Ok(Some(reply.pid))
 }
 
-/// The daemon removes its pidfile (and so releases its lock) as its very last act.
-pub(super) fn wait_for_exit(socket: &Path, timeout: Duration) -> Result<(), String> {
+/// The daemon removes its pidfile (and so releases its lock) as its very last act; a pidfile
+/// that names another pid is another daemon's, started since (a client that was running,
+/// an `import --all`, started it again): the one stopped is gone.
+pub(super) fn wait_for_exit(socket: &Path, pid: u32, timeout: Duration) -> Result<(), String> {
     let pidfile = paths::pidfile_for(socket).map_err(|e| e.to_string())?;
     let deadline = Instant::now() + timeout;
     loop {
         match std::fs::File::open(&pidfile) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Ok(f) if f.try_lock().is_ok() => return Ok(()),
+            Ok(mut f) => {
+                let mut named = String::new();
+                let _ = io::Read::read_to_string(&mut f, &mut named);
+                if named.trim().parse::<u32>().is_ok_and(|p| p != pid) {
+                    return Ok(());
+                }
+            }
             _ => {}
         }
         if Instant::now() >= deadline {

@@ -15,7 +15,11 @@ pub(super) fn forget(
 ) -> Result<(), Error> {
     // An agent could erase the user's history, or the trace of what it did, with one command.
     crate::by_user::require("forgetting").map_err(Error::Failed)?;
-    params.project = project.map(|p| project_path(Some(p))).transpose()?;
+    // A text is forgotten in the current project unless another, or all, is named (as a
+    // search looks there).
+    let here = params.text.is_some() && project.is_none() && !params.all;
+    params.project =
+        if here { Some(project_path(None)?) } else { project.map(|p| project_path(Some(p))).transpose()? };
     let would: api::ForgetReply = with_daemon(ctx, |c, _| c.call(method::FORGET, &params))?;
     if nothing(&would) {
         show(ctx, &would, || "nothing to forget: nothing ccmem keeps holds it".into());
@@ -57,14 +61,17 @@ fn nothing(r: &api::ForgetReply) -> bool {
 fn summary(r: &api::ForgetReply) -> String {
     let verb = if r.applied { "forgotten" } else { "to forget" };
     let mut s = format!(
-        "{verb}: {} journal events, {} whole sessions, {} projects' whole past, {} saved states rewritten",
+        "{verb}: {} journal events, {} whole sessions, {} projects' whole past, {} of the journal's session states rewritten",
         r.events, r.sessions, r.projects, r.rewritten
     );
     for root in &r.live {
         s.push_str(&format!("\n  live session of {}", output::path_line(root)));
     }
+    if !r.files.is_empty() {
+        s.push_str(&format!("\n  files {}:", if r.applied { "rewritten or removed" } else { "to rewrite or remove" }));
+    }
     for f in &r.files {
-        s.push_str(&format!("\n  {}", output::path_line(f)));
+        s.push_str(&format!("\n    {}", output::path_line(f)));
     }
     for p in &r.problems {
         s.push_str(&format!("\n  problem: {}", ccmem_proto::quote::name(p)));

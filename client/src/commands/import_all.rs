@@ -41,6 +41,9 @@ struct Report {
     /// Conversations imported: into histories, into live sessions.
     into_history: u64,
     into_live: u64,
+    /// Conversations a live session took from an import before, gone on with: they said
+    /// more since.
+    grown: u64,
     /// Events they held.
     events: u64,
     /// The projects they went into.
@@ -137,7 +140,8 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
         };
         let id = id.unwrap_or_else(|| import::id_from_name(&f.path));
         let cwd = import::origin_of(&f.path).ok().flatten();
-        let last_ms = ms(f.modified);
+        // When it last happened: its last record's time, else the file's.
+        let last_ms = import::last_time(&f.path).unwrap_or_else(|| ms(f.modified));
         candidates.push(Candidate { found: f, id, cwd, last_ms, export: None });
     }
     reading.finish_and_clear();
@@ -158,6 +162,7 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
     let mut todo = Vec::new();
     for (c, entry) in candidates.into_iter().zip(plan.plan) {
         let agent = c.found.agent.name();
+        let after = entry.after;
         match (entry.into, entry.root, c.cwd.clone()) {
             (api::Destination::Skip, _, _) | (_, None, _) | (_, _, None) => report.skipped.push(Skipped {
                 file: c.found.path.clone(),
@@ -174,7 +179,7 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
                         into,
                     });
                 }
-                todo.push((c, into, root, PathBuf::from(cwd)));
+                todo.push((c, into, root, PathBuf::from(cwd), after));
             }
         }
     }
@@ -186,7 +191,7 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
     if !o.dry_run {
         import::show_progress(false);
         let importing = bar(todo.iter().map(|(c, ..)| c.found.size).sum(), "importing");
-        for (c, into, root, cwd) in todo {
+        for (c, into, root, cwd, after) in todo {
             importing.set_message(format!("{} {}", c.found.agent.name(), short(&c.id)));
             let agent = c.found.agent.name();
             let mut c = c;
@@ -199,8 +204,22 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
                     }
                 }
             }
-            let outcome = match into {
-                api::Destination::Live => deliver_live(ctx, &c.found.path, &cwd, 0).map(|(s, _)| (s.events, None)),
+            let outcome = match (into, after) {
+                // Held already from an import: what it said since, if anything.
+                (api::Destination::Live, Some(n)) => {
+                    deliver_live(ctx, &c.found.path, &cwd, n as usize).map(|(_, sent)| {
+                        match sent.saturating_sub(n as usize) {
+                            0 => (0, Some(HELD.to_string())),
+                            more => {
+                                report.grown += 1;
+                                (more as u64, None)
+                            }
+                        }
+                    })
+                }
+                (api::Destination::Live, None) => {
+                    deliver_live(ctx, &c.found.path, &cwd, 0).map(|(s, _)| (s.events, None))
+                }
                 _ => deliver_into_history(ctx, &c.found.path, &cwd, &c.id).map(|(s, r)| (s.events, r.skipped)),
             };
             if c.export.is_some() {
@@ -212,10 +231,10 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
                 Ok((events, None)) => {
                     report.events += events;
                     report.projects.insert(root);
-                    if into == api::Destination::Live {
-                        report.into_live += 1;
-                    } else {
-                        report.into_history += 1;
+                    match (into, after) {
+                        (api::Destination::Live, Some(_)) => {}
+                        (api::Destination::Live, None) => report.into_live += 1,
+                        _ => report.into_history += 1,
                     }
                 }
                 // The daemon gone is the end of the run; anything else is this file's.
@@ -369,8 +388,9 @@ pub(super) fn offer(ctx: &Ctx) {
     let agents: BTreeSet<&str> = found.iter().map(|f| f.agent.display()).collect();
     let agents: Vec<&str> = agents.into_iter().collect();
     eprintln!(
-        "ccmem found {} that {} stored on this machine: `ccmemctl import --all` takes each into its project's \
-         history, where `ccmemctl search` finds it (a project's newest becomes where it left off)",
+        "ccmem found {} that {} stored on this machine: `ccmemctl import --all` takes each whose project is \
+         still here into its history, where `ccmemctl search` finds it (a project's newest becomes where it \
+         left off); `--dry-run` shows which first",
         if found.len() == 1 {
             "1 past conversation".to_string()
         } else {
@@ -408,16 +428,26 @@ fn text(r: &Report, dry_run: bool) -> String {
             "{} to import (--dry-run: nothing imported)\n",
             n(r.plan.len() as u64, "conversation", "conversations")
         ));
-    } else if r.into_history + r.into_live == 0 {
+    } else if r.into_history + r.into_live + r.grown == 0 {
         out.push_str("nothing new to import\n");
+    } else if r.into_history + r.into_live == 0 {
+        out.push_str(&format!(
+            "went on with {} that said more since: {}\n",
+            n(r.grown, "conversation", "conversations"),
+            n(r.events, "event", "events")
+        ));
     } else {
         out.push_str(&format!(
-            "imported {} ({} into histories, {} into live sessions) into {}: {}\n",
+            "imported {} ({} into histories, {} into live sessions) into {}: {}{}\n",
             n(r.into_history + r.into_live, "conversation", "conversations"),
             r.into_history,
             r.into_live,
             n(r.projects.len() as u64, "project", "projects"),
             n(r.events, "event", "events"),
+            match r.grown {
+                0 => String::new(),
+                g => format!("; went on with {} that said more since", n(g, "conversation", "conversations")),
+            }
         ));
     }
     let mut by_kind: BTreeMap<&str, Vec<&Skipped>> = BTreeMap::new();
@@ -447,7 +477,7 @@ fn text(r: &Report, dry_run: bool) -> String {
     out
 }
 
-/// The daemon's reason for a conversation ccmem has already.
+/// The daemon's reason for a conversation ccmem has already (`session.import_plan`'s).
 const HELD: &str = "ccmem holds it already";
 
 /// The kind of a reason for a skip, for counting alike ones together: a directory gone is

@@ -191,13 +191,7 @@ impl Emit {
     /// The time of a record (or message) read: its `timestamp` (RFC 3339, or milliseconds),
     /// or OpenCode's `time.created`. A record without one keeps the time of the one before.
     pub(crate) fn at(&mut self, v: &Value) {
-        let found = ["/timestamp", "/time/created", "/info/time/created"].iter().find_map(|k| v.pointer(k));
-        let time = match found {
-            Some(Value::String(t)) => chrono::DateTime::parse_from_rfc3339(t).ok().map(|t| t.to_utc()),
-            Some(Value::Number(n)) => n.as_i64().and_then(chrono::DateTime::from_timestamp_millis),
-            _ => None,
-        };
-        if let Some(t) = time {
+        if let Some(t) = time_of(v) {
             self.time = Some(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
         }
     }
@@ -252,6 +246,39 @@ impl Emit {
     fn take(&mut self) -> Vec<Value> {
         std::mem::take(&mut self.out)
     }
+}
+
+/// The time a record (or message) names: its `timestamp` (RFC 3339, or milliseconds), or
+/// OpenCode's `time.created`.
+fn time_of(v: &Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    let found = ["/timestamp", "/time/created", "/info/time/created"].iter().find_map(|k| v.pointer(k));
+    match found {
+        Some(Value::String(t)) => chrono::DateTime::parse_from_rfc3339(t).ok().map(|t| t.to_utc()),
+        Some(Value::Number(n)) => n.as_i64().and_then(chrono::DateTime::from_timestamp_millis),
+        _ => None,
+    }
+}
+
+/// Bytes of a file's end read for its last record's time.
+const TAIL: u64 = 1 << 20;
+
+/// When the conversation in `path` last happened (milliseconds), as the last of its records
+/// that names a time says, read from the file's end; None when none there does (a document,
+/// a last record longer than [`TAIL`]): the file's own time stands for it then. A file's
+/// time is not the conversation's: a copy made without `-p` is new.
+pub fn last_time(path: &Path) -> Option<i64> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut buf = Vec::new();
+    f.take(TAIL).read_to_end(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf);
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .find_map(|v| time_of(&v))
+        .map(|t| t.timestamp_millis())
 }
 
 /// One agent's reader: its records in, its hook payloads out.

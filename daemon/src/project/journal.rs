@@ -144,7 +144,7 @@ pub(super) fn hook_entries_of(
         ..entry_of(s, at, source, kind)
     };
     // Where the conversation is kept: recall offers to resume it while it is there.
-    let transcript = || h.transcript.as_ref().map(|t| serde_json::json!({ "transcript": t }));
+    let transcript = || h.transcript.as_ref().or(h.kept_at.as_ref()).map(|t| serde_json::json!({ "transcript": t }));
     match &h.kind {
         hooks::Kind::SessionStart { source } => vec![Entry { data: transcript(), ..base("start", source.clone()) }],
         // As a person reads it: a tool's reminders (`<system-reminder>`, a file's contents

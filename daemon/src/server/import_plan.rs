@@ -20,6 +20,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Why a conversation ccmem has is skipped (`import --all` counts these together).
+pub const HELD: &str = "ccmem holds it already";
+
 /// Conversations one plan takes at most (a machine's whole store is a few thousand).
 const MAX_CONVERSATIONS: usize = 100_000;
 
@@ -57,13 +60,15 @@ pub(super) async fn plan(name: &str, p: ImportPlanParams, shared: &Arc<Shared>) 
     })
     .await
     .map_err(|e| RpcError::app(format!("the plan could not be made: {e}")))?;
-    // The live sessions' conversations, by project.
-    let mut live: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    // The live sessions' conversations, by project, with the events an import delivered.
+    let mut live: HashMap<PathBuf, Vec<(String, u64)>> = HashMap::new();
     let wanted: HashSet<&PathBuf> = found.roots.iter().flatten().collect();
     for root in shared.projects.roots() {
         let conversations = if wanted.contains(&root) {
             let summary = ask(shared, &root, |reply| Msg::Summary { conversations: true, reply }).await.ok();
-            summary.map(|s| s.conversations.into_iter().map(|c| c.id).collect()).unwrap_or_default()
+            summary
+                .map(|s| s.conversations.into_iter().map(|c| (c.id, c.imported_events)).collect())
+                .unwrap_or_default()
         } else {
             Vec::new()
         };
@@ -130,8 +135,8 @@ fn root_of(cwd: Option<&PathBuf>, live_roots: &[PathBuf]) -> Result<PathBuf, Str
 
 /// Where each candidate goes, given what was found and the live sessions' conversations (a
 /// live project with none is in `live` with an empty list).
-fn decide(candidates: &[PlanCandidate], found: &Found, live: &HashMap<PathBuf, Vec<String>>) -> Vec<PlanEntry> {
-    let in_live: HashSet<&str> = live.values().flatten().map(String::as_str).collect();
+fn decide(candidates: &[PlanCandidate], found: &Found, live: &HashMap<PathBuf, Vec<(String, u64)>>) -> Vec<PlanEntry> {
+    let in_live: HashMap<&str, u64> = live.values().flatten().map(|(id, n)| (id.as_str(), *n)).collect();
     // The newest file of each id (a conversation copied, or resumed into a file of its own).
     let mut newest_of_id: HashMap<&str, usize> = HashMap::new();
     for (i, c) in candidates.iter().enumerate() {
@@ -145,19 +150,32 @@ fn decide(candidates: &[PlanCandidate], found: &Found, live: &HashMap<PathBuf, V
         .zip(&found.roots)
         .enumerate()
         .map(|(i, (c, root))| {
-            let skip =
-                |why: String| PlanEntry { id: c.id.clone(), into: Destination::Skip, root: None, why: Some(why) };
+            let entry = |into, root: Option<&PathBuf>, why: Option<String>, after| PlanEntry {
+                id: c.id.clone(),
+                into,
+                root: root.cloned(),
+                why,
+                after,
+            };
+            let skip = |why: String| entry(Destination::Skip, None, Some(why), None);
             if !is_conversation_id(&c.id) {
                 return skip("its file names no conversation id".into());
             }
             if newest_of_id.get(c.id.as_str()) != Some(&i) {
                 return skip("a newer file holds the same conversation".into());
             }
-            if found.known.contains(&c.id) || in_live.contains(c.id.as_str()) {
-                return skip("ccmem holds it already".into());
+            // A live session that took it from an import goes on where that import stopped:
+            // the conversation may have said more since.
+            if let (Some(&n), Ok(r)) = (in_live.get(c.id.as_str()), root) {
+                if n > 0 {
+                    return entry(Destination::Live, Some(r), None, Some(n));
+                }
+            }
+            if found.known.contains(&c.id) || in_live.contains_key(c.id.as_str()) {
+                return skip(HELD.into());
             }
             match root {
-                Ok(r) => PlanEntry { id: c.id.clone(), into: Destination::History, root: Some(r.clone()), why: None },
+                Ok(r) => entry(Destination::History, Some(r), None, None),
                 Err(why) => skip(why.clone()),
             }
         })
@@ -215,7 +233,7 @@ mod tests {
         assert_eq!(plan[3].why.as_deref(), Some("ccmem holds it already"));
         assert_eq!(plan[4].why.as_deref(), Some("a newer file holds the same conversation"));
         // A live session with a conversation of its own keeps it: all into history.
-        let live = HashMap::from([(a.clone(), vec!["other".to_string()])]);
+        let live = HashMap::from([(a.clone(), vec![("other".to_string(), 0)])]);
         let plan = decide(&candidates, &found, &live);
         assert_eq!(plan[1].into, History);
     }

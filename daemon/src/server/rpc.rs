@@ -466,12 +466,14 @@ async fn history(shared: &Arc<Shared>, root: PathBuf) -> Result<api::HistoryRepl
     let sessions = tokio::task::spawn_blocking(move || crate::project::past::history(projects.ctx(), &r))
         .await
         .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("history failed: {e}")))?;
-    Ok(api::HistoryReply {
-        root,
-        live_session,
-        conversations,
-        sessions: sessions.iter().map(api::HistoryEntry::from).collect(),
-    })
+    let mut sessions: Vec<api::HistoryEntry> = sessions.iter().map(api::HistoryEntry::from).collect();
+    // One conversation is the one `resume-id` names: the live session's, else the newest
+    // ended session's (each ended session marks its own last that did work).
+    let mut named = conversations.iter().any(|c| c.resume);
+    for c in sessions.iter_mut().flat_map(|s| s.conversations.iter_mut()).filter(|c| c.resume) {
+        c.resume = !std::mem::replace(&mut named, true);
+    }
+    Ok(api::HistoryReply { root, live_session, conversations, sessions })
 }
 
 /// The project root for a client's path. File-system calls go to the blocking pool: a hung

@@ -53,6 +53,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         agent: Agent::Claude,
         conversation: text(v, "session_id").filter(|s| is_id(s)),
         transcript: text(v, "transcript_path").filter(|p| p.len() <= crate::text::MAX_PATH_BYTES).map(|p| home(&p)),
+        kept_at: None,
         cwd: path(v, "cwd"),
         project_dir: path(v, "project_dir").filter(|p| p.is_absolute()),
         delivery: super::delivery(&name, delivery),

@@ -53,6 +53,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         // The rollout is not Claude Code's transcript: what the daemon reads from one (last
         // words, the compaction's summary) comes in Codex's payloads or not at all.
         transcript: None,
+        kept_at: super::kept_at(v),
         cwd,
         project_dir: None,
         delivery: super::delivery(&name, delivery),

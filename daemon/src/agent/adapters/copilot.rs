@@ -62,6 +62,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         conversation: text(v, "session_id").filter(|s| is_id(s)),
         // Its `events.jsonl` is not Claude Code's transcript: the last words come in the payload.
         transcript: None,
+        kept_at: super::kept_at(v),
         cwd,
         project_dir: path(v, "project_dir").filter(|p| p.is_absolute()),
         delivery: super::delivery(&name, delivery),

@@ -61,6 +61,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         agent: Agent::Cursor,
         conversation: text(v, "conversation_id").or_else(|| text(v, "session_id")).filter(|s| is_id(s)),
         transcript: None,
+        kept_at: super::kept_at(v),
         cwd,
         // CLAUDE_PROJECT_DIR, which Cursor sets for its hooks too.
         project_dir: path(v, "project_dir").filter(|p| p.is_absolute()),

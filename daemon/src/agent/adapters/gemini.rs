@@ -50,6 +50,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         conversation: text(v, "session_id").filter(|s| is_id(s)),
         // The chat file is not Claude Code's transcript: what ccmem needs is in the payloads.
         transcript: None,
+        kept_at: super::kept_at(v),
         cwd,
         project_dir: None,
         // No tool-call ids: an event is told from another by its time and what it carries.

@@ -52,6 +52,12 @@ pub(crate) fn text(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
+/// Where the agent keeps the conversation (`transcript_path`, in the agent's own format):
+/// looked for by recall, never read.
+pub(crate) fn kept_at(v: &Value) -> Option<String> {
+    path(v, "transcript_path").map(|p| p.to_string_lossy().into_owned())
+}
+
 /// A path field, within the size of a real path.
 pub(crate) fn path(v: &Value, key: &str) -> Option<std::path::PathBuf> {
     text(v, key).filter(|p| p.len() <= crate::text::MAX_PATH_BYTES).map(std::path::PathBuf::from)

@@ -49,6 +49,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         conversation: text(v, "session_id").filter(|s| is_id(s)),
         // OpenCode keeps its conversations in SQLite: what ccmem needs is in the events.
         transcript: None,
+        kept_at: super::kept_at(v),
         cwd,
         project_dir: None,
         delivery: super::delivery(&name, delivery),

@@ -56,6 +56,7 @@ pub(super) fn parse(v: &Value) -> Option<Hook> {
         conversation: text(v, "session_id").filter(|s| is_id(s)),
         // Pi's session file is a tree the extension already walks: what ccmem needs is in the events.
         transcript: None,
+        kept_at: super::kept_at(v),
         cwd,
         project_dir: None,
         delivery: super::delivery(&name, delivery.map(|d| format!("{:016x}", fnv(d.as_bytes())))),

@@ -15,6 +15,11 @@ pub struct Hook {
     pub conversation: Option<String>,
     /// The conversation's transcript, in the form the daemon reads ([`Hook::transcript_kind`]).
     pub transcript: Option<String>,
+    /// Where the agent keeps the conversation, in its own format (a Codex rollout, a Pi
+    /// session file): never read, only looked for, so that recall offers to resume the
+    /// conversation while it is there.
+    #[serde(default)]
+    pub kept_at: Option<String>,
     /// Where the agent works.
     pub cwd: Option<PathBuf>,
     /// Where the agent was started (`CLAUDE_PROJECT_DIR`, which `ccmemctl hook` adds): the

@@ -126,6 +126,10 @@ pub struct PlanEntry {
     /// Why it is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// Into the live session that holds it already from an import: the events that import
+    /// delivered, after which this one goes on (what the conversation said since).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
 }
 
 /// What `session.import_plan` answers: an entry per conversation asked, in the same order.

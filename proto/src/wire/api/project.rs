@@ -104,6 +104,14 @@ pub struct ConversationEntry {
     pub ended: Option<String>,
     /// The one `resume-id` names: the last that did work.
     pub resume: bool,
+    /// Events an import of its transcript delivered (0: its hooks did): an import run again
+    /// goes on after them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub imported_events: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ConversationEntry {
@@ -127,6 +135,7 @@ impl ConversationEntry {
                 compacted: c.compacted,
                 ended: c.ended.then(|| if c.end_reason.is_empty() { "ended".into() } else { c.end_reason.clone() }),
                 resume: Some(c.id.as_str()) == resume,
+                imported_events: c.imported_events,
             })
             .collect()
     }
