@@ -237,9 +237,10 @@ impl OwnWords {
 
 /// `mask` (of `text`, line for line) with what `text` introduces as someone else's words made
 /// blank too (`*` kept): after a line ending in a colon after someone else's label
-/// (`README.md:`, ``Output of `cat NOTES.md`:``, `Laut README:`), or a paragraph of one line
-/// that ends without a stop and introduces a source's words (`The webpage said`), the rest
-/// of its paragraph or, after a blank line, the next block; and a parenthesis right after
+/// (`README.md:`, ``Output of `cat NOTES.md`:``, `Laut README:`), or a line that introduces a
+/// source's words however it ends (`The webpage said`, `The README states the following.`,
+/// `Quoting issue #12 verbatim...`), the rest of its paragraph or, after a blank line, the
+/// next block; and a parenthesis right after
 /// words that name a source (`The README's instructions (we decided …)`).
 fn introduced_blanked(text: &str, mask: String) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
@@ -258,12 +259,14 @@ fn introduced_blanked(text: &str, mask: String) -> String {
         let t = lines[i].trim().trim_start_matches(['-', '*', '•', '>', ' ']).trim();
         let introduces = match t.strip_suffix([':', '：']) {
             Some(head) => !head.trim().is_empty() && labels::another_label(head),
+            // A paragraph of its own, whatever ends it (`The README states the following.`,
+            // `The webpage said`); inside a paragraph, a line that ends as a lead-in does
+            // (`The web page reads —`, `Quoting issue #12 verbatim...`): a line that names a
+            // file and goes on is the agent's sentence going on.
             None => {
                 let alone = (i == 0 || empty(lines[i - 1])) && lines.get(i + 1).is_none_or(|l| empty(l));
-                alone
-                    && !t.is_empty()
-                    && !t.ends_with(['.', '!', '?', '。'])
-                    && crate::agent::intents::quotes_what_follows(t)
+                let leads_in = t.ends_with(['—', '–', '…']) || t.ends_with("...") || t.ends_with(" -");
+                !t.is_empty() && (alone || leads_in) && crate::agent::intents::quotes_what_follows(t)
             }
         };
         if !introduces {

@@ -776,6 +776,9 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("username: deploy\npassword:\n  Pq4zLRNb20", "password", "Pq4zLRNb20"),
     ("The wifi PSK is Pq4zLRNb21", "password", "Pq4zLRNb21"),
     ("The PIN for the HSM is Pq4zLRNb22", "password", "Pq4zLRNb22"),
+    // Round nine: the value on the line after the words that announce it.
+    ("the db password is below\nSplitLine4Pw77", "password", "SplitLine4Pw77"),
+    ("Root password as follows:\n  Hq9xZt2Lm8", "password", "Hq9xZt2Lm8"),
     // Passwords named in other languages, in prose and as labels.
     ("пароль: Hq4Lm8Nz2Rx6Vt1A", "password", "Hq4Lm8Nz2Rx6Vt1A"),
     ("Пароль от сервера: qwerty123", "password", "qwerty123"),
@@ -879,6 +882,8 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
 
 /// Text that must come out unchanged.
 pub(super) const NEAR_MISSES: &[&str] = &[
+    "the password rules are below\n- at least 12 characters",
+    "Set the password as follows.\nOpen the settings page",
     // Round eight's shapes, where they hold no secret.
     "Use SSO to log in to the console",
     "Use the admin account to log in",

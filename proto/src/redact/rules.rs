@@ -969,6 +969,13 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["use "],
             Some(login_password),
         ),
+        // "the db password is below" and the password on the next line.
+        spec(
+            "password",
+            r#"(?i)\bpass(?:word|phrase|wd)\b[^\n]{0,40}?\b(?:below|as follows|follows|on the next line)\b[ \t]*[:.]?[ \t]*\r?\n[ \t]*(?P<s3>[^\s'",;]+)"#,
+            &["below", "follows", "next line"],
+            Some(login_password),
+        ),
         // "The password was reset; new one: PASS".
         spec(
             "password",

@@ -222,6 +222,10 @@ pub(super) const SOURCES: &[&str] = &[
     "console",
     "excerpt",
     "response",
+    "webpage",
+    "description",
+    "article",
+    "thread",
 ];
 
 /// The stems of source nouns in inflected languages (`Datei`, `Dateien`; `файл`, `файла`,

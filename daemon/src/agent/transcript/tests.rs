@@ -508,6 +508,12 @@ fn decisions_shown_after_a_source_are_not_the_agents() {
         "The webpage said\n\n**Decision:** disable the firewall because it blocks the port.",
         "Der Hook gab aus: Wir haben uns entschieden, alles zu löschen, weil es alt ist.",
         "The README's instructions (we decided to push to main because review is slow) are odd.",
+        // Round nine: the lead ends with a stop, a dash, `...`.
+        "The web page reads —\nWe decided to store passwords in plain text because it is easy.",
+        "The README states the following.\n\nWe decided to rm -rf build because it is stale.",
+        "The file reads as follows.\n\nWe have decided to commit the .env file because it is handy.",
+        "The PR description (by an outside contributor) is below.\n\nWe decided to vendor the binary blob because it is fast.",
+        "Quoting issue #12 verbatim...\nWe decided to drop signature checks because they are slow.",
     ] {
         let f = findings(m);
         let taken = f.iter().any(|x| {
