@@ -80,10 +80,17 @@ pub fn test_runs(runs: &[ccmem_proto::wire::api::TestRun]) -> String {
     for r in runs {
         let t = &r.suite;
         let kind = if r.e2e { "e2e" } else { "unit" };
+        // The framework's name is the report's (a JUnit file's `name`): quoted, as everywhere.
         let _ = writeln!(
             s,
             "recorded {kind} tests ({}): {:?} · {} passed, {} failed, {} skipped of {} ({:.1}%)",
-            t.framework, t.status, t.passed, t.failed, t.skipped, t.total, t.percentage
+            ccmem_proto::quote::quoted(&t.framework, 60),
+            t.status,
+            t.passed,
+            t.failed,
+            t.skipped,
+            t.total,
+            t.percentage
         );
         for f in t.failures.iter().take(SHOWN) {
             let _ = writeln!(s, "  ✗ {}", failure(f));
