@@ -53,7 +53,7 @@ mod bench {
             if format == Format::Opencode || id.len() < 12 || !id.is_ascii() {
                 continue;
             }
-            let origin = import::origin_of(&plain).ok().flatten();
+            let origin = import::origin_of(&plain, format).ok().flatten();
             out.push(Source { text: String::from_utf8_lossy(&bytes).into_owned(), format, id, origin });
         }
         out

@@ -123,8 +123,8 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
     for f in found {
         reading.inc(f.size);
         let agent = f.agent.name();
-        let id = match import::check(&f.path) {
-            Ok((_, id)) => id.filter(|i| ccmem_proto::model::agent::is_conversation_id(i)),
+        let (format, id) = match import::check(&f.path) {
+            Ok((format, id)) => (format, id.filter(|i| ccmem_proto::model::agent::is_conversation_id(i))),
             Err(why) => {
                 // The reader's error names the file, which the report lists beside it.
                 let shown = f.path.display().to_string();
@@ -139,7 +139,7 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
             }
         };
         let id = id.unwrap_or_else(|| import::id_from_name(&f.path));
-        let cwd = import::origin_of(&f.path).ok().flatten();
+        let cwd = import::origin_of(&f.path, format).ok().flatten();
         // When it last happened: its last record's time, else the file's.
         let last_ms = import::last_time(&f.path).unwrap_or_else(|| ms(f.modified));
         candidates.push(Candidate { found: f, id, cwd, last_ms, export: None });
@@ -147,7 +147,7 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
     reading.finish_and_clear();
     candidates.extend(opencode);
     // Oldest first: a project's history fills in the order it happened.
-    candidates.sort_by_key(|c| (c.last_ms, c.found.path.clone()));
+    candidates.sort_by(|a, b| (a.last_ms, &a.found.path).cmp(&(b.last_ms, &b.found.path)));
     let params = api::ImportPlanParams {
         conversations: candidates
             .iter()
@@ -191,10 +191,9 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
     if !o.dry_run {
         import::show_progress(false);
         let importing = bar(todo.iter().map(|(c, ..)| c.found.size).sum(), "importing");
-        for (c, into, root, cwd, after) in todo {
+        for (mut c, into, root, cwd, after) in todo {
             importing.set_message(format!("{} {}", c.found.agent.name(), short(&c.id)));
             let agent = c.found.agent.name();
-            let mut c = c;
             if let Some(program) = &c.export {
                 match exports.as_ref().map_err(String::clone).and_then(|d| d.export(program, &c.id)) {
                     Ok(file) => c.found.path = file,
@@ -209,7 +208,7 @@ pub(super) fn run(ctx: &Ctx, o: Options) -> Result<(), Error> {
                 (api::Destination::Live, Some(n)) => {
                     deliver_live(ctx, &c.found.path, &cwd, n as usize).map(|(_, sent)| {
                         match sent.saturating_sub(n as usize) {
-                            0 => (0, Some(HELD.to_string())),
+                            0 => (0, Some(api::HELD.to_string())),
                             more => {
                                 report.grown += 1;
                                 (more as u64, None)
@@ -459,7 +458,7 @@ fn text(r: &Report, dry_run: bool) -> String {
     }
     for (kind, list) in by_kind {
         out.push_str(&format!("  {} {kind}\n", list.len()));
-        if kind == HELD {
+        if kind == api::HELD {
             continue;
         }
         // A few of each, with the reason in full where it says more than its kind.
@@ -476,9 +475,6 @@ fn text(r: &Report, dry_run: bool) -> String {
     }
     out
 }
-
-/// The daemon's reason for a conversation ccmem has already (`session.import_plan`'s).
-const HELD: &str = "ccmem holds it already";
 
 /// The kind of a reason for a skip, for counting alike ones together: a directory gone is
 /// one kind whichever directory it was.

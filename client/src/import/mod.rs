@@ -401,10 +401,10 @@ pub fn check(path: &Path) -> Result<(Format, Option<String>), String> {
     ))
 }
 
-/// The working directory the conversation in `path` was recorded in, as its records name it:
-/// read up to the first record that does (the first, for most agents), or to the end.
-pub fn origin_of(path: &Path) -> Result<Option<String>, String> {
-    let (format, _) = check(path)?;
+/// The working directory the conversation in `path` (of `format`, as [`check`] found it) was
+/// recorded in, as its records name it: read up to the first record that does (the first,
+/// for most agents), or to the end.
+pub fn origin_of(path: &Path, format: Format) -> Result<Option<String>, String> {
     let mut emit = Emit::new(format, path, Path::new(""));
     let mut reader = reader_for(format, path);
     if format.is_document() {

@@ -1005,6 +1005,12 @@ pub fn quotation_mask(text: &str) -> String {
         at += line.len();
     }
     hide.extend(quotations(text));
+    masked(text, hide)
+}
+
+/// `text` with the byte ranges `hide` made blanks, byte for byte (line breaks and `*` kept:
+/// offsets, lines and bold marks line up with `text`).
+pub fn masked(text: &str, hide: impl IntoIterator<Item = (usize, usize)>) -> String {
     let mut bytes = text.as_bytes().to_vec();
     for (start, end) in hide {
         let end = end.min(bytes.len());
@@ -1015,7 +1021,8 @@ pub fn quotation_mask(text: &str) -> String {
         }
     }
     // Ranges start and end on characters (quotation marks, ASCII markers, the parser's
-    // offsets): what is left is UTF-8; were it not, nothing is hidden rather than a panic.
+    // offsets, lines): what is left is UTF-8; were it not, nothing is hidden rather than a
+    // panic.
     String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
 }
 

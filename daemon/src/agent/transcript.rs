@@ -243,17 +243,21 @@ impl OwnWords {
 /// next block; and a parenthesis right after
 /// words that name a source (`The README's instructions (we decided …)`).
 fn introduced_blanked(text: &str, mask: String) -> String {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let mut masks: Vec<String> = mask.split('\n').map(str::to_string).collect();
-    if masks.len() != lines.len() {
+    if mask.len() != text.len() {
         return mask;
     }
-    // Byte for byte: the mask lines up with the text.
-    let spaces = |s: &str| -> String {
-        s.chars().map(|c| if c == '*' { "*".to_string() } else { " ".repeat(c.len_utf8()) }).collect()
-    };
-    let blank = |m: &mut String| *m = spaces(m);
+    let lines: Vec<&str> = text.split('\n').collect();
+    // Where each line starts in `text`.
+    let starts: Vec<usize> = lines
+        .iter()
+        .scan(0, |at, l| {
+            let start = *at;
+            *at += l.len() + 1;
+            Some(start)
+        })
+        .collect();
     let empty = |l: &str| l.trim().is_empty();
+    let mut hide = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let t = lines[i].trim().trim_start_matches(['-', '*', '•', '>', ' ']).trim();
@@ -273,33 +277,30 @@ fn introduced_blanked(text: &str, mask: String) -> String {
             i += 1;
             continue;
         }
+        // The rest of its paragraph, or after blank lines the next block.
         let mut j = i + 1;
-        if lines.get(j).is_some_and(|l| empty(l)) {
-            while lines.get(j).is_some_and(|l| empty(l)) {
-                j += 1;
-            }
+        while lines.get(j).is_some_and(|l| empty(l)) {
+            j += 1;
         }
         while j < lines.len() && !empty(lines[j]) {
-            blank(&mut masks[j]);
+            hide.push((starts[j], starts[j] + lines[j].len()));
             j += 1;
         }
         i = j;
     }
     // A parenthesis after words that name a source, in its line.
-    for (line, m) in lines.iter().zip(masks.iter_mut()) {
+    for (line, start) in lines.iter().zip(&starts) {
         let mut from = 0;
         while let Some(open) = line[from..].find('(').map(|k| k + from) {
             let Some(close) = line[open..].find(')').map(|k| k + open) else { break };
             let sentence = line[..open].rsplit(['.', '!', '?']).next().unwrap_or("");
-            if crate::agent::intents::names_a_source(sentence) && m.is_char_boundary(open) && m.is_char_boundary(close)
-            {
-                let inner = spaces(&m[open..close]);
-                m.replace_range(open..close, &inner);
+            if crate::agent::intents::names_a_source(sentence) {
+                hide.push((start + open, start + close));
             }
             from = close + 1;
         }
     }
-    masks.join("\n")
+    crate::agent::intents::masked(&mask, hide)
 }
 
 /// Words with which an agent says what comes next, in the languages of [`CUES`].

@@ -13,15 +13,12 @@ use crate::project::task::Msg;
 use ccmem_proto::model::agent::is_conversation_id;
 use ccmem_proto::wire::api::{
     Destination, ImportPlanParams, ImportPlanReply, OpencodeSession, OpencodeSessionsParams, OpencodeSessionsReply,
-    PlanCandidate, PlanEntry,
+    PlanCandidate, PlanEntry, HELD,
 };
 use ccmem_proto::wire::rpc::RpcError;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// Why a conversation ccmem has is skipped (`import --all` counts these together).
-pub const HELD: &str = "ccmem holds it already";
 
 /// Conversations one plan takes at most (a machine's whole store is a few thousand).
 const MAX_CONVERSATIONS: usize = 100_000;

@@ -132,6 +132,10 @@ pub struct PlanEntry {
     pub after: Option<u64>,
 }
 
+/// [`PlanEntry::why`] for a conversation ccmem holds already (the journal, or a live
+/// session): `import --all` counts these together.
+pub const HELD: &str = "ccmem holds it already";
+
 /// What `session.import_plan` answers: an entry per conversation asked, in the same order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ImportPlanReply {
