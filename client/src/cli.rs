@@ -244,6 +244,25 @@ pub enum Command {
     /// Its memories, facts, goals and session as tools. To add it to Claude Code:
     /// `claude mcp add ccmem -- ccmemctl mcp` (the plugin does).
     Mcp,
+    /// The handoff through git: where the work on a branch was left, to another machine or a teammate
+    ///
+    /// Off until `handoff enable`. Then, at each checkpoint, ccmem writes the branch's handoff
+    /// (the task, todos, unresolved failures, the agent's last words, decisions, files:
+    /// redacted, at most 16 KB; never a transcript) as a commit on
+    /// `refs/ccmem/handoff/<you>/<branch>`, which no branch, `git status` or `git log` shows.
+    /// It goes to the one remote you name (`push`, or after each Stop with `--auto`); other
+    /// clones with handoff on fetch it at session start and open their context with it.
+    #[command(
+        after_help = "Examples:\n  ccmemctl handoff enable --auto\n  ccmemctl handoff push\n  ccmemctl handoff pull && ccmemctl handoff show\n  ccmemctl handoff forget --remote"
+    )]
+    Handoff {
+        /// What to do (default: show)
+        #[command(subcommand)]
+        action: Option<HandoffCmd>,
+        /// A directory inside the project (default: the current directory)
+        #[arg(long, global = true, value_name = "PATH")]
+        project: Option<PathBuf>,
+    },
     /// The facts and goals the agent asked to keep: list, forget, mark done
     ///
     /// The agent keeps them by writing [REMEMBER: …] and [GOAL: …].
@@ -397,6 +416,43 @@ pub enum ConfigAction {
     /// Read the configuration file again (as SIGHUP does); a bad file leaves the previous
     /// configuration in force and says why
     Reload,
+}
+
+/// `handoff` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum HandoffCmd {
+    /// Turn it on for this project (the setting is yours, in ccmem's config dir)
+    Enable {
+        /// The remote to push to and fetch from [default: the branch's upstream remote, else origin]
+        #[arg(long, value_name = "NAME")]
+        remote: Option<String>,
+        /// Push after each Stop of the agent and at session end, in the background
+        #[arg(long)]
+        auto: bool,
+    },
+    /// Turn it off (nothing more is written, pushed or fetched; the refs stay)
+    Disable,
+    /// Write the branch's handoff now and push it to the remote
+    Push,
+    /// Fetch everyone's handoffs from the remote now
+    Pull,
+    /// Show the handoffs of a branch (default: the one checked out), newest first
+    Show {
+        /// The branch
+        branch: Option<String>,
+    },
+    /// Delete this clone's handoff refs, and what was fetched
+    Forget {
+        /// Delete this clone's handoffs on the remote too
+        #[arg(long)]
+        remote: bool,
+    },
+    /// Drop the handoffs of branches merged or deleted upstream
+    Prune {
+        /// Delete this clone's pruned handoffs on the remote too
+        #[arg(long)]
+        remote: bool,
+    },
 }
 
 /// `ccmemctl facts …`

@@ -401,6 +401,14 @@ fn read_project(root: &Path) -> Result<ProjectConfig, String> {
                 }
                 _ => return Err(err(format!("expected a path inside the project, got {}", shown(&v)))),
             },
+            // A repository must not be able to make ccmem push anything anywhere.
+            k if k.starts_with("handoff") || k.contains("remote") || k.contains("push") => {
+                return Err(err(
+                    "refused: the handoff through git is turned on, and its remote named, only in the user's own \
+                     configuration (`ccmemctl handoff enable`), never by a repository"
+                        .into(),
+                ))
+            }
             _ => return Err(unknown(&key, &file, PROJECT_KEYS.iter().copied())),
         }
     }

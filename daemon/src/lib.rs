@@ -29,6 +29,7 @@ pub mod server;
 pub mod session;
 pub mod store;
 pub mod text;
+pub mod travel;
 
 use anyhow::Context;
 use ccmem_proto::wire::paths;

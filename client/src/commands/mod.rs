@@ -3,6 +3,7 @@
 
 mod daemon;
 mod forget;
+mod handoff;
 mod import_all;
 pub(crate) mod memory;
 pub(crate) mod recall;
@@ -72,6 +73,7 @@ pub(crate) fn run(cli: cli::Cli) -> Result<(), Error> {
             reports::test_report(ctx, path, framework, junit, command, e2e)
         }
         cli::Command::Facts { action, project } => session::facts(ctx, action, project),
+        cli::Command::Handoff { action, project } => handoff::run(ctx, action, project),
         cli::Command::Event { event, project } => session::event(ctx, event, project),
         cli::Command::Search { query, scope, limit } => recall::search(ctx, &query.join(" "), scope, limit),
         cli::Command::Timeline { path, scope, full, limit } => recall::timeline(ctx, path, scope, full, limit),

@@ -92,6 +92,9 @@ impl Project {
             && hook.conversation.as_deref().is_some_and(|id| resumes_where_it_left(&self.s, id));
         let now = hook.at.unwrap_or_else(chrono::Utc::now);
         let mut fx = replay::hook(&mut self.s, &hook, now);
+        if hook.at.is_none() && matches!(hook.kind, hooks::Kind::Stop { subagent: false, .. }) {
+            self.push_after_checkpoint = true;
+        }
         if hook.at.is_none() && fx.commit {
             // The commit is named by git itself, never by what the command printed: by the
             // first git state read after this (the command has run by now).
@@ -117,6 +120,11 @@ impl Project {
                     // a moment, within the hook's wait; what is late comes next time.
                     if let (Some(conv), Some(path)) = (&hook.conversation, fx.read_transcript.take()) {
                         self.read_transcript(ReadJob { conversation: conv.clone(), path, subagent: false });
+                    }
+                    // Everyone's handoffs fetched, given the same moment (the fetch runs beside the
+                    // reads): what comes later is in the next context.
+                    if self.travel_at_start() {
+                        self.travel_within(START_READS).await;
                     }
                     self.finish_reads_within(START_READS).await;
                     if quiet_resume {

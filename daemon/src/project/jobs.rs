@@ -97,6 +97,8 @@ impl Project {
                         self.dirty = false;
                     }
                     self.report(&out);
+                    let push = std::mem::take(&mut self.push_after_checkpoint);
+                    self.travel_after(push);
                 }
                 JobResult::Git { copy } => self.take_git(seq, &copy),
             }
@@ -132,6 +134,7 @@ impl Project {
         }
         self.s.git = copy.git.clone();
         self.s.git_start = copy.git_start.clone();
+        self.travel_branch();
         // Outside git the counts are the agent's, kept by the hooks since the copy was made.
         if copy.git_start.is_some() {
             self.s.activity_summary.lines_added = copy.activity_summary.lines_added;

@@ -15,4 +15,5 @@ pub mod past_import;
 pub mod registry;
 pub mod replay;
 pub mod task;
+mod travel;
 pub mod views;

@@ -5,7 +5,8 @@ use crate::{agent::hooks, observe::watch};
 use ccmem_proto::model::facts::{self, Facts};
 use ccmem_proto::model::session::SessionEvent;
 use ccmem_proto::wire::api::{
-    CheckpointReply, ContextReply, EndReply, HookReply, ProjectStatus, ProjectSummary, ReportReply, RequestedReason,
+    CheckpointReply, ContextReply, EndReply, HandoffParams, HandoffReply, HookReply, ProjectStatus, ProjectSummary,
+    ReportReply, RequestedReason,
 };
 use std::path::{Path, PathBuf};
 use tokio::sync::oneshot;
@@ -57,6 +58,8 @@ pub enum Msg {
     /// before it), its report and its facts; answers whether anything went, and the files
     /// rewritten.
     Forget { what: ForgetLive, apply: bool, reply: oneshot::Sender<Result<(bool, Vec<PathBuf>), String>> },
+    /// The handoff through git: turn it on or off, push, pull, show, forget, prune.
+    Handoff { params: HandoffParams, reply: oneshot::Sender<Result<HandoffReply, String>> },
 }
 
 /// What `forget` takes out of a live session.
@@ -100,6 +103,7 @@ impl Msg {
                 | Msg::Reset { .. }
                 | Msg::Hook { .. }
                 | Msg::Report { .. }
+                | Msg::Handoff { .. }
         )
     }
 
@@ -117,6 +121,9 @@ impl Msg {
                 let _ = reply.send(());
             }
             Msg::Event { reply: Some(reply), .. } => {
+                let _ = reply.send(Err("ccmemd is shutting down".into()));
+            }
+            Msg::Handoff { reply, .. } => {
                 let _ = reply.send(Err("ccmemd is shutting down".into()));
             }
             Msg::Context { reply, .. } => {
@@ -167,6 +174,9 @@ impl Msg {
             Msg::Report { reply, .. } => {
                 let _ = reply.send(Err(why.to_string()));
             }
+            Msg::Handoff { reply, .. } => {
+                let _ = reply.send(Err(why.to_string()));
+            }
             Msg::Context { reply, .. } => {
                 let _ = reply.send(ContextReply { context: why.to_string(), conversation_id: None });
             }
@@ -188,5 +198,6 @@ pub fn not_live(root: &Path) -> ProjectStatus {
         unsaved_changes: false,
         warnings: Vec::new(),
         watch: None,
+        handoff: None,
     }
 }

@@ -143,6 +143,13 @@ pub struct Project {
     /// Hashes of assistant texts already scanned for intents (the Stop payload's message is
     /// also in the transcript), so that a `[DONE: …]` completes one goal, not two.
     pub(super) scanned: std::collections::VecDeque<u64>,
+    /// The handoff through git: its setting and what is known of the branch's handoffs.
+    pub(super) travel: crate::travel::State,
+    /// Its runs on the blocking pool (one at a time).
+    pub(super) runs: super::travel::Runs,
+    /// The agent stopped: the handoff written at the next checkpoint is pushed too (when the
+    /// user asked for automatic pushes).
+    pub(super) push_after_checkpoint: bool,
 }
 
 /// Waits for a background read, or forever when there is none (for `select!`).
@@ -226,6 +233,9 @@ impl Project {
             queued_git: false,
             commit_pending: None,
             running: false,
+            travel: Default::default(),
+            runs: Default::default(),
+            push_after_checkpoint: false,
             comments: Some(CommentCache::default()),
             overrides: Default::default(),
             config_error: None,
@@ -264,6 +274,8 @@ impl Project {
         // background.
         self.run_queued();
         self.git_soon();
+        // The handoff setting read from the user's file, and the branch's handoffs.
+        self.travel_soon(crate::travel::Work { load: true, ..Default::default() }, None);
         self.ctx.ports.kick(&self.s.project_root);
         let mut ignore = self.ctx.live.borrow().watch_ignore.clone();
         ignore.extend(self.overrides.watch_ignore.iter().cloned());
@@ -308,6 +320,7 @@ impl Project {
                     }
                 }
                 done = finished(&mut self.job) => self.job_finished(done),
+                done = finished(&mut self.runs.running) => self.travel_done(done),
                 read = finished(&mut self.reading) => {
                     self.reading = None;
                     self.transcript_read(read).await;
@@ -383,6 +396,7 @@ impl Project {
             Msg::Report { write, reply } => {
                 let _ = reply.send(self.memory_report(write).await);
             }
+            Msg::Handoff { params, reply } => self.handoff(params, reply),
             Msg::Facts { edit, reply } => {
                 let said = match edit {
                     None => Ok(None),
@@ -579,6 +593,7 @@ impl Project {
         // `.claude` again would bring a deleted project back): only the archive is written.
         if self.root_exists().await {
             self.checkpoint(why, kind).await;
+            self.travel_at_end();
         } else {
             tracing::warn!(project = %self.s.project_root.display(), "the project's directory is gone: its session ends, archived");
         }

@@ -52,6 +52,7 @@ pub fn ended_context(ctx: &Services, root: &Path, global_facts: &[String], budge
         repo_memories: &[],
         now,
         past: ctx.journal.is_open(),
+        handoffs: &[],
     };
     ContextReply { context: context::build(&input, budget), conversation_id }
 }
@@ -105,6 +106,7 @@ impl Project {
             .map(|c| c.id.clone())
             .filter(|id| Some(id.as_str()) != conversation);
         let resume = resume.clone().filter(worked).or(previous).or(resume);
+        let handoffs = crate::travel::shown::lines(&self.travel.newer(&s.git.branch), now);
         let text = context::build(
             &context::Input {
                 session: &s,
@@ -117,6 +119,7 @@ impl Project {
                 repo_memories: &repo_memories,
                 now,
                 past: self.ctx.journal.is_open() && (s.previous.is_some() || s.conversations.len() > 1),
+                handoffs: &handoffs,
             },
             budget.unwrap_or_else(|| self.context_budget()),
         );
@@ -157,6 +160,7 @@ impl Project {
             unsaved_changes: self.dirty,
             warnings: self.warnings(),
             watch: self.watch_status(),
+            handoff: self.travel.status_line(),
         };
         let s = self.s.clone();
         async move { ProjectStatus { session: Some(refreshed(&s, chrono::Utc::now()).await), ..status } }

@@ -82,6 +82,7 @@ const SHOWN: &[&str] = &[
     method::REPORT,
     method::TEST_REPORT,
     method::IMPORT_PLAN,
+    method::HANDOFF,
 ];
 
 async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Shared>) -> Result<Value, RpcError> {
@@ -324,6 +325,15 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
             // The stored copy was redacted on its way in; so is what is shown back.
             let runs = runs.into_iter().map(redacted_run).collect();
             to_value(api::TestReportReply { runs })
+        }
+        method::HANDOFF => {
+            let mut p: api::HandoffParams = parse(name, params)?;
+            p.path = root_of(shared, name, p.path).await?;
+            // Only a socket's path, never anything run: a relative one is dropped.
+            p.ssh_auth_sock = p.ssh_auth_sock.filter(|s| s.is_absolute());
+            let root = p.path.clone();
+            let reply = ask(shared, &root, |reply| Msg::Handoff { params: p, reply }).await?;
+            to_value(reply.map_err(RpcError::app)?)
         }
         m if m.starts_with("memory.") => memory(name, params, shared).await,
         _ => Err(RpcError::method_not_found(name)),

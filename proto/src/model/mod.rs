@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod environment;
 pub mod facts;
+pub mod handoff;
 pub mod memory;
 pub mod report;
 pub mod session;

@@ -54,6 +54,9 @@ pub struct Input<'a> {
     /// The project has a past beyond what this context carries (earlier sessions, other
     /// conversations), and a journal to search it in.
     pub past: bool,
+    /// Handoffs of the branch from other clones, newer than this clone's own work on it: the
+    /// quoted lines of their block ([`crate::travel::shown::lines`]).
+    pub handoffs: &'a [String],
 }
 
 /// The share of the budget kept for goals, facts and memories, so that a long session
@@ -88,6 +91,7 @@ mod caps {
     pub const PROMPTS: usize = 900;
     pub const OTHERS: usize = 900;
     pub const REPOSITORY: usize = 1000;
+    pub const HANDOFFS: usize = 1800;
 }
 
 /// The context, at most `budget` characters (capped at [`MAX_BUDGET`]).
@@ -245,6 +249,8 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
     }
     head.retain(|l| !l.is_empty());
     sections.push(("# Where you left off (ccmem)".into(), head));
+    // Another clone's newer work on this branch comes first: it is where the work is now.
+    push(&mut sections, crate::travel::shown::TITLE, cap(i.handoffs.to_vec(), wide(caps::HANDOFFS)));
 
     let done = work.todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
     if !work.todos.is_empty() {
@@ -444,6 +450,7 @@ pub fn report_work(s: &Session, now: DateTime<Utc>) -> Vec<String> {
         repo_memories: &[],
         now,
         past: false,
+        handoffs: &[],
     };
     let own = [
         repository::TITLE,

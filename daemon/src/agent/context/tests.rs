@@ -15,6 +15,7 @@ fn plain<'a>(s: &'a Session, memory: &'a Facts, now: DateTime<Utc>) -> Input<'a>
         repo_memories: &[],
         now,
         past: false,
+        handoffs: &[],
     }
 }
 
@@ -73,6 +74,7 @@ fn goals_facts_and_memories_keep_their_share_of_a_crowded_budget() {
         repo_memories: &[],
         now: chrono::Utc::now(),
         past: false,
+        handoffs: &[],
     };
     for budget in [1000, DEFAULT_BUDGET, MAX_BUDGET] {
         let c = build(&input, budget);
@@ -104,6 +106,7 @@ fn most_important_first_and_within_budget() {
         repo_memories: &[],
         now: chrono::Utc::now(),
         past: false,
+        handoffs: &[],
     };
     for budget in [200, 800, 2000, DEFAULT_BUDGET, 50_000] {
         let c = build(&input, budget);
@@ -162,6 +165,7 @@ fn empty_sections_are_left_out_and_compaction_is_stressed() {
             repo_memories: &[],
             now: chrono::Utc::now(),
             past: false,
+            handoffs: &[],
         },
         DEFAULT_BUDGET,
     );

@@ -7,11 +7,13 @@ use crate::model::session::{ArchivedSession, CheckpointInfo, EndReason, Session,
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+mod handoff;
 mod journal;
 mod project;
 mod recall;
 mod reports;
 
+pub use handoff::*;
 pub use journal::*;
 pub use project::*;
 pub use recall::*;
@@ -76,6 +78,8 @@ pub mod method {
     pub const WHY: &str = "recall.why";
     /// One event in full: [`super::ShowParams`] → [`super::ShowReply`].
     pub const SHOW: &str = "recall.show";
+    /// A project's handoff through git: [`HandoffParams`] → [`HandoffReply`].
+    pub const HANDOFF: &str = "handoff";
 }
 
 /// Params of `hello`: who the client is.
@@ -195,6 +199,10 @@ pub struct ProjectStatus {
     /// The file watcher, when live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<WatchStatus>,
+    /// The handoff through git, when it is on: where it goes, the last push and fetch, and
+    /// what failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<String>,
 }
 
 /// A project's file watcher.

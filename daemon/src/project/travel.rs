@@ -1,0 +1,161 @@
+//! The project task's side of travel: when a handoff is written, pushed and fetched, one
+//! run at a time on the blocking pool (never on a hook's path: a push or fetch can take its
+//! whole time bound), and the `handoff` requests answered when their run is done.
+
+use super::task::*;
+use crate::travel::{self, Work};
+use ccmem_proto::wire::api::{HandoffAction, HandoffParams, HandoffReply};
+use tokio::sync::oneshot;
+
+/// A SessionStart fetches at most this often.
+const FETCH_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A requester waiting for a run.
+pub(super) type Waiter = oneshot::Sender<Result<HandoffReply, String>>;
+
+/// The task's travel runs: the one in flight, what is queued behind, who waits for each.
+#[derive(Debug, Default)]
+pub struct Runs {
+    pub(super) running: Option<tokio::task::JoinHandle<travel::Done>>,
+    pub(super) waiting: Vec<Waiter>,
+    pub(super) next: Option<Work>,
+    pub(super) next_waiting: Vec<Waiter>,
+}
+
+impl Project {
+    /// Starts `work` (or queues it behind the run in flight); `waiter` is answered when the
+    /// run that does it is done.
+    pub(super) fn travel_soon(&mut self, work: Work, waiter: Option<Waiter>) {
+        if self.runs.running.is_some() || !self.running {
+            match &mut self.runs.next {
+                Some(next) => next.merge(work),
+                None => self.runs.next = Some(work),
+            }
+            self.runs.next_waiting.extend(waiter);
+            return;
+        }
+        let root = self.s.project_root.clone();
+        let (setting, maker) = (self.travel.setting.clone(), self.travel.maker.clone());
+        self.runs.waiting.extend(waiter);
+        self.runs.running = Some(tokio::task::spawn_blocking(move || travel::run(&root, setting, maker, work)));
+    }
+
+    /// A run finished: its result kept, its requesters answered, the next one started.
+    pub(super) fn travel_done(&mut self, done: Option<travel::Done>) {
+        self.runs.running = None;
+        let done =
+            done.unwrap_or_else(|| travel::Done { error: Some("the handoff run failed".into()), ..Default::default() });
+        self.travel.take(&done, &crate::clock::iso(chrono::Utc::now()));
+        for e in [&done.pushed, &done.fetched].into_iter().flatten().filter_map(|r| r.as_ref().err()) {
+            tracing::warn!(project = %self.s.project_root.display(), "handoff: {e}");
+        }
+        for w in std::mem::take(&mut self.runs.waiting) {
+            let _ = w.send(self.handoff_reply(&done));
+        }
+        if let Some(next) = self.runs.next.take() {
+            let waiting = std::mem::take(&mut self.runs.next_waiting);
+            let mut waiting = waiting.into_iter();
+            let first = waiting.next();
+            self.travel_soon(next, first);
+            self.runs.waiting.extend(waiting);
+        }
+    }
+
+    /// What a requester is told after `done`.
+    fn handoff_reply(&self, done: &travel::Done) -> Result<HandoffReply, String> {
+        let failed = [&done.pushed, &done.fetched].into_iter().flatten().find_map(|r| r.as_ref().err().cloned());
+        if let Some(e) = done.error.clone().or(failed.clone()) {
+            return Err(e);
+        }
+        let t = &self.travel;
+        let author_id = t.maker.as_ref().map(|m| travel::refs::author_id(&m.author, &m.machine)).unwrap_or_default();
+        Ok(HandoffReply {
+            root: self.s.project_root.clone(),
+            enabled: t.setting.is_some(),
+            remote: t.setting.as_ref().map(|s| s.remote.clone()).unwrap_or_default(),
+            auto: t.setting.as_ref().is_some_and(|s| s.auto),
+            branch: done.branch.clone(),
+            author_id,
+            done: done.said.join("; "),
+            handoffs: done.seen.clone(),
+            failed: t.failed.clone(),
+            pushed_at: t.pushed_at.clone(),
+            fetched_at: t.fetched_at.clone(),
+        })
+    }
+
+    /// A `handoff` request.
+    pub(super) fn handoff(&mut self, p: HandoffParams, reply: Waiter) {
+        let mut work = Work { sock: p.ssh_auth_sock, branch: p.branch, ..Default::default() };
+        match p.action {
+            HandoffAction::Show => {}
+            HandoffAction::Enable => {
+                work.enable = Some((p.remote, p.auto));
+                // Written at once from what the session holds, and everyone's fetched.
+                work.session = Some(Box::new(self.s.clone()));
+                work.fetch = true;
+            }
+            HandoffAction::Disable => work.disable = true,
+            HandoffAction::Push => {
+                work.session = Some(Box::new(self.s.clone()));
+                work.push = true;
+            }
+            HandoffAction::Pull => work.fetch = true,
+            HandoffAction::Forget => work.forget = Some(p.remote_too),
+            HandoffAction::Prune => work.prune = Some(p.remote_too),
+        }
+        if p.action == HandoffAction::Pull {
+            self.travel.fetch_started = Some(std::time::Instant::now());
+        }
+        self.travel_soon(work, Some(reply));
+    }
+
+    /// At SessionStart: everyone's handoffs fetched in the background (at most once a
+    /// minute). Returns whether a fetch started.
+    pub(super) fn travel_at_start(&mut self) -> bool {
+        if self.travel.setting.is_none() || self.travel.fetch_started.is_some_and(|t| t.elapsed() < FETCH_EVERY) {
+            return false;
+        }
+        self.travel.fetch_started = Some(std::time::Instant::now());
+        self.travel_soon(Work { fetch: true, ..Default::default() }, None);
+        true
+    }
+
+    /// After a checkpoint: the handoff written from what the session holds now; after the
+    /// agent's Stop (`push`), pushed too when the user asked for that.
+    pub(super) fn travel_after(&mut self, push: bool) {
+        let Some(setting) = &self.travel.setting else { return };
+        let push = push && setting.auto;
+        self.travel_soon(Work { session: Some(Box::new(self.s.clone())), push, ..Default::default() }, None);
+    }
+
+    /// The branch changed: its handoffs read.
+    pub(super) fn travel_branch(&mut self) {
+        if self.travel.setting.is_some() && self.travel.branch != self.s.git.branch {
+            self.travel_soon(Work::default(), None);
+        }
+    }
+
+    /// Waits up to `within` for the run in flight (a SessionStart's fetch): what it brings
+    /// is in the context now rather than at the next one.
+    pub(super) async fn travel_within(&mut self, within: std::time::Duration) {
+        let Some(run) = self.runs.running.as_mut() else { return };
+        if let Ok(done) = tokio::time::timeout(within, run).await {
+            self.travel_done(done.ok());
+        }
+    }
+
+    /// The session ends: its handoff written, and pushed when the user asked for that, in
+    /// the background (bounded; the task does not wait).
+    pub(super) fn travel_at_end(&mut self) {
+        let Some(setting) = self.travel.setting.clone() else { return };
+        let work = Work { session: Some(Box::new(self.s.clone())), push: setting.auto, ..Default::default() };
+        let (root, maker) = (self.s.project_root.clone(), self.travel.maker.clone());
+        tokio::task::spawn_blocking(move || {
+            let done = travel::run(&root, Some(setting), maker, work);
+            if let Some(Err(e)) = done.pushed {
+                tracing::warn!(project = %root.display(), "handoff at session end: {e}");
+            }
+        });
+    }
+}

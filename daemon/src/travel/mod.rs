@@ -1,0 +1,432 @@
+//! Travel: a branch's handoff as a git object, pushed to the one remote the user named and
+//! fetched from it, so that another machine, or a teammate, picks the work up where it was
+//! left.
+//!
+//! The project task owns a project's [`State`] and hands each piece of [`Work`] to the
+//! blocking pool, one at a time ([`run`]); what comes back ([`Done`]) it keeps. Drives the
+//! `git` program ([`git`]), as `observe/git.rs` does, with the repository's own settings
+//! unable to run anything; never imports `server/`.
+
+pub mod git;
+pub mod make;
+pub mod refs;
+pub mod remote;
+pub mod settings;
+pub mod shown;
+
+use ccmem_proto::model::handoff::SeenHandoff;
+use ccmem_proto::model::session::Session;
+pub use settings::Setting;
+use std::path::{Path, PathBuf};
+
+/// What one run does, in this order: the setting changed, the handoff written, pushed,
+/// fetched, forgotten or pruned, and the branch's handoffs read back.
+#[derive(Debug, Default)]
+pub struct Work {
+    /// Read the setting from the user's file first (a task's first run).
+    pub load: bool,
+    /// Turn handoff on: the remote (None: the upstream's, else `origin`), and auto push.
+    pub enable: Option<(Option<String>, bool)>,
+    /// Turn it off.
+    pub disable: bool,
+    /// Write the branch's handoff from this session.
+    pub session: Option<Box<Session>>,
+    /// Push it.
+    pub push: bool,
+    /// Fetch everyone's.
+    pub fetch: bool,
+    /// Delete this clone's refs (and, when true, its refs on the remote).
+    pub forget: Option<bool>,
+    /// Drop refs of branches merged or deleted upstream (and own ones on the remote, when
+    /// true).
+    pub prune: Option<bool>,
+    /// The branch to read (None: the one checked out).
+    pub branch: Option<String>,
+    /// The client's ssh agent.
+    pub sock: Option<PathBuf>,
+}
+
+impl Work {
+    /// `other` added to this (queued behind a run in flight): the later session, every flag.
+    pub fn merge(&mut self, other: Work) {
+        self.load |= other.load;
+        if other.enable.is_some() {
+            self.enable = other.enable;
+            self.disable = false;
+        }
+        if other.disable {
+            self.disable = true;
+            self.enable = None;
+        }
+        if other.session.is_some() {
+            self.session = other.session;
+        }
+        self.push |= other.push;
+        self.fetch |= other.fetch;
+        self.forget = match (self.forget, other.forget) {
+            (Some(a), Some(b)) => Some(a || b),
+            (a, b) => a.or(b),
+        };
+        self.prune = match (self.prune, other.prune) {
+            (Some(a), Some(b)) => Some(a || b),
+            (a, b) => a.or(b),
+        };
+        if other.branch.is_some() {
+            self.branch = other.branch;
+        }
+        if other.sock.is_some() {
+            self.sock = other.sock;
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct Done {
+    /// The setting after it (when it was loaded or changed).
+    pub setting: Option<Option<Setting>>,
+    /// Who writes here.
+    pub maker: Option<make::Maker>,
+    /// The branch read, and its handoffs, newest first.
+    pub branch: String,
+    pub seen: Vec<SeenHandoff>,
+    /// The push's and the fetch's outcomes, when there was one.
+    pub pushed: Option<Result<(), String>>,
+    pub fetched: Option<Result<(), String>>,
+    /// What was done, a sentence each.
+    pub said: Vec<String>,
+    /// Why what was asked could not be done.
+    pub error: Option<String>,
+}
+
+/// A project's handoff state, owned by its task.
+#[derive(Debug, Default)]
+pub struct State {
+    /// Handoff is on (and how), once loaded.
+    pub setting: Option<Setting>,
+    /// Who writes here, once read.
+    pub maker: Option<make::Maker>,
+    /// The branch whose handoffs are known, and them.
+    pub branch: String,
+    pub seen: Vec<SeenHandoff>,
+    /// The last push or fetch that failed (until one goes through).
+    pub failed: Option<String>,
+    pub pushed_at: String,
+    pub fetched_at: String,
+    /// When the last fetch started (a SessionStart fetches at most once a minute).
+    pub fetch_started: Option<std::time::Instant>,
+}
+
+impl State {
+    /// The line `status` shows, when handoff is on.
+    pub fn status_line(&self) -> Option<String> {
+        let s = self.setting.as_ref()?;
+        let mut line = format!("on, to and from {}{}", s.remote, if s.auto { ", pushed automatically" } else { "" });
+        if !self.pushed_at.is_empty() {
+            line.push_str(&format!("; last pushed {}", self.pushed_at));
+        }
+        if !self.fetched_at.is_empty() {
+            line.push_str(&format!("; last fetched {}", self.fetched_at));
+        }
+        let others = self.seen.iter().filter(|h| h.newer).count();
+        if others > 0 {
+            line.push_str(&format!("; {others} newer handoff(s) from other clones on {}", self.branch));
+        }
+        if let Some(f) = &self.failed {
+            line.push_str(&format!("; FAILED: {f} (tried again at the next push or fetch)"));
+        }
+        Some(line)
+    }
+
+    /// The handoffs newer than this clone's own work on the branch checked out.
+    pub fn newer(&self, branch: &str) -> Vec<SeenHandoff> {
+        if self.branch != branch {
+            return Vec::new();
+        }
+        self.seen.iter().filter(|h| h.newer).cloned().collect()
+    }
+
+    /// Takes what a run did.
+    pub fn take(&mut self, done: &Done, now: &str) {
+        if let Some(s) = &done.setting {
+            self.setting = s.clone();
+        }
+        if let Some(m) = &done.maker {
+            self.maker = Some(m.clone());
+        }
+        if !done.branch.is_empty() {
+            self.branch = done.branch.clone();
+            self.seen = done.seen.clone();
+        }
+        for (r, at) in [(&done.pushed, &mut self.pushed_at), (&done.fetched, &mut self.fetched_at)] {
+            match r {
+                Some(Ok(())) => {
+                    *at = now.to_string();
+                }
+                Some(Err(e)) => self.failed = Some(e.clone()),
+                None => {}
+            }
+        }
+        if matches!((&done.pushed, &done.fetched), (Some(Ok(())), _) | (_, Some(Ok(()))))
+            && !matches!((&done.pushed, &done.fetched), (Some(Err(_)), _) | (_, Some(Err(_))))
+        {
+            self.failed = None;
+        }
+    }
+}
+
+/// The branch checked out in `root` (None: detached, or not a repository).
+pub fn current_branch(root: &Path) -> Option<String> {
+    let out = git::local(root, &["symbolic-ref", "--short", "-q", "HEAD"], None);
+    out.ok.then(|| out.text()).filter(|b| refs::branch_ok(b))
+}
+
+/// Who writes here: git's author (`user.name`, `user.email`) and the machine's name.
+pub fn maker(root: &Path) -> make::Maker {
+    let get = |k: &str| git::local(root, &["config", "--get", k], None).text();
+    let (name, email) = (get("user.name"), get("user.email"));
+    let author = match (name.is_empty(), email.is_empty()) {
+        (false, false) => format!("{name} <{email}>"),
+        (false, true) => name,
+        (true, false) => format!("<{email}>"),
+        (true, true) => std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_default(),
+    };
+    let machine = sysinfo::System::host_name().unwrap_or_else(|| "unknown".into());
+    make::Maker {
+        author: ccmem_proto::model::session::truncate_chars(&author, 200),
+        machine: ccmem_proto::model::session::truncate_chars(&machine, 100),
+    }
+}
+
+/// Does `work` for the project at `root`, whose setting is `setting` (as the task knows it;
+/// ignored when `work.load`), on the calling thread (the blocking pool).
+pub fn run(root: &Path, setting: Option<Setting>, maker_known: Option<make::Maker>, work: Work) -> Done {
+    let mut done = Done::default();
+    let mut setting = setting;
+    if work.load {
+        match settings::of(root) {
+            Ok(s) => setting = s,
+            Err(e) => done.error = Some(e),
+        }
+        done.setting = Some(setting.clone());
+    }
+    let branch_now = current_branch(root);
+    if let Some((remote, auto)) = work.enable {
+        match enable(root, remote, auto, branch_now.as_deref()) {
+            Ok(s) => {
+                done.said.push(format!(
+                    "handoff on: written at each checkpoint, {} {}",
+                    if s.auto {
+                        "pushed after each Stop and at session end to"
+                    } else {
+                        "pushed with `ccmemctl handoff push` to"
+                    },
+                    s.remote
+                ));
+                setting = Some(s);
+                done.setting = Some(setting.clone());
+            }
+            Err(e) => {
+                done.error = Some(e);
+                return done;
+            }
+        }
+    }
+    if work.disable {
+        match settings::set(root, None) {
+            Ok(()) => {
+                done.said.push(
+                    "handoff off: nothing is written, pushed or fetched (the refs stay; `handoff forget` deletes them)"
+                        .into(),
+                );
+                setting = None;
+                done.setting = Some(None);
+            }
+            Err(e) => {
+                done.error = Some(e);
+                return done;
+            }
+        }
+    }
+    let Some(setting) = setting else {
+        if work.push || work.fetch || work.forget.is_some() || work.prune.is_some() {
+            done.error = Some("handoff is off for this project: `ccmemctl handoff enable` turns it on".into());
+        }
+        return done;
+    };
+    let maker = maker_known.unwrap_or_else(|| maker(root));
+    let id = refs::author_id(&maker.author, &maker.machine);
+    let sock = work.sock.as_deref();
+    let mut renamed = None;
+    if let Some(branch) = &branch_now {
+        // A branch renamed (`git branch -m`) takes its handoff with it.
+        if let Some(old) = refs::renamed_from(root, &id, branch) {
+            match refs::rename(root, &id, &old, branch) {
+                Ok(()) => {
+                    done.said.push(format!("the handoff of {old} follows the branch, renamed {branch}"));
+                    renamed = Some(old);
+                }
+                Err(e) => tracing::warn!(project = %root.display(), "{e}"),
+            }
+        }
+        if let Some(s) = &work.session {
+            write(root, s, branch, &id, &maker, &mut done);
+        }
+    } else if work.push {
+        done.error = Some("no branch is checked out (detached HEAD): there is no branch to hand off".into());
+    }
+    if work.push {
+        if let Some(branch) = &branch_now {
+            let r = remote::push(root, &setting.remote, &id, branch, sock);
+            if r.is_ok() {
+                done.said.push(format!("pushed the handoff on {branch} to {}", setting.remote));
+                // The old name's copy there goes with the rename.
+                if let Some(old) = &renamed {
+                    let _ = remote::delete(root, &setting.remote, &[refs::own_ref(&id, old)], sock);
+                }
+            }
+            done.pushed = Some(r);
+        }
+    }
+    if work.fetch {
+        let r = remote::fetch(root, &setting.remote, sock);
+        if r.is_ok() {
+            done.said.push(format!("fetched the handoffs of {}", setting.remote));
+        }
+        done.fetched = Some(r);
+    }
+    if let Some(remote_too) = work.forget {
+        forget(root, &setting.remote, &id, remote_too, sock, &mut done);
+    }
+    if let Some(remote_too) = work.prune {
+        prune(root, &setting.remote, &id, remote_too, sock, &mut done);
+    }
+    let branch = work.branch.or(branch_now);
+    if let Some(b) = branch.filter(|b| refs::branch_ok(b)) {
+        done.seen = refs::on_branch(root, Some(&setting.remote), &id, &b);
+        done.branch = b;
+    }
+    done.maker = Some(maker);
+    done
+}
+
+/// Turns handoff on for `root`, after checking the remote.
+fn enable(root: &Path, remote: Option<String>, auto: bool, branch: Option<&str>) -> Result<Setting, String> {
+    if crate::observe::git::benched(root) {
+        return Err(crate::observe::git::benched_warning());
+    }
+    let remote = remote.or_else(|| branch.and_then(|b| remote::upstream(root, b))).unwrap_or_else(|| "origin".into());
+    if !remote::name_ok(&remote) {
+        return Err(format!("{remote:?} cannot be a remote's name here (letters, digits, '.', '_', '-')"));
+    }
+    let key = format!("remote.{remote}.url");
+    if !git::local(root, &["config", "--get", &key], None).ok {
+        return Err(format!(
+            "this repository has no remote named {remote:?} (`git remote -v` lists them; `--remote NAME`)"
+        ));
+    }
+    let s = Setting { remote, auto };
+    settings::set(root, Some(s.clone()))?;
+    Ok(s)
+}
+
+/// Writes the handoff of `s` on `branch`.
+fn write(root: &Path, s: &Session, branch: &str, id: &str, maker: &make::Maker, done: &mut Done) {
+    let commit = git::local(root, &["rev-parse", "--verify", "-q", "HEAD"], None).text();
+    let now = crate::clock::iso(chrono::Utc::now());
+    let Some(h) = make::handoff(s, branch, &commit, maker, &now) else { return };
+    match refs::write(root, id, &h) {
+        Ok(Some(c)) => done.said.push(format!("wrote the handoff on {branch} ({})", make::short(&c))),
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(project = %root.display(), "handoff not written: {e}");
+            done.error.get_or_insert(format!("the handoff was not written: {e}"));
+        }
+    }
+}
+
+/// Deletes this clone's refs here (and its own on the remote) and what fetches brought.
+fn forget(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Path>, done: &mut Done) {
+    let own: Vec<String> = refs::list(root, &format!("{}{id}/", refs::OWN)).into_iter().map(|(n, _)| n).collect();
+    if remote_too {
+        if let Err(e) = remote::delete(root, remote, &own, sock) {
+            done.error = Some(e);
+            return;
+        }
+    }
+    let fetched: Vec<String> = refs::list(root, refs::FETCHED).into_iter().map(|(n, _)| n).collect();
+    let mut n = 0;
+    for name in own.iter().chain(&fetched) {
+        if refs::delete(root, name).is_ok() {
+            n += 1;
+        }
+    }
+    done.said.push(format!(
+        "deleted {n} handoff ref(s) here{}",
+        if remote_too { format!(", and this clone's {} on {remote}", own.len()) } else { String::new() }
+    ));
+}
+
+/// Drops the handoffs of branches gone from the remote that are merged there or gone here
+/// too; a branch still on the remote, or only here with unmerged work, keeps its handoff.
+fn prune(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Path>, done: &mut Done) {
+    // What the remote holds now, this clone's own copies there among it.
+    if let Err(e) = remote::fetch(root, remote, sock) {
+        done.error = Some(e);
+        return;
+    }
+    let upstream = match remote::branches(root, remote, sock) {
+        Ok(b) => b,
+        Err(e) => {
+            done.error = Some(e);
+            return;
+        }
+    };
+    let default =
+        ["HEAD", "main", "master"].iter().find_map(|b| refs::resolve(root, &format!("refs/remotes/{remote}/{b}")));
+    let gone = |branch: &str| {
+        if upstream.iter().any(|b| b == branch) {
+            return false;
+        }
+        match refs::resolve(root, &format!("refs/heads/{branch}")) {
+            None => true,
+            Some(tip) => {
+                default.as_ref().is_some_and(|d| git::local(root, &["merge-base", "--is-ancestor", &tip, d], None).ok)
+            }
+        }
+    };
+    let own_prefix = format!("{}{id}/", refs::OWN);
+    let fetched_prefix = format!("{}{remote}/", refs::FETCHED);
+    let mut dropped = Vec::new();
+    let mut own_dropped = Vec::new();
+    for (name, _) in refs::list(root, refs::OWN).into_iter().chain(refs::list(root, &fetched_prefix)) {
+        let branch = name
+            .strip_prefix(&own_prefix)
+            .or_else(|| name.strip_prefix(&fetched_prefix).and_then(|r| r.split_once('/').map(|(_, b)| b)))
+            .or_else(|| name.strip_prefix(refs::OWN).and_then(|r| r.split_once('/').map(|(_, b)| b)));
+        let Some(branch) = branch else { continue };
+        if gone(branch) {
+            let own_there = name.strip_prefix(&fetched_prefix).is_some_and(|r| r.starts_with(&format!("{id}/")));
+            if name.starts_with(&own_prefix) || own_there {
+                own_dropped.push(refs::own_ref(id, branch));
+            }
+            dropped.push(name);
+        }
+    }
+    own_dropped.sort();
+    own_dropped.dedup();
+    if remote_too {
+        if let Err(e) = remote::delete(root, remote, &own_dropped, sock) {
+            done.error = Some(e);
+            return;
+        }
+    }
+    for name in &dropped {
+        let _ = refs::delete(root, name);
+    }
+    done.said.push(format!(
+        "pruned {} handoff ref(s) of branches merged or deleted upstream{}",
+        dropped.iter().filter(|n| n.starts_with(refs::OWN)).count().max(own_dropped.len()),
+        if remote_too { format!(" ({} of this clone's on {remote})", own_dropped.len()) } else { String::new() }
+    ));
+}
