@@ -218,6 +218,16 @@ fn two_people_hand_a_branch_to_each_other_through_a_bare_remote_and_git_daemon()
     let pulled = ctl(&a, &["handoff", "pull", "--project", a_root]);
     assert!(pulled.contains("fetched the handoffs of origin"), "{pulled}");
     assert!(pulled.contains("Bob Roe"), "{pulled}");
+    // Newest first, each with its author: Bob's, then A's own.
+    let (bob, alice) = (pulled.find("Bob Roe"), pulled.find("Alice Doe"));
+    assert!(bob.is_some() && alice.is_some() && bob < alice, "{pulled}");
+    // A's conversation still open hears of it with its next prompt, once.
+    let prompt = |text: &str| send(&a, ev(&a_dir, "conv-a", "UserPromptSubmit", json!({"prompt": text})));
+    let told: Value = serde_json::from_slice(&prompt("where are we?").stdout).unwrap_or(Value::Null);
+    assert_eq!(told["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit", "{told}");
+    let extra = told["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or("");
+    assert!(extra.contains("## Handoff from another clone") && extra.contains("whole suite passes"), "{extra}");
+    assert!(prompt("and now?").stdout.is_empty(), "told once");
     let ctx = start(&a, &a_dir, "conv-a2");
     let block = handoff_block(&ctx);
     assert!(block.contains("\"Bob Roe <bob@example.com>\"") && block.contains("whole suite passes"), "{ctx}");
@@ -468,4 +478,41 @@ fn a_handoff_follows_a_renamed_branch_and_prune_drops_merged_ones() {
     assert!(pruned.contains("pruned 1 handoff ref(s)"), "{pruned}");
     assert!(git_as(&env, &dir, &["for-each-ref", "refs/ccmem/handoff"]).is_empty());
     assert!(handoff_refs(&env, bare.to_str().unwrap()).is_empty(), "{:?}", handoff_refs(&env, bare.to_str().unwrap()));
+}
+
+#[test]
+fn a_remote_that_never_answers_holds_neither_the_agent_nor_the_daemon() {
+    let env = Env::new();
+    person(&env, "Alice", "alice@example.com");
+    let bare = env.path().join("app.git");
+    remote_with_a_commit(&env, &bare);
+    let dir = env.path().join("app");
+    git_as(&env, env.path(), &["clone", "-q", bare.to_str().unwrap(), dir.to_str().unwrap()]);
+    let dir = std::fs::canonicalize(&dir).unwrap();
+    let root = dir.to_str().unwrap();
+    let _d = env.start_daemon(&[]);
+    ctl(&env, &["handoff", "enable", "--project", root]);
+    // A server that takes the connection and never says a word.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    git_as(&env, &dir, &["config", "remote.origin.url", &format!("git://127.0.0.1:{port}/app.git")]);
+    let began = std::time::Instant::now();
+    let ctx = start(&env, &dir, "c1");
+    assert!(ctx.contains("# Where you left off"), "the context, without the handoffs:\n{ctx}");
+    assert!(began.elapsed() < Duration::from_secs(8), "the SessionStart waited for the remote: {:?}", began.elapsed());
+    assert_ok(&env.ctl(&["ping", "--no-start"]), "ping while the fetch hangs");
+    // `handoff` waits behind the fetch, which is stopped at its bound and said so.
+    let out = env.ctl(&["handoff", "--project", root]);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains("did not finish within 20 s"), "{said}");
+    let status = ctl(&env, &["status", root]);
+    assert!(status.contains("FAILED: git fetch from origin did not finish"), "{status}");
+    let left = Command::new("pgrep").args(["-f", &format!("127.0.0.1:{port}")]).output().unwrap();
+    assert!(left.stdout.is_empty(), "git stopped with its children: {}", text(&left.stdout));
 }

@@ -16,6 +16,8 @@ pub(super) struct Audience {
     session: Option<String>,
     /// A session start: the one event a notice goes with.
     pub(super) starts: bool,
+    /// A prompt (Claude Code's UserPromptSubmit): its context is the prompt's.
+    prompt: bool,
 }
 
 impl Audience {
@@ -30,7 +32,12 @@ impl Audience {
             // One line of the file that remembers them.
             .filter(|s| !s.is_empty() && s.len() <= 256 && !s.chars().any(char::is_control))
             .map(str::to_string);
-        Audience { agent: agent.map(str::to_string), session, starts: name.eq_ignore_ascii_case("sessionstart") }
+        Audience {
+            agent: agent.map(str::to_string),
+            session,
+            starts: name.eq_ignore_ascii_case("sessionstart"),
+            prompt: name.eq_ignore_ascii_case("userpromptsubmit"),
+        }
     }
 }
 
@@ -48,7 +55,7 @@ pub(super) fn print(to: &Audience, context: &str, notice: Option<&str>) {
     if !context.is_empty() {
         reply.insert(
             "hookSpecificOutput".into(),
-            json!({"hookEventName": "SessionStart", "additionalContext": context}),
+            json!({"hookEventName": if to.prompt { "UserPromptSubmit" } else { "SessionStart" }, "additionalContext": context}),
         );
         // Copilot CLI reads the context from the top level only, Cursor (by its
         // documentation) as `additional_context`.

@@ -1,6 +1,7 @@
 //! What the project task makes of the agent's events: hooks applied to the session,
 //! transcripts read for the agent's words, intents kept as facts and goals.
 use crate::agent::hooks;
+use ccmem_proto::model::agent::Agent;
 use ccmem_proto::model::facts::{self};
 use ccmem_proto::wire::api::HookReply;
 use std::path::Path;
@@ -131,6 +132,10 @@ impl Project {
                         String::new()
                     } else {
                         let text = self.context(hook.conversation.as_deref(), source == "compact", None).await.context;
+                        if let Some(id) = hook.conversation.as_deref() {
+                            let shown = self.travel.newer(&self.s.git.branch);
+                            self.handoffs_told(id, &shown);
+                        }
                         if let Some(id) = hook.conversation.clone().filter(|_| !text.is_empty()) {
                             if let Some(c) = hooks::find(&mut self.s, &id) {
                                 c.context_given = true;
@@ -143,6 +148,11 @@ impl Project {
                         }
                         text
                     }
+                }
+                // A handoff that arrived after this conversation's context was given: with the
+                // next prompt, once (Claude Code takes a prompt hook's context).
+                hooks::Kind::Prompt { .. } if hook.at.is_none() && hook.agent == Agent::Claude => {
+                    self.handoffs_since(hook.conversation.as_deref())
                 }
                 _ => String::new(),
             };

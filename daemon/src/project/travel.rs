@@ -25,7 +25,12 @@ pub struct Runs {
 impl Project {
     /// Starts `work` (or queues it behind the run in flight); `waiter` is answered when the
     /// run that does it is done.
-    pub(super) fn travel_soon(&mut self, work: Work, waiter: Option<Waiter>) {
+    pub(super) fn travel_soon(&mut self, mut work: Work, waiter: Option<Waiter>) {
+        if work.sock.is_some() {
+            self.travel.sock = work.sock.clone();
+        } else {
+            work.sock = self.travel.sock.clone();
+        }
         if self.runs.running.is_some() || !self.running {
             match &mut self.runs.next {
                 Some(next) => next.merge(work),
@@ -145,11 +150,48 @@ impl Project {
         }
     }
 
+    /// The block of handoffs that arrived since `conversation` was last given them (at its
+    /// start or a prompt before), or nothing; they count as given from now on.
+    pub(super) fn handoffs_since(&mut self, conversation: Option<&str>) -> String {
+        let Some(conversation) = conversation else { return String::new() };
+        let newer = self.travel.newer(&self.s.git.branch);
+        let fresh: Vec<_> = newer
+            .into_iter()
+            .filter(|h| {
+                !self.travel.told.contains(&(conversation.to_string(), h.git_ref.clone(), h.handoff.made_at.clone()))
+            })
+            .collect();
+        if fresh.is_empty() {
+            return String::new();
+        }
+        self.handoffs_told(conversation, &fresh);
+        let lines = travel::shown::lines(&fresh, chrono::Utc::now());
+        let text = format!("{}\n{}", travel::shown::TITLE, lines.join("\n"));
+        ccmem_proto::redact::redact(&text).into_owned()
+    }
+
+    /// `shown` count as given to `conversation`.
+    pub(super) fn handoffs_told(&mut self, conversation: &str, shown: &[ccmem_proto::model::handoff::SeenHandoff]) {
+        let told = &mut self.travel.told;
+        for h in shown {
+            told.insert((conversation.to_string(), h.git_ref.clone(), h.handoff.made_at.clone()));
+        }
+        // A few per conversation at most; past a bound the oldest knowledge is dropped whole.
+        if told.len() > 512 {
+            told.clear();
+        }
+    }
+
     /// The session ends: its handoff written, and pushed when the user asked for that, in
     /// the background (bounded; the task does not wait).
     pub(super) fn travel_at_end(&mut self) {
         let Some(setting) = self.travel.setting.clone() else { return };
-        let work = Work { session: Some(Box::new(self.s.clone())), push: setting.auto, ..Default::default() };
+        let work = Work {
+            session: Some(Box::new(self.s.clone())),
+            push: setting.auto,
+            sock: self.travel.sock.clone(),
+            ..Default::default()
+        };
         let (root, maker) = (self.s.project_root.clone(), self.travel.maker.clone());
         tokio::task::spawn_blocking(move || {
             let done = travel::run(&root, Some(setting), maker, work);

@@ -115,6 +115,10 @@ pub struct State {
     pub fetched_at: String,
     /// When the last fetch started (a SessionStart fetches at most once a minute).
     pub fetch_started: Option<std::time::Instant>,
+    /// The ssh agent of the last `handoff` command, for the pushes and fetches that follow.
+    pub sock: Option<PathBuf>,
+    /// (conversation, ref, made at) of the handoffs each conversation was given.
+    pub told: std::collections::HashSet<(String, String, String)>,
 }
 
 impl State {
@@ -430,3 +434,6 @@ fn prune(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Pa
         if remote_too { format!(" ({} of this clone's on {remote})", own_dropped.len()) } else { String::new() }
     ));
 }
+
+#[cfg(test)]
+mod tests;
