@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -44,6 +44,16 @@ fn remote_with_a_commit(env: &Env, dir: &Path) {
     git_as(env, &seed, &["add", "."]);
     git_as(env, &seed, &["commit", "-q", "-m", "login"]);
     git_as(env, &seed, &["push", "-q", "origin", "HEAD:main"]);
+}
+
+/// `env`'s person, a bare remote with one commit and a clone of it: (the remote, the clone).
+fn clone_of_a_remote(env: &Env, name: &str, email: &str) -> (PathBuf, PathBuf) {
+    person(env, name, email);
+    let bare = env.path().join("app.git");
+    remote_with_a_commit(env, &bare);
+    let dir = env.path().join("app");
+    git_as(env, env.path(), &["clone", "-q", bare.to_str().unwrap(), dir.to_str().unwrap()]);
+    (bare, std::fs::canonicalize(&dir).unwrap())
 }
 
 /// `git daemon` serving `base` on 127.0.0.1 (pushes allowed), and its URL prefix.
@@ -361,12 +371,7 @@ fn a_forged_handoff_changes_nothing_but_a_quoted_capped_block() {
 #[test]
 fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
     let env = Env::new();
-    person(&env, "Victor", "victor@example.com");
-    let bare = env.path().join("app.git");
-    remote_with_a_commit(&env, &bare);
-    let dir = env.path().join("app");
-    git_as(&env, env.path(), &["clone", "-q", bare.to_str().unwrap(), dir.to_str().unwrap()]);
-    let dir = std::fs::canonicalize(&dir).unwrap();
+    let (bare, dir) = clone_of_a_remote(&env, "Victor", "victor@example.com");
     let root = dir.to_str().unwrap();
     std::fs::create_dir_all(dir.join(".claude")).unwrap();
     std::fs::write(dir.join(".claude/ccmem.toml"), "[handoff]\nremote = \"origin\"\nauto = true\n").unwrap();
@@ -450,12 +455,7 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
 #[test]
 fn a_handoff_follows_a_renamed_branch_and_prune_drops_merged_ones() {
     let env = Env::new();
-    person(&env, "Alice", "alice@example.com");
-    let bare = env.path().join("app.git");
-    remote_with_a_commit(&env, &bare);
-    let dir = env.path().join("app");
-    git_as(&env, env.path(), &["clone", "-q", bare.to_str().unwrap(), dir.to_str().unwrap()]);
-    let dir = std::fs::canonicalize(&dir).unwrap();
+    let (bare, dir) = clone_of_a_remote(&env, "Alice", "alice@example.com");
     let root = dir.to_str().unwrap();
     let _d = env.start_daemon(&[]);
     ctl(&env, &["handoff", "enable", "--project", root]);
@@ -483,12 +483,7 @@ fn a_handoff_follows_a_renamed_branch_and_prune_drops_merged_ones() {
 #[test]
 fn a_remote_that_never_answers_holds_neither_the_agent_nor_the_daemon() {
     let env = Env::new();
-    person(&env, "Alice", "alice@example.com");
-    let bare = env.path().join("app.git");
-    remote_with_a_commit(&env, &bare);
-    let dir = env.path().join("app");
-    git_as(&env, env.path(), &["clone", "-q", bare.to_str().unwrap(), dir.to_str().unwrap()]);
-    let dir = std::fs::canonicalize(&dir).unwrap();
+    let (_bare, dir) = clone_of_a_remote(&env, "Alice", "alice@example.com");
     let root = dir.to_str().unwrap();
     let _d = env.start_daemon(&[]);
     ctl(&env, &["handoff", "enable", "--project", root]);
