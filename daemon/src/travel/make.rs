@@ -13,10 +13,20 @@ pub struct Maker {
     pub machine: String,
 }
 
-/// The handoff of `s` on `branch` at `commit`, made `now`; None when the session holds no
-/// work to hand on.
+/// The handoff of `s` on `branch` at `commit`; None when the session holds no work to hand
+/// on. Its time is the work's (the conversation's last activity, or when the previous session
+/// ended), not the write's: enabling handoff today does not make yesterday's work newer than
+/// a teammate's of this morning. `now` when the work has no time.
 pub fn handoff(s: &Session, branch: &str, commit: &str, by: &Maker, now: &str) -> Option<BranchHandoff> {
     let (conversation, todos, failures, lessons, files) = work(s);
+    let carried =
+        s.previous.as_deref().filter(|p| p.conversation.as_ref().map(|c| &c.id) == conversation.map(|c| &c.id));
+    let at = match (conversation, carried) {
+        (_, Some(p)) if !p.ended_at.is_empty() => p.ended_at.clone(),
+        (Some(c), _) if !c.last_activity.is_empty() => c.last_activity.clone(),
+        _ if !s.last_activity.is_empty() => s.last_activity.clone(),
+        _ => now.to_string(),
+    };
     let d = conversation.map(|c| &c.digest);
     let next_step = d
         .map(|d| d.next_step.trim().to_string())
@@ -30,7 +40,7 @@ pub fn handoff(s: &Session, branch: &str, commit: &str, by: &Maker, now: &str) -
         format: FORMAT,
         branch: branch.to_string(),
         commit: commit.to_string(),
-        made_at: now.to_string(),
+        made_at: at,
         machine: by.machine.clone(),
         author: by.author.clone(),
         agent: conversation.map(|c| c.agent.display().to_string()).unwrap_or_default(),

@@ -187,10 +187,12 @@ pub fn on_branch(root: &Path, remote: Option<&str>, author_id: &str, branch: &st
             Err(why) => tracing::debug!(project = %root.display(), git_ref = %name, %why, "handoff not read"),
         }
     }
-    seen.sort_by(|a, b| b.handoff.made_at.cmp(&a.handoff.made_at));
-    let own_at = seen.iter().find(|s| s.own).map(|s| s.handoff.made_at.clone());
+    // By the time each says, read as a time (a forged one that is no time sorts last).
+    let at = |s: &SeenHandoff| crate::clock::parse_iso(&s.handoff.made_at).map(|t| t.timestamp_millis());
+    seen.sort_by_key(|s| std::cmp::Reverse(at(s)));
+    let own_at = seen.iter().find(|s| s.own).and_then(at);
     for s in &mut seen {
-        s.newer = !s.own && own_at.as_ref().is_none_or(|at| s.handoff.made_at > *at);
+        s.newer = !s.own && own_at.is_none_or(|own| at(s).is_some_and(|t| t > own));
     }
     seen
 }

@@ -113,3 +113,27 @@ fn a_failure_stays_until_a_push_or_fetch_goes_through() {
     st.take(&Done { pushed: Some(Ok(())), ..Default::default() }, "t3");
     assert!(st.failed.is_none() && st.pushed_at == "t3", "{st:?}");
 }
+
+#[test]
+fn a_handoff_carries_the_time_of_its_work_not_of_its_writing() {
+    let now = chrono::Utc::now();
+    let mut s = crate::session::rules::start("/w/app".into(), "app".into(), "s2".into(), now, None);
+    let c = ccmem_proto::model::session::Conversation {
+        id: "c1".into(),
+        first_prompt: "Fix the login".into(),
+        tool_calls: 2,
+        last_activity: "2026-11-28T17:00:00.000Z".into(),
+        ..Default::default()
+    };
+    s.previous = Some(Box::new(ccmem_proto::model::session::Handoff {
+        session_id: "s1".into(),
+        ended_at: "2026-11-28T18:00:00.000Z".into(),
+        conversation: Some(c),
+        todos: vec![Todo { content: "Finish it".into(), status: TodoStatus::Pending, ..Default::default() }],
+        ..Default::default()
+    }));
+    let by = make::Maker { author: "A <a@b>".into(), machine: "m".into() };
+    let h = make::handoff(&s, "main", "abc", &by, "2026-11-29T09:00:00.000Z").expect("the previous session's work");
+    assert_eq!(h.made_at, "2026-11-28T18:00:00.000Z", "yesterday's work is yesterday's");
+    assert_eq!(h.task, "Fix the login");
+}
