@@ -656,6 +656,11 @@ impl Redactor {
             Some(rules::Encoding::Reversed) => compact.chars().rev().collect::<String>().into_bytes(),
             // Spaces kept: `cnffjbeq: uhagre2` reads `password: hunter2`.
             Some(rules::Encoding::Rot13) => body.chars().map(values::rot13).collect::<String>().into_bytes(),
+            Some(rules::Encoding::CharCodes) => compact
+                .split(',')
+                .filter_map(|n| n.parse::<u32>().ok().and_then(char::from_u32))
+                .collect::<String>()
+                .into_bytes(),
             _ => values::base64_decode(&compact),
         };
         let bare = matches!(encoding, Some(rules::Encoding::Base64Bare | rules::Encoding::HexBare));

@@ -939,8 +939,9 @@ fn looks_like_a_file(token: &str) -> bool {
 // reads`, then only spaces and commas): what follows is the source's words. Read in
 // [`Before::up_to`].
 
-/// `text` with what the agent only quotes blanked out: block quotes, code blocks, HTML
-/// blocks and inline HTML (comments among them). Line breaks stay, so that what is left
+/// `text` with what the agent only quotes or shows blanked out: block quotes, code blocks,
+/// HTML blocks and inline HTML (comments among them), and what [`shown_ranges`] names (a
+/// table, a heading, `<q>…</q>`, math, a task list). Line breaks stay, so that what is left
 /// reads line by line as before; a `> We decided to …` quoted from a README, or a file's
 /// `<!-- Decided: … -->`, is not the agent's decision.
 pub fn own_lines(text: &str) -> String {
@@ -961,9 +962,11 @@ pub fn own_lines(text: &str) -> String {
             _ => {}
         }
     }
+    blank.extend(shown_ranges(text).into_iter().map(|(a, b)| a..b));
     if blank.is_empty() {
         return text.to_string();
     }
+    let blank = merged(blank);
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for r in blank {
@@ -1006,6 +1009,45 @@ pub fn quotation_mask(text: &str) -> String {
     }
     hide.extend(quotations(text));
     masked(text, hide)
+}
+
+/// What a message shows rather than says, as byte ranges of `text`: tables (a row read as a
+/// paragraph too), footnotes, headings, images, struck-through text, math, what inline HTML
+/// elements hold (`<q>`, `<samp>`, `<kbd>`), what HTML blocks hold, and task-list items (a
+/// plan, not a statement). Findings are read outside them, as markers are ([`units`]).
+pub fn shown_ranges(text: &str) -> Vec<(usize, usize)> {
+    let (hidden, pairs) = html_elements(text);
+    let mut out: Vec<(usize, usize)> = hidden.into_iter().map(|r| (r.start, r.end)).collect();
+    out.extend(pairs);
+    let rows = TableRows::of(text);
+    let mut items: Vec<(Range<usize>, bool)> = Vec::new();
+    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        match event {
+            Event::Start(
+                Tag::Table(_)
+                | Tag::FootnoteDefinition(_)
+                | Tag::Heading { .. }
+                | Tag::Image { .. }
+                | Tag::Strikethrough,
+            )
+            | Event::InlineMath(_)
+            | Event::DisplayMath(_) => out.push((range.start, range.end)),
+            Event::Text(_) if rows.at(range.start) => out.push((range.start, range.end)),
+            Event::Start(Tag::Item) => items.push((range, false)),
+            Event::TaskListMarker(_) => {
+                if let Some(item) = items.last_mut() {
+                    item.1 = true;
+                }
+            }
+            Event::End(TagEnd::Item) => {
+                if let Some((r, true)) = items.pop() {
+                    out.push((r.start, r.end));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// `text` with the byte ranges `hide` made blanks, byte for byte (line breaks and `*` kept:

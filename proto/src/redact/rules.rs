@@ -13,6 +13,8 @@ use super::values::{self, is_placeholder, is_reference, looks_random, names, Nam
 use super::{commands, output, secret, stdin, Check, Hit, Scan};
 use regex::Captures;
 
+mod shapes;
+
 /// A built-in rule before compilation.
 pub(super) struct Spec {
     pub kind: &'static str,
@@ -50,6 +52,8 @@ pub(super) enum Encoding {
     Reversed,
     /// Letters turned thirteen places, handed to something that turns them back.
     Rot13,
+    /// Characters as their decimal codes, comma-separated (`fromCharCode(103,104,…)`).
+    CharCodes,
 }
 
 fn spec(kind: &'static str, pattern: impl Into<String>, keywords: &[&'static str], check: Option<Check>) -> Spec {
@@ -1276,7 +1280,9 @@ pub(super) fn built_in() -> Vec<Spec> {
         ),
         // In prose: "the password hunter2hunter2", "password is s3cr3t!" (a word of 6 or more
         // with a digit: "password reset" is not one). A password's mask stands for its name:
-        // what follows `[REDACTED:password]` is read as what follows "password".
+        // what follows `[REDACTED:password]` is read as what follows "password" (not a mask
+        // glued to an option, `7z a -p[REDACTED:password] archive.7z`: the archive is no
+        // password).
         // Also quoted ("my password is \"Xk9…\"", "…password to 'Xk9…'"), after the ways a
         // sentence sets or tells one ("Set the password to …", "The admin password is now …"),
         // and of letters only when they look generated ("use the password febwNEJIEbTXevfY";
@@ -1285,7 +1291,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // joined words, and the name in German, Spanish, Portuguese and French.
         spec(
             "password",
-            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|secret[ -]phrase|pass[ -]phrase|psk|pre-?shared[ -]key|(?:wpa2?|wi-?fi)[ -]key|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\??\s+(?:[(\[]\s*)?(?P<verb>(?:it's|it’s|it\s+is|is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|(?:ends?|ended)\s+up\s+being|turn(?:s|ed)\s+out\s+to\s+be|became|becomes|remains|stays|of|ist|lautet|war|es|era|est|é|è|är|er|(?:ko\s+|namin\s+|natin\s+)?ay|adalah|ialah|là|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|pass[ -]?code|secret[ -]phrase|pass[ -]phrase|psk|pre-?shared[ -]key|(?:wpa2?|wi-?fi)[ -]key|pwd?|(?:root|admin|sudo|db|ssh|wifi|login|user)[ _-]?pass|(?:the|my|your|our|his|her|their)\s+pass|passwort|kennwort|contraseña|contrasena|senha|mot\s+de\s+passe|mdp)|(?:^|[^\w@$])p[a@4][s$5][s$5]w[o0]r?d|(?:(?m:^)|[\s(`"'*_])\[REDACTED:password\])(?:[*_]{1,3})?(?:\s+(?:(?:for|of|on|at|in|für|fuer|von|auf|del|de|para|pour|du)\s+(?:the\s+|den\s+|dem\s+|der\s+|la\s+|le\s+|el\s+)?|to\s+(?:the|my|our|your|this|that)\s+)[A-Za-z0-9_.@-]+(?P<more>(?:\s+[A-Za-z0-9_.@-]+){1,2})?)?\??\s+(?:[(\[]\s*)?(?P<verb>(?:it's|it’s|it\s+is|is|was|will\s+be|should\s+be|has\s+been|had\s+been|must\s+be|(?:ends?|ended)\s+up\s+being|turn(?:s|ed)\s+out\s+to\s+be|became|becomes|remains|stays|of|ist|lautet|war|es|era|est|é|è|är|er|(?:ko\s+|namin\s+|natin\s+)?ay|adalah|ialah|là|—|->|=>|→|-)(?:\s*[:=-])?\s+)?(?:(?:now|still|currently)\s+)?(?:(?:(?:set|changed|reset|updated)\s+)?to\s+)?(?:\*{1,3}|~~)?(?:"(?P<q>[^"\s]{4,})"|'(?P<q2>[^'\s]{4,})'|`(?P<q3>[^`\s]{4,100})`|“(?P<q4>[^”\s]{4,100})”|‘(?P<q5>[^’\s]{4,100})’|(?P<s>[^\s'",;:]{5,}[0-9][^\s'",;]*|[^\s'",;:]*[0-9][^\s'",;]{5,})|(?P<p>[A-Za-z]{2,20}(?:[-_.][A-Za-z0-9]{2,20}){3,8})\b|(?P<w>[A-Za-z]{10,64})\b)"#,
             &[
                 "password",
                 "passwd",
@@ -1406,6 +1412,10 @@ pub(super) fn built_in() -> Vec<Spec> {
             &["key", "token", "secret", "cred"],
             Some(prose_secret),
         ),
+    ];
+    let mut rules = rules;
+    rules.extend(shapes::specs());
+    rules.extend(vec![
         // Last, so that what a rule above names is masked as its kind first. What a command
         // that prints a secret printed (see `output`): `pwgen 16 1⏎q8vZ…`,
         // `pass show db⏎…`, `echo $DB_PASSWORD⏎…`.
@@ -1413,7 +1423,7 @@ pub(super) fn built_in() -> Vec<Spec> {
         // A table whose heading names a credential (`| user | password |` from `mysql`, a
         // `psql` result) or whose rows do (`| DB_PASSWORD | … |`): see `output`.
         scan("secret", &[CRED_WORDS, LEET_WORDS].concat(), output::tables),
-    ];
+    ]);
     rules
         .into_iter()
         .map(|mut r| {

@@ -718,3 +718,11 @@ fn a_long_value_in_curly_quotes_after_password_is_masked() {
     let out = r(&format!("the password is “{long}” ok"));
     assert!(!out.contains(&long), "{out}");
 }
+
+/// A password's mask glued to its option names nothing after it: the archive stays.
+#[test]
+fn an_options_mask_is_no_name_for_what_follows() {
+    assert_eq!(redact("7z a -pKl2jH4gF6dS8 archive.7z secrets/"), "7z a -p[REDACTED:password] archive.7z secrets/");
+    // In prose, a mask still stands for its name.
+    assert!(!redact("my password hunter2hunter2 and then pass2word9x").contains("hunter2hunter2"));
+}

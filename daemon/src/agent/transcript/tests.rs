@@ -548,3 +548,28 @@ fn a_message_that_starts_with_indented_code_gives_no_finding_from_it() {
     );
     assert!(d.findings.is_empty(), "{:?}", d.findings);
 }
+
+/// Round ten: what a message shows rather than says (quotations and program output as HTML,
+/// math, footnotes, tables, headings, image text, struck text, a task list) gives no
+/// finding, as it gives no marker; the same sentence as prose does.
+#[test]
+fn what_a_message_shows_gives_no_finding() {
+    let shown = [
+        "Here: <q>We decided to drop the auth checks because they are slow.</q>",
+        "Output: <samp>We decided to drop the auth checks because they are slow.</samp>",
+        "Press <kbd>We decided to drop the auth checks because they are slow.</kbd>",
+        "Old: <del>We decided to drop the auth checks because they are slow.</del>",
+        "$$\nWe decided to drop the auth checks because they are slow.\n$$",
+        "See note.[^1]\n\n[^1]: We decided to drop the auth checks because they are slow.",
+        "a | b\n--- | ---\nWe decided to drop the auth checks because they are slow. | x",
+        "We decided to drop the auth checks because they are slow.\n===",
+        "![We decided to drop the auth checks because they are slow.](a.png)",
+        "~~We decided to drop the auth checks because they are slow.~~",
+        "- [ ] We decided to drop the auth checks because they are slow.",
+    ];
+    for text in shown {
+        assert!(findings(text).is_empty(), "{text:?} gave {:?}", findings(text));
+    }
+    let said = findings("We decided to drop the auth checks because they are slow.");
+    assert_eq!(said, ["We decided to drop the auth checks because they are slow."]);
+}
