@@ -342,6 +342,8 @@ pub(super) fn event(ctx: &Ctx, event: Option<String>, project: Option<PathBuf>) 
             serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not JSON",
             _ => "not a valid event",
         };
+        // serde's words quote what it was given, which can be a token pasted by mistake.
+        let e = ccmem_proto::redact::redact(&e.to_string()).into_owned();
         Error::Failed(format!("{what} ({e}); `ccmemctl event --help` lists the kinds with an example of each"))
     })?;
     let params = api::EventParams { path: project_path(project)?, event };
