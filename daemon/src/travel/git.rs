@@ -211,14 +211,19 @@ fn run(mut cmd: Command, input: Option<&[u8]>, timeout: Duration) -> Output {
             let _ = std::io::Write::write_all(&mut stdin, &data);
         });
     }
+    // Each pipe read on a thread of its own, its bytes handed back by a channel: a program
+    // git started that outlives it (where no process group is stopped whole) may hold a pipe
+    // open, and its reader is then left behind, not waited for.
     let read = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut buf = Vec::new();
             if let Some(p) = pipe {
                 let _ = p.take(OUTPUT_CAP as u64).read_to_end(&mut buf);
             }
-            buf
-        })
+            let _ = tx.send(buf);
+        });
+        rx
     };
     let out = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let err = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
@@ -237,10 +242,11 @@ fn run(mut cmd: Command, input: Option<&[u8]>, timeout: Duration) -> Output {
     if !timed_out {
         stop_group(&mut child);
     }
+    let drained = |rx: std::sync::mpsc::Receiver<Vec<u8>>| rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
     Output {
         ok: status.is_some_and(|s| s.success()),
-        stdout: out.join().unwrap_or_default(),
-        stderr: String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned(),
+        stdout: drained(out),
+        stderr: String::from_utf8_lossy(&drained(err)).into_owned(),
         timed_out,
     }
 }
