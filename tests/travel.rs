@@ -98,7 +98,7 @@ fn conversation(
     let todo =
         json!({"tool_name": "TodoWrite", "tool_use_id": "t1", "tool_input": {"todos": todos}, "tool_response": {}});
     send(env, ev(root, conv, "PostToolUse", todo));
-    let run = json!({"tool_name": "Bash", "tool_use_id": "b1", "tool_input": {"command": bash.0},
+    let run = json!({"tool_name": "Bash", "tool_use_id": format!("{conv}-b1"), "tool_input": {"command": bash.0},
         "tool_response": {"stdout": bash.1, "stderr": "", "interrupted": false}});
     send(env, ev(root, conv, "PostToolUse", run));
     send(env, ev(root, conv, "Stop", json!({"stop_hook_active": false, "last_assistant_message": last})));
@@ -130,6 +130,14 @@ fn handoff_refs(env: &Env, dir: &str) -> Vec<String> {
         .collect()
 }
 
+/// The `handoff.json` of the first ref in `dir` whose author id starts with `who`.
+fn handoff_json_of(env: &Env, dir: &Path, who: &str) -> String {
+    let name = handoff_refs(env, dir.to_str().unwrap())
+        .into_iter()
+        .find(|r| r.starts_with(&format!("refs/ccmem/handoff/{who}")));
+    name.map(|n| git_as(env, dir, &["show", &format!("{n}:handoff.json")])).unwrap_or_default()
+}
+
 /// The block of other clones' handoffs in a context: from its title to the next heading.
 fn handoff_block(ctx: &str) -> String {
     let Some(at) = ctx.find("## Handoff from another clone") else { return String::new() };
@@ -150,7 +158,7 @@ fn two_people_hand_a_branch_to_each_other_through_a_bare_remote_and_git_daemon()
     let a_dir = a.path().join("app");
     git_as(&a, a.path(), &["clone", "-q", bare.to_str().unwrap(), a_dir.to_str().unwrap()]);
     let a_dir = std::fs::canonicalize(&a_dir).unwrap();
-    let _da = a.start_daemon(&[]);
+    let mut da = a.start_daemon(&[]);
     let a_root = a_dir.to_str().unwrap();
 
     // Machine A: a session with todos, a failing test and last words.
@@ -244,6 +252,22 @@ fn two_people_hand_a_branch_to_each_other_through_a_bare_remote_and_git_daemon()
     assert!(!block.contains("Alice Doe"), "A's own handoff is not news to A:\n{block}");
     let status = ctl(&a, &["status", a_root]);
     assert!(status.contains("Handoff through git: on, to and from origin"), "{status}");
+
+    // B goes on; A's daemon starts again, and A's first SessionStart after it fetches.
+    let todos = json!([{"content": "Document the exp check", "status": "in_progress", "activeForm": "Documenting"}]);
+    let last = "Documented the exp claim in docs/auth.md; only the changelog is left.";
+    conversation(&b, &b_dir, "conv-b2", "Document it", todos, ("cargo doc", "ok"), last);
+    assert!(
+        wait_until(Duration::from_secs(30), || git_as(&a, &bare, &["log", "-1", "--format=%H", "--all"]).trim()
+            != "" && handoff_json_of(&a, &bare, "bob-").contains("only the changelog is left")),
+        "B's second handoff pushed: {}\n{}",
+        handoff_json_of(&a, &bare, "bob-"),
+        ctl(&b, &["handoff", "--project", b_root])
+    );
+    da.signal_and_wait(libc::SIGTERM, Duration::from_secs(20));
+    let _da = a.start_daemon(&[]);
+    let ctx = start(&a, &a_dir, "conv-a3");
+    assert!(handoff_block(&ctx).contains("only the changelog is left"), "fetched at the first start:\n{ctx}");
 
     // Taken back: here and on the remote.
     let gone = ctl(&a, &["handoff", "forget", "--remote", "--project", a_root]);

@@ -91,7 +91,7 @@ impl Project {
 
     /// A `handoff` request.
     pub(super) fn handoff(&mut self, p: HandoffParams, reply: Waiter) {
-        let mut work = Work { sock: p.ssh_auth_sock, branch: p.branch, ..Default::default() };
+        let mut work = Work { sock: p.ssh_auth_sock, branch: p.branch, asked: true, ..Default::default() };
         match p.action {
             HandoffAction::Show => {}
             HandoffAction::Enable => {
@@ -118,7 +118,10 @@ impl Project {
     /// At SessionStart: everyone's handoffs fetched in the background (at most once a
     /// minute). Returns whether a fetch started.
     pub(super) fn travel_at_start(&mut self) -> bool {
-        if self.travel.setting.is_none() || self.travel.fetch_started.is_some_and(|t| t.elapsed() < FETCH_EVERY) {
+        // Before the setting is read (the task's first run is still on it), a fetch is asked
+        // for all the same: it does nothing if handoff is off.
+        let off = self.travel.loaded && self.travel.setting.is_none();
+        if off || self.travel.fetch_started.is_some_and(|t| t.elapsed() < FETCH_EVERY) {
             return false;
         }
         self.travel.fetch_started = Some(std::time::Instant::now());
@@ -144,9 +147,14 @@ impl Project {
     /// Waits up to `within` for the run in flight (a SessionStart's fetch): what it brings
     /// is in the context now rather than at the next one.
     pub(super) async fn travel_within(&mut self, within: std::time::Duration) {
-        let Some(run) = self.runs.running.as_mut() else { return };
-        if let Ok(done) = tokio::time::timeout(within, run).await {
-            self.travel_done(done.ok());
+        let until = tokio::time::Instant::now() + within;
+        // The run in flight, then the one it started from the queue (the fetch behind the
+        // first run's read of the setting).
+        while let Some(run) = self.runs.running.as_mut() {
+            match tokio::time::timeout_at(until, run).await {
+                Ok(done) => self.travel_done(done.ok()),
+                Err(_) => return,
+            }
         }
     }
 

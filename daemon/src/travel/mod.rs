@@ -44,6 +44,9 @@ pub struct Work {
     pub branch: Option<String>,
     /// The client's ssh agent.
     pub sock: Option<PathBuf>,
+    /// A person asked for it (`ccmemctl handoff …`): what cannot be done is an error then,
+    /// and nothing when ccmem does it on its own.
+    pub asked: bool,
 }
 
 impl Work {
@@ -77,6 +80,7 @@ impl Work {
         if other.sock.is_some() {
             self.sock = other.sock;
         }
+        self.asked |= other.asked;
     }
 }
 
@@ -104,6 +108,8 @@ pub struct Done {
 pub struct State {
     /// Handoff is on (and how), once loaded.
     pub setting: Option<Setting>,
+    /// The setting was read from the user's file.
+    pub loaded: bool,
     /// Who writes here, once read.
     pub maker: Option<make::Maker>,
     /// The branch whose handoffs are known, and them.
@@ -154,6 +160,7 @@ impl State {
     pub fn take(&mut self, done: &Done, now: &str) {
         if let Some(s) = &done.setting {
             self.setting = s.clone();
+            self.loaded = true;
         }
         if let Some(m) = &done.maker {
             self.maker = Some(m.clone());
@@ -253,7 +260,7 @@ pub fn run(root: &Path, setting: Option<Setting>, maker_known: Option<make::Make
         }
     }
     let Some(setting) = setting else {
-        if work.push || work.fetch || work.forget.is_some() || work.prune.is_some() {
+        if work.asked && (work.push || work.fetch || work.forget.is_some() || work.prune.is_some()) {
             done.error = Some("handoff is off for this project: `ccmemctl handoff enable` turns it on".into());
         }
         return done;
