@@ -258,8 +258,8 @@ fn two_people_hand_a_branch_to_each_other_through_a_bare_remote_and_git_daemon()
     let last = "Documented the exp claim in docs/auth.md; only the changelog is left.";
     conversation(&b, &b_dir, "conv-b2", "Document it", todos, ("cargo doc", "ok"), last);
     assert!(
-        wait_until(Duration::from_secs(30), || git_as(&a, &bare, &["log", "-1", "--format=%H", "--all"]).trim()
-            != "" && handoff_json_of(&a, &bare, "bob-").contains("only the changelog is left")),
+        wait_until(Duration::from_secs(30), || git_as(&a, &bare, &["log", "-1", "--format=%H", "--all"]).trim() != ""
+            && handoff_json_of(&a, &bare, "bob-").contains("only the changelog is left")),
         "B's second handoff pushed: {}\n{}",
         handoff_json_of(&a, &bare, "bob-"),
         ctl(&b, &["handoff", "--project", b_root])
@@ -413,7 +413,10 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
     // The user turns it on; the repository's own git settings would run programs.
     ctl(&env, &["handoff", "enable", "--project", root]);
     let marker = env.path().join("ran");
-    let touch = format!("touch {}", marker.display());
+    // A program that leaves a mark, whatever it is given.
+    let evil = env.path().join("evil.sh");
+    write_executable(&evil, &format!("#!/bin/sh\ntouch {}\n", marker.display()));
+    let evil = evil.display().to_string();
     // A server that asks for a password, so that credential helpers are asked.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -427,38 +430,36 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
             );
         }
     });
+    // Another repository whose objects this one borrows, so that git asks for its refs.
+    let lender = env.path().join("lender.git");
+    git_as(&env, env.path(), &["init", "-q", "--bare", lender.to_str().unwrap()]);
+    let alternates = dir.join(".git/objects/info/alternates");
+    let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let http = format!("http://127.0.0.1:{port}/app.git");
     let cases: Vec<Vec<(String, String)>> = vec![
+        vec![kv("remote.origin.url", &format!("ext::{evil} %S x")), kv("protocol.ext.allow", "always")],
+        vec![kv("remote.origin.url", &format!("ext::{evil} %S x")), kv("protocol.ext.allow", "user")],
+        vec![kv("remote.origin.url", "ssh://git@127.0.0.1:1/app.git"), kv("core.sshCommand", &evil)],
+        vec![kv("remote.origin.url", &format!("git://127.0.0.1:{port}/app.git")), kv("core.gitProxy", &evil)],
+        vec![kv("remote.origin.url", &http), kv("credential.helper", &format!("!{evil}"))],
+        vec![kv("remote.origin.url", &http), kv(&format!("credential.{http}.helper"), &format!("!{evil}"))],
+        vec![kv("remote.origin.url", &http), kv("core.askPass", &evil)],
         vec![
-            ("remote.origin.url".into(), format!("ext::sh -c {touch}")),
-            ("protocol.ext.allow".into(), "always".into()),
+            kv("remote.origin.url", bare.to_str().unwrap()),
+            kv("remote.origin.uploadpack", &evil),
+            kv("remote.origin.receivepack", &evil),
         ],
+        vec![kv("remote.origin.url", bare.to_str().unwrap()), kv("core.alternateRefsCommand", &evil)],
         vec![
-            ("remote.origin.url".into(), "ssh://git@127.0.0.1:1/app.git".into()),
-            ("core.sshCommand".into(), touch.clone()),
-        ],
-        vec![
-            ("remote.origin.url".into(), format!("git://127.0.0.1:{port}/app.git")),
-            ("core.gitProxy".into(), touch.clone()),
-        ],
-        vec![
-            ("remote.origin.url".into(), format!("http://127.0.0.1:{port}/app.git")),
-            ("credential.helper".into(), format!("!{touch}")),
-        ],
-        vec![
-            ("remote.origin.url".into(), format!("http://127.0.0.1:{port}/app.git")),
-            ("core.askPass".into(), touch.clone()),
-        ],
-        vec![
-            ("remote.origin.url".into(), bare.display().to_string()),
-            ("remote.origin.uploadpack".into(), touch.clone()),
-            ("remote.origin.receivepack".into(), touch.clone()),
-            ("core.hooksPath".into(), env.path().join("hooks").display().to_string()),
+            kv("remote.origin.url", bare.to_str().unwrap()),
+            kv("core.hooksPath", &env.path().join("hooks").display().to_string()),
         ],
     ];
+    std::fs::write(&alternates, format!("{}/objects\n", lender.display())).unwrap();
     let hooks = env.path().join("hooks");
     std::fs::create_dir_all(&hooks).unwrap();
     for h in ["pre-push", "reference-transaction", "post-checkout"] {
-        write_executable(&hooks.join(h), &format!("#!/bin/sh\n{touch}\n"));
+        write_executable(&hooks.join(h), &format!("#!/bin/sh\n{evil}\n"));
     }
     for case in cases {
         for (k, val) in &case {
@@ -471,6 +472,7 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
             let _ = Command::new("git").args(["-C", root, "config", "--unset-all", k]).status();
         }
     }
+    std::fs::remove_file(&alternates).unwrap();
     git_as(&env, &dir, &["config", "remote.origin.url", bare.to_str().unwrap()]);
     let pushed = ctl(&env, &["handoff", "push", "--project", root]);
     assert!(pushed.contains("pushed"), "{pushed}");

@@ -107,37 +107,44 @@ pub fn local(root: &Path, args: &[&str], input: Option<&[u8]>) -> Output {
     run(cmd, input, LOCAL)
 }
 
-/// The user's own settings of `scope`s (`global`, `system`) whose names match `pattern`, in
-/// the order git reads them: `(name, value)`.
-fn users(root: &Path, pattern: &str) -> Vec<(String, String)> {
-    let out = local(root, &["config", "--show-scope", "--includes", "-z", "--get-regexp", pattern], None);
-    // `-z`: records end with NUL; a record is `scope\tname\nvalue`.
-    out.stdout
-        .split(|b| *b == 0)
-        .filter_map(|rec| {
-            let rec = String::from_utf8_lossy(rec);
-            let (scope, rest) = rec.split_once('\t')?;
-            if !matches!(scope, "global" | "system") {
-                return None;
-            }
-            let (name, value) = rest.split_once('\n').unwrap_or((rest, ""));
-            Some((name.to_string(), value.to_string()))
+/// `git config --show-scope -z …` of `pattern` in `root`: (scope, name, value) in the order
+/// git reads them. With `-z` each field ends with a NUL: the scope, then the name (and, when
+/// values are asked for, a line break and the value).
+fn scoped(root: &Path, pattern: &str, values: bool) -> Vec<(String, String, String)> {
+    let mut args = vec!["config", "--show-scope", "--includes", "-z"];
+    if !values {
+        args.push("--name-only");
+    }
+    args.extend(["--get-regexp", pattern]);
+    let out = local(root, &args, None);
+    let fields: Vec<String> = out.stdout.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+    fields
+        .chunks(2)
+        .filter(|c| c.len() == 2)
+        .map(|c| {
+            let (name, value) = c[1].split_once('\n').unwrap_or((&c[1], ""));
+            (c[0].clone(), name.to_string(), value.to_string())
         })
+        .collect()
+}
+
+/// The user's own settings (global and system scopes) whose names match `pattern`, in the
+/// order git reads them: `(name, value)`.
+fn users(root: &Path, pattern: &str) -> Vec<(String, String)> {
+    scoped(root, pattern, true)
+        .into_iter()
+        .filter(|(scope, _, _)| matches!(scope.as_str(), "global" | "system"))
+        .map(|(_, name, value)| (name, value))
         .collect()
 }
 
 /// Names of the settings the repository itself (its `.git/config`, the files it includes,
 /// `config.worktree`) gives that match `pattern`.
 fn repository_sets(root: &Path, pattern: &str) -> Vec<String> {
-    let out =
-        local(root, &["config", "--show-scope", "--includes", "-z", "--name-only", "--get-regexp", pattern], None);
-    out.stdout
-        .split(|b| *b == 0)
-        .filter_map(|rec| {
-            let rec = String::from_utf8_lossy(rec);
-            let (scope, name) = rec.split_once('\t')?;
-            matches!(scope, "local" | "worktree").then(|| name.trim().to_string())
-        })
+    scoped(root, pattern, false)
+        .into_iter()
+        .filter(|(scope, _, _)| matches!(scope.as_str(), "local" | "worktree"))
+        .map(|(_, name, _)| name)
         .collect()
 }
 
