@@ -104,6 +104,7 @@ fn one(seen: &SeenHandoff, now: chrono::DateTime<chrono::Utc>) -> String {
         .map(|t| {
             let mins = (now - t.with_timezone(&chrono::Utc)).num_minutes();
             match mins {
+                m if m < -5 => "at a time in the future".to_string(),
                 m if m < 1 => "just now".to_string(),
                 m if m < 120 => format!("{m} min ago"),
                 m if m < 48 * 60 => format!("{} h ago", m / 60),

@@ -10,8 +10,8 @@ use tokio::sync::oneshot;
 /// A SessionStart fetches at most this often.
 const FETCH_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// A requester waiting for a run.
-pub(super) type Waiter = oneshot::Sender<Result<HandoffReply, String>>;
+/// A requester waiting for a run, and what it asked for.
+pub(super) type Waiter = (oneshot::Sender<Result<HandoffReply, String>>, HandoffAction);
 
 /// The task's travel runs: the one in flight, what is queued behind, who waits for each.
 #[derive(Debug, Default)]
@@ -40,9 +40,10 @@ impl Project {
             return;
         }
         let root = self.s.project_root.clone();
+        let side = self.side();
         let (setting, maker) = (self.travel.setting.clone(), self.travel.maker.clone());
         self.runs.waiting.extend(waiter);
-        self.runs.running = Some(tokio::task::spawn_blocking(move || travel::run(&root, setting, maker, work)));
+        self.runs.running = Some(tokio::task::spawn_blocking(move || travel::run(&root, &side, setting, maker, work)));
     }
 
     /// A run finished: its result kept, its requesters answered, the next one started.
@@ -54,8 +55,8 @@ impl Project {
         for e in [&done.pushed, &done.fetched].into_iter().flatten().filter_map(|r| r.as_ref().err()) {
             tracing::warn!(project = %self.s.project_root.display(), "handoff: {e}");
         }
-        for w in std::mem::take(&mut self.runs.waiting) {
-            let _ = w.send(self.handoff_reply(&done));
+        for (w, action) in std::mem::take(&mut self.runs.waiting) {
+            let _ = w.send(self.handoff_reply(&done, action));
         }
         if let Some(next) = self.runs.next.take() {
             let waiting = std::mem::take(&mut self.runs.next_waiting);
@@ -67,13 +68,28 @@ impl Project {
     }
 
     /// What a requester is told after `done`.
-    fn handoff_reply(&self, done: &travel::Done) -> Result<HandoffReply, String> {
-        let failed = [&done.pushed, &done.fetched].into_iter().flatten().find_map(|r| r.as_ref().err().cloned());
-        if let Some(e) = done.error.clone().or(failed.clone()) {
+    fn handoff_reply(&self, done: &travel::Done, action: HandoffAction) -> Result<HandoffReply, String> {
+        // A push or fetch that failed is the answer to the one who asked for it; enabling
+        // (which fetches too) succeeded all the same, and says so.
+        let failed = match action {
+            HandoffAction::Push => done.pushed.clone().and_then(Result::err),
+            HandoffAction::Pull | HandoffAction::Prune => done.fetched.clone().and_then(Result::err),
+            _ => None,
+        };
+        if let Some(e) = done.error.clone().or(failed) {
             return Err(e);
         }
         let t = &self.travel;
-        let author_id = t.maker.as_ref().map(|m| travel::refs::author_id(&m.author, &m.machine)).unwrap_or_default();
+        let root = &self.s.project_root;
+        let author_id =
+            t.maker.as_ref().map(|m| travel::refs::author_id(&m.author, &m.machine, root)).unwrap_or_default();
+        let mut said = done.said.clone();
+        if let (HandoffAction::Enable, Some(Err(e))) = (action, &done.fetched) {
+            said.push(format!("the first fetch failed ({e}); it is tried again at the next session start"));
+        }
+        if done.more > 0 {
+            said.push(format!("{} older handoff(s) of this branch not shown", done.more));
+        }
         Ok(HandoffReply {
             root: self.s.project_root.clone(),
             enabled: t.setting.is_some(),
@@ -81,7 +97,7 @@ impl Project {
             auto: t.setting.as_ref().is_some_and(|s| s.auto),
             branch: done.branch.clone(),
             author_id,
-            done: done.said.join("; "),
+            done: said.join("; "),
             handoffs: done.seen.clone(),
             failed: t.failed.clone(),
             pushed_at: t.pushed_at.clone(),
@@ -90,7 +106,7 @@ impl Project {
     }
 
     /// A `handoff` request.
-    pub(super) fn handoff(&mut self, p: HandoffParams, reply: Waiter) {
+    pub(super) fn handoff(&mut self, p: HandoffParams, reply: oneshot::Sender<Result<HandoffReply, String>>) {
         let mut work = Work { sock: p.ssh_auth_sock, branch: p.branch, asked: true, ..Default::default() };
         match p.action {
             HandoffAction::Show => {}
@@ -112,7 +128,7 @@ impl Project {
         if p.action == HandoffAction::Pull {
             self.travel.fetch_started = Some(std::time::Instant::now());
         }
-        self.travel_soon(work, Some(reply));
+        self.travel_soon(work, Some((reply, p.action)));
     }
 
     /// At SessionStart: everyone's handoffs fetched in the background (at most once a
@@ -158,6 +174,11 @@ impl Project {
         }
     }
 
+    /// Where fetched handoffs are kept: a repository of ccmem's own in the project's state dir.
+    fn side(&self) -> std::path::PathBuf {
+        self.ctx.store.project_dir(&self.s.project_root).join("handoffs.git")
+    }
+
     /// The block of handoffs that arrived since `conversation` was last given them (at its
     /// start or a prompt before), or nothing; they count as given from now on.
     pub(super) fn handoffs_since(&mut self, conversation: Option<&str>) -> String {
@@ -200,9 +221,9 @@ impl Project {
             sock: self.travel.sock.clone(),
             ..Default::default()
         };
-        let (root, maker) = (self.s.project_root.clone(), self.travel.maker.clone());
+        let (root, side, maker) = (self.s.project_root.clone(), self.side(), self.travel.maker.clone());
         tokio::task::spawn_blocking(move || {
-            let done = travel::run(&root, Some(setting), maker, work);
+            let done = travel::run(&root, &side, Some(setting), maker, work);
             if let Some(Err(e)) = done.pushed {
                 tracing::warn!(project = %root.display(), "handoff at session end: {e}");
             }

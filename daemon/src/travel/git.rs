@@ -38,6 +38,8 @@ pub struct Output {
     pub stderr: String,
     /// It was stopped at its deadline.
     pub timed_out: bool,
+    /// It was stopped for bringing more than it may ([`Watch`]).
+    pub too_big: bool,
 }
 
 impl Output {
@@ -51,13 +53,28 @@ impl Output {
         if self.timed_out {
             return format!("{what} did not finish within {} s and was stopped", NETWORK.as_secs());
         }
-        let last = self
-            .stderr
-            .lines()
-            .map(str::trim)
-            .rfind(|l| !l.is_empty() && !l.starts_with("hint:"))
-            .unwrap_or("git failed without a word");
-        let last = ccmem_proto::redact::redact(last);
+        if self.too_big {
+            return format!("{what} brought more than {} MB and was stopped (a handoff is 16 KB)", FETCH_CAP >> 20);
+        }
+        // git's own errors (`fatal:`, `error:`, ssh's), else its last line: "Could not read
+        // from remote repository … and the repository exists." says more than its last line.
+        let lines: Vec<&str> =
+            self.stderr.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("hint:")).collect();
+        let errors: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| {
+                ["fatal:", "error:", "ssh:", "remote:", "! ["].iter().any(|p| l.starts_with(p))
+                    || l.contains("Permission denied")
+                    || l.contains("Host key verification failed")
+            })
+            .collect();
+        let last = if errors.is_empty() {
+            lines.last().copied().unwrap_or("git failed without a word").to_string()
+        } else {
+            errors.join("; ")
+        };
+        let last = ccmem_proto::redact::redact(&last);
         format!("{what} failed: {}", ccmem_proto::model::session::truncate_chars(&last, 300))
     }
 }
@@ -155,7 +172,7 @@ const REFUSED: &[&str] = &["core.alternaterefscommand", "uploadpack.packobjectsh
 /// A fetch or push to `url`: `args` after `git <verb>`. The repository's own credential
 /// helpers are dropped (the user's global and system ones kept), its transports limited, its
 /// ssh command replaced by the user's own in batch mode.
-pub fn network(root: &Path, args: &[&str], ssh_auth_sock: Option<&Path>) -> Output {
+pub fn network(root: &Path, args: &[&str], ssh_auth_sock: Option<&Path>, watch: Option<&Path>) -> Output {
     let mut cmd = base(root);
     let own = repository_sets(root, r"^(core\.alternaterefscommand|uploadpack\..*|protocol\..*\.allow)$");
     if let Some(bad) = own.iter().find(|k| REFUSED.contains(&k.to_ascii_lowercase().as_str())) {
@@ -194,12 +211,24 @@ pub fn network(root: &Path, args: &[&str], ssh_auth_sock: Option<&Path>) -> Outp
         cmd.env("SSH_AUTH_SOCK", sock);
     }
     cmd.args(args);
-    run(cmd, None, NETWORK)
+    run_watched(cmd, None, NETWORK, watch)
 }
 
 /// Runs `cmd` to its end or its deadline, whichever comes first; at the deadline its whole
 /// process group (ssh, a credential helper, a remote helper) is stopped.
-fn run(mut cmd: Command, input: Option<&[u8]>, timeout: Duration) -> Output {
+fn run(cmd: Command, input: Option<&[u8]>, timeout: Duration) -> Output {
+    run_watched(cmd, input, timeout, None)
+}
+
+/// Most a fetch may add to the repository it fetches into (`objects/` of [`Watch`]'s
+/// directory): handoffs are 16 KB each, tips only.
+pub const FETCH_CAP: u64 = 64 << 20;
+
+/// [`run`], stopped too when the objects under `watch` grow past [`FETCH_CAP`].
+fn run_watched(mut cmd: Command, input: Option<&[u8]>, timeout: Duration, watch: Option<&Path>) -> Output {
+    let base = watch.map(size_of).unwrap_or(0);
+    let mut looked = Instant::now();
+    let mut too_big = false;
     cmd.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -238,7 +267,17 @@ fn run(mut cmd: Command, input: Option<&[u8]>, timeout: Duration) -> Output {
     let (status, timed_out) = loop {
         match child.try_wait() {
             Ok(Some(st)) => break (Some(st), false),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+                if let Some(dir) = watch.filter(|_| looked.elapsed() >= Duration::from_millis(200)) {
+                    looked = Instant::now();
+                    if size_of(dir).saturating_sub(base) > FETCH_CAP {
+                        too_big = true;
+                        stop_group(&mut child);
+                        break (None, false);
+                    }
+                }
+            }
             _ => {
                 stop_group(&mut child);
                 break (None, true);
@@ -246,15 +285,18 @@ fn run(mut cmd: Command, input: Option<&[u8]>, timeout: Duration) -> Output {
         }
     };
     // A grandchild still holding the pipes (ssh left behind) is stopped with its group.
-    if !timed_out {
+    if !timed_out && !too_big {
         stop_group(&mut child);
     }
+    // What came in faster than it was looked at counts all the same.
+    let too_big = too_big || watch.is_some_and(|dir| size_of(dir).saturating_sub(base) > FETCH_CAP);
     let drained = |rx: std::sync::mpsc::Receiver<Vec<u8>>| rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
     Output {
-        ok: status.is_some_and(|s| s.success()),
+        ok: status.is_some_and(|s| s.success()) && !too_big,
         stdout: drained(out),
         stderr: String::from_utf8_lossy(&drained(err)).into_owned(),
         timed_out,
+        too_big,
     }
 }
 
@@ -270,4 +312,19 @@ fn stop_group(child: &mut std::process::Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Bytes under `dir/objects` (packs, their temporary files, loose objects), two levels deep.
+pub fn size_of(dir: &Path) -> u64 {
+    fn walk(p: &Path, depth: u32) -> u64 {
+        let Ok(rd) = std::fs::read_dir(p) else { return 0 };
+        rd.flatten()
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() && depth > 0 => walk(&e.path(), depth - 1),
+                Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+                _ => 0,
+            })
+            .sum()
+    }
+    walk(&dir.join("objects"), 2)
 }

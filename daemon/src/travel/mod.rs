@@ -94,6 +94,8 @@ pub struct Done {
     /// The branch read, and its handoffs, newest first.
     pub branch: String,
     pub seen: Vec<SeenHandoff>,
+    /// Handoffs of the branch not read (past [`refs::READ`], the oldest).
+    pub more: usize,
     /// The push's and the fetch's outcomes, when there was one.
     pub pushed: Option<Result<(), String>>,
     pub fetched: Option<Result<(), String>>,
@@ -211,7 +213,8 @@ pub fn maker(root: &Path) -> make::Maker {
 
 /// Does `work` for the project at `root`, whose setting is `setting` (as the task knows it;
 /// ignored when `work.load`), on the calling thread (the blocking pool).
-pub fn run(root: &Path, setting: Option<Setting>, maker_known: Option<make::Maker>, work: Work) -> Done {
+/// `side` is the repository fetches go into ([`remote::side`]).
+pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Option<make::Maker>, work: Work) -> Done {
     let mut done = Done::default();
     let mut setting = setting;
     if work.load {
@@ -266,7 +269,7 @@ pub fn run(root: &Path, setting: Option<Setting>, maker_known: Option<make::Make
         return done;
     };
     let maker = maker_known.unwrap_or_else(|| maker(root));
-    let id = refs::author_id(&maker.author, &maker.machine);
+    let id = refs::author_id(&maker.author, &maker.machine, root);
     let sock = work.sock.as_deref();
     let mut renamed = None;
     if let Some(branch) = &branch_now {
@@ -300,22 +303,26 @@ pub fn run(root: &Path, setting: Option<Setting>, maker_known: Option<make::Make
         }
     }
     if work.fetch {
-        let r = remote::fetch(root, &setting.remote, sock);
+        let r = remote::fetch(root, side, &setting.remote, sock);
         if r.is_ok() {
             done.said.push(format!("fetched the handoffs of {}", setting.remote));
         }
         done.fetched = Some(r);
     }
     if let Some(remote_too) = work.forget {
-        forget(root, &setting.remote, &id, remote_too, sock, &mut done);
+        forget(root, side, &setting.remote, &id, remote_too, sock, &mut done);
     }
     if let Some(remote_too) = work.prune {
-        prune(root, &setting.remote, &id, remote_too, sock, &mut done);
+        prune(root, side, &setting.remote, &id, remote_too, sock, branch_now.as_deref(), &mut done);
     }
     let branch = work.branch.or(branch_now);
-    if let Some(b) = branch.filter(|b| refs::branch_ok(b)) {
-        done.seen = refs::on_branch(root, Some(&setting.remote), &id, &b);
-        done.branch = b;
+    match branch {
+        Some(b) if refs::branch_ok(&b) => {
+            (done.seen, done.more) = refs::on_branch(root, side, &setting.remote, &id, &b);
+            done.branch = b;
+        }
+        Some(b) if work.asked => done.error = Some(format!("{b:?} is not a branch name git takes")),
+        _ => {}
     }
     done.maker = Some(maker);
     done
@@ -325,6 +332,9 @@ pub fn run(root: &Path, setting: Option<Setting>, maker_known: Option<make::Make
 fn enable(root: &Path, remote: Option<String>, auto: bool, branch: Option<&str>) -> Result<Setting, String> {
     if crate::observe::git::benched(root) {
         return Err(crate::observe::git::benched_warning());
+    }
+    if !git::local(root, &["rev-parse", "--git-dir"], None).ok {
+        return Err(format!("{} is not in a git repository: a handoff travels through git", root.display()));
     }
     let remote = remote.or_else(|| branch.and_then(|b| remote::upstream(root, b))).unwrap_or_else(|| "origin".into());
     if !remote::name_ok(&remote) {
@@ -356,8 +366,8 @@ fn write(root: &Path, s: &Session, branch: &str, id: &str, maker: &make::Maker, 
     }
 }
 
-/// Deletes this clone's refs here (and its own on the remote) and what fetches brought.
-fn forget(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Path>, done: &mut Done) {
+/// Deletes this clone's refs here (and its own on the remote), and what fetches brought.
+fn forget(root: &Path, side: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Path>, done: &mut Done) {
     let own: Vec<String> = refs::list(root, &format!("{}{id}/", refs::OWN)).into_iter().map(|(n, _)| n).collect();
     if remote_too {
         if let Err(e) = remote::delete(root, remote, &own, sock) {
@@ -365,28 +375,35 @@ fn forget(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&P
             return;
         }
     }
-    let fetched: Vec<String> = refs::list(root, refs::FETCHED).into_iter().map(|(n, _)| n).collect();
-    let mut n = 0;
-    for name in own.iter().chain(&fetched) {
-        if refs::delete(root, name).is_ok() {
-            n += 1;
-        }
-    }
+    let n = own.iter().filter(|name| refs::delete(root, name).is_ok()).count();
+    let _ = std::fs::remove_dir_all(side);
     done.said.push(format!(
-        "deleted {n} handoff ref(s) here{}",
+        "deleted this clone's {n} handoff ref(s) and what was fetched{}",
         if remote_too { format!(", and this clone's {} on {remote}", own.len()) } else { String::new() }
     ));
 }
 
 /// Drops the handoffs of branches gone from the remote that are merged there or gone here
-/// too; a branch still on the remote, or only here with unmerged work, keeps its handoff.
-fn prune(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Path>, done: &mut Done) {
+/// too; the branch checked out, a branch still on the remote, or one only here with commits
+/// of its own not merged, keeps its handoff. (A branch only here whose commits are all in the
+/// default branch counts as merged.)
+#[allow(clippy::too_many_arguments)]
+fn prune(
+    root: &Path,
+    side: &Path,
+    remote: &str,
+    id: &str,
+    remote_too: bool,
+    sock: Option<&Path>,
+    current: Option<&str>,
+    done: &mut Done,
+) {
     // What the remote holds now, this clone's own copies there among it.
-    if let Err(e) = remote::fetch(root, remote, sock) {
+    if let Err(e) = remote::fetch(root, side, remote, sock) {
         done.error = Some(e);
         return;
     }
-    let upstream = match remote::branches(root, remote, sock) {
+    let upstream = match remote::branches(root, side, remote, sock) {
         Ok(b) => b,
         Err(e) => {
             done.error = Some(e);
@@ -396,11 +413,12 @@ fn prune(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Pa
     let default =
         ["HEAD", "main", "master"].iter().find_map(|b| refs::resolve(root, &format!("refs/remotes/{remote}/{b}")));
     let gone = |branch: &str| {
-        if upstream.iter().any(|b| b == branch) {
+        if Some(branch) == current || upstream.iter().any(|b| b == branch) {
             return false;
         }
         match refs::resolve(root, &format!("refs/heads/{branch}")) {
             None => true,
+            // Merged: its commits are in the default branch.
             Some(tip) => {
                 default.as_ref().is_some_and(|d| git::local(root, &["merge-base", "--is-ancestor", &tip, d], None).ok)
             }
@@ -408,20 +426,24 @@ fn prune(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Pa
     };
     let own_prefix = format!("{}{id}/", refs::OWN);
     let fetched_prefix = format!("{}{remote}/", refs::FETCHED);
-    let mut dropped = Vec::new();
     let mut own_dropped = Vec::new();
-    for (name, _) in refs::list(root, refs::OWN).into_iter().chain(refs::list(root, &fetched_prefix)) {
-        let branch = name
-            .strip_prefix(&own_prefix)
-            .or_else(|| name.strip_prefix(&fetched_prefix).and_then(|r| r.split_once('/').map(|(_, b)| b)))
-            .or_else(|| name.strip_prefix(refs::OWN).and_then(|r| r.split_once('/').map(|(_, b)| b)));
-        let Some(branch) = branch else { continue };
+    let mut dropped = 0;
+    for (name, _) in refs::list(root, &own_prefix) {
+        let Some(branch) = name.strip_prefix(&own_prefix) else { continue };
+        if gone(branch) && refs::delete(root, &name).is_ok() {
+            own_dropped.push(name.clone());
+            dropped += 1;
+        }
+    }
+    for (name, _) in refs::list(side, &fetched_prefix) {
+        let Some((who, branch)) = name.strip_prefix(&fetched_prefix).and_then(|r| r.split_once('/')) else { continue };
         if gone(branch) {
-            let own_there = name.strip_prefix(&fetched_prefix).is_some_and(|r| r.starts_with(&format!("{id}/")));
-            if name.starts_with(&own_prefix) || own_there {
+            if who == id {
                 own_dropped.push(refs::own_ref(id, branch));
+            } else {
+                dropped += 1;
             }
-            dropped.push(name);
+            let _ = refs::delete(side, &name);
         }
     }
     own_dropped.sort();
@@ -432,12 +454,8 @@ fn prune(root: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Pa
             return;
         }
     }
-    for name in &dropped {
-        let _ = refs::delete(root, name);
-    }
     done.said.push(format!(
-        "pruned {} handoff ref(s) of branches merged or deleted upstream{}",
-        dropped.iter().filter(|n| n.starts_with(refs::OWN)).count().max(own_dropped.len()),
+        "pruned {dropped} handoff ref(s) of branches merged or deleted upstream{}",
         if remote_too { format!(" ({} of this clone's on {remote})", own_dropped.len()) } else { String::new() }
     ));
 }

@@ -18,9 +18,10 @@ pub const OWN: &str = "refs/ccmem/handoff/";
 pub const FETCHED: &str = "refs/ccmem/remotes/";
 
 /// A writer's id in the refs: a readable part of the author's email and a hash of the
-/// author and machine together, so that two people (or one person's two machines) on one
-/// branch each keep their own ref. Made of `[a-z0-9._-]`: valid in any ref name.
-pub fn author_id(author: &str, machine: &str) -> String {
+/// author, machine and clone together, so that two people (or one person's two machines, or
+/// two clones) on one branch each keep their own ref. Made of `[a-z0-9_-]`: valid in any ref
+/// name.
+pub fn author_id(author: &str, machine: &str, clone: &Path) -> String {
     let email = author.rsplit_once('<').map_or(author, |(_, e)| e.trim_end_matches('>'));
     let local = email.split('@').next().unwrap_or("");
     let mut slug: String = local
@@ -33,7 +34,7 @@ pub fn author_id(author: &str, machine: &str) -> String {
     if slug.is_empty() {
         slug = "someone".into();
     }
-    format!("{slug}-{:08x}", fnv(&format!("{author}\n{machine}")) as u32)
+    format!("{slug}-{:08x}", fnv(&format!("{author}\n{machine}\n{}", clone.display())) as u32)
 }
 
 /// FNV-1a: stable across builds and platforms (the id must not change with Rust's hasher).
@@ -156,45 +157,66 @@ pub fn read_commit(root: &Path, commit: &str) -> Result<BranchHandoff, String> {
     Ok(h)
 }
 
-/// Every handoff of `branch` this clone holds: its own, and what fetches brought from
-/// `remote` (its own copy there left out), newest first. `newer`: made after this clone's
-/// own latest on the branch.
-pub fn on_branch(root: &Path, remote: Option<&str>, author_id: &str, branch: &str) -> Vec<SeenHandoff> {
-    let mut seen = Vec::new();
-    let mut names: Vec<(String, String, bool)> = Vec::new();
+/// Handoffs read for one branch at most: the newest by their commits' dates.
+pub const READ: usize = 16;
+
+/// Every handoff of `branch` this clone holds: its own (in `root`), and what fetches brought
+/// into `side` from `remote` (its own copy there left out), newest first; and how many more
+/// there are than were read. `newer`: made after this clone's own latest on the branch (a
+/// time in the future, or none, is no time: such a handoff is never newer, and sorts last).
+pub fn on_branch(root: &Path, side: &Path, remote: &str, author_id: &str, branch: &str) -> (Vec<SeenHandoff>, usize) {
+    let mut names: Vec<(String, String, bool, &Path)> = Vec::new();
     if let Some(id) = resolve(root, &own_ref(author_id, branch)) {
-        names.push((own_ref(author_id, branch), id, true));
+        names.push((own_ref(author_id, branch), id, true, root));
     }
-    if let Some(remote) = remote {
-        let prefix = format!("{FETCHED}{remote}/");
-        for (name, id) in list(root, &prefix) {
-            let Some(rest) = name.strip_prefix(&prefix) else { continue };
-            let Some((who, b)) = rest.split_once('/') else { continue };
+    let prefix = format!("{FETCHED}{remote}/");
+    let mut fetched: Vec<(i64, String, String)> = Vec::new();
+    if side.join("HEAD").is_file() {
+        let out = git::local(
+            side,
+            &["for-each-ref", "--format=%(committerdate:unix) %(objectname) %(refname)", &prefix],
+            None,
+        );
+        for line in out.text().lines() {
+            let mut parts = line.splitn(3, ' ');
+            let (Some(date), Some(id), Some(name)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            let Some((who, b)) = name.strip_prefix(&prefix).and_then(|r| r.split_once('/')) else { continue };
             if b == branch && who != author_id {
-                names.push((name.clone(), id, false));
+                fetched.push((date.parse().unwrap_or(0), id.to_string(), name.to_string()));
             }
         }
     }
-    for (name, id, own) in names.into_iter().take(16) {
+    // Newest first by their commits' dates; a date to come sorts last (hundreds of forged
+    // refs dated 2099 do not push a real handoff out of the ones read).
+    let soon = chrono::Utc::now().timestamp() + 300;
+    fetched.sort_by_key(|f| std::cmp::Reverse(if f.0 > soon { i64::MIN } else { f.0 }));
+    let more = fetched.len().saturating_sub(READ);
+    names.extend(fetched.into_iter().take(READ).map(|(_, id, name)| (name, id, false, side)));
+    let now = chrono::Utc::now().timestamp_millis();
+    let mut seen = Vec::new();
+    for (name, id, own, repo) in names {
         let author = name.strip_suffix(&format!("/{branch}")).unwrap_or("");
         let author = author.rsplit('/').next().unwrap_or("").to_string();
-        match read_commit(root, &id) {
+        match read_commit(repo, &id) {
             // A handoff claiming another branch than its ref's is shown under its ref's.
-            Ok(mut handoff) => {
+            Ok(mut handoff) if handoff.has_work() => {
                 handoff.branch = branch.to_string();
                 seen.push(SeenHandoff { git_ref: name, author_id: author, own, newer: false, handoff });
             }
+            Ok(_) => tracing::debug!(project = %root.display(), git_ref = %name, "an empty handoff, not shown"),
             Err(why) => tracing::debug!(project = %root.display(), git_ref = %name, %why, "handoff not read"),
         }
     }
-    // By the time each says, read as a time (a forged one that is no time sorts last).
-    let at = |s: &SeenHandoff| crate::clock::parse_iso(&s.handoff.made_at).map(|t| t.timestamp_millis());
+    // By the time each says, read as a time; one past a few minutes from now is no time.
+    let at = |s: &SeenHandoff| {
+        crate::clock::parse_iso(&s.handoff.made_at).map(|t| t.timestamp_millis()).filter(|t| *t <= now + 300_000)
+    };
     seen.sort_by_key(|s| std::cmp::Reverse(at(s)));
     let own_at = seen.iter().find(|s| s.own).and_then(at);
     for s in &mut seen {
-        s.newer = !s.own && own_at.is_none_or(|own| at(s).is_some_and(|t| t > own));
+        s.newer = !s.own && at(s).is_some_and(|t| own_at.is_none_or(|own| t > own));
     }
-    seen
+    (seen, more)
 }
 
 /// Deletes the ref `name`.

@@ -1,5 +1,10 @@
 //! Pushing this clone's handoff to the one remote the user named, fetching everyone's from
 //! it, and taking refs back there: each a single bounded git call to the remote's URL.
+//!
+//! Fetches go into a repository of ccmem's own (`handoffs.git` in the project's state dir),
+//! never into the project's: what anyone can push to the remote cannot grow the project's
+//! `.git`, and the project's own configuration has no say in how it is fetched. Only the tips
+//! are fetched (`--depth 1`), and a fetch that brings more than [`git::FETCH_CAP`] is stopped.
 
 use super::git;
 use super::refs::{self, FETCHED, OWN};
@@ -21,6 +26,20 @@ pub fn upstream(root: &Path, branch: &str) -> Option<String> {
     out.ok.then(|| out.text()).filter(|r| name_ok(r))
 }
 
+/// `url` as git would read it in `root`: a relative path (`../app.git`) made absolute, since
+/// a fetch runs in another repository.
+fn absolute(root: &Path, url: String) -> String {
+    let scheme = url.contains("://") || url.contains("::");
+    // `host:path` is ssh's form, unless a `/` comes before the colon (`./a:b` is a path).
+    let scp = url.find(':').is_some_and(|c| !url[..c].contains('/'));
+    let path = Path::new(&url);
+    if scheme || scp || path.is_absolute() {
+        url
+    } else {
+        root.join(path).to_string_lossy().into_owned()
+    }
+}
+
 /// The URL `remote` pushes to (`pushurl` over `url`), or fetches from.
 fn url(root: &Path, remote: &str, push: bool) -> Result<String, String> {
     let keys: &[&str] = if push { &["pushurl", "url"] } else { &["url"] };
@@ -32,7 +51,7 @@ fn url(root: &Path, remote: &str, push: bool) -> Result<String, String> {
             if url.starts_with('-') {
                 return Err(format!("the remote {remote}'s URL starts with '-'"));
             }
-            return Ok(url);
+            return Ok(absolute(root, url));
         }
     }
     Err(format!("this repository has no remote named {remote:?} (`git remote -v` lists them)"))
@@ -53,6 +72,7 @@ pub fn push(root: &Path, remote: &str, author_id: &str, branch: &str, sock: Opti
         root,
         &["push", "--porcelain", "--no-verify", "--no-signed", "--no-recurse-submodules", "--", &url, &spec],
         sock,
+        None,
     );
     if out.ok {
         Ok(())
@@ -61,15 +81,35 @@ pub fn push(root: &Path, remote: &str, author_id: &str, branch: &str, sock: Opti
     }
 }
 
-/// Fetches every handoff on `remote` into `refs/ccmem/remotes/<remote>/` (and drops the ones
-/// deleted there). Nothing else is fetched: no branch, no tag.
-pub fn fetch(root: &Path, remote: &str, sock: Option<&Path>) -> Result<(), String> {
+/// The repository fetches go into, made (bare, without templates: no hooks) if need be;
+/// made again when it has grown past what handoffs can need.
+pub fn side(side: &Path) -> Result<(), String> {
+    if side.join("HEAD").is_file() && git::size_of(side) <= 4 * git::FETCH_CAP {
+        return Ok(());
+    }
+    let _ = std::fs::remove_dir_all(side);
+    let parent = side.parent().ok_or("no directory for the fetched handoffs")?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+    let path = side.to_string_lossy();
+    let out = git::local(parent, &["init", "--bare", "-q", "--template=", &path], None);
+    if out.ok {
+        Ok(())
+    } else {
+        Err(out.why("making the repository for fetched handoffs"))
+    }
+}
+
+/// Fetches the tip of every handoff on `remote` into `side`'s `refs/ccmem/remotes/<remote>/`
+/// (and drops the ones deleted there). Nothing else: no branch, no tag, no history.
+pub fn fetch(root: &Path, side_repo: &Path, remote: &str, sock: Option<&Path>) -> Result<(), String> {
     let url = url(root, remote, false)?;
+    side(side_repo)?;
     let spec = format!("+{OWN}*:{FETCHED}{remote}/*");
     let out = git::network(
-        root,
+        side_repo,
         &[
             "fetch",
+            "--depth=1",
             "--no-tags",
             "--no-write-fetch-head",
             "--no-recurse-submodules",
@@ -82,10 +122,15 @@ pub fn fetch(root: &Path, remote: &str, sock: Option<&Path>) -> Result<(), Strin
             &spec,
         ],
         sock,
+        Some(side_repo),
     );
     if out.ok {
         Ok(())
     } else {
+        if out.too_big {
+            // What it brought is not kept: the next fetch starts from an empty repository.
+            let _ = std::fs::remove_dir_all(side_repo);
+        }
         Err(out.why(&format!("git fetch from {remote}")))
     }
 }
@@ -99,7 +144,7 @@ pub fn delete(root: &Path, remote: &str, names: &[String], sock: Option<&Path>) 
     let mut args = vec!["push", "--porcelain", "--no-verify", "--no-signed", "--", url.as_str()];
     let specs: Vec<String> = names.iter().map(|n| format!(":{n}")).collect();
     args.extend(specs.iter().map(String::as_str));
-    let out = git::network(root, &args, sock);
+    let out = git::network(root, &args, sock, None);
     if out.ok {
         Ok(())
     } else {
@@ -108,9 +153,10 @@ pub fn delete(root: &Path, remote: &str, names: &[String], sock: Option<&Path>) 
 }
 
 /// The branches `remote` has (`refs/heads/*`), asked of it now; None when it cannot be asked.
-pub fn branches(root: &Path, remote: &str, sock: Option<&Path>) -> Result<Vec<String>, String> {
+pub fn branches(root: &Path, side_repo: &Path, remote: &str, sock: Option<&Path>) -> Result<Vec<String>, String> {
     let url = url(root, remote, false)?;
-    let out = git::network(root, &["ls-remote", "--heads", "--", &url], sock);
+    side(side_repo)?;
+    let out = git::network(side_repo, &["ls-remote", "--heads", "--", &url], sock, None);
     if !out.ok {
         return Err(out.why(&format!("git ls-remote {remote}")));
     }

@@ -4,17 +4,20 @@ use ccmem_proto::model::session::{Todo, TodoStatus};
 
 #[test]
 fn an_author_id_is_stable_readable_and_a_valid_ref_part() {
-    let a = refs::author_id("Alice Doe <Alice.Doe+x@example.com>", "laptop");
-    assert_eq!(a, refs::author_id("Alice Doe <Alice.Doe+x@example.com>", "laptop"), "the same every time");
+    let here = std::path::Path::new("/home/a/app");
+    let a = refs::author_id("Alice Doe <Alice.Doe+x@example.com>", "laptop", here);
+    assert_eq!(a, refs::author_id("Alice Doe <Alice.Doe+x@example.com>", "laptop", here), "the same every time");
     assert!(a.starts_with("alice-doe-x-"), "{a}");
-    assert_ne!(a, refs::author_id("Alice Doe <Alice.Doe+x@example.com>", "desktop"), "one per machine");
+    assert_ne!(a, refs::author_id("Alice Doe <Alice.Doe+x@example.com>", "desktop", here), "one per machine");
+    let other = std::path::Path::new("/home/a/app-2");
+    assert_ne!(a, refs::author_id("Alice Doe <Alice.Doe+x@example.com>", "laptop", other), "one per clone");
     for odd in ["", "<>", "..:~^ <@>", "名前 <名前@例.jp>", "x\n<y\u{0}@z>"] {
-        let id = refs::author_id(odd, "m");
+        let id = refs::author_id(odd, "m", here);
         assert!(id.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)), "{id:?}");
         assert!(refs::branch_ok(&id), "{id:?}");
     }
     // The hash is FNV-1a's, not the standard library's (which may change between releases).
-    assert_eq!(refs::author_id("a <b@c>", "m"), "b-81a891a6");
+    assert_eq!(refs::author_id("a <b@c>", "m", std::path::Path::new("/p")), "b-fec63f93");
 }
 
 #[test]
