@@ -492,6 +492,10 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
     git_as(&env, &dir, &["config", "remote.origin.url", bare.to_str().unwrap()]);
     let pushed = ctl(&env, &["handoff", "push", "--project", root]);
     assert!(pushed.contains("pushed"), "{pushed}");
+    // A file that names a remote, written while the session runs: said at once.
+    std::fs::write(dir.join(".claude/ccmem.toml"), "remote = \"evil\"\n").unwrap();
+    let status = ctl(&env, &["status", root]);
+    assert!(status.contains("refused") && status.contains("changed since the session started"), "{status}");
 }
 
 #[test]

@@ -163,7 +163,19 @@ impl Project {
             handoff: self.travel.status_line(),
         };
         let s = self.s.clone();
-        async move { ProjectStatus { session: Some(refreshed(&s, chrono::Utc::now()).await), ..status } }
+        let in_force = self.config_error.clone();
+        async move {
+            // The project's `.claude/ccmem.toml` as it is now: one changed since the session
+            // started (a repository's that names a remote, say) is said at once, not at the
+            // next session.
+            let root = s.project_root.clone();
+            let now = tokio::task::spawn_blocking(move || crate::config::project(&root).err()).await.ok().flatten();
+            let mut status = status;
+            if let Some(e) = now.filter(|e| Some(e) != in_force.as_ref()) {
+                status.warnings.push(format!("{e} (the file changed since the session started)"));
+            }
+            ProjectStatus { session: Some(refreshed(&s, chrono::Utc::now()).await), ..status }
+        }
     }
 
     pub(super) fn watch_status(&self) -> Option<ccmem_proto::wire::api::WatchStatus> {
