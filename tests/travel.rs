@@ -56,6 +56,13 @@ fn clone_of_a_remote(env: &Env, name: &str, email: &str) -> (PathBuf, PathBuf) {
     (bare, std::fs::canonicalize(&dir).unwrap())
 }
 
+/// A clone of `url` as `app` in `env`, its real path.
+fn clone_into(env: &Env, url: &str) -> PathBuf {
+    let dir = env.path().join("app");
+    git_as(env, env.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
+    std::fs::canonicalize(&dir).unwrap()
+}
+
 /// `git daemon` serving `base` on 127.0.0.1 (pushes allowed), and its URL prefix.
 struct GitDaemon {
     _child: KillOnDrop,
@@ -197,9 +204,7 @@ fn two_people_hand_a_branch_to_each_other_through_a_bare_remote_and_git_daemon()
     // Machine B, another person: a clone through git daemon (a network transport).
     let gd = git_daemon(&served);
     let url = format!("{}/app.git", gd.url);
-    let b_dir = b.path().join("app");
-    git_as(&b, b.path(), &["clone", "-q", &url, b_dir.to_str().unwrap()]);
-    let b_dir = std::fs::canonicalize(&b_dir).unwrap();
+    let b_dir = clone_into(&b, &url);
     let b_root = b_dir.to_str().unwrap();
     let _db = b.start_daemon(&[]);
     ctl(&b, &["handoff", "enable", "--auto", "--project", b_root]);
@@ -365,9 +370,7 @@ fn a_forged_handoff_changes_nothing_but_a_quoted_capped_block() {
     }
     git_as(&m, &work, &["push", "-q", "origin", "refs/ccmem/handoff/*:refs/ccmem/handoff/*"]);
 
-    let v_dir = v.path().join("app");
-    git_as(&v, v.path(), &["clone", "-q", bare.to_str().unwrap(), v_dir.to_str().unwrap()]);
-    let v_dir = std::fs::canonicalize(&v_dir).unwrap();
+    let v_dir = clone_into(&v, bare.to_str().unwrap());
     let root = v_dir.to_str().unwrap();
     let _d = v.start_daemon(&[]);
     ctl(&v, &["handoff", "enable", "--project", root]);
@@ -593,9 +596,7 @@ fn a_remote_that_holds_too_much_cannot_fill_the_disk_or_hide_real_handoffs() {
     }
     git_as(&m, &work, &["push", "-q", "origin", "refs/ccmem/handoff/*:refs/ccmem/handoff/*"]);
 
-    let v_dir = v.path().join("app");
-    git_as(&v, v.path(), &["clone", "-q", bare.to_str().unwrap(), v_dir.to_str().unwrap()]);
-    let v_dir = std::fs::canonicalize(&v_dir).unwrap();
+    let v_dir = clone_into(&v, bare.to_str().unwrap());
     let root = v_dir.to_str().unwrap();
     let _d = v.start_daemon(&[]);
     ctl(&v, &["handoff", "enable", "--project", root]);
