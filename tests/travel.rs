@@ -445,7 +445,7 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
             let _ = std::io::Read::read(&mut s, &mut buf);
             let _ = std::io::Write::write_all(
                 &mut s,
-                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\nSet-Cookie: pwn=1; Path=/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
             );
         }
     });
@@ -453,6 +453,17 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
     let lender = env.path().join("lender.git");
     git_as(&env, env.path(), &["init", "-q", "--bare", lender.to_str().unwrap()]);
     let alternates = dir.join(".git/objects/info/alternates");
+    // Bare repositories whose own hooks and settings would run: one inside the project, one
+    // beside it.
+    let (inner, outer) = (dir.join("vendor/evil.git"), env.path().join("evil.git"));
+    for repo in [&inner, &outer] {
+        git_as(&env, env.path(), &["init", "-q", "--bare", repo.to_str().unwrap()]);
+        for h in ["pre-receive", "update", "post-receive", "post-update", "reference-transaction"] {
+            write_executable(&repo.join("hooks").join(h), &format!("#!/bin/sh\n{evil}\n"));
+        }
+        git_as(&env, repo, &["config", "core.alternateRefsCommand", &evil]);
+        std::fs::write(repo.join("objects/info/alternates"), format!("{}/objects\n", lender.display())).unwrap();
+    }
     let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
     let http = format!("http://127.0.0.1:{port}/app.git");
     let cases: Vec<Vec<(String, String)>> = vec![
@@ -473,6 +484,24 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
             kv("remote.origin.url", bare.to_str().unwrap()),
             kv("core.hooksPath", &env.path().join("hooks").display().to_string()),
         ],
+        // A cookie jar written over a file of the user's.
+        vec![
+            kv("remote.origin.url", &http),
+            kv("http.cookieFile", &marker.display().to_string()),
+            kv("http.saveCookies", "true"),
+        ],
+        vec![
+            kv("remote.origin.url", &http),
+            kv(&format!("http.{http}.cookieFile"), &marker.display().to_string()),
+            kv(&format!("http.{http}.saveCookies"), "true"),
+        ],
+        // A bare repository the project holds, with hooks of its own, as the remote or pushed to instead.
+        vec![kv("remote.origin.url", inner.to_str().unwrap())],
+        vec![
+            kv("remote.origin.url", bare.to_str().unwrap()),
+            kv(&format!("url.{}.pushInsteadOf", outer.display()), bare.to_str().unwrap()),
+        ],
+        vec![kv("remote.origin.url", outer.to_str().unwrap())],
     ];
     std::fs::write(&alternates, format!("{}/objects\n", lender.display())).unwrap();
     let hooks = env.path().join("hooks");
@@ -484,6 +513,8 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
         for (k, val) in &case {
             git_as(&env, &dir, &["config", k, val]);
         }
+        // As if the repository came so: enabled with it as it is, then pulled and pushed.
+        let _ = env.ctl(&["handoff", "enable", "--project", root]);
         let _ = env.ctl(&["handoff", "pull", "--project", root]);
         let _ = env.ctl(&["handoff", "push", "--project", root]);
         assert!(!marker.exists(), "the repository's settings ran a program: {case:?}");
@@ -493,8 +524,19 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
     }
     std::fs::remove_file(&alternates).unwrap();
     git_as(&env, &dir, &["config", "remote.origin.url", bare.to_str().unwrap()]);
+    ctl(&env, &["handoff", "enable", "--project", root]);
     let pushed = ctl(&env, &["handoff", "push", "--project", root]);
     assert!(pushed.contains("pushed"), "{pushed}");
+    // A URL changed behind the user's back (an agent's `git remote set-url`): nothing goes there.
+    git_as(&env, &dir, &["config", "remote.origin.url", lender.to_str().unwrap()]);
+    let out = env.ctl(&["handoff", "push", "--project", root]);
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("changed since handoff was enabled"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(walk(&lender.join("refs")).iter().all(|p| !p.to_string_lossy().contains("ccmem")), "nothing sent there");
+    git_as(&env, &dir, &["config", "remote.origin.url", bare.to_str().unwrap()]);
     // A file that names a remote, written while the session runs: said at once.
     std::fs::write(dir.join(".claude/ccmem.toml"), "remote = \"evil\"\n").unwrap();
     let status = ctl(&env, &["status", root]);
@@ -543,7 +585,6 @@ fn a_remote_that_never_answers_holds_neither_the_agent_nor_the_daemon() {
     let (_bare, dir) = clone_of_a_remote(&env, "Alice", "alice@example.com");
     let root = dir.to_str().unwrap();
     let _d = env.start_daemon(&[]);
-    ctl(&env, &["handoff", "enable", "--project", root]);
     // A server that takes the connection and never says a word.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -554,19 +595,19 @@ fn a_remote_that_never_answers_holds_neither_the_agent_nor_the_daemon() {
         }
     });
     git_as(&env, &dir, &["config", "remote.origin.url", &format!("git://127.0.0.1:{port}/app.git")]);
+    // Enabling fetches once: stopped at its bound, said, and handoff is on all the same.
+    let on = ctl(&env, &["handoff", "enable", "--project", root]);
+    assert!(on.contains("the first fetch failed") && on.contains("did not finish within 20 s"), "{on}");
+    let left = Command::new("pgrep").args(["-f", &format!("127.0.0.1:{port}")]).output().unwrap();
+    assert!(left.stdout.is_empty(), "git stopped with its children: {}", text(&left.stdout));
+    let status = ctl(&env, &["status", root]);
+    assert!(status.contains("FAILED: git") && status.contains("did not finish"), "{status}");
+    // A SessionStart fetches again, in the background: the context does not wait for it.
     let began = std::time::Instant::now();
     let ctx = start(&env, &dir, "c1");
     assert!(ctx.contains("# Where you left off"), "the context, without the handoffs:\n{ctx}");
     assert!(began.elapsed() < Duration::from_secs(8), "the SessionStart waited for the remote: {:?}", began.elapsed());
     assert_ok(&env.ctl(&["ping", "--no-start"]), "ping while the fetch hangs");
-    // `handoff` waits behind the fetch, which is stopped at its bound and said so.
-    let out = env.ctl(&["handoff", "--project", root]);
-    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(said.contains("did not finish within 20 s"), "{said}");
-    let status = ctl(&env, &["status", root]);
-    assert!(status.contains("FAILED: git fetch from origin did not finish"), "{status}");
-    let left = Command::new("pgrep").args(["-f", &format!("127.0.0.1:{port}")]).output().unwrap();
-    assert!(left.stdout.is_empty(), "git stopped with its children: {}", text(&left.stdout));
 }
 
 #[test]

@@ -119,8 +119,13 @@ fn base(root: &Path) -> Command {
 
 /// A local command (plumbing: reads and writes objects and refs of the repository).
 pub fn local(root: &Path, args: &[&str], input: Option<&[u8]>) -> Output {
+    local_with(root, args, input, &[])
+}
+
+/// [`local`] with `env` set (a commit's author and dates).
+pub fn local_with(root: &Path, args: &[&str], input: Option<&[u8]>, env: &[(&str, &str)]) -> Output {
     let mut cmd = base(root);
-    cmd.args(args);
+    cmd.args(args).envs(env.iter().copied());
     run(cmd, input, LOCAL)
 }
 

@@ -269,6 +269,20 @@ pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Opti
         return done;
     };
     let maker = maker_known.unwrap_or_else(|| maker(root));
+    let outbox = side.with_file_name("outbox.git");
+    // The remote's URLs as they were when the user enabled handoff, or nothing goes out.
+    let pinned = |push: bool| -> Result<(), String> {
+        let now = remote::url(root, &setting.remote, push)?;
+        let then = if push { &setting.push_url } else { &setting.url };
+        if !then.is_empty() && *then != now {
+            return Err(format!(
+                "the URL of the remote {} changed since handoff was enabled (was {then}, now {now}): nothing is sent \
+                 or fetched there until `ccmemctl handoff enable` is run again",
+                setting.remote
+            ));
+        }
+        Ok(())
+    };
     let id = refs::author_id(&maker.author, &maker.machine, root);
     let sock = work.sock.as_deref();
     let mut renamed = None;
@@ -291,29 +305,36 @@ pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Opti
     }
     if work.push {
         if let Some(branch) = &branch_now {
-            let r = remote::push(root, &setting.remote, &id, branch, sock);
+            let r = pinned(true).and_then(|()| remote::push(root, &outbox, &setting.remote, &id, branch, sock));
             if r.is_ok() {
                 done.said.push(format!("pushed the handoff on {branch} to {}", setting.remote));
                 // The old name's copy there goes with the rename.
                 if let Some(old) = &renamed {
-                    let _ = remote::delete(root, &setting.remote, &[refs::own_ref(&id, old)], sock);
+                    let _ = remote::delete(root, &outbox, &setting.remote, &[refs::own_ref(&id, old)], sock);
                 }
             }
             done.pushed = Some(r);
         }
     }
     if work.fetch {
-        let r = remote::fetch(root, side, &setting.remote, sock);
+        let r = pinned(false).and_then(|()| remote::fetch(root, side, &setting.remote, branch_now.as_deref(), sock));
         if r.is_ok() {
             done.said.push(format!("fetched the handoffs of {}", setting.remote));
         }
         done.fetched = Some(r);
     }
+    let repos = Repos { side, outbox: &outbox };
     if let Some(remote_too) = work.forget {
-        forget(root, side, &setting.remote, &id, remote_too, sock, &mut done);
+        match pinned(true) {
+            Ok(()) => forget(root, &repos, &setting.remote, &id, remote_too, sock, &mut done),
+            Err(e) => done.error = Some(e),
+        }
     }
     if let Some(remote_too) = work.prune {
-        prune(root, side, &setting.remote, &id, remote_too, sock, branch_now.as_deref(), &mut done);
+        match pinned(false).and_then(|()| pinned(true)) {
+            Ok(()) => prune(root, &repos, &setting.remote, &id, remote_too, sock, branch_now.as_deref(), &mut done),
+            Err(e) => done.error = Some(e),
+        }
     }
     let branch = work.branch.or(branch_now);
     match branch {
@@ -326,6 +347,14 @@ pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Opti
     }
     done.maker = Some(maker);
     done
+}
+
+/// ccmem's own repositories beside a project, in its state dir.
+struct Repos<'a> {
+    /// What the last fetch brought.
+    side: &'a Path,
+    /// This clone's handoffs as they were sent.
+    outbox: &'a Path,
 }
 
 /// Turns handoff on for `root`, after checking the remote.
@@ -346,7 +375,8 @@ fn enable(root: &Path, remote: Option<String>, auto: bool, branch: Option<&str>)
             "this repository has no remote named {remote:?} (`git remote -v` lists them; `--remote NAME`)"
         ));
     }
-    let s = Setting { remote, auto };
+    let s =
+        Setting { url: remote::url(root, &remote, false)?, push_url: remote::url(root, &remote, true)?, remote, auto };
     settings::set(root, Some(s.clone()))?;
     Ok(s)
 }
@@ -367,16 +397,17 @@ fn write(root: &Path, s: &Session, branch: &str, id: &str, maker: &make::Maker, 
 }
 
 /// Deletes this clone's refs here (and its own on the remote), and what fetches brought.
-fn forget(root: &Path, side: &Path, remote: &str, id: &str, remote_too: bool, sock: Option<&Path>, done: &mut Done) {
+fn forget(root: &Path, repos: &Repos, remote: &str, id: &str, remote_too: bool, sock: Option<&Path>, done: &mut Done) {
     let own: Vec<String> = refs::list(root, &format!("{}{id}/", refs::OWN)).into_iter().map(|(n, _)| n).collect();
     if remote_too {
-        if let Err(e) = remote::delete(root, remote, &own, sock) {
+        if let Err(e) = remote::delete(root, repos.outbox, remote, &own, sock) {
             done.error = Some(e);
             return;
         }
     }
     let n = own.iter().filter(|name| refs::delete(root, name).is_ok()).count();
-    let _ = std::fs::remove_dir_all(side);
+    let _ = std::fs::remove_dir_all(repos.side);
+    let _ = std::fs::remove_dir_all(repos.outbox);
     done.said.push(format!(
         "deleted this clone's {n} handoff ref(s) and what was fetched{}",
         if remote_too { format!(", and this clone's {} on {remote}", own.len()) } else { String::new() }
@@ -390,7 +421,7 @@ fn forget(root: &Path, side: &Path, remote: &str, id: &str, remote_too: bool, so
 #[allow(clippy::too_many_arguments)]
 fn prune(
     root: &Path,
-    side: &Path,
+    repos: &Repos,
     remote: &str,
     id: &str,
     remote_too: bool,
@@ -399,11 +430,11 @@ fn prune(
     done: &mut Done,
 ) {
     // What the remote holds now, this clone's own copies there among it.
-    if let Err(e) = remote::fetch(root, side, remote, sock) {
+    if let Err(e) = remote::fetch(root, repos.side, remote, current, sock) {
         done.error = Some(e);
         return;
     }
-    let upstream = match remote::branches(root, side, remote, sock) {
+    let upstream = match remote::branches(root, repos.outbox, remote, sock) {
         Ok(b) => b,
         Err(e) => {
             done.error = Some(e);
@@ -435,7 +466,7 @@ fn prune(
             dropped += 1;
         }
     }
-    for (name, _) in refs::list(side, &fetched_prefix) {
+    for (name, _) in refs::list(repos.side, &fetched_prefix) {
         let Some((who, branch)) = name.strip_prefix(&fetched_prefix).and_then(|r| r.split_once('/')) else { continue };
         if gone(branch) {
             if who == id {
@@ -443,13 +474,13 @@ fn prune(
             } else {
                 dropped += 1;
             }
-            let _ = refs::delete(side, &name);
+            let _ = refs::delete(repos.side, &name);
         }
     }
     own_dropped.sort();
     own_dropped.dedup();
     if remote_too {
-        if let Err(e) = remote::delete(root, remote, &own_dropped, sock) {
+        if let Err(e) = remote::delete(root, repos.outbox, remote, &own_dropped, sock) {
             done.error = Some(e);
             return;
         }

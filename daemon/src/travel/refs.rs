@@ -60,6 +60,53 @@ pub fn branch_ok(branch: &str) -> bool {
         && !branch.chars().any(|c| c.is_control() || " ~^:?*[\\".contains(c))
 }
 
+/// Whether `id` can be a writer's id ([`author_id`]'s characters): a fetched ref whose id
+/// part is anything else is not read.
+pub fn id_ok(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// Copies the handoff in `commit` of `root` (this clone's own) into the repository `out` as a
+/// commit on `name` whose parent is the one there before: its two files, author and dates.
+pub fn copy_commit(root: &Path, commit: &str, out: &Path, name: &str) -> Result<(), String> {
+    let mut entries = String::new();
+    for file in ["handoff.json", "handoff.md"] {
+        let spec = format!("{commit}:{file}");
+        let id = git::local(root, &["rev-parse", "--verify", "-q", "--end-of-options", &spec], None).text();
+        let size: usize = git::local(root, &["cat-file", "-s", &id], None).text().parse().unwrap_or(usize::MAX);
+        if size > 4 * MAX_BYTES {
+            return Err(format!("this clone's {file} cannot be read"));
+        }
+        let data = git::local(root, &["cat-file", "blob", &id], None);
+        let blob = ok(git::local(out, &["hash-object", "-w", "--stdin"], Some(&data.stdout)), "git hash-object")?;
+        entries.push_str(&format!("100644 blob {blob}\t{file}\n"));
+    }
+    let tree = ok(git::local(out, &["mktree"], Some(entries.as_bytes())), "git mktree")?;
+    let who = git::local(root, &["log", "-1", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", commit], None);
+    let who = String::from_utf8_lossy(&who.stdout).into_owned();
+    let f: Vec<&str> = who.splitn(7, '\0').collect();
+    if f.len() < 7 {
+        return Err("this clone's handoff commit cannot be read".into());
+    }
+    let env = [
+        ("GIT_AUTHOR_NAME", f[0]),
+        ("GIT_AUTHOR_EMAIL", f[1]),
+        ("GIT_AUTHOR_DATE", f[2]),
+        ("GIT_COMMITTER_NAME", f[3]),
+        ("GIT_COMMITTER_EMAIL", f[4]),
+        ("GIT_COMMITTER_DATE", f[5]),
+    ];
+    let prev = resolve(out, name);
+    let mut args = vec!["commit-tree", "--no-gpg-sign", tree.as_str(), "-F", "-"];
+    if let Some(p) = &prev {
+        args.extend(["-p", p.as_str()]);
+    }
+    let copy = ok(git::local_with(out, &args, Some(f[6].trim_end().as_bytes()), &env), "git commit-tree")?;
+    ok(git::local(out, &["update-ref", name, &copy], None), "git update-ref").map(|_| ())
+}
+
 /// The ref of `author_id`'s handoff on `branch` in this clone.
 pub fn own_ref(author_id: &str, branch: &str) -> String {
     format!("{OWN}{author_id}/{branch}")
@@ -154,6 +201,10 @@ pub fn read_commit(root: &Path, commit: &str) -> Result<BranchHandoff, String> {
     let mut h: BranchHandoff =
         serde_json::from_slice(&data.stdout).map_err(|e| format!("its handoff.json is not a handoff: {e}"))?;
     super::make::redact(&mut h);
+    // A commit is 40 or 64 hexadecimal digits; anything else there is not one.
+    if !(h.commit.len() >= 7 && h.commit.len() <= 64 && h.commit.bytes().all(|b| b.is_ascii_hexdigit())) {
+        h.commit.clear();
+    }
     Ok(h)
 }
 
@@ -181,7 +232,7 @@ pub fn on_branch(root: &Path, side: &Path, remote: &str, author_id: &str, branch
             let mut parts = line.splitn(3, ' ');
             let (Some(date), Some(id), Some(name)) = (parts.next(), parts.next(), parts.next()) else { continue };
             let Some((who, b)) = name.strip_prefix(&prefix).and_then(|r| r.split_once('/')) else { continue };
-            if b == branch && who != author_id {
+            if b == branch && who != author_id && id_ok(who) {
                 fetched.push((date.parse().unwrap_or(0), id.to_string(), name.to_string()));
             }
         }

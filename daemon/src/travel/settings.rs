@@ -21,6 +21,12 @@ pub struct Setting {
     /// Pushed after each Stop and at session end.
     #[serde(default)]
     pub auto: bool,
+    /// The remote's URLs when it was enabled (fetch, push): a URL changed since (by an agent,
+    /// by a repository's script) is not used until the user enables again.
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub push_url: String,
 }
 
 /// Edits of the file, one at a time (projects' tasks write it).

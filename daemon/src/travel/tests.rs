@@ -108,7 +108,8 @@ fn queued_work_keeps_every_ask() {
 
 #[test]
 fn a_failure_stays_until_a_push_or_fetch_goes_through() {
-    let mut st = State { setting: Some(Setting { remote: "origin".into(), auto: true }), ..Default::default() };
+    let setting = Setting { remote: "origin".into(), auto: true, ..Default::default() };
+    let mut st = State { setting: Some(setting), ..Default::default() };
     st.take(&Done { pushed: Some(Err("git push to origin failed: denied".into())), ..Default::default() }, "t1");
     assert!(st.status_line().unwrap().contains("FAILED: git push to origin failed: denied"));
     st.take(&Done { branch: "main".into(), ..Default::default() }, "t2");
