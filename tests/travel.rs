@@ -537,6 +537,16 @@ fn a_repository_cannot_turn_pushing_on_or_make_git_run_its_programs() {
     );
     assert!(walk(&lender.join("refs")).iter().all(|p| !p.to_string_lossy().contains("ccmem")), "nothing sent there");
     git_as(&env, &dir, &["config", "remote.origin.url", bare.to_str().unwrap()]);
+    // A checkout whose `.git` file names another repository: nothing written there. A real
+    // worktree of the project is the project's.
+    let lent = env.path().join("lent");
+    std::fs::create_dir_all(&lent).unwrap();
+    std::fs::write(lent.join(".git"), format!("gitdir: {}\n", dir.join(".git").display())).unwrap();
+    let out = env.ctl(&["handoff", "enable", "--project", lent.to_str().unwrap()]);
+    assert!(!out.status.success() && text(&out.stderr).contains("names another repository"), "{}", text(&out.stderr));
+    let wt = env.path().join("wt");
+    git_as(&env, &dir, &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "wt"]);
+    ctl(&env, &["handoff", "enable", "--project", wt.to_str().unwrap()]);
     // A file that names a remote, written while the session runs: said at once.
     std::fs::write(dir.join(".claude/ccmem.toml"), "remote = \"evil\"\n").unwrap();
     let status = ctl(&env, &["status", root]);

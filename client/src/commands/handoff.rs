@@ -115,10 +115,11 @@ fn one(seen: &SeenHandoff, now: chrono::DateTime<chrono::Utc>) -> String {
     let q = |s: &str| ccmem_proto::quote::quoted(s, 300);
     let mut o = format!(
         "\n  {} ({whose}): by {} on {}, {ago}, commit {}\n",
-        seen.git_ref,
+        // A fetched ref's name is anyone's: one line, whatever it holds.
+        ccmem_proto::quote::name(&seen.git_ref),
         q(&h.author),
         q(&h.machine),
-        h.commit.get(..10).unwrap_or(&h.commit)
+        ccmem_proto::quote::name(h.commit.get(..10).unwrap_or(&h.commit))
     );
     if !h.agent.is_empty() {
         o.push_str(&format!("    agent: {} {}\n", q(&h.agent), q(&h.conversation)));

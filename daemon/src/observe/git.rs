@@ -435,6 +435,46 @@ pub fn parse_numstat(out: &str) -> (u64, u64) {
     })
 }
 
+/// Whether `git_dir` is this checkout's: inside the project, or the git directory of the
+/// worktree or submodule its `.git` file names, when that directory names this checkout
+/// back (a worktree's `gitdir` file, a submodule's `core.worktree`): a `.git` file and a
+/// directory laid out to look like a worktree cannot lend another repository's.
+pub fn own_git_dir(root: &Path, git_dir: &Path) -> bool {
+    let real = |p: &Path| ccmem_proto::files::within::canonical(p).ok();
+    let Some(git_dir) = real(git_dir) else { return false };
+    let Some(root_real) = real(root) else { return false };
+    if git_dir.starts_with(&root_real) {
+        return true;
+    }
+    let read = |p: &Path| ccmem_proto::files::untrusted::read_string(p, 4096).ok();
+    let Ok(dotgit) = ccmem_proto::files::untrusted::read_string_in(root, &root.join(".git"), 4096) else {
+        return false;
+    };
+    let Some(named) = dotgit.trim().strip_prefix("gitdir:").map(str::trim) else { return false };
+    let named = root.join(named);
+    let Some(named_real) = real(&named) else { return false };
+    let points_back =
+        |p: &str| real(&named.join(p.trim())).is_some_and(|p| p == root_real || p == root_real.join(".git"));
+    match read(&named.join("commondir")) {
+        // A worktree: `<common>/worktrees/<name>`, whose `gitdir` names this `.git` file.
+        Some(c) => {
+            real(&named.join(c.trim())).is_some_and(|c| c == git_dir)
+                && named_real.parent().is_some_and(|p| p == git_dir.join("worktrees"))
+                && read(&named.join("gitdir")).is_some_and(|g| points_back(&g))
+        }
+        // A submodule: its git directory itself, whose `core.worktree` is this checkout.
+        None => {
+            named_real == git_dir
+                && read(&named.join("config")).is_some_and(|c| {
+                    c.lines()
+                        .filter_map(|l| l.trim().strip_prefix("worktree"))
+                        .filter_map(|l| l.trim_start().strip_prefix('='))
+                        .any(points_back)
+                })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -268,6 +268,10 @@ pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Opti
         }
         return done;
     };
+    if let Err(e) = own_repository(root) {
+        done.error = Some(e);
+        return done;
+    }
     let maker = maker_known.unwrap_or_else(|| maker(root));
     let outbox = side.with_file_name("outbox.git");
     // The remote's URLs as they were when the user enabled handoff, or nothing goes out.
@@ -357,6 +361,19 @@ struct Repos<'a> {
     outbox: &'a Path,
 }
 
+/// A `.git` file can name another repository's directory (one that does not name this
+/// checkout back as its worktree or submodule): nothing is written there, or sent from it.
+fn own_repository(root: &Path) -> Result<(), String> {
+    let common = git::local(root, &["rev-parse", "--path-format=absolute", "--git-common-dir"], None).text();
+    if common.is_empty() || !crate::observe::git::own_git_dir(root, Path::new(&common)) {
+        return Err(format!(
+            "{}'s .git names another repository's directory, not this checkout's: no handoff is written or sent",
+            root.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Turns handoff on for `root`, after checking the remote.
 fn enable(root: &Path, remote: Option<String>, auto: bool, branch: Option<&str>) -> Result<Setting, String> {
     if crate::observe::git::benched(root) {
@@ -365,6 +382,7 @@ fn enable(root: &Path, remote: Option<String>, auto: bool, branch: Option<&str>)
     if !git::local(root, &["rev-parse", "--git-dir"], None).ok {
         return Err(format!("{} is not in a git repository: a handoff travels through git", root.display()));
     }
+    own_repository(root)?;
     let remote = remote.or_else(|| branch.and_then(|b| remote::upstream(root, b))).unwrap_or_else(|| "origin".into());
     if !remote::name_ok(&remote) {
         return Err(format!("{remote:?} cannot be a remote's name here (letters, digits, '.', '_', '-')"));

@@ -912,11 +912,20 @@ pub(super) const POSITIVES: &[(&str, &str, &str)] = &[
     ("6768 705f 6142 3364 4535 6647 3768 4a39 6b4c 316d 4e33 7051 3572 5337 7455 3976 5731 7859 337a 4136", "github-token", "6768 705f 6142"),
     ("export OPENWEATHER_APPID=4f3c2a1e9b8d7c6f5e4d3c2b1a0f9e8d", "secret", "4f3c2a1e9b8d"),
     ("7z a -pKl2jH4gF6dS8 archive.7z secrets/", "password", "Kl2jH4gF6dS8"),
+    // Round eleven.
+    ("bundle config set --global gems.contribsys.com alice:Sk8rB0yPass", "password", "Sk8rB0yPass"),
+    ("bundle config gems.contribsys.com user:Sk8rB0yPass", "password", "Sk8rB0yPass"),
+    ("export BUNDLE_GEMS__CONTRIBSYS__COM=user:Sk8rB0yPass", "password", "Sk8rB0yPass"),
+    ("sshpass -f <(echo Hq2wE3rT5yB) ssh deploy@host", "password", "Hq2wE3rT5yB"),
+    ("sshpass -f <(printf %s Hq2wE3rT5yB) ssh deploy@host", "password", "Hq2wE3rT5yB"),
+    ("the otp seed is JBSWY3DPEHPK3PXP", "secret", "JBSWY3DPEHPK3PXP"),
 
 ];
 
 /// Text that must come out unchanged.
 pub(super) const NEAR_MISSES: &[&str] = &[
+    "bundle config set --global path vendor/bundle",
+    "The OTP secret is stored in the vault.",
     // Round ten's near misses.
     "define('CACHE_KEY', 'posts');",
     "define('DB_PASSWORD', getenv('DB_PASSWORD'));",

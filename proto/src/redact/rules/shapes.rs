@@ -119,6 +119,28 @@ pub(super) fn specs() -> Vec<Spec> {
             min_len: 39,
             ..spec("secret", r"(?:^|[\s:])(?P<s>[0-9a-f]{4}(?: [0-9a-f]{4}){7,})\b", &[], None)
         },
+        // Bundler's credentials: `bundle config [set] [--global] HOST USER:PASS`, and its
+        // `BUNDLE_HOST__NAME=USER:PASS` variable.
+        spec(
+            "password",
+            r#"(?i)\bbundle\s+config\s+(?:set\s+)?(?:--(?:global|local)\s+)?[A-Za-z0-9.-]+\.[A-Za-z]{2,}\s+["']?[^\s:"']+:(?P<s>[^\s"']+)|\bBUNDLE_[A-Z0-9_]*__[A-Z0-9_]+\s*=\s*["']?[^\s:"']+:(?P<s2>[^\s"']+)"#,
+            &["bundle"],
+            Some(plain_secret),
+        ),
+        // A password fed to sshpass as a file made on the spot: `sshpass -f <(echo PASS)`.
+        spec(
+            "password",
+            r#"\bsshpass\b[^\n]*?-f\s*<\(\s*(?:echo|printf)\s+(?:-[neE]+\s+)?(?:["']?%s(?:\\n)?["']?\s+)?["']?(?P<s>[^\s"')]+)"#,
+            &["sshpass"],
+            Some(plain_secret),
+        ),
+        // A one-time-password seed (base32) named in prose or a label: "the otp seed is …".
+        spec(
+            "secret",
+            r#"(?i)\b(?:otp|totp|hotp|2fa|mfa)[ _-]?(?:seed|secret|key)\b[^\n]{0,20}?(?:[:=]|\s(?:is|was))\s*["'`]?(?P<s>(?-i:[A-Z2-7]{16,128})=*)"#,
+            &["otp", "2fa", "mfa"],
+            None,
+        ),
         // An `…APPID`/`…APP_ID` set to a generated value (OpenWeather's API key is its
         // `APPID`); a numeric id is an id.
         spec(
