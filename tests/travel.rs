@@ -618,6 +618,11 @@ fn a_remote_that_never_answers_holds_neither_the_agent_nor_the_daemon() {
     assert!(ctx.contains("# Where you left off"), "the context, without the handoffs:\n{ctx}");
     assert!(began.elapsed() < Duration::from_secs(8), "the SessionStart waited for the remote: {:?}", began.elapsed());
     assert_ok(&env.ctl(&["ping", "--no-start"]), "ping while the fetch hangs");
+    // Showing does not wait behind it either.
+    let began = std::time::Instant::now();
+    let shown = ctl(&env, &["handoff", "show", "--project", root]);
+    assert!(shown.contains("Handoff is on"), "{shown}");
+    assert!(began.elapsed() < Duration::from_secs(8), "show waited for the fetch: {:?}", began.elapsed());
 }
 
 #[test]

@@ -56,7 +56,7 @@ impl Project {
             tracing::warn!(project = %self.s.project_root.display(), "handoff: {e}");
         }
         for (w, action) in std::mem::take(&mut self.runs.waiting) {
-            let _ = w.send(self.handoff_reply(&done, action));
+            let _ = w.send(reply_of(&self.travel, &self.s.project_root, &done, action));
         }
         if let Some(next) = self.runs.next.take() {
             let waiting = std::mem::take(&mut self.runs.next_waiting);
@@ -67,47 +67,25 @@ impl Project {
         }
     }
 
-    /// What a requester is told after `done`.
-    fn handoff_reply(&self, done: &travel::Done, action: HandoffAction) -> Result<HandoffReply, String> {
-        // A push or fetch that failed is the answer to the one who asked for it; enabling
-        // (which fetches too) succeeded all the same, and says so.
-        let failed = match action {
-            HandoffAction::Push => done.pushed.clone().and_then(Result::err),
-            HandoffAction::Pull | HandoffAction::Prune => done.fetched.clone().and_then(Result::err),
-            _ => None,
-        };
-        if let Some(e) = done.error.clone().or(failed) {
-            return Err(e);
-        }
-        let t = &self.travel;
-        let root = &self.s.project_root;
-        let author_id =
-            t.maker.as_ref().map(|m| travel::refs::author_id(&m.author, &m.machine, root)).unwrap_or_default();
-        let mut said = done.said.clone();
-        if let (HandoffAction::Enable, Some(Err(e))) = (action, &done.fetched) {
-            said.push(format!("the first fetch failed ({e}); it is tried again at the next session start"));
-        }
-        if done.more > 0 {
-            said.push(format!("{} older handoff(s) of this branch not shown", done.more));
-        }
-        Ok(HandoffReply {
-            root: self.s.project_root.clone(),
-            enabled: t.setting.is_some(),
-            remote: t.setting.as_ref().map(|s| s.remote.clone()).unwrap_or_default(),
-            auto: t.setting.as_ref().is_some_and(|s| s.auto),
-            branch: done.branch.clone(),
-            author_id,
-            done: said.join("; "),
-            handoffs: done.seen.clone(),
-            failed: t.failed.clone(),
-            pushed_at: t.pushed_at.clone(),
-            fetched_at: t.fetched_at.clone(),
-        })
-    }
-
     /// A `handoff` request.
     pub(super) fn handoff(&mut self, p: HandoffParams, reply: oneshot::Sender<Result<HandoffReply, String>>) {
         let mut work = Work { sock: p.ssh_auth_sock, branch: p.branch, asked: true, ..Default::default() };
+        // Showing reads only: answered beside the queue, not behind a push or fetch that can
+        // take its whole time bound.
+        if p.action == HandoffAction::Show && self.travel.loaded {
+            let (root, side, state) = (self.s.project_root.clone(), self.side(), self.travel.clone());
+            tokio::spawn(async move {
+                let (setting, maker) = (state.setting.clone(), state.maker.clone());
+                let at = root.clone();
+                let done = tokio::task::spawn_blocking(move || travel::run(&at, &side, setting, maker, work)).await;
+                let done = done.unwrap_or_else(|_| travel::Done {
+                    error: Some("the handoff run failed".into()),
+                    ..Default::default()
+                });
+                let _ = reply.send(reply_of(&state, &root, &done, HandoffAction::Show));
+            });
+            return;
+        }
         match p.action {
             HandoffAction::Show => {}
             HandoffAction::Enable => {
@@ -229,4 +207,44 @@ impl Project {
             }
         });
     }
+}
+
+/// What a requester is told after `done`.
+fn reply_of(
+    t: &travel::State,
+    root: &std::path::Path,
+    done: &travel::Done,
+    action: HandoffAction,
+) -> Result<HandoffReply, String> {
+    // A push or fetch that failed is the answer to the one who asked for it; enabling
+    // (which fetches too) succeeded all the same, and says so.
+    let failed = match action {
+        HandoffAction::Push => done.pushed.clone().and_then(Result::err),
+        HandoffAction::Pull | HandoffAction::Prune => done.fetched.clone().and_then(Result::err),
+        _ => None,
+    };
+    if let Some(e) = done.error.clone().or(failed) {
+        return Err(e);
+    }
+    let author_id = t.maker.as_ref().map(|m| travel::refs::author_id(&m.author, &m.machine, root)).unwrap_or_default();
+    let mut said = done.said.clone();
+    if let (HandoffAction::Enable, Some(Err(e))) = (action, &done.fetched) {
+        said.push(format!("the first fetch failed ({e}); it is tried again at the next session start"));
+    }
+    if done.more > 0 {
+        said.push(format!("{} older handoff(s) of this branch not shown", done.more));
+    }
+    Ok(HandoffReply {
+        root: root.to_path_buf(),
+        enabled: t.setting.is_some(),
+        remote: t.setting.as_ref().map(|s| s.remote.clone()).unwrap_or_default(),
+        auto: t.setting.as_ref().is_some_and(|s| s.auto),
+        branch: done.branch.clone(),
+        author_id,
+        done: said.join("; "),
+        handoffs: done.seen.clone(),
+        failed: t.failed.clone(),
+        pushed_at: t.pushed_at.clone(),
+        fetched_at: t.fetched_at.clone(),
+    })
 }

@@ -106,7 +106,7 @@ pub struct Done {
 }
 
 /// A project's handoff state, owned by its task.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct State {
     /// Handoff is on (and how), once loaded.
     pub setting: Option<Setting>,
