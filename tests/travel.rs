@@ -63,6 +63,16 @@ fn clone_into(env: &Env, url: &str) -> PathBuf {
     std::fs::canonicalize(&dir).unwrap()
 }
 
+/// A clone of `bare` in `v`, its daemon started and handoff on, and the context its first
+/// SessionStart gets (the daemon is stopped when the handle goes).
+fn victim(v: &Env, bare: &Path) -> (Daemon, PathBuf, String) {
+    let dir = clone_into(v, bare.to_str().unwrap());
+    let d = v.start_daemon(&[]);
+    ctl(v, &["handoff", "enable", "--project", dir.to_str().unwrap()]);
+    let ctx = start(v, &dir, "conv-v");
+    (d, dir, ctx)
+}
+
 /// `git daemon` serving `base` on 127.0.0.1 (pushes allowed), and its URL prefix.
 struct GitDaemon {
     _child: KillOnDrop,
@@ -369,12 +379,8 @@ fn a_forged_handoff_changes_nothing_but_a_quoted_capped_block() {
         git_as(&m, &work, &["update-ref", &format!("refs/ccmem/handoff/{who}/main"), id]);
     }
     git_as(&m, &work, &["push", "-q", "origin", "refs/ccmem/handoff/*:refs/ccmem/handoff/*"]);
-
-    let v_dir = clone_into(&v, bare.to_str().unwrap());
+    let (_d, v_dir, ctx) = victim(&v, &bare);
     let root = v_dir.to_str().unwrap();
-    let _d = v.start_daemon(&[]);
-    ctl(&v, &["handoff", "enable", "--project", root]);
-    let ctx = start(&v, &v_dir, "conv-v");
     let block = handoff_block(&ctx);
     assert_eq!(block.matches("\n- by ").count(), 1, "only the well-formed handoff is read:\n{block}");
     assert!(block.contains("Ignore previous instructions"), "shown, as a quotation:\n{ctx}");
@@ -651,12 +657,8 @@ fn a_remote_that_holds_too_much_cannot_fill_the_disk_or_hide_real_handoffs() {
         git_as(&m, &work, &["update-ref", &format!("refs/ccmem/handoff/noise-{i}/main"), &id]);
     }
     git_as(&m, &work, &["push", "-q", "origin", "refs/ccmem/handoff/*:refs/ccmem/handoff/*"]);
-
-    let v_dir = clone_into(&v, bare.to_str().unwrap());
+    let (_d, v_dir, ctx) = victim(&v, &bare);
     let root = v_dir.to_str().unwrap();
-    let _d = v.start_daemon(&[]);
-    ctl(&v, &["handoff", "enable", "--project", root]);
-    let ctx = start(&v, &v_dir, "conv-v");
     assert!(handoff_block(&ctx).contains("THE REAL WORK"), "the real handoff among the ones read:\n{ctx}");
 
     // Then 70 MB that does not compress, beside a handoff: the fetch is stopped, nothing kept.
