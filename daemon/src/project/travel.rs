@@ -40,10 +40,10 @@ impl Project {
             return;
         }
         let root = self.s.project_root.clone();
-        let side = self.side();
+        let dir = self.travel_dir();
         let (setting, maker) = (self.travel.setting.clone(), self.travel.maker.clone());
         self.runs.waiting.extend(waiter);
-        self.runs.running = Some(tokio::task::spawn_blocking(move || travel::run(&root, &side, setting, maker, work)));
+        self.runs.running = Some(tokio::task::spawn_blocking(move || travel::run(&root, &dir, setting, maker, work)));
     }
 
     /// A run finished: its result kept, its requesters answered, the next one started.
@@ -73,11 +73,11 @@ impl Project {
         // Showing reads only: answered beside the queue, not behind a push or fetch that can
         // take its whole time bound.
         if p.action == HandoffAction::Show && self.travel.loaded {
-            let (root, side, state) = (self.s.project_root.clone(), self.side(), self.travel.clone());
+            let (root, dir, state) = (self.s.project_root.clone(), self.travel_dir(), self.travel.clone());
             tokio::spawn(async move {
                 let (setting, maker) = (state.setting.clone(), state.maker.clone());
                 let at = root.clone();
-                let done = tokio::task::spawn_blocking(move || travel::run(&at, &side, setting, maker, work)).await;
+                let done = tokio::task::spawn_blocking(move || travel::run(&at, &dir, setting, maker, work)).await;
                 let done = done.unwrap_or_else(|_| travel::Done {
                     error: Some("the handoff run failed".into()),
                     ..Default::default()
@@ -152,9 +152,9 @@ impl Project {
         }
     }
 
-    /// Where fetched handoffs are kept: a repository of ccmem's own in the project's state dir.
-    fn side(&self) -> std::path::PathBuf {
-        self.ctx.store.project_dir(&self.s.project_root).join("handoffs.git")
+    /// The project's state dir, where travel keeps its repositories.
+    fn travel_dir(&self) -> std::path::PathBuf {
+        self.ctx.store.project_dir(&self.s.project_root)
     }
 
     /// The block of handoffs that arrived since `conversation` was last given them (at its
@@ -199,9 +199,9 @@ impl Project {
             sock: self.travel.sock.clone(),
             ..Default::default()
         };
-        let (root, side, maker) = (self.s.project_root.clone(), self.side(), self.travel.maker.clone());
+        let (root, dir, maker) = (self.s.project_root.clone(), self.travel_dir(), self.travel.maker.clone());
         tokio::task::spawn_blocking(move || {
-            let done = travel::run(&root, &side, Some(setting), maker, work);
+            let done = travel::run(&root, &dir, Some(setting), maker, work);
             if let Some(Err(e)) = done.pushed {
                 tracing::warn!(project = %root.display(), "handoff at session end: {e}");
             }
@@ -220,7 +220,7 @@ fn reply_of(
     // (which fetches too) succeeded all the same, and says so.
     let failed = match action {
         HandoffAction::Push => done.pushed.clone().and_then(Result::err),
-        HandoffAction::Pull | HandoffAction::Prune => done.fetched.clone().and_then(Result::err),
+        HandoffAction::Pull => done.fetched.clone().and_then(Result::err),
         _ => None,
     };
     if let Some(e) = done.error.clone().or(failed) {

@@ -1,13 +1,14 @@
-//! The `git` program as travel runs it: in the project's repository, with nothing of the
-//! repository's own configuration able to run a program, prompt, or reach further than the
-//! one URL asked for, and bounded in time (the whole process group is stopped at the end).
+//! The `git` program as travel runs it: plumbing in the project's repository, and every call
+//! to a remote in a repository of ccmem's own (see `remote`); with nothing of a repository's
+//! configuration able to run a program, prompt, or reach further than the one URL asked for,
+//! and bounded in time (the whole process group is stopped at the end).
 //!
-//! The repository is untrusted input: a downloaded archive with a `.git` can set
+//! The project's repository is untrusted input: a downloaded archive with a `.git` can set
 //! `core.sshCommand`, `core.gitProxy`, `core.askPass`, credential helpers, hooks,
-//! `protocol.ext.allow`, and a remote whose `uploadpack` is a program. Each is overridden
-//! here by the command line or the environment, which git reads after the repository; the
-//! remote is given to git as a URL, never by its name, so nothing under `remote.<name>.` is
-//! used.
+//! `protocol.ext.allow`, and a remote whose `uploadpack` is a program. What plumbing could
+//! run is overridden here by the command line or the environment, which git reads after the
+//! repository; network calls run elsewhere, given the remote as a URL, and keep the same
+//! guards against a repository's configuration all the same.
 
 use std::io::Read;
 use std::path::Path;
@@ -38,7 +39,7 @@ pub struct Output {
     pub stderr: String,
     /// It was stopped at its deadline.
     pub timed_out: bool,
-    /// It was stopped for bringing more than it may ([`Watch`]).
+    /// It was stopped for bringing more than [`FETCH_CAP`].
     pub too_big: bool,
 }
 
@@ -225,8 +226,8 @@ fn run(cmd: Command, input: Option<&[u8]>, timeout: Duration) -> Output {
     run_watched(cmd, input, timeout, None)
 }
 
-/// Most a fetch may add to the repository it fetches into (`objects/` of [`Watch`]'s
-/// directory): handoffs are 16 KB each, tips only.
+/// Most a fetch may add to the repository it fetches into (its `objects/`): handoffs are
+/// 16 KB each, tips only.
 pub const FETCH_CAP: u64 = 64 << 20;
 
 /// [`run`], stopped too when the objects under `watch` grow past [`FETCH_CAP`].

@@ -212,9 +212,9 @@ pub fn maker(root: &Path) -> make::Maker {
 }
 
 /// Does `work` for the project at `root`, whose setting is `setting` (as the task knows it;
-/// ignored when `work.load`), on the calling thread (the blocking pool).
-/// `side` is the repository fetches go into ([`remote::side`]).
-pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Option<make::Maker>, work: Work) -> Done {
+/// ignored when `work.load`), on the calling thread (the blocking pool). `dir` is the
+/// project's state dir, where ccmem's own repositories for it are (`handoffs.git`, `outbox.git`).
+pub fn run(root: &Path, dir: &Path, setting: Option<Setting>, maker_known: Option<make::Maker>, work: Work) -> Done {
     let mut done = Done::default();
     let mut setting = setting;
     if work.load {
@@ -273,9 +273,11 @@ pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Opti
         return done;
     }
     let maker = maker_known.unwrap_or_else(|| maker(root));
-    let outbox = side.with_file_name("outbox.git");
-    // The remote's URLs as they were when the user enabled handoff, or nothing goes out.
-    let pinned = |push: bool| -> Result<(), String> {
+    let (fetched, outbox) = (dir.join(Repos::FETCHED), dir.join(Repos::OUTBOX));
+    let repos = Repos { fetched: &fetched, outbox: &outbox };
+    // The remote's URL, as it was when the user enabled handoff, or nothing goes out: what
+    // is checked is what is used.
+    let url_of = |push: bool| -> Result<String, String> {
         let now = remote::url(root, &setting.remote, push)?;
         let then = if push { &setting.push_url } else { &setting.url };
         if !then.is_empty() && *then != now {
@@ -285,8 +287,9 @@ pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Opti
                 setting.remote
             ));
         }
-        Ok(())
+        Ok(now)
     };
+    let remote = setting.remote.as_str();
     let id = refs::author_id(&maker.author, &maker.machine, root);
     let sock = work.sock.as_deref();
     let mut renamed = None;
@@ -309,41 +312,47 @@ pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Opti
     }
     if work.push {
         if let Some(branch) = &branch_now {
-            let r = pinned(true).and_then(|()| remote::push(root, &outbox, &setting.remote, &id, branch, sock));
-            if r.is_ok() {
-                done.said.push(format!("pushed the handoff on {branch} to {}", setting.remote));
+            let r = url_of(true).and_then(|url| {
+                remote::push(root, &outbox, (remote, &url), &id, branch, sock)?;
                 // The old name's copy there goes with the rename.
                 if let Some(old) = &renamed {
-                    let _ = remote::delete(root, &outbox, &setting.remote, &[refs::own_ref(&id, old)], sock);
+                    let _ = remote::delete(root, &outbox, (remote, &url), &[refs::own_ref(&id, old)], sock);
                 }
+                Ok(())
+            });
+            if r.is_ok() {
+                done.said.push(format!("pushed the handoff on {branch} to {remote}"));
             }
             done.pushed = Some(r);
         }
     }
     if work.fetch {
-        let r = pinned(false).and_then(|()| remote::fetch(root, side, &setting.remote, branch_now.as_deref(), sock));
+        let r =
+            url_of(false).and_then(|url| remote::fetch(root, &fetched, (remote, &url), branch_now.as_deref(), sock));
         if r.is_ok() {
-            done.said.push(format!("fetched the handoffs of {}", setting.remote));
+            done.said.push(format!("fetched the handoffs of {remote}"));
         }
         done.fetched = Some(r);
     }
-    let repos = Repos { side, outbox: &outbox };
     if let Some(remote_too) = work.forget {
-        match pinned(true) {
-            Ok(()) => forget(root, &repos, &setting.remote, &id, remote_too, sock, &mut done),
+        match url_of(true) {
+            Ok(url) => forget(root, &repos, (remote, &url), &id, remote_too, sock, &mut done),
             Err(e) => done.error = Some(e),
         }
     }
     if let Some(remote_too) = work.prune {
-        match pinned(false).and_then(|()| pinned(true)) {
-            Ok(()) => prune(root, &repos, &setting.remote, &id, remote_too, sock, branch_now.as_deref(), &mut done),
+        match url_of(false).and_then(|fetch| Ok((fetch, url_of(true)?))) {
+            Ok((fetch, push)) => {
+                let urls = Urls { remote, fetch: &fetch, push: &push };
+                prune(root, &repos, &urls, &id, remote_too, sock, branch_now.as_deref(), &mut done)
+            }
             Err(e) => done.error = Some(e),
         }
     }
     let branch = work.branch.or(branch_now);
     match branch {
         Some(b) if refs::branch_ok(&b) => {
-            (done.seen, done.more) = refs::on_branch(root, side, &setting.remote, &id, &b);
+            (done.seen, done.more) = refs::on_branch(root, &fetched, remote, &id, &b);
             done.branch = b;
         }
         Some(b) if work.asked => done.error = Some(format!("{b:?} is not a branch name git takes")),
@@ -356,9 +365,22 @@ pub fn run(root: &Path, side: &Path, setting: Option<Setting>, maker_known: Opti
 /// ccmem's own repositories beside a project, in its state dir.
 struct Repos<'a> {
     /// What the last fetch brought.
-    side: &'a Path,
+    fetched: &'a Path,
     /// This clone's handoffs as they were sent.
     outbox: &'a Path,
+}
+
+impl Repos<'_> {
+    /// The names of the two in the project's state dir.
+    const FETCHED: &'static str = "handoffs.git";
+    const OUTBOX: &'static str = "outbox.git";
+}
+
+/// A remote's name and its URLs (as pinned at enable).
+struct Urls<'a> {
+    remote: &'a str,
+    fetch: &'a str,
+    push: &'a str,
 }
 
 /// A `.git` file can name another repository's directory (one that does not name this
@@ -387,12 +409,6 @@ fn enable(root: &Path, remote: Option<String>, auto: bool, branch: Option<&str>)
     if !remote::name_ok(&remote) {
         return Err(format!("{remote:?} cannot be a remote's name here (letters, digits, '.', '_', '-')"));
     }
-    let key = format!("remote.{remote}.url");
-    if !git::local(root, &["config", "--get", &key], None).ok {
-        return Err(format!(
-            "this repository has no remote named {remote:?} (`git remote -v` lists them; `--remote NAME`)"
-        ));
-    }
     let s =
         Setting { url: remote::url(root, &remote, false)?, push_url: remote::url(root, &remote, true)?, remote, auto };
     settings::set(root, Some(s.clone()))?;
@@ -415,16 +431,24 @@ fn write(root: &Path, s: &Session, branch: &str, id: &str, maker: &make::Maker, 
 }
 
 /// Deletes this clone's refs here (and its own on the remote), and what fetches brought.
-fn forget(root: &Path, repos: &Repos, remote: &str, id: &str, remote_too: bool, sock: Option<&Path>, done: &mut Done) {
+fn forget(
+    root: &Path,
+    repos: &Repos,
+    (remote, url): (&str, &str),
+    id: &str,
+    remote_too: bool,
+    sock: Option<&Path>,
+    done: &mut Done,
+) {
     let own: Vec<String> = refs::list(root, &format!("{}{id}/", refs::OWN)).into_iter().map(|(n, _)| n).collect();
     if remote_too {
-        if let Err(e) = remote::delete(root, repos.outbox, remote, &own, sock) {
+        if let Err(e) = remote::delete(root, repos.outbox, (remote, url), &own, sock) {
             done.error = Some(e);
             return;
         }
     }
     let n = own.iter().filter(|name| refs::delete(root, name).is_ok()).count();
-    let _ = std::fs::remove_dir_all(repos.side);
+    let _ = std::fs::remove_dir_all(repos.fetched);
     let _ = std::fs::remove_dir_all(repos.outbox);
     done.said.push(format!(
         "deleted this clone's {n} handoff ref(s) and what was fetched{}",
@@ -440,7 +464,7 @@ fn forget(root: &Path, repos: &Repos, remote: &str, id: &str, remote_too: bool, 
 fn prune(
     root: &Path,
     repos: &Repos,
-    remote: &str,
+    urls: &Urls,
     id: &str,
     remote_too: bool,
     sock: Option<&Path>,
@@ -448,11 +472,12 @@ fn prune(
     done: &mut Done,
 ) {
     // What the remote holds now, this clone's own copies there among it.
-    if let Err(e) = remote::fetch(root, repos.side, remote, current, sock) {
+    let remote = urls.remote;
+    if let Err(e) = remote::fetch(root, repos.fetched, (remote, urls.fetch), current, sock) {
         done.error = Some(e);
         return;
     }
-    let upstream = match remote::branches(root, repos.outbox, remote, sock) {
+    let upstream = match remote::branches(root, repos.outbox, (remote, urls.fetch), sock) {
         Ok(b) => b,
         Err(e) => {
             done.error = Some(e);
@@ -484,7 +509,7 @@ fn prune(
             dropped += 1;
         }
     }
-    for (name, _) in refs::list(repos.side, &fetched_prefix) {
+    for (name, _) in refs::list(repos.fetched, &fetched_prefix) {
         let Some((who, branch)) = name.strip_prefix(&fetched_prefix).and_then(|r| r.split_once('/')) else { continue };
         if gone(branch) {
             if who == id {
@@ -492,13 +517,13 @@ fn prune(
             } else {
                 dropped += 1;
             }
-            let _ = refs::delete(repos.side, &name);
+            let _ = refs::delete(repos.fetched, &name);
         }
     }
     own_dropped.sort();
     own_dropped.dedup();
     if remote_too {
-        if let Err(e) = remote::delete(root, repos.outbox, remote, &own_dropped, sock) {
+        if let Err(e) = remote::delete(root, repos.outbox, (remote, urls.push), &own_dropped, sock) {
             done.error = Some(e);
             return;
         }

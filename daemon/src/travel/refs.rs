@@ -1,9 +1,10 @@
-//! The handoff refs in the project's repository, written with git plumbing only: the work
-//! tree, the index and the branches never change, and no branch's log shows them.
+//! The handoff refs, written with git plumbing only: the work tree, the index and the
+//! branches never change, and no branch's log shows them.
 //!
-//! - `refs/ccmem/handoff/<author-id>/<branch>`: this clone's own (and what it pushes);
+//! - `refs/ccmem/handoff/<author-id>/<branch>`: this clone's own, in the project's repository
+//!   (and, as sent, in ccmem's `outbox.git`);
 //! - `refs/ccmem/remotes/<remote>/<author-id>/<branch>`: what the last fetch brought of
-//!   everyone's, own included.
+//!   everyone's, own included, in ccmem's `handoffs.git`.
 //!
 //! Each handoff is a commit whose tree holds `handoff.json` and `handoff.md`, its parent the
 //! branch's previous handoff by the same author.
@@ -71,19 +72,14 @@ pub fn id_ok(id: &str) -> bool {
 /// Copies the handoff in `commit` of `root` (this clone's own) into the repository `out` as a
 /// commit on `name` whose parent is the one there before: its two files, author and dates.
 pub fn copy_commit(root: &Path, commit: &str, out: &Path, name: &str) -> Result<(), String> {
-    let mut entries = String::new();
-    for file in ["handoff.json", "handoff.md"] {
-        let spec = format!("{commit}:{file}");
-        let id = git::local(root, &["rev-parse", "--verify", "-q", "--end-of-options", &spec], None).text();
-        let size: usize = git::local(root, &["cat-file", "-s", &id], None).text().parse().unwrap_or(usize::MAX);
-        if size > 4 * MAX_BYTES {
+    let mut files = Vec::new();
+    for file in FILES {
+        let data = git::local(root, &["cat-file", "blob", &format!("{commit}:{file}")], None);
+        if !data.ok || data.stdout.len() > 4 * MAX_BYTES {
             return Err(format!("this clone's {file} cannot be read"));
         }
-        let data = git::local(root, &["cat-file", "blob", &id], None);
-        let blob = ok(git::local(out, &["hash-object", "-w", "--stdin"], Some(&data.stdout)), "git hash-object")?;
-        entries.push_str(&format!("100644 blob {blob}\t{file}\n"));
+        files.push(data.stdout);
     }
-    let tree = ok(git::local(out, &["mktree"], Some(entries.as_bytes())), "git mktree")?;
     let who = git::local(root, &["log", "-1", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", commit], None);
     let who = String::from_utf8_lossy(&who.stdout).into_owned();
     let f: Vec<&str> = who.splitn(7, '\0').collect();
@@ -99,12 +95,33 @@ pub fn copy_commit(root: &Path, commit: &str, out: &Path, name: &str) -> Result<
         ("GIT_COMMITTER_DATE", f[5]),
     ];
     let prev = resolve(out, name);
-    let mut args = vec!["commit-tree", "--no-gpg-sign", tree.as_str(), "-F", "-"];
-    if let Some(p) = &prev {
-        args.extend(["-p", p.as_str()]);
-    }
-    let copy = ok(git::local_with(out, &args, Some(f[6].trim_end().as_bytes()), &env), "git commit-tree")?;
+    let copy = commit_files(out, [&files[0], &files[1]], prev.as_deref(), f[6].trim_end(), &env)?;
     ok(git::local(out, &["update-ref", name, &copy], None), "git update-ref").map(|_| ())
+}
+
+/// A handoff commit's files, in its tree's order.
+const FILES: [&str; 2] = ["handoff.json", "handoff.md"];
+
+/// A commit in `repo` whose tree holds [`FILES`] (`data`, in that order), over `parent`, with
+/// `message` and `env` (author, dates); its id.
+fn commit_files(
+    repo: &Path,
+    data: [&[u8]; 2],
+    parent: Option<&str>,
+    message: &str,
+    env: &[(&str, &str)],
+) -> Result<String, String> {
+    let mut tree = String::new();
+    for (file, bytes) in FILES.iter().zip(data) {
+        let blob = ok(git::local(repo, &["hash-object", "-w", "--stdin"], Some(bytes)), "git hash-object")?;
+        tree.push_str(&format!("100644 blob {blob}\t{file}\n"));
+    }
+    let tree = ok(git::local(repo, &["mktree"], Some(tree.as_bytes())), "git mktree")?;
+    let mut args = vec!["commit-tree", "--no-gpg-sign", tree.as_str(), "-F", "-"];
+    if let Some(p) = parent {
+        args.extend(["-p", p]);
+    }
+    ok(git::local_with(repo, &args, Some(message.as_bytes()), env), "git commit-tree")
 }
 
 /// The ref of `author_id`'s handoff on `branch` in this clone.
@@ -125,21 +142,9 @@ pub fn write(root: &Path, author_id: &str, h: &BranchHandoff) -> Result<Option<S
             return Ok(None);
         }
     }
-    let json = super::make::json(h);
-    let md = super::make::markdown(h);
-    let blob = |data: &[u8]| -> Result<String, String> {
-        let out = git::local(root, &["hash-object", "-w", "--stdin"], Some(data));
-        ok(out, "git hash-object")
-    };
-    let (jb, mb) = (blob(&json)?, blob(md.as_bytes())?);
-    let tree = format!("100644 blob {jb}\thandoff.json\n100644 blob {mb}\thandoff.md\n");
-    let tree = ok(git::local(root, &["mktree"], Some(tree.as_bytes())), "git mktree")?;
+    let (json, md) = (super::make::json(h), super::make::markdown(h));
     let message = format!("ccmem handoff on {}\n\nBy {} on {}.\n", h.branch, h.author, h.machine);
-    let mut args = vec!["commit-tree", "--no-gpg-sign", tree.as_str(), "-F", "-"];
-    if let Some(p) = &prev {
-        args.extend(["-p", p.as_str()]);
-    }
-    let commit = ok(git::local(root, &args, Some(message.as_bytes())), "git commit-tree")?;
+    let commit = commit_files(root, [&json, md.as_bytes()], prev.as_deref(), &message, &[])?;
     // Against the previous value: a concurrent writer (another daemon on a copy) loses.
     let old = prev.as_deref().unwrap_or("0000000000000000000000000000000000000000");
     let upd = git::local(root, &["update-ref", "-m", "ccmem handoff", &name, &commit, old], None);
@@ -211,6 +216,10 @@ pub fn read_commit(root: &Path, commit: &str) -> Result<BranchHandoff, String> {
 /// Handoffs read for one branch at most: the newest by their commits' dates.
 pub const READ: usize = 16;
 
+/// How far ahead of now a time may be and still count (clocks differ a little); past it, a
+/// time is no time.
+const AHEAD_SECS: i64 = 300;
+
 /// Every handoff of `branch` this clone holds: its own (in `root`), and what fetches brought
 /// into `side` from `remote` (its own copy there left out), newest first; and how many more
 /// there are than were read. `newer`: made after this clone's own latest on the branch (a
@@ -239,11 +248,10 @@ pub fn on_branch(root: &Path, side: &Path, remote: &str, author_id: &str, branch
     }
     // Newest first by their commits' dates; a date to come sorts last (hundreds of forged
     // refs dated 2099 do not push a real handoff out of the ones read).
-    let soon = chrono::Utc::now().timestamp() + 300;
+    let soon = chrono::Utc::now().timestamp() + AHEAD_SECS;
     fetched.sort_by_key(|f| std::cmp::Reverse(if f.0 > soon { i64::MIN } else { f.0 }));
     let more = fetched.len().saturating_sub(READ);
     names.extend(fetched.into_iter().take(READ).map(|(_, id, name)| (name, id, false, side)));
-    let now = chrono::Utc::now().timestamp_millis();
     let mut seen = Vec::new();
     for (name, id, own, repo) in names {
         let author = name.strip_suffix(&format!("/{branch}")).unwrap_or("");
@@ -259,8 +267,9 @@ pub fn on_branch(root: &Path, side: &Path, remote: &str, author_id: &str, branch
         }
     }
     // By the time each says, read as a time; one past a few minutes from now is no time.
+    // (In milliseconds: two handoffs of the same second are still ordered.)
     let at = |s: &SeenHandoff| {
-        crate::clock::parse_iso(&s.handoff.made_at).map(|t| t.timestamp_millis()).filter(|t| *t <= now + 300_000)
+        crate::clock::parse_iso(&s.handoff.made_at).map(|t| t.timestamp_millis()).filter(|t| *t <= soon * 1000)
     };
     seen.sort_by_key(|s| std::cmp::Reverse(at(s)));
     let own_at = seen.iter().find(|s| s.own).and_then(at);

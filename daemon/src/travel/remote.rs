@@ -43,7 +43,8 @@ fn absolute(root: &Path, url: String) -> String {
     }
 }
 
-/// The URL `remote` pushes to (`pushurl` over `url`), or fetches from.
+/// The URL `remote` pushes to (`pushurl` over `url`), or fetches from, as the repository says
+/// now (the functions below are given it, once checked against the one pinned at enable).
 pub fn url(root: &Path, remote: &str, push: bool) -> Result<String, String> {
     let keys: &[&str] = if push { &["pushurl", "url"] } else { &["url"] };
     for k in keys {
@@ -57,7 +58,10 @@ pub fn url(root: &Path, remote: &str, push: bool) -> Result<String, String> {
             return Ok(absolute(root, url));
         }
     }
-    Err(format!("this repository has no remote named {remote:?} (`git remote -v` lists them)"))
+    Err(format!(
+        "this repository has no remote named {remote:?} (`git remote -v` lists them; `handoff enable --remote NAME` \
+         picks another)"
+    ))
 }
 
 /// Whether git reaches `url` on this machine (a path, `file://`): the repository there is
@@ -116,7 +120,7 @@ fn init(dir: &Path) -> Result<(), String> {
 pub fn push(
     root: &Path,
     out: &Path,
-    remote: &str,
+    (remote, url): (&str, &str),
     author_id: &str,
     branch: &str,
     sock: Option<&Path>,
@@ -127,15 +131,14 @@ pub fn push(
             "there is no handoff on {branch} to push yet (it is written at the next checkpoint with work)"
         ));
     };
-    let url = url(root, remote, true)?;
-    let program = pack_program(root, &url, "receive-pack")?;
+    let program = pack_program(root, url, "receive-pack")?;
     outbox(out)?;
     refs::copy_commit(root, &commit, out, &name)?;
     let spec = format!("+{name}:{name}");
     let flag = program.map(|p| format!("--receive-pack={p}"));
     let mut args = vec!["push", "--porcelain", "--no-verify", "--no-signed", "--no-recurse-submodules"];
     args.extend(flag.as_deref());
-    args.extend(["--", &url, &spec]);
+    args.extend(["--", url, &spec]);
     let done = git::network(out, &args, sock, None);
     if done.ok {
         Ok(())
@@ -153,12 +156,11 @@ pub const FETCHED_MAX: usize = 200;
 pub fn fetch(
     root: &Path,
     fetched: &Path,
-    remote: &str,
+    (remote, url): (&str, &str),
     branch: Option<&str>,
     sock: Option<&Path>,
 ) -> Result<(), String> {
-    let url = url(root, remote, false)?;
-    let program = pack_program(root, &url, "upload-pack")?;
+    let program = pack_program(root, url, "upload-pack")?;
     let flag = program.map(|p| format!("--upload-pack={p}"));
     let fresh = fetched.with_extension("new");
     init(&fresh)?;
@@ -166,7 +168,7 @@ pub fn fetch(
         let pattern = format!("{OWN}*");
         let mut args = vec!["ls-remote"];
         args.extend(flag.as_deref());
-        args.extend(["--", &url, &pattern]);
+        args.extend(["--", url, &pattern]);
         let listed = git::network(&fresh, &args, sock, None);
         if !listed.ok {
             return Err(listed.why(&format!("git ls-remote {remote}")));
@@ -193,7 +195,7 @@ pub fn fetch(
         let mut args = vec!["fetch", "--depth=1", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"];
         args.extend(["--no-auto-maintenance", "--no-auto-gc", "--quiet"]);
         args.extend(flag.as_deref());
-        args.extend(["--", &url]);
+        args.extend(["--", url]);
         args.extend(specs.iter().map(String::as_str));
         let got = git::network(&fresh, &args, sock, Some(&fresh));
         if got.ok {
@@ -215,17 +217,22 @@ pub fn fetch(
 }
 
 /// Deletes `names` (this clone's own refs) on `remote`, from `out`.
-pub fn delete(root: &Path, out: &Path, remote: &str, names: &[String], sock: Option<&Path>) -> Result<(), String> {
+pub fn delete(
+    root: &Path,
+    out: &Path,
+    (remote, url): (&str, &str),
+    names: &[String],
+    sock: Option<&Path>,
+) -> Result<(), String> {
     if names.is_empty() {
         return Ok(());
     }
-    let url = url(root, remote, true)?;
-    let program = pack_program(root, &url, "receive-pack")?;
+    let program = pack_program(root, url, "receive-pack")?;
     outbox(out)?;
     let flag = program.map(|p| format!("--receive-pack={p}"));
     let mut args = vec!["push", "--porcelain", "--no-verify", "--no-signed"];
     args.extend(flag.as_deref());
-    args.extend(["--", url.as_str()]);
+    args.extend(["--", url]);
     let specs: Vec<String> = names.iter().map(|n| format!(":{n}")).collect();
     args.extend(specs.iter().map(String::as_str));
     let done = git::network(out, &args, sock, None);
@@ -240,14 +247,18 @@ pub fn delete(root: &Path, out: &Path, remote: &str, names: &[String], sock: Opt
 }
 
 /// The branches `remote` has (`refs/heads/*`), asked of it now, from `out`.
-pub fn branches(root: &Path, out: &Path, remote: &str, sock: Option<&Path>) -> Result<Vec<String>, String> {
-    let url = url(root, remote, false)?;
-    let program = pack_program(root, &url, "upload-pack")?;
+pub fn branches(
+    root: &Path,
+    out: &Path,
+    (remote, url): (&str, &str),
+    sock: Option<&Path>,
+) -> Result<Vec<String>, String> {
+    let program = pack_program(root, url, "upload-pack")?;
     outbox(out)?;
     let flag = program.map(|p| format!("--upload-pack={p}"));
     let mut args = vec!["ls-remote", "--heads"];
     args.extend(flag.as_deref());
-    args.extend(["--", &url]);
+    args.extend(["--", url]);
     let listed = git::network(out, &args, sock, None);
     if !listed.ok {
         return Err(listed.why(&format!("git ls-remote {remote}")));
