@@ -131,12 +131,7 @@ fn one(seen: &SeenHandoff, now: chrono::DateTime<chrono::Utc>) -> String {
         o.push_str(&format!("    next step: {}\n", q(&h.next_step)));
     }
     for t in &h.todos {
-        let mark = match t.status {
-            ccmem_proto::model::session::TodoStatus::Completed => 'x',
-            ccmem_proto::model::session::TodoStatus::InProgress => '~',
-            ccmem_proto::model::session::TodoStatus::Pending => ' ',
-        };
-        o.push_str(&format!("    [{mark}] {}\n", q(&t.content)));
+        o.push_str(&format!("    [{}] {}\n", t.status.mark(), q(&t.content)));
     }
     for f in &h.failures {
         o.push_str(&format!("    failing: {}\n", q(&format!("{} `{}`: {}", f.kind, f.command, f.error))));

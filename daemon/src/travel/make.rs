@@ -167,7 +167,7 @@ pub fn markdown(h: &BranchHandoff) -> String {
     if !h.todos.is_empty() {
         md.push_str("## Todos\n\n");
         for t in &h.todos {
-            md.push_str(&format!("- [{}] {}\n", mark(t.status), t.content));
+            md.push_str(&format!("- [{}] {}\n", t.status.mark(), t.content));
         }
         md.push('\n');
     }
@@ -199,15 +199,6 @@ pub fn markdown(h: &BranchHandoff) -> String {
         }
     }
     md
-}
-
-/// `[x]`, `[~]` or `[ ]`.
-pub fn mark(s: TodoStatus) -> char {
-    match s {
-        TodoStatus::Completed => 'x',
-        TodoStatus::InProgress => '~',
-        TodoStatus::Pending => ' ',
-    }
 }
 
 /// A commit's first 10 hex digits.

@@ -32,14 +32,12 @@ pub fn lines(newer: &[SeenHandoff], now: DateTime<Utc>) -> Vec<String> {
 /// One handoff's lines, within [`EACH`] characters.
 fn one(seen: &SeenHandoff, now: DateTime<Utc>) -> Vec<String> {
     let h = &seen.handoff;
+    // A writer's time is its own claim: one well ahead of this clock says so.
     let ago = crate::clock::parse_iso(&h.made_at).map(|t| {
-        let secs = (now - t).num_seconds();
-        match secs {
-            s if s < -300 => "at a time in the future".to_string(),
-            s if s < 60 => "just now".into(),
-            s if s < 3600 => format!("{} min ago", s / 60),
-            s if s < 48 * 3600 => format!("{} h ago", s / 3600),
-            s => format!("{} days ago", s / 86_400),
+        if (now - t).num_seconds() < -300 {
+            "at a time in the future".to_string()
+        } else {
+            crate::clock::ago(&h.made_at, now)
         }
     });
     let commit = if h.commit.len() >= 7 && h.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -61,7 +59,7 @@ fn one(seen: &SeenHandoff, now: DateTime<Utc>) -> Vec<String> {
         l.push(format!("- its next step: {}", quoted(&h.next_step, 300)));
     }
     for t in h.todos.iter().take(15) {
-        l.push(format!("- its todo [{}]: {}", super::make::mark(t.status), quoted(&t.content, 160)));
+        l.push(format!("- its todo [{}]: {}", t.status.mark(), quoted(&t.content, 160)));
     }
     for f in h.failures.iter().take(5) {
         let what = format!("{} `{}`: {}", f.kind, f.command, f.error);

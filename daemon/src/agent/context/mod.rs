@@ -491,17 +491,7 @@ fn span(minutes: u64) -> String {
     }
 }
 
-/// "just now", "12 min ago", "3 h ago", "2 days ago"; "" for an unreadable time.
-pub fn ago(iso: &str, now: DateTime<Utc>) -> String {
-    let Some(t) = crate::clock::parse_iso(iso) else { return String::new() };
-    let secs = (now - t).num_seconds();
-    match secs {
-        s if s < 60 => "just now".into(),
-        s if s < 3600 => format!("{} min ago", s / 60),
-        s if s < 48 * 3600 => format!("{} h ago", s / 3600),
-        s => format!("{} days ago", s / 86_400),
-    }
-}
+pub use crate::clock::ago;
 
 #[cfg(test)]
 mod tests;

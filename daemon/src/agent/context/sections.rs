@@ -50,13 +50,8 @@ pub(super) fn state_line(w: &Work, s: &Session) -> String {
 /// the list is too long, never the open ones.
 pub(super) fn todo_lines(todos: &[Todo], max: usize) -> Vec<String> {
     let line = |t: &Todo| {
-        let mark = match t.status {
-            TodoStatus::Completed => "[x]",
-            TodoStatus::InProgress => "[~]",
-            TodoStatus::Pending => "[ ]",
-        };
         let id = t.id.as_deref().map(|i| format!("#{i} ")).unwrap_or_default();
-        format!("- {mark} {id}{}", one_line(&t.content))
+        format!("- [{}] {id}{}", t.status.mark(), one_line(&t.content))
     };
     let (done, open): (Vec<&Todo>, Vec<&Todo>) = todos.iter().partition(|t| t.status == TodoStatus::Completed);
     let mut out: Vec<String> = open.iter().map(|t| line(t)).collect();

@@ -116,6 +116,18 @@ pub enum TodoStatus {
     Completed,
 }
 
+impl TodoStatus {
+    /// The mark between a checkbox's brackets wherever ccmem shows a todo: `x` done, `~` in
+    /// progress, a space open.
+    pub fn mark(self) -> char {
+        match self {
+            TodoStatus::Completed => 'x',
+            TodoStatus::InProgress => '~',
+            TodoStatus::Pending => ' ',
+        }
+    }
+}
+
 /// Seed 004's phase.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
