@@ -301,34 +301,34 @@ fn sysinfo_hostname() -> String {
     text(&out.stdout).trim().to_string()
 }
 
-/// Writes `data` as a blob in `dir`; its id.
-fn blob(env: &Env, dir: &Path, data: &[u8]) -> String {
+/// `git ARGS` in `dir` as `env`'s person, `input` on its stdin (written on a thread of its
+/// own: a blob of many MB fills the pipe); its output, trimmed.
+fn git_fed(env: &Env, dir: &Path, args: &[&str], input: &[u8]) -> String {
     let mut child = Command::new("git")
-        .args(["-C", dir.to_str().unwrap(), "hash-object", "-w", "--stdin"])
+        .arg("-C")
+        .arg(dir)
+        .args(args)
         .env("HOME", &env.home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let data = data.to_vec();
+    let data = input.to_vec();
     let w = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data));
     let out = child.wait_with_output().unwrap();
     w.join().unwrap().unwrap();
     text(&out.stdout).trim().to_string()
 }
 
+/// Writes `data` as a blob in `dir`; its id.
+fn blob(env: &Env, dir: &Path, data: &[u8]) -> String {
+    git_fed(env, dir, &["hash-object", "-w", "--stdin"], data)
+}
+
 /// `git mktree` of `entries` (`mode type id\tname` lines) in `dir`; its id.
 fn tree(env: &Env, dir: &Path, entries: &str) -> String {
-    let mut child = Command::new("git")
-        .args(["-C", dir.to_str().unwrap(), "mktree"])
-        .env("HOME", &env.home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), entries.as_bytes()).unwrap();
-    text(&child.wait_with_output().unwrap().stdout).trim().to_string()
+    git_fed(env, dir, &["mktree"], entries.as_bytes())
 }
 
 #[test]
