@@ -339,6 +339,9 @@ pub enum Command {
         #[arg(long, short = 'n', value_name = "N", default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=2000))]
         limit: usize,
     },
+    /// The projects, sessions and timelines to look at, live, in the terminal; `r` prints
+    /// the selected conversation's resume command and quits (`eval "$(ccmemctl ui)"`)
+    Ui,
     /// The conversations that touched a file, newest first: the prompt each served, the
     /// decisions and failures around the edits, and the commit that last changed it
     Why {

@@ -183,7 +183,7 @@ impl Conn {
 }
 
 /// Connects and checks that the daemon is this user's.
-fn open(socket: &Path) -> io::Result<Stream> {
+pub(crate) fn open(socket: &Path) -> io::Result<Stream> {
     let stream = ConnectOptions::new().name(paths::socket_name(socket)?).connect_sync()?;
     ccmem_proto::wire::peer::same_user(&stream).map_err(|who| {
         io::Error::new(

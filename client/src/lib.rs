@@ -20,6 +20,7 @@ mod man;
 pub mod mcp;
 mod output;
 pub mod service;
+pub mod ui;
 mod when;
 
 use ccmem_proto::wire::paths;

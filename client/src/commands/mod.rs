@@ -77,11 +77,26 @@ pub(crate) fn run(cli: cli::Cli) -> Result<(), Error> {
         cli::Command::Event { event, project } => session::event(ctx, event, project),
         cli::Command::Search { query, scope, limit } => recall::search(ctx, &query.join(" "), scope, limit),
         cli::Command::Timeline { path, scope, full, limit } => recall::timeline(ctx, path, scope, full, limit),
+        cli::Command::Ui => ui(ctx),
         cli::Command::Why { file, project, limit } => recall::why(ctx, &file, project, limit),
         cli::Command::Show { seq, around } => recall::show(ctx, &seq, around),
         cli::Command::Forget { conversation, session, text, project, all, yes } => {
             let params = api::ForgetParams { conversation, session, text, project: None, all, apply: false };
             forget::forget(ctx, params, project, yes)
         }
+    }
+}
+
+/// `ui`: the daemon started if need be (and its versions checked), then the view; the
+/// command the user picked is all that goes to standard output.
+fn ui(ctx: &Ctx) -> Result<(), Error> {
+    with_daemon(ctx, |_, _| Ok(()))?;
+    match crate::ui::run(&ctx.socket) {
+        Ok(Some(command)) => {
+            println!("{command}");
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(e) => Err(Error::Failed(format!("cannot run the view: {e}"))),
     }
 }

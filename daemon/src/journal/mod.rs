@@ -10,6 +10,7 @@
 //!
 //! Knows events and sessions, not agents, git or the socket.
 
+mod changes;
 mod forget;
 pub mod grams;
 mod migrate;
@@ -30,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
+pub use changes::{Change, Changes};
 pub use forget::{Forget, Forgotten};
 pub use open::FILE;
 pub use read::Live;
@@ -96,6 +98,17 @@ impl Op {
         match self {
             Op::Append { ack, .. } | Op::Ended { ack, .. } | Op::Flush(ack) => ack.take(),
             Op::Forget { .. } | Op::Keep { .. } | Op::Shrink => None,
+        }
+    }
+
+    /// The projects whose past the operation changes.
+    fn roots(&self) -> Vec<PathBuf> {
+        match self {
+            Op::Append { rows, state, .. } => {
+                rows.iter().map(|r| r.e.root.clone()).chain(state.iter().map(|s| s.root.clone())).collect()
+            }
+            Op::Ended { state, .. } => vec![state.root.clone()],
+            _ => Vec::new(),
         }
     }
 }
@@ -217,6 +230,8 @@ pub struct Journal {
     /// The one that answers recall's questions: a search must not hold up a new session's
     /// read, and may take longer.
     recall: Arc<reader::Reader>,
+    /// Told of every commit (the view's subscribers).
+    changes: Changes,
 }
 
 /// How long a recall question waits for its answer.
@@ -272,21 +287,23 @@ impl Journal {
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let h = health.clone();
         let db = path.clone();
+        let changes = Changes::default();
+        let told = changes.clone();
         let spawned = std::thread::Builder::new()
             .name("ccmem-journal".into())
-            .spawn(move || writer::run(conn, rx, h, db, retention));
+            .spawn(move || writer::run(conn, rx, h, db, retention, told));
         if let Err(e) = spawned {
             health.lock().failing = Some(format!("cannot start the journal's writer: {e}"));
             return Journal::with(None, health, path, live);
         }
-        Journal::with(Some(tx), health, path, live)
+        Journal { changes, ..Journal::with(Some(tx), health, path, live) }
     }
 
     /// The handle on the writer `tx` (None: no journal is written) and the journal at `path`.
     fn with(tx: Option<mpsc::SyncSender<Op>>, health: Health, path: PathBuf, live: Vec<Live>) -> Journal {
         let reader = Arc::new(reader::Reader::new(path.clone()));
         let recall = Arc::new(reader::Reader::waiting(path.clone(), RECALL_WAIT));
-        Journal { tx, health, path, live: Arc::new(Mutex::new(live)), reader, recall }
+        Journal { tx, health, path, live: Arc::new(Mutex::new(live)), reader, recall, changes: Changes::default() }
     }
 
     /// No journal, as the user asked (`--no-journal`): sessions are kept in the state dir's
@@ -391,6 +408,11 @@ impl Journal {
     /// Where the database is.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What the journal takes from now on, commit by commit.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
+        self.changes.subscribe()
     }
 
     /// What is wrong with it.

@@ -23,12 +23,19 @@ struct Ids {
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Serves `rx` until every sender is gone.
-pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, db: PathBuf, mut retention: Retention) {
+pub(super) fn run(
+    mut conn: Connection,
+    rx: mpsc::Receiver<Op>,
+    health: Health,
+    db: PathBuf,
+    mut retention: Retention,
+    changes: super::changes::Changes,
+) {
     let mut ids = Ids::default();
     // The log's sync and its checkpoints are the syncing thread's; the writer's own
     // checkpoint is a backstop, far past the thread's.
     let _ = conn.pragma_update(None, "wal_autocheckpoint", super::syncer::WRITER_CHECKPOINT_PAGES);
-    let syncer = super::syncer::Syncer::start(db, health.clone());
+    let after = After { syncer: super::syncer::Syncer::start(db, health.clone()), changes };
     prune(&mut conn, &mut ids, &retention, &health);
     let mut pruned_at = Instant::now();
     // A forget whose log could not be emptied (a reader held it): the log still holds what
@@ -55,7 +62,7 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if !held.is_empty() {
                         let batch = held.take();
-                        commit(&mut conn, &mut ids, batch, true, &health, &mut held, &syncer);
+                        commit(&mut conn, &mut ids, batch, true, &health, &mut held, &after);
                     }
                     continue;
                 }
@@ -65,6 +72,7 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
         if let Op::Forget { .. } = first {
             // Alone, outside any batch: it rewrites the whole file.
             scrub_pending |= forget(&mut conn, &mut ids, first);
+            after.changes.tell(Vec::new);
             continue;
         }
         if let Op::Shrink = first {
@@ -82,12 +90,12 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
         let locked = !held.is_empty();
         let mut batch = held.take();
         batch.push(first);
-        let mut after = None;
+        let mut forget_after = None;
         while batch.len() < BATCH {
             match rx.try_recv() {
                 // Kept for after this batch: what came before it is written first.
                 Ok(op @ Op::Forget { .. }) => {
-                    after = Some(op);
+                    forget_after = Some(op);
                     break;
                 }
                 Ok(Op::Keep { root, keep }) => kept_less |= set_keep(&mut retention, root, keep),
@@ -98,19 +106,20 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
             }
         }
         let ended = batch.iter().any(|op| matches!(op, Op::Ended { .. }));
-        commit(&mut conn, &mut ids, batch, locked, &health, &mut held, &syncer);
+        commit(&mut conn, &mut ids, batch, locked, &health, &mut held, &after);
         if held.is_empty() && (ended || kept_less || pruned_at.elapsed() >= PRUNE_EVERY) {
             prune(&mut conn, &mut ids, &retention, &health);
             pruned_at = Instant::now();
         }
-        if let Some(op) = after {
+        if let Some(op) = forget_after {
             scrub_pending |= forget(&mut conn, &mut ids, op);
+            after.changes.tell(Vec::new);
         }
     }
     if !held.is_empty() {
         // The last chance: the lock may have gone since the last try.
         let batch = held.take();
-        commit(&mut conn, &mut ids, batch, false, &health, &mut held, &syncer);
+        commit(&mut conn, &mut ids, batch, false, &health, &mut held, &after);
         if !held.is_empty() {
             tracing::error!(
                 operations = held.ops.len(),
@@ -118,7 +127,7 @@ pub(super) fn run(mut conn: Connection, rx: mpsc::Receiver<Op>, health: Health, 
             );
         }
     }
-    syncer.stop();
+    after.syncer.stop();
     // Folded into the database: a clean stop leaves no log to replay.
     let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
 }
@@ -182,7 +191,7 @@ fn commit(
     locked: bool,
     health: &Health,
     held: &mut Held,
-    syncer: &super::syncer::Syncer,
+    after: &After,
 ) {
     // Known to be locked: tried without waiting, so that what queues meanwhile is not held
     // up. Else a short wait: a brief lock (a `sqlite3` shell's single statement) is waited
@@ -201,13 +210,14 @@ fn commit(
     let failed = match written {
         Ok(states) => {
             health.wrote();
-            syncer.committed();
+            after.syncer.committed();
             if !states.is_empty() {
                 if let Err(e) = write_states(conn, states) {
                     // The events are in: a restart applies them to the state before.
                     tracing::warn!(error = %e, "cannot write the sessions' states to the journal");
                 }
             }
+            after.changes.tell(|| batch.iter().flat_map(Op::roots).collect());
             None
         }
         Err(e) => Some(e),
@@ -234,6 +244,12 @@ fn commit(
             health.failed(format!("cannot write to the journal: {e}"));
         }
     }
+}
+
+/// Who is told of a commit: the thread that syncs the log, and the view's subscribers.
+struct After {
+    syncer: super::syncer::Syncer,
+    changes: super::changes::Changes,
 }
 
 /// Whether `e` says another program holds a lock (for longer than the busy timeout): the

@@ -43,6 +43,21 @@ pub fn shown(journal: &str) -> &str {
     MAP.iter().find(|(_, js)| js.contains(&journal)).map_or(journal, |(name, _)| name)
 }
 
+/// A test run's or a build's outcome, `passed` or `failed` (empty for other kinds), as the
+/// session's rules word them (`session::environment`: `unit tests (cargo) failed: …`,
+/// `build succeeded (…)`); a failure has failed.
+pub fn outcome(journal: &str, text: &str) -> &'static str {
+    let head = text.split(':').next().unwrap_or("");
+    match journal {
+        "failure" => "failed",
+        "fixed" => "passed",
+        "test" | "build" if head.contains(") failed") || head.starts_with("build failed") => "failed",
+        "test" if head.contains(") passed") => "passed",
+        "build" if head.starts_with("build succeeded") => "passed",
+        _ => "",
+    }
+}
+
 /// How much a hit of this (shown) kind weighs in a search: what was decided, asked, broken
 /// and delivered comes before the commands and files around it.
 pub fn weight(shown: &str) -> f64 {
@@ -67,5 +82,16 @@ mod tests {
         assert_eq!(journal_kinds(&["failures".into()]).unwrap(), ["failure"]);
         assert_eq!(shown("edit"), "file");
         assert!(journal_kinds(&["nope".into()]).unwrap_err().contains("one of prompt"));
+    }
+
+    /// Outcomes read from the words `session::environment` writes.
+    #[test]
+    fn test_runs_and_builds_tell_their_outcome() {
+        assert_eq!(outcome("test", "unit tests (vitest) failed: 1447 passed, 1 failed"), "failed");
+        assert_eq!(outcome("test", "e2e tests (playwright) passed: 12 passed"), "passed");
+        assert_eq!(outcome("build", "build failed (npm run build): src/a.ts:1:2: error"), "failed");
+        assert_eq!(outcome("build", "build succeeded (cargo build)"), "passed");
+        assert_eq!(outcome("failure", "tests failed: npm test"), "failed");
+        assert_eq!(outcome("prompt", "build failed (x): why"), "");
     }
 }

@@ -7,6 +7,7 @@
 
 mod filter;
 pub mod kinds;
+pub mod overview;
 mod query;
 mod search;
 mod snippet;
@@ -73,6 +74,7 @@ impl Event {
             snippet,
             resume: None,
             folded: 0,
+            outcome: kinds::outcome(&self.kind, &self.text).to_string(),
         }
     }
 }

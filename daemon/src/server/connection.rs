@@ -5,7 +5,7 @@
 //! permit until it is cut off, and never holds anyone else up.
 
 use crate::server::rpc;
-use crate::server::state::Shared;
+use crate::server::state::{Shared, Stats};
 use ccmem_proto::wire::frame::{scan, Scan};
 use ccmem_proto::wire::rpc::{code, encode_response, RpcError};
 use interprocess::local_socket::tokio::Stream;
@@ -60,6 +60,14 @@ pub async fn serve(stream: Stream, shared: Arc<Shared>, _permit: OwnedSemaphoreP
                 break;
             }
         };
+        // A view's subscription: the connection carries notifications from now on.
+        if let Some(id) = super::view::subscribe_id(frame) {
+            Stats::bump(&shared.stats.requests);
+            if send(&mut writer, &super::view::subscribed(&id), &shared).await.is_ok() {
+                subscription(&mut reader, &mut writer, &shared).await;
+            }
+            return;
+        }
         // A blank line is skipped, but still ends a pipelined burst: a request followed by
         // an empty line in one write is answered now, not when the next message comes.
         let reply = match frame.iter().all(u8::is_ascii_whitespace) {
@@ -78,6 +86,30 @@ pub async fn serve(stream: Stream, shared: Arc<Shared>, _permit: OwnedSemaphoreP
         }
     }
     let _ = flush(&mut writer, &shared).await;
+}
+
+/// Tells a subscriber what the journal takes, until it leaves, sends anything, does not
+/// take what it is told, or has to make room (it waits among the idle connections: at the
+/// cap, a hook's connection goes before it), or the daemon stops.
+async fn subscription(reader: &mut FrameReader<'_>, writer: &mut BufWriter<&Stream>, shared: &Shared) {
+    let mut changes = shared.projects.ctx().journal.changes();
+    loop {
+        let place = shared.idle.ticket();
+        let evicted = shared.idle.enter(place);
+        let next = tokio::select! {
+            biased;
+            _ = shared.shutdown.cancelled() => None,
+            _ = evicted => None,
+            // A subscriber only listens: whatever it sends, or its leaving, ends it.
+            _ = reader.next_frame() => None,
+            change = super::view::next_change(&mut changes) => change,
+        };
+        shared.idle.leave(place);
+        let Some(roots) = next else { break };
+        if send(writer, &super::view::changed(roots), shared).await.is_err() {
+            break;
+        }
+    }
 }
 
 async fn send(writer: &mut BufWriter<&Stream>, bytes: &[u8], shared: &Shared) -> io::Result<()> {

@@ -12,3 +12,4 @@ pub mod rpc;
 pub mod shutdown;
 pub mod socket;
 pub mod state;
+mod view;

@@ -125,7 +125,7 @@ async fn filter(name: &str, scope: &Scope, shared: &Arc<Shared>) -> Result<Filte
 }
 
 /// `f` on the journal's recall connection, in the blocking pool.
-async fn ask<T: Send + 'static>(
+pub(super) async fn ask<T: Send + 'static>(
     shared: &Arc<Shared>,
     f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
 ) -> Result<T, RpcError> {

@@ -83,6 +83,8 @@ const SHOWN: &[&str] = &[
     method::TEST_REPORT,
     method::IMPORT_PLAN,
     method::HANDOFF,
+    method::VIEW_PROJECTS,
+    method::VIEW_SESSIONS,
 ];
 
 async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Shared>) -> Result<Value, RpcError> {
@@ -170,6 +172,9 @@ async fn dispatch(name: &str, params: Value, notification: bool, shared: &Arc<Sh
         method::TIMELINE => to_value(super::recall::timeline(name, parse(name, params)?, shared).await?),
         method::WHY => to_value(super::recall::why(name, parse(name, params)?, shared).await?),
         method::SHOW => to_value(super::recall::show(name, parse(name, params)?, shared).await?),
+        method::VIEW_PROJECTS => to_value(super::view::projects(shared).await?),
+        method::VIEW_SESSIONS => to_value(super::view::sessions(name, parse(name, params)?, shared).await?),
+        method::VIEW_SUBSCRIBE => Err(RpcError::app("view.subscribe is a request (with an id), not a notification")),
         method::HOOK => {
             let hook = crate::agent::hooks::parse(&params)
                 .ok_or_else(|| RpcError::invalid_params(name, "not a hook payload: no \"hook_event_name\""))?;

@@ -12,12 +12,14 @@ mod journal;
 mod project;
 mod recall;
 mod reports;
+mod view;
 
 pub use handoff::*;
 pub use journal::*;
 pub use project::*;
 pub use recall::*;
 pub use reports::*;
+pub use view::*;
 
 /// Method names.
 pub mod method {
@@ -80,6 +82,15 @@ pub mod method {
     pub const SHOW: &str = "recall.show";
     /// A project's handoff through git: [`HandoffParams`] → [`HandoffReply`].
     pub const HANDOFF: &str = "handoff";
+    /// Every project, in brief: [`super::ViewProjectsParams`] → [`super::ViewProjects`].
+    pub const VIEW_PROJECTS: &str = "view.projects";
+    /// A project's sessions, in brief: [`super::ViewSessionsParams`] → [`super::ViewSessions`].
+    pub const VIEW_SESSIONS: &str = "view.sessions";
+    /// What the journal takes, as it takes it: [`super::SubscribeParams`] →
+    /// [`super::Subscribed`], then [`VIEW_CHANGED`] notifications on the same connection.
+    pub const VIEW_SUBSCRIBE: &str = "view.subscribe";
+    /// Sent to a subscriber: [`super::Changed`].
+    pub const VIEW_CHANGED: &str = "view.changed";
 }
 
 /// Params of `hello`: who the client is.

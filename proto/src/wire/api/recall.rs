@@ -92,6 +92,9 @@ pub struct Hit {
     /// Events like it folded into this one (a timeline's repeated edits).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub folded: u32,
+    /// A test run's or a build's outcome: `passed` or `failed` (a failure: `failed`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub outcome: String,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -1,0 +1,100 @@
+//! The knowledge memories a project sees (its own and the user's), newest first, with their
+//! type, tags and links; Enter shows one in full, `/` searches them.
+
+use super::detail::Detail;
+use super::list::Cursor;
+use super::screen::{failed, Look, Src, Step};
+use super::text::{cut, fit};
+use super::Screen;
+use ccmem_proto::wire::memory::ListEntry;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+use std::path::{Path, PathBuf};
+
+/// A project's memories.
+pub struct Memories {
+    pub root: PathBuf,
+    pub rows: Vec<ListEntry>,
+    pub cursor: Cursor,
+    /// Why they could not be listed.
+    pub problem: Option<String>,
+    area: Rect,
+}
+
+impl Memories {
+    pub fn load(src: Src<'_>, root: &Path) -> Self {
+        let (rows, problem) = match src.memories(root) {
+            Ok(l) => (l.memories, None),
+            Err(e) => (Vec::new(), Some(failed("list the memories", &e))),
+        };
+        let cursor = Cursor { len: rows.len(), ..Cursor::default() };
+        Self { root: root.to_path_buf(), rows, cursor, problem, area: Rect::default() }
+    }
+
+    pub fn key(&mut self, key: &KeyEvent, src: Src<'_>) -> Step {
+        if self.cursor.key(key) {
+            return Step::Stay;
+        }
+        match key.code {
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
+                let Some(e) = self.rows.get(self.cursor.at) else { return Step::Stay };
+                match src.memory(&self.root, e.scope, &e.entry.slug) {
+                    Ok(m) => Step::Open(Box::new(Screen::Detail(Detail::memory(m)))),
+                    Err(e) => Step::Say(failed("show the memory", &e)),
+                }
+            }
+            _ => Step::Stay,
+        }
+    }
+
+    pub fn click(&mut self, line: u16) {
+        if let Some(r) = line.checked_sub(self.area.y).and_then(|l| self.cursor.row_at(l as usize)) {
+            self.cursor.at = r;
+        }
+    }
+
+    pub fn draw(&mut self, f: &mut Frame, area: Rect, look: &Look) {
+        let t = &look.theme;
+        self.area = area;
+        if let Some(p) = &self.problem {
+            f.render_widget(Paragraph::new(Line::styled(format!("  {p}"), t.bad())), area);
+            return;
+        }
+        if self.rows.is_empty() {
+            let text = vec![
+                Line::from(""),
+                Line::from("  No knowledge memory here yet."),
+                Line::from("  Agents write them with the memory tools; you with `ccmemctl memory write`."),
+            ];
+            f.render_widget(Paragraph::new(text), area);
+            return;
+        }
+        let w = area.width as usize;
+        let mut lines = Vec::new();
+        for i in self.cursor.window(area.height as usize) {
+            let m = &self.rows[i];
+            let links = match m.links {
+                0 => String::new(),
+                1 => "1 link".into(),
+                n => format!("{n} links"),
+            };
+            let mut spans = vec![
+                Span::styled(fit(&format!("{:?}", m.scope).to_lowercase(), 9), t.dim()),
+                Span::styled(fit(&format!("{:?}", m.entry.memory_type).to_lowercase(), 11), t.decision()),
+                Span::styled(fit(&m.entry.title, 40.min(w / 2)), t.title()),
+                Span::styled(fit(&links, 9), t.dim()),
+            ];
+            let used: usize = spans.iter().map(Span::width).sum();
+            spans.push(Span::styled(cut(&m.entry.tags.join(" "), w.saturating_sub(used)), t.dim()));
+            let mut line = Line::from(spans);
+            if i == self.cursor.at {
+                line = line.style(t.selected());
+            }
+            lines.push(line);
+        }
+        f.render_widget(Paragraph::new(lines), area);
+    }
+}
