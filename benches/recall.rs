@@ -31,7 +31,6 @@ mod inputs;
 #[cfg(unix)]
 mod bench {
     use super::{common, figures, inputs};
-    use ccmem_daemon::agent::hooks;
     use ccmem_daemon::journal::{Entry, Journal};
     use ccmem_daemon::recall::{self, Filter};
     use common::*;
@@ -60,41 +59,6 @@ mod bench {
         "接口超时的原因是数据库连接池太小",
         "テストが不安定なのはサーバーの起動待ちが足りないから",
     ];
-
-    /// A transcript's events as the journal takes them (root, session and time set later).
-    fn entries(transcript: &Path) -> Vec<Entry> {
-        let root = Path::new("/bench/project");
-        let mut out = Vec::new();
-        let _ = ccmem_client::import::replay(transcript, root, |p| {
-            let Some(h) = hooks::parse(p) else { return Ok(()) };
-            let base = |kind: &'static str, text: String| Entry {
-                source: "import",
-                kind,
-                agent: Some(h.agent.to_string()),
-                conversation: h.conversation.clone(),
-                text,
-                ..Entry::default()
-            };
-            match &h.kind {
-                hooks::Kind::Prompt { text } => out.push(base("prompt", text.clone())),
-                hooks::Kind::Stop { last_message: Some(m), .. } => out.push(base("stop", m.clone())),
-                hooks::Kind::Compacted { summary } => out.push(base("compacted", summary.clone())),
-                hooks::Kind::ToolUse { tool: hooks::Tool::Shell { command, .. }, .. } => {
-                    out.push(base("command", command.clone()))
-                }
-                hooks::Kind::ToolUse { tool: hooks::Tool::Edits(edits), .. } => {
-                    for e in edits {
-                        let rel = e.path.trim_start_matches("/bench/project/").to_string();
-                        out.push(Entry { path: Some(rel.clone()), ..base("edit", format!("{rel} {}", e.summary)) });
-                    }
-                }
-                hooks::Kind::ToolUse { name, .. } => out.push(base("tool", name.clone())),
-                _ => {}
-            }
-            Ok(())
-        });
-        out
-    }
 
     /// Writes the history: `sessions` sessions cycling through `pool`'s events.
     fn write_history(dir: &Path, pool: &[Vec<Entry>], sessions: usize) -> (usize, Vec<(PathBuf, String)>) {
@@ -414,7 +378,7 @@ mod bench {
         for (i, f) in files.iter().chain(&agents).enumerate() {
             let plain = tmp.path().join(format!("t{i}.jsonl"));
             std::fs::write(&plain, inputs::read_maybe_gz(f)).expect("write transcript");
-            let e = entries(&plain);
+            let e = inputs::journal_entries(&plain);
             if !e.is_empty() {
                 pool.push(e);
             }

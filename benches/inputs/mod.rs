@@ -53,3 +53,41 @@ impl Rng {
         &v[(self.next() % v.len() as u64) as usize]
     }
 }
+
+/// A transcript's events as the journal takes them, replayed as `import` reads it (root,
+/// session and time are the caller's to set).
+pub fn journal_entries(transcript: &Path) -> Vec<ccmem_daemon::journal::Entry> {
+    use ccmem_daemon::agent::hooks;
+    use ccmem_daemon::journal::Entry;
+    let root = Path::new("/bench/project");
+    let mut out = Vec::new();
+    let _ = ccmem_client::import::replay(transcript, root, |p| {
+        let Some(h) = hooks::parse(p) else { return Ok(()) };
+        let base = |kind: &'static str, text: String| Entry {
+            source: "import",
+            kind,
+            agent: Some(h.agent.to_string()),
+            conversation: h.conversation.clone(),
+            text,
+            ..Entry::default()
+        };
+        match &h.kind {
+            hooks::Kind::Prompt { text } => out.push(base("prompt", text.clone())),
+            hooks::Kind::Stop { last_message: Some(m), .. } => out.push(base("stop", m.clone())),
+            hooks::Kind::Compacted { summary } => out.push(base("compacted", summary.clone())),
+            hooks::Kind::ToolUse { tool: hooks::Tool::Shell { command, .. }, .. } => {
+                out.push(base("command", command.clone()))
+            }
+            hooks::Kind::ToolUse { tool: hooks::Tool::Edits(edits), .. } => {
+                for e in edits {
+                    let rel = e.path.trim_start_matches("/bench/project/").to_string();
+                    out.push(Entry { path: Some(rel.clone()), ..base("edit", format!("{rel} {}", e.summary)) });
+                }
+            }
+            hooks::Kind::ToolUse { name, .. } => out.push(base("tool", name.clone())),
+            _ => {}
+        }
+        Ok(())
+    });
+    out
+}
