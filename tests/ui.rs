@@ -337,3 +337,50 @@ impl Drop for TmuxServer {
 fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
 }
+
+/// The subscription on the wire: a subscriber is told each project whose past the journal
+/// took; it only listens (whatever it sends ends it); it is not the only
+/// client (a hook and another request are served beside it); and the projects and sessions
+/// it then reads hold what it was told of.
+#[test]
+fn a_subscriber_is_told_what_the_journal_takes_and_only_listens() {
+    let env = Env::new();
+    let _d = env.start_daemon(&[]);
+    let root = repo(&env, "p");
+    let mut sub = Raw::connect(&env.socket);
+    let r = sub.call(r#"{"jsonrpc":"2.0","id":1,"method":"view.subscribe","params":{}}"#);
+    assert_eq!(r["result"]["subscribed"], true, "{r}");
+    // Three prompts: the change told names the project.
+    for i in 0..3 {
+        let payload = serde_json::json!({
+            "hook_event_name": "UserPromptSubmit", "session_id": "c0ffee00-0000-4000-8000-000000000001",
+            "cwd": root, "prompt": format!("prompt number {i}"),
+        });
+        assert!(hook(&env, payload.to_string().as_bytes()).status.success());
+    }
+    let told = sub.recv().expect("a notification");
+    assert_eq!(told["method"], "view.changed", "{told}");
+    assert!(told.get("id").is_none(), "a notification has no id: {told}");
+    let projects: Vec<String> = told["params"]["projects"]
+        .as_array()
+        .expect("projects")
+        .iter()
+        .map(|p| p.as_str().unwrap_or("").into())
+        .collect();
+    assert_eq!(projects, vec![root.display().to_string()], "{told}");
+    // What it then reads holds the prompts.
+    let listed = env.request("view.projects", serde_json::json!({}));
+    assert_eq!(listed["projects"][0]["root"], root.display().to_string(), "{listed}");
+    assert_eq!(listed["projects"][0]["live"], true, "{listed}");
+    let sessions = env.request("view.sessions", serde_json::json!({ "path": root }));
+    let s = &sessions["sessions"][0];
+    assert!(s["events"].as_u64().unwrap_or(0) >= 3 && s.get("ended_ms").is_none(), "{sessions}");
+    assert_eq!(s["brief"]["task"], "prompt number 0", "{sessions}");
+    // A relative path is refused with a clear error.
+    let mut other = Raw::connect(&env.socket);
+    let bad = other.call(r#"{"jsonrpc":"2.0","id":2,"method":"view.sessions","params":{"path":"p"}}"#);
+    assert!(bad["error"]["message"].as_str().unwrap_or("").contains("must be absolute"), "{bad}");
+    // Anything sent on the subscription ends it.
+    sub.send(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n");
+    assert!(sub.is_closed(), "a subscriber that speaks is cut off");
+}

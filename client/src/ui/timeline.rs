@@ -238,10 +238,11 @@ fn strip(runs: &[(i64, bool)], brief: &Brief, look: &Look, w: usize) -> Vec<Line
         let format =
             if look.clock.format(first, "%F") == look.clock.format(last, "%F") { "%H:%M" } else { "%m-%d %H:%M" };
         let (first, last) = (look.clock.format(first, format), look.clock.format(last, format));
-        head.push(Span::styled(
-            format!("  {} run{} {first}–{last}", runs.len(), if runs.len() == 1 { "" } else { "s" }),
-            t.dim(),
-        ));
+        let span = match runs.len() {
+            1 => format!("  1 run at {first}"),
+            n => format!("  {n} runs {first}–{last}"),
+        };
+        head.push(Span::styled(span, t.dim()));
     }
     let mut lines = vec![Line::from(head)];
     match brief.tests.as_str() {

@@ -33,13 +33,15 @@ pub fn timeline(conn: &Connection, filter: &Filter, full: bool, limit: usize) ->
         }
     }
     let (conds, values) = filter.sql(1);
-    // Sessions in the order they started, each one's events in the order the daemon took
-    // them: a conclusion the session drew is told after the event it came from, and an
-    // imported conversation (its own past times) in one piece.
+    // Sessions in the order they started, each one's events second by second, and within a
+    // second in the order the daemon took them: a conclusion the session drew (its own time
+    // is to the second) is told after the event it came from, and what an import concluded
+    // at its end (a test run's results, a commit) at its own time, not after the whole
+    // conversation.
     let sql = format!(
         "SELECT * FROM (SELECT {COLUMNS}, e.data, s.started_ms AS started FROM {FROM} WHERE {conds}
                         ORDER BY s.started_ms DESC, e.seq DESC LIMIT {READ_AT_MOST})
-         ORDER BY started, seq"
+         ORDER BY started, at_ms / 1000, seq"
     );
     let mut stmt = conn.prepare(&sql)?;
     let rows =
