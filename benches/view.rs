@@ -225,9 +225,10 @@ mod bench {
         let pidfile = base.join("ui.pid");
         let q = |p: &Path| format!("'{}'", p.display());
         let script = format!(
-            "#!/bin/sh\nexport HOME={} XDG_RUNTIME_DIR={} XDG_STATE_HOME={} XDG_CONFIG_HOME={} XDG_DATA_HOME={} XDG_CACHE_HOME={} TERM=xterm-256color\necho $$ > {}\nexec {} ui\n",
-            q(&env.home), q(&env.runtime), q(&env.state), q(&base.join("config")), q(&base.join("data")), q(&base.join("cache")),
-            q(&pidfile), q(Path::new(CCMEMCTL))
+            "#!/bin/sh\n{}echo $$ > {}\nexec {} ui\n",
+            env.shell_exports(),
+            q(&pidfile),
+            q(Path::new(CCMEMCTL))
         );
         write_executable(&base.join("ui.sh"), &script);
         let sock = base.join("tmux.sock");

@@ -7,23 +7,10 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
-}
-
-/// A gzipped fixture, unpacked into the test's directory.
-fn gunzip(env: &Env, rel: &str) -> PathBuf {
-    let mut text = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(fixture(rel)).expect("fixture"))
-        .read_to_end(&mut text)
-        .expect("gunzip");
-    let name = Path::new(rel).file_stem().expect("name");
-    let out = env.path().join(name);
-    std::fs::write(&out, text).expect("write");
-    out
 }
 
 /// Imports `file` into a fresh project; the summary and the project's status.
@@ -48,7 +35,7 @@ fn todos(status: &Value) -> Vec<(String, String)> {
 fn a_real_codex_rollout_is_imported_as_codex_sessions_hooks_would_have_sent_it() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);
-    let rollout = gunzip(&env, "agent-sessions/jdx_fnox_codex_019f1f6f.jsonl.gz");
+    let rollout = env.unpack("agent-sessions/jdx_fnox_codex_019f1f6f.jsonl.gz");
     let (summary, status) = import(&env, &rollout);
     assert_eq!(summary["agent"], "codex", "{summary:#}");
     assert_eq!(summary["conversation_id"], "019f1f6f-311c-7543-b0f9-f126da3c5434");
@@ -98,7 +85,7 @@ fn chrono_today() -> String {
 fn a_real_codex_code_mode_rollout_keeps_what_its_cells_did() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);
-    let rollout = gunzip(&env, "agent-sessions/entireio_entire-graph_codex_019f8c04.jsonl.gz");
+    let rollout = env.unpack("agent-sessions/entireio_entire-graph_codex_019f8c04.jsonl.gz");
     let (summary, status) = import(&env, &rollout);
     assert_eq!(summary["agent"], "codex", "{summary:#}");
     let files = status["session"]["files_modified"].as_object().expect("files");
@@ -128,7 +115,7 @@ fn a_real_codex_code_mode_rollout_keeps_what_its_cells_did() {
 fn a_real_copilot_cli_session_is_imported() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);
-    let events = gunzip(&env, "agent-sessions/EntityProcess_agentv_copilot_10fb4666.jsonl.gz");
+    let events = env.unpack("agent-sessions/EntityProcess_agentv_copilot_10fb4666.jsonl.gz");
     let (summary, status) = import(&env, &events);
     assert_eq!(summary["agent"], "copilot", "{summary:#}");
     assert_eq!(summary["conversation_id"], "10fb4666-56f0-4352-90fc-715caf95b418");
@@ -147,7 +134,7 @@ fn a_real_copilot_cli_session_is_imported() {
 fn a_real_oh_my_pi_session_is_imported_with_its_todo_list() {
     let env = Env::new();
     let _d = env.start_daemon(&[]);
-    let session = gunzip(&env, "agent-sessions/preloopdev_preloop_ohmypi_01a025c5.jsonl.gz");
+    let session = env.unpack("agent-sessions/preloopdev_preloop_ohmypi_01a025c5.jsonl.gz");
     let (summary, status) = import(&env, &session);
     assert_eq!(summary["agent"], "pi", "{summary:#}");
     // 222 calls, one of which has no result in the file (the session was recorded mid-call).

@@ -10,8 +10,8 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::Stdio;
 
 /// The real sessions, and the conversation id each is imported as.
@@ -26,16 +26,6 @@ const SESSIONS: &[(&str, &str)] = &[
     ("agent-sessions/EntityProcess_agentv_copilot_10fb4666.jsonl.gz", "10fb4666-56f0-4352-90fc-715caf95b418"),
     ("agent-sessions/preloopdev_preloop_ohmypi_01a025c5.jsonl.gz", "01a025c5-21b8-7000-b3f3-437e2c17a372"),
 ];
-
-/// A gzipped fixture, unpacked into the test's directory.
-fn gunzip(env: &Env, rel: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel);
-    let mut text = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("fixture")).read_to_end(&mut text).expect("gunzip");
-    let out = env.path().join(Path::new(rel).file_stem().expect("name"));
-    std::fs::write(&out, text).expect("write");
-    out
-}
 
 /// `ccmemctl --json ARGS` in `dir`: one JSON object per line.
 fn json_lines(env: &Env, dir: &Path, args: &[&str]) -> Vec<Value> {
@@ -57,7 +47,7 @@ fn every_agents_real_sessions_are_searched_told_and_explained_together() {
     let _d = env.start_daemon(&[]);
     let root = repo(&env, "proj");
     for (rel, id) in SESSIONS {
-        let file = gunzip(&env, rel);
+        let file = env.unpack(rel);
         let out = env.ctl(&["--json", "import", file.to_str().unwrap(), "--project", root.to_str().unwrap()]);
         assert_ok(&out, "import");
         let summary: Value = serde_json::from_slice(&out.stdout).expect("import --json");
@@ -378,7 +368,7 @@ fn a_past_conversation_goes_into_the_history_once_and_the_live_session_is_untouc
     let env = Env::new();
     let _d = env.start_daemon(&[]);
     let root = repo(&env, "app");
-    let file = gunzip(&env, SESSIONS[3].0);
+    let file = env.unpack(SESSIONS[3].0);
     let import = || {
         let out = env.ctl(&[
             "--json",
@@ -410,7 +400,7 @@ fn a_past_conversation_goes_into_the_history_once_and_the_live_session_is_untouc
     // A live session in the project: another conversation's past goes beside it.
     converse(&env, &root, "c-live", "today's work", "Done for today.");
     let live = env.project_status(&root)["session"]["session_id"].as_str().unwrap_or("").to_string();
-    let other = gunzip(&env, SESSIONS[2].0);
+    let other = env.unpack(SESSIONS[2].0);
     let out =
         env.ctl(&["--json", "import", other.to_str().unwrap(), "--project", root.to_str().unwrap(), "--into-history"]);
     assert_ok(&out, "import --into-history beside a live session");

@@ -13,27 +13,16 @@ use common::*;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The screens' "now": 2026-08-01T00:00:00Z, after every imported session.
 const NOW_MS: i64 = 1_785_542_400_000;
 
-/// A gzipped fixture, unpacked into the test's directory.
-fn gunzip(env: &Env, rel: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel);
-    let mut text = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("fixture")).read_to_end(&mut text).expect("gunzip");
-    let out = env.path().join(Path::new(rel).file_stem().expect("name"));
-    std::fs::write(&out, text).expect("write");
-    out
-}
-
 /// Imports `rel` into the project at `root`, as a past session (`history`) or into its live
 /// session.
 fn import(env: &Env, rel: &str, root: &Path, history: bool) {
-    let file = gunzip(env, rel);
+    let file = env.unpack(rel);
     let mut args = vec!["import", file.to_str().unwrap(), "--project", root.to_str().unwrap()];
     if history {
         args.push("--into-history");
@@ -228,10 +217,7 @@ fn the_real_view_runs_in_a_terminal_and_hands_back_a_command() {
     let base = env.path();
     let script = base.join("view.sh");
     let q = |p: &Path| format!("'{}'", p.display());
-    let exports = format!(
-        "export HOME={} XDG_RUNTIME_DIR={} XDG_STATE_HOME={} XDG_CONFIG_HOME={} XDG_DATA_HOME={} XDG_CACHE_HOME={} TERM=xterm-256color\nunset CCMEM_SOCKET CCMEM_NO_AUTOSTART NO_COLOR\n",
-        q(&env.home), q(&env.runtime), q(&env.state), q(&base.join("config")), q(&base.join("data")), q(&base.join("cache"))
-    );
+    let exports = env.shell_exports();
     let body = format!(
         "#!/bin/sh\n{exports}cd {web}\n{ctl} ui > {o1}; echo \"exit=$?\" >> {o1}; stty -a > {s1}\n{ctl} ui > {o2}; echo \"exit=$?\" >> {o2}\nsleep 600\n",
         web = q(&web),

@@ -85,6 +85,35 @@ impl Env {
         }
     }
 
+    /// This environment as a shell script's `export` lines (for a script another program
+    /// runs: a terminal in tmux).
+    pub fn shell_exports(&self) -> String {
+        let q = |p: &Path| format!("'{}'", p.display());
+        let base = self.path();
+        format!(
+            "export HOME={} XDG_RUNTIME_DIR={} XDG_STATE_HOME={} XDG_CONFIG_HOME={} XDG_DATA_HOME={} XDG_CACHE_HOME={} TERM=xterm-256color\nunset CCMEM_SOCKET CCMEM_NO_AUTOSTART NO_COLOR\n",
+            q(&self.home),
+            q(&self.runtime),
+            q(&self.state),
+            q(&base.join("config")),
+            q(&base.join("data")),
+            q(&base.join("cache"))
+        )
+    }
+
+    /// A gzipped fixture (`tests/fixtures/REL`), unpacked into this environment's directory
+    /// under its own name without `.gz`.
+    pub fn unpack(&self, rel: &str) -> PathBuf {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel);
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("fixture"))
+            .read_to_end(&mut text)
+            .expect("gunzip");
+        let out = self.path().join(Path::new(rel).file_stem().expect("name"));
+        std::fs::write(&out, text).expect("write");
+        out
+    }
+
     pub fn ctl_cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(CCMEMCTL);
         self.apply(&mut cmd);

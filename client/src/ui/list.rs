@@ -14,6 +14,8 @@ pub struct Cursor {
     pub len: usize,
     /// Rows shown at last draw (a page).
     pub height: usize,
+    /// The screen line of the first row shown, at last draw (for a click).
+    pub y: u16,
 }
 
 impl Cursor {
@@ -71,9 +73,27 @@ impl Cursor {
         self.top..(self.top + height).min(self.len)
     }
 
-    /// The row at line `line` of the list as last drawn (a click).
-    pub fn row_at(&self, line: usize) -> Option<usize> {
+    /// [`Self::window`] for a list drawn in `area`, remembered for a click.
+    pub fn place(&mut self, area: ratatui::layout::Rect) -> std::ops::Range<usize> {
+        self.y = area.y;
+        self.window(area.height as usize)
+    }
+
+    /// A click on screen line `line`: the row drawn there is selected.
+    pub fn click(&mut self, line: u16) {
+        let Some(line) = line.checked_sub(self.y).map(usize::from) else { return };
         let row = self.top + line;
-        (row < self.len && line < self.height).then_some(row)
+        if row < self.len && line < self.height {
+            self.at = row;
+        }
+    }
+
+    /// The rows were read again, `len` of them: the row that `keep` names (found by
+    /// `position`) stays selected, else the selection stays where it was, within them.
+    pub fn refill(&mut self, len: usize, position: Option<usize>) {
+        self.resize(len);
+        if let Some(i) = position {
+            self.at = i;
+        }
     }
 }

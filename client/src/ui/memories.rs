@@ -21,7 +21,6 @@ pub struct Memories {
     pub cursor: Cursor,
     /// Why they could not be listed.
     pub problem: Option<String>,
-    area: Rect,
 }
 
 impl Memories {
@@ -31,7 +30,7 @@ impl Memories {
             Err(e) => (Vec::new(), Some(failed("list the memories", &e))),
         };
         let cursor = Cursor { len: rows.len(), ..Cursor::default() };
-        Self { root: root.to_path_buf(), rows, cursor, problem, area: Rect::default() }
+        Self { root: root.to_path_buf(), rows, cursor, problem }
     }
 
     pub fn key(&mut self, key: &KeyEvent, src: Src<'_>) -> Step {
@@ -50,15 +49,8 @@ impl Memories {
         }
     }
 
-    pub fn click(&mut self, line: u16) {
-        if let Some(r) = line.checked_sub(self.area.y).and_then(|l| self.cursor.row_at(l as usize)) {
-            self.cursor.at = r;
-        }
-    }
-
     pub fn draw(&mut self, f: &mut Frame, area: Rect, look: &Look) {
         let t = &look.theme;
-        self.area = area;
         if let Some(p) = &self.problem {
             f.render_widget(Paragraph::new(Line::styled(format!("  {p}"), t.bad())), area);
             return;
@@ -74,7 +66,7 @@ impl Memories {
         }
         let w = area.width as usize;
         let mut lines = Vec::new();
-        for i in self.cursor.window(area.height as usize) {
+        for i in self.cursor.place(area) {
             let m = &self.rows[i];
             let links = match m.links {
                 0 => String::new(),

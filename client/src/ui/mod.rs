@@ -91,13 +91,14 @@ impl Screen {
         }
     }
 
+    /// A click on screen line `line`: the row drawn there is selected.
     fn click(&mut self, line: u16) {
         match self {
-            Screen::Projects(s) => s.click(line),
-            Screen::Sessions(s) => s.click(line),
-            Screen::Timeline(s) => s.click(line),
-            Screen::Search(s) => s.click(line),
-            Screen::Memories(s) => s.click(line),
+            Screen::Projects(s) => s.cursor.click(line),
+            Screen::Sessions(s) => s.cursor.click(line),
+            Screen::Timeline(s) => s.cursor.click(line),
+            Screen::Search(s) => s.cursor.click(line),
+            Screen::Memories(s) => s.cursor.click(line),
             Screen::Detail(_) => {}
         }
     }

@@ -17,7 +17,6 @@ use std::path::PathBuf;
 pub struct Projects {
     pub rows: Vec<ProjectRow>,
     pub cursor: Cursor,
-    area: Rect,
 }
 
 impl Projects {
@@ -27,7 +26,7 @@ impl Projects {
         let rows = got.map(|p| p.projects).unwrap_or_default();
         let newest = rows.iter().enumerate().max_by_key(|(_, r)| r.last_ms).map_or(0, |(i, _)| i);
         let cursor = Cursor { at: newest, len: rows.len(), ..Cursor::default() };
-        (Self { rows, cursor, area: Rect::default() }, err)
+        (Self { rows, cursor }, err)
     }
 
     pub fn selected(&self) -> Option<&ProjectRow> {
@@ -40,10 +39,8 @@ impl Projects {
         let (got, err) = load("list the projects", src.projects());
         if let Some(p) = got {
             self.rows = p.projects;
-            self.cursor.resize(self.rows.len());
-            if let Some(i) = keep.and_then(|k| self.rows.iter().position(|r| r.root == k)) {
-                self.cursor.at = i;
-            }
+            let found = keep.and_then(|k| self.rows.iter().position(|r| r.root == k));
+            self.cursor.refill(self.rows.len(), found);
         }
         err
     }
@@ -75,16 +72,9 @@ impl Projects {
         }
     }
 
-    pub fn click(&mut self, line: u16) {
-        if let Some(r) = line.checked_sub(self.area.y).and_then(|l| self.cursor.row_at(l as usize)) {
-            self.cursor.at = r;
-        }
-    }
-
     pub fn draw(&mut self, f: &mut Frame, area: Rect, look: &Look) {
         let detail_h = if area.height >= 14 { 6 } else { 0 };
         let list = Rect { height: area.height - detail_h, ..area };
-        self.area = list;
         let t = &look.theme;
         if self.rows.is_empty() {
             let text = vec![
@@ -101,7 +91,7 @@ impl Projects {
         let agents_w = if w >= 100 { 26 } else { 14 };
         let ago_w = 11;
         let mut lines = Vec::new();
-        for i in self.cursor.window(list.height as usize) {
+        for i in self.cursor.place(list) {
             let r = &self.rows[i];
             let mark = if r.live { Span::styled("● ", t.good()) } else { Span::styled("○ ", t.dim()) };
             let agents = r.agents.iter().map(|a| short_agent(a)).collect::<Vec<_>>().join(", ");

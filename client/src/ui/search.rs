@@ -31,19 +31,12 @@ pub struct Search {
     pub cursor: Cursor,
     /// Why the last search found nothing (a query the index cannot read, say).
     pub problem: Option<String>,
-    area: Rect,
 }
 
 impl Search {
     /// A search of the past.
     pub fn past() -> Self {
-        Self {
-            query: String::new(),
-            over: Over::Past(Vec::new()),
-            cursor: Cursor::default(),
-            problem: None,
-            area: Rect::default(),
-        }
+        Self { query: String::new(), over: Over::Past(Vec::new()), cursor: Cursor::default(), problem: None }
     }
 
     /// A search of the memories of the project at `root`.
@@ -147,12 +140,6 @@ impl Search {
         }
     }
 
-    pub fn click(&mut self, line: u16) {
-        if let Some(r) = line.checked_sub(self.area.y).and_then(|l| self.cursor.row_at(l as usize)) {
-            self.cursor.at = r;
-        }
-    }
-
     pub fn draw(&mut self, f: &mut Frame, area: Rect, look: &Look) {
         let t = &look.theme;
         let what = match &self.over {
@@ -176,8 +163,7 @@ impl Search {
         note = note.patch_style(ratatui::style::Style::new());
         f.render_widget(Paragraph::new(note), Rect { y: area.y + 1, height: 1, ..area });
         let list = Rect { y: area.y + 2, height: area.height.saturating_sub(2), ..area };
-        self.area = list;
-        let window = self.cursor.window(list.height as usize);
+        let window = self.cursor.place(list);
         let mut lines = Vec::new();
         for i in window {
             let mut line = match &self.over {

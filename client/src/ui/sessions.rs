@@ -21,7 +21,6 @@ pub struct Sessions {
     pub rows: Vec<SessionRow>,
     pub more: bool,
     pub cursor: Cursor,
-    area: Rect,
 }
 
 impl Sessions {
@@ -30,7 +29,7 @@ impl Sessions {
         let (got, err) = load("read the project's sessions", src.sessions(root));
         let (rows, more) = got.map(|s| (s.sessions, s.more)).unwrap_or_default();
         let cursor = Cursor { len: rows.len(), ..Cursor::default() };
-        (Self { root: root.to_path_buf(), name: name.to_string(), rows, more, cursor, area: Rect::default() }, err)
+        (Self { root: root.to_path_buf(), name: name.to_string(), rows, more, cursor }, err)
     }
 
     pub fn selected(&self) -> Option<&SessionRow> {
@@ -47,10 +46,8 @@ impl Sessions {
         if let Some(s) = got {
             self.rows = s.sessions;
             self.more = s.more;
-            self.cursor.resize(self.rows.len());
-            if let Some(i) = keep.and_then(|k| self.rows.iter().position(|r| r.session == k)) {
-                self.cursor.at = i;
-            }
+            let found = keep.and_then(|k| self.rows.iter().position(|r| r.session == k));
+            self.cursor.refill(self.rows.len(), found);
         }
         err
     }
@@ -73,24 +70,17 @@ impl Sessions {
         }
     }
 
-    pub fn click(&mut self, line: u16) {
-        if let Some(r) = line.checked_sub(self.area.y).and_then(|l| self.cursor.row_at(l as usize)) {
-            self.cursor.at = r;
-        }
-    }
-
     pub fn draw(&mut self, f: &mut Frame, area: Rect, look: &Look) {
         let t = &look.theme;
         let detail_h = if area.height >= 14 { (area.height / 3).clamp(6, 12) } else { 0 };
         let list = Rect { height: area.height - detail_h, ..area };
-        self.area = list;
         if self.rows.is_empty() {
             f.render_widget(Paragraph::new("  No session of this project in the journal."), list);
             return;
         }
         let w = list.width as usize;
         let mut lines = Vec::new();
-        for i in self.cursor.window(list.height as usize) {
+        for i in self.cursor.place(list) {
             let r = &self.rows[i];
             let live = r.ended_ms.is_none();
             let mark = if live { Span::styled("● ", t.good()) } else { Span::styled("○ ", t.dim()) };

@@ -23,7 +23,6 @@ pub struct Timeline {
     /// The timeline was longer than what was read (its oldest steps are left out).
     pub more: bool,
     pub cursor: Cursor,
-    area: Rect,
 }
 
 /// How close (ms) a test run's failure and its results are: one run, told once in the strip.
@@ -41,7 +40,6 @@ impl Timeline {
             steps: hits.hits,
             more: hits.more,
             cursor: Cursor::default(),
-            area: Rect::default(),
         };
         t.cursor.at = match at {
             Some(hit) => match t.steps.iter().position(|h| h.seq == hit.seq) {
@@ -118,12 +116,6 @@ impl Timeline {
         }
     }
 
-    pub fn click(&mut self, line: u16) {
-        if let Some(r) = line.checked_sub(self.area.y).and_then(|l| self.cursor.row_at(l as usize)) {
-            self.cursor.at = r;
-        }
-    }
-
     /// The test runs, in order: passed (true) or failed.
     pub fn runs(&self) -> Vec<(i64, bool)> {
         let mut runs: Vec<(i64, bool)> = Vec::new();
@@ -154,7 +146,6 @@ impl Timeline {
         let head_h = (head.len() as u16).min(area.height / 3);
         f.render_widget(Paragraph::new(head), Rect { height: head_h, ..area });
         let list = Rect { y: area.y + head_h, height: area.height - head_h, ..area };
-        self.area = list;
         if self.steps.is_empty() {
             f.render_widget(Paragraph::new("  Nothing in this session's timeline yet."), list);
             return;
@@ -162,7 +153,7 @@ impl Timeline {
         let wide = w >= 120;
         let mut lines = Vec::new();
         let mut day_before = String::new();
-        let window = self.cursor.window(list.height as usize);
+        let window = self.cursor.place(list);
         if let Some(first) = window.start.checked_sub(1).and_then(|i| self.steps.get(i)) {
             day_before = day(first, look);
         }
