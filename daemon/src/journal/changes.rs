@@ -30,7 +30,7 @@ impl Changes {
     }
 
     /// Tells the subscribers, if any, that the projects `roots` names changed.
-    pub(super) fn tell(&self, roots: impl FnOnce() -> Vec<PathBuf>) {
+    pub(crate) fn tell(&self, roots: impl FnOnce() -> Vec<PathBuf>) {
         if self.0.receiver_count() == 0 {
             return;
         }

@@ -107,3 +107,35 @@ pub async fn next_change(rx: &mut broadcast::Receiver<crate::journal::Change>) -
     roots.dedup();
     Some(roots)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Changes;
+
+    /// A burst is told once, each project once; a forget (no project named) as "anything".
+    #[tokio::test]
+    async fn a_burst_of_changes_is_told_once() {
+        let changes = Changes::default();
+        let mut rx = changes.subscribe();
+        for root in ["/b", "/a", "/b"] {
+            changes.tell(|| vec![PathBuf::from(root)]);
+        }
+        assert_eq!(next_change(&mut rx).await, Some(vec![PathBuf::from("/a"), PathBuf::from("/b")]));
+        changes.tell(|| vec![PathBuf::from("/a")]);
+        changes.tell(Vec::new);
+        assert_eq!(next_change(&mut rx).await, Some(Vec::new()));
+        drop(changes);
+        assert_eq!(next_change(&mut rx).await, None, "the journal gone ends the subscription");
+    }
+
+    #[test]
+    fn only_a_subscription_request_is_taken_for_one() {
+        let req = br#"{"jsonrpc":"2.0","id":7,"method":"view.subscribe","params":{}}"#;
+        assert_eq!(subscribe_id(req), Some(serde_json::json!(7)));
+        // A notification has nowhere to be answered; a prompt that names it is a hook.
+        assert_eq!(subscribe_id(br#"{"jsonrpc":"2.0","method":"view.subscribe"}"#), None);
+        let hook = br#"{"jsonrpc":"2.0","id":1,"method":"hook","params":{"prompt":"call view.subscribe"}}"#;
+        assert_eq!(subscribe_id(hook), None);
+    }
+}
