@@ -141,6 +141,12 @@ fn every_screen_draws_real_sessions_at_both_sizes() {
     // A search as typed, its hit opened in its timeline.
     key(&mut app, KeyCode::Esc);
     key(&mut app, KeyCode::Char('/'));
+    // A paste is text for the search, its line break no Enter, its `q` no quit.
+    app.input(Input::Terminal(Event::Paste("work\nq".into())));
+    let text = screen(&mut app, &env, 80, 24);
+    assert!(text.contains("/ work q") && text.contains("search"), "{text}");
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Char('/'));
     typed(&mut app, "worktree");
     let text = screen(&mut app, &env, 80, 24);
     assert!(text.contains("«") || text.contains("worktree"), "{text}");
@@ -219,12 +225,14 @@ fn the_real_view_runs_in_a_terminal_and_hands_back_a_command() {
     let q = |p: &Path| format!("'{}'", p.display());
     let exports = env.shell_exports();
     let body = format!(
-        "#!/bin/sh\n{exports}cd {web}\n{ctl} ui > {o1}; echo \"exit=$?\" >> {o1}; stty -a > {s1}\n{ctl} ui > {o2}; echo \"exit=$?\" >> {o2}\nsleep 600\n",
+        "#!/bin/sh\n{exports}cd {web}\n{ctl} ui > {o1}; echo \"exit=$?\" >> {o1}; stty -a > {s1}\n{ctl} ui > {o2}; echo \"exit=$?\" >> {o2}\nsh -c 'echo $$ > {p3}; exec {ctl} ui'; stty -a > {s3}\nsleep 600\n",
         web = q(&web),
         ctl = q(Path::new(CCMEMCTL)),
         o1 = q(&base.join("out1")),
         s1 = q(&base.join("stty1")),
         o2 = q(&base.join("out2")),
+        p3 = base.join("pid3").display(),
+        s3 = q(&base.join("stty3")),
     );
     write_executable(&script, &body);
     let sock = base.join("tmux.sock");
@@ -306,8 +314,17 @@ fn the_real_view_runs_in_a_terminal_and_hands_back_a_command() {
     let out2 = base.join("out2");
     assert!(wait_until(Duration::from_secs(10), || std::fs::read_to_string(&out2).is_ok_and(|s| s.contains("exit="))));
     assert_eq!(std::fs::read_to_string(&out2).expect("out2"), "exit=0\n");
-    let after = pane();
-    assert!(!after.contains("● live"), "the view's screen is gone: {after}");
+
+    // The third, stopped by a signal: the terminal is given back all the same.
+    wait_for("the view a third time", &|p| p.contains("sequant") && p.contains("● live"));
+    let pid3: i32 = std::fs::read_to_string(base.join("pid3")).expect("pid3").trim().parse().expect("a pid");
+    // SAFETY: kill(2) on the pid the view's shell wrote; a stale pid only fails.
+    unsafe { libc::kill(pid3, libc::SIGTERM) };
+    let stty3 = base.join("stty3");
+    assert!(wait_until(Duration::from_secs(10), || std::fs::read_to_string(&stty3).is_ok_and(|s| !s.is_empty())));
+    let stty = std::fs::read_to_string(&stty3).expect("stty3");
+    let words: Vec<&str> = stty.split_whitespace().collect();
+    assert!(words.contains(&"icanon") && words.contains(&"echo"), "a signal leaves the terminal as it was: {stty}");
 }
 
 /// Stops the test's own tmux server (its socket is the test's), pass or fail.
@@ -366,6 +383,21 @@ fn a_subscriber_is_told_what_the_journal_takes_and_only_listens() {
     let mut other = Raw::connect(&env.socket);
     let bad = other.call(r#"{"jsonrpc":"2.0","id":2,"method":"view.sessions","params":{"path":"p"}}"#);
     assert!(bad["error"]["message"].as_str().unwrap_or("").contains("must be absolute"), "{bad}");
+    // A directory named with an invisible character is shown without it, and asked about
+    // so: its sessions are found all the same.
+    let odd = env.path().join("odd\u{200b}name");
+    std::fs::create_dir_all(&odd).expect("mkdir");
+    git(&odd, &["init", "-q"]);
+    let payload = serde_json::json!({
+        "hook_event_name": "UserPromptSubmit", "session_id": "c0ffee00-0000-4000-8000-000000000002",
+        "cwd": odd, "prompt": "an odd name",
+    });
+    assert!(hook(&env, payload.to_string().as_bytes()).status.success());
+    let listed = env.request("view.projects", serde_json::json!({}));
+    let shown = env.path().join("oddname").display().to_string();
+    assert!(listed["projects"].as_array().expect("projects").iter().any(|p| p["root"] == shown.as_str()), "{listed}");
+    let sessions = env.request("view.sessions", serde_json::json!({ "path": shown }));
+    assert_eq!(sessions["sessions"].as_array().map(Vec::len), Some(1), "{sessions}");
     // Anything sent on the subscription ends it.
     sub.send(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n");
     assert!(sub.is_closed(), "a subscriber that speaks is cut off");

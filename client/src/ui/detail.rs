@@ -96,6 +96,11 @@ impl Detail {
         }
     }
 
+    /// Whether `r` has a conversation to resume.
+    pub fn resumable(&self) -> bool {
+        self.resume.is_some()
+    }
+
     pub fn key(&mut self, key: &KeyEvent) -> Step {
         let page = self.height.max(1);
         let last = self.lines.saturating_sub(self.height);

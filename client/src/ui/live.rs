@@ -49,6 +49,43 @@ pub fn terminal(tx: Sender<Input>) {
     }
 }
 
+/// Tells `tx` when the process is asked to stop (`SIGTERM`, `SIGINT`, `SIGHUP`, `SIGQUIT`):
+/// the view then quits as on `q`, giving the terminal back, instead of dying in raw mode.
+pub fn signals(tx: Sender<Input>) {
+    #[cfg(unix)]
+    let _ = std::thread::Builder::new().name("ccmem-ui-signals".into()).spawn(move || {
+        use tokio::signal::unix::{signal, SignalKind};
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_io().build() else { return };
+        rt.block_on(async {
+            let kinds = [SignalKind::terminate(), SignalKind::interrupt(), SignalKind::hangup(), SignalKind::quit()];
+            let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
+            if streams.is_empty() {
+                return;
+            }
+            let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+            let _ = futures_first(waits).await;
+            let _ = tx.send(Input::TerminalLost);
+        });
+    });
+    #[cfg(not(unix))]
+    drop(tx);
+}
+
+/// The first of `futures` to finish.
+#[cfg(unix)]
+async fn futures_first<F: std::future::Future + Unpin>(futures: impl Iterator<Item = F>) {
+    let mut all: Vec<F> = futures.collect();
+    std::future::poll_fn(|cx| {
+        for f in all.iter_mut() {
+            if std::pin::Pin::new(f).poll(cx).is_ready() {
+                return std::task::Poll::Ready(());
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
 /// Subscribes to the daemon at `socket` and tells `tx` of every change, subscribing again
 /// (with a growing wait) when the connection is lost.
 pub fn subscribe(socket: PathBuf, tx: Sender<Input>) {

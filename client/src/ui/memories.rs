@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 /// A project's memories.
 pub struct Memories {
+    /// The project's name, for the breadcrumb.
+    pub name: String,
     pub root: PathBuf,
     pub rows: Vec<ListEntry>,
     pub cursor: Cursor,
@@ -30,7 +32,8 @@ impl Memories {
             Err(e) => (Vec::new(), Some(failed("list the memories", &e))),
         };
         let cursor = Cursor { len: rows.len(), ..Cursor::default() };
-        Self { root: root.to_path_buf(), rows, cursor, problem }
+        let name = root.file_name().map_or_else(|| root.display().to_string(), |n| n.to_string_lossy().into_owned());
+        Self { name, root: root.to_path_buf(), rows, cursor, problem }
     }
 
     pub fn key(&mut self, key: &KeyEvent, src: Src<'_>) -> Step {

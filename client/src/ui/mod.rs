@@ -33,6 +33,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 use screen::Step;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// A screen of the view.
 pub enum Screen {
@@ -53,7 +54,7 @@ impl Screen {
             Screen::Timeline(t) => t.session.session.clone(),
             Screen::Detail(d) => d.name.clone(),
             Screen::Search(_) => "search".into(),
-            Screen::Memories(_) => "memories".into(),
+            Screen::Memories(m) => format!("memories of {}", m.name),
         }
     }
 
@@ -63,7 +64,8 @@ impl Screen {
             Screen::Projects(_) => "↑↓ move  ⏎ sessions  / search  m memories  r resume  ? help  q quit",
             Screen::Sessions(_) => "↑↓ move  ⏎ timeline  r resume  m memories  / search  esc back  q quit",
             Screen::Timeline(_) => "↑↓ move  ⏎ show  r resume  / search  esc back  q quit",
-            Screen::Detail(_) => "↑↓ scroll  r resume  esc back  q quit",
+            Screen::Detail(d) if d.resumable() => "↑↓ scroll  r resume  esc back  q quit",
+            Screen::Detail(_) => "↑↓ scroll  esc back  q quit",
             Screen::Search(_) => "type to search  ↑↓ move  ⏎ open  esc back",
             Screen::Memories(_) => "↑↓ move  ⏎ show  / search memories  esc back  q quit",
         }
@@ -128,11 +130,23 @@ pub enum Flow {
     Quit(Option<String>),
 }
 
+/// How often the view reads again what the journal changed, at most: a burst of hooks (an
+/// agent at work) costs the daemon one read of the screen a second, not one per event.
+const RELOAD_EVERY: Duration = Duration::from_secs(1);
+
 /// The view: a stack of screens over the daemon.
 pub struct App {
     src: Source,
     look: Look,
     stack: Vec<Screen>,
+    /// For each screen of the stack, the changes it has seen (only the top one is read
+    /// again as they come; one below, when it is back on top).
+    seen: Vec<u64>,
+    /// Changes told so far.
+    changes: u64,
+    /// What changed and is not read yet (empty: anything), and when the top was last read.
+    pending: Option<Vec<PathBuf>>,
+    last_read: Option<Instant>,
     help: bool,
     /// The status line's message, until the next key.
     said: Option<String>,
@@ -144,7 +158,58 @@ impl App {
     /// Opens on the projects, read from the daemon `src` asks.
     pub fn new(mut src: Source, look: Look) -> Self {
         let (projects, said) = projects::Projects::load(&mut src);
-        Self { src, look, stack: vec![Screen::Projects(projects)], help: false, said, live: false }
+        Self {
+            src,
+            look,
+            stack: vec![Screen::Projects(projects)],
+            seen: vec![0],
+            changes: 0,
+            pending: None,
+            last_read: None,
+            help: false,
+            said,
+            live: false,
+        }
+    }
+
+    /// How long until what changed is read (None: nothing waits; the view sleeps until told).
+    pub fn wait(&self) -> Option<Duration> {
+        self.pending.as_ref()?;
+        Some(self.last_read.map_or(Duration::ZERO, |t| RELOAD_EVERY.saturating_sub(t.elapsed())))
+    }
+
+    /// Reads what changed into the top screen, when it is time.
+    pub fn tick(&mut self) {
+        if self.wait().is_some_and(|w| w.is_zero()) {
+            let roots = self.pending.take().unwrap_or_default();
+            self.last_read = Some(Instant::now());
+            self.reload(&roots);
+        }
+    }
+
+    /// The top screen read again for `roots` (empty: anything).
+    fn reload(&mut self, roots: &[PathBuf]) {
+        let last = self.stack.len() - 1;
+        self.seen[last] = self.changes;
+        if let Some(e) = self.stack[last].changed(&mut self.src, roots) {
+            self.said = Some(e);
+        }
+    }
+
+    fn push(&mut self, s: Screen) {
+        self.stack.push(s);
+        self.seen.push(self.changes);
+    }
+
+    /// Back to the screen before, read again if the journal changed meanwhile.
+    fn pop(&mut self) {
+        if self.stack.len() > 1 {
+            self.stack.pop();
+            self.seen.pop();
+            if self.seen[self.stack.len() - 1] < self.changes {
+                self.reload(&[]);
+            }
+        }
     }
 
     /// Takes one input.
@@ -160,15 +225,27 @@ impl App {
                 }
                 Flow::Continue
             }
+            Input::Terminal(Event::Paste(text)) => {
+                let last = self.stack.len() - 1;
+                if let Screen::Search(s) = &mut self.stack[last] {
+                    s.paste(&text, &mut self.src);
+                }
+                Flow::Continue
+            }
             Input::Terminal(_) => Flow::Continue,
             Input::TerminalLost => Flow::Quit(None),
             Input::Changed(roots) => {
-                // Every screen of the stack, so that going back shows what is new too.
-                for s in self.stack.iter_mut() {
-                    if let Some(e) = s.changed(&mut self.src, &roots) {
-                        self.said = Some(e);
+                self.changes += 1;
+                self.pending = Some(match self.pending.take() {
+                    // Anything (empty) stays anything.
+                    Some(before) if before.is_empty() || roots.is_empty() => Vec::new(),
+                    Some(mut before) => {
+                        before.extend(roots);
+                        before
                     }
-                }
+                    None => roots,
+                });
+                self.tick();
                 Flow::Continue
             }
             Input::Live(up) => {
@@ -197,9 +274,7 @@ impl App {
         let typing = self.top().typing();
         match k.code {
             KeyCode::Esc | KeyCode::Left | KeyCode::Char('h') if !typing || k.code == KeyCode::Esc => {
-                if self.stack.len() > 1 {
-                    self.stack.pop();
-                }
+                self.pop();
                 return Flow::Continue;
             }
             KeyCode::Char('q') if !typing => return Flow::Quit(None),
@@ -212,7 +287,7 @@ impl App {
                     Screen::Memories(m) => search::Search::memories(m.root.clone()),
                     _ => search::Search::past(),
                 };
-                self.stack.push(Screen::Search(search));
+                self.push(Screen::Search(search));
                 return Flow::Continue;
             }
             _ => {}
@@ -221,13 +296,11 @@ impl App {
         match self.stack[last].key(&k, &mut self.src) {
             Step::Stay => Flow::Continue,
             Step::Back => {
-                if self.stack.len() > 1 {
-                    self.stack.pop();
-                }
+                self.pop();
                 Flow::Continue
             }
             Step::Open(s) => {
-                self.stack.push(*s);
+                self.push(*s);
                 Flow::Continue
             }
             Step::Print(c) => Flow::Quit(Some(c)),
@@ -307,11 +380,24 @@ pub fn run(socket: &std::path::Path) -> std::io::Result<Option<String>> {
     let look = Look { theme: Theme::from_env(), clock: Clock::real() };
     let mut app = App::new(Source::new(socket), look);
     live::terminal(tx.clone());
+    live::signals(tx.clone());
     live::subscribe(socket.to_path_buf(), tx);
     let outcome = (|| loop {
         terminal.draw(|f| app.draw(f))?;
-        // Blocked here, at rest: no timer, no polling.
-        let Ok(first) = rx.recv() else { return Ok(None) };
+        // Blocked here, at rest: no timer, no polling (a change waiting to be read is the
+        // one timer, and only while it waits).
+        let first = match app.wait() {
+            None => rx.recv().map_err(|_| ()),
+            Some(wait) => match rx.recv_timeout(wait) {
+                Ok(input) => Ok(input),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    app.tick();
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(()),
+            },
+        };
+        let Ok(first) = first else { return Ok(None) };
         let mut flow = app.input(first);
         // What came meanwhile is taken before the next frame (a burst of changes, a held key).
         while flow == Flow::Continue {

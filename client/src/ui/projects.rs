@@ -120,7 +120,7 @@ impl Projects {
         if detail_h > 0 {
             let d = Rect { y: list.y + list.height, height: detail_h, ..area };
             if let Some(r) = self.selected() {
-                f.render_widget(Paragraph::new(detail(r, look)), d);
+                f.render_widget(Paragraph::new(detail(r, look, w)), d);
             }
         }
     }
@@ -154,7 +154,7 @@ pub fn brief_spans(b: &Brief, look: &Look) -> Vec<Span<'static>> {
 }
 
 /// The selected project's details.
-fn detail(r: &ProjectRow, look: &Look) -> Vec<Line<'static>> {
+fn detail(r: &ProjectRow, look: &Look, w: usize) -> Vec<Line<'static>> {
     let t = &look.theme;
     let rule = Line::styled("─".repeat(200), t.dim());
     let mut head = vec![Span::styled(short_path(&r.root), t.title())];
@@ -165,7 +165,10 @@ fn detail(r: &ProjectRow, look: &Look) -> Vec<Line<'static>> {
     head.push(Span::styled(sessions, t.dim()));
     let mut lines = vec![rule, Line::from(head)];
     if !r.brief.task.is_empty() {
-        lines.push(Line::from(vec![Span::styled("task  ", t.dim()), Span::raw(r.brief.task.clone())]));
+        lines.push(Line::from(vec![
+            Span::styled("task  ", t.dim()),
+            Span::raw(cut(&r.brief.task, w.saturating_sub(6))),
+        ]));
     }
     if !r.brief.failing.is_empty() {
         lines.push(Line::from(vec![
@@ -174,7 +177,10 @@ fn detail(r: &ProjectRow, look: &Look) -> Vec<Line<'static>> {
         ]));
     }
     if !r.agents.is_empty() {
-        lines.push(Line::from(vec![Span::styled("agents  ", t.dim()), Span::raw(r.agents.join(", "))]));
+        lines.push(Line::from(vec![
+            Span::styled("agents  ", t.dim()),
+            Span::raw(cut(&r.agents.join(", "), w.saturating_sub(8))),
+        ]));
     }
     lines.truncate(6);
     lines

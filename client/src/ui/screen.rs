@@ -53,7 +53,7 @@ pub fn resume_of_session(root: &Path, s: &ccmem_proto::wire::api::SessionRow) ->
 }
 
 /// Said when nothing can be resumed.
-pub const NO_RESUME: &str = "nothing to resume here: no conversation of it has its transcript on this machine";
+pub const NO_RESUME: &str = "nothing to resume: no conversation here has its transcript on this machine";
 
 /// A screen's request failed: what the status bar says.
 pub fn failed(what: &str, e: &str) -> String {

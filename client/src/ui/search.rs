@@ -87,6 +87,8 @@ impl Search {
             KeyCode::Down => self.cursor.down(1),
             KeyCode::PageUp => self.cursor.up(self.cursor.height),
             KeyCode::PageDown => self.cursor.down(self.cursor.height),
+            KeyCode::Home => self.cursor.at = 0,
+            KeyCode::End => self.cursor.at = self.cursor.len.saturating_sub(1),
             KeyCode::Char('p') if ctrl => self.cursor.up(1),
             KeyCode::Char('n') if ctrl => self.cursor.down(1),
             KeyCode::Char('u') if ctrl => {
@@ -111,6 +113,13 @@ impl Search {
             _ => {}
         }
         Step::Stay
+    }
+
+    /// A paste: text for the search (its line breaks and controls as spaces), never keys.
+    pub fn paste(&mut self, text: &str, src: Src<'_>) {
+        let room = 1000usize.saturating_sub(self.query.chars().count());
+        self.query.extend(text.chars().map(|c| if c.is_control() { ' ' } else { c }).take(room));
+        self.run(src);
     }
 
     /// The selected hit, opened.

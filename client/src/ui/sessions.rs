@@ -101,6 +101,7 @@ impl Sessions {
                 Span::styled(look.clock.format(r.started_ms, "%Y-%m-%d %H:%M"), t.title()),
                 Span::raw("  "),
                 Span::styled(fit(&state, 9), if live { t.good() } else { t.dim() }),
+                Span::raw(" "),
                 Span::raw(fit(&agents_dedup.join(", "), 14)),
                 Span::styled(fit(&format!("{} events", r.events), 12), t.dim()),
             ];

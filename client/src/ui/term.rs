@@ -1,11 +1,12 @@
 //! The terminal the view draws on: the terminal itself (`/dev/tty`; standard error on
 //! Windows), never standard output, which carries only the command the user picks. Raw mode,
-//! the alternate screen and the mouse are taken on open and given back on close, on a panic
-//! too, so that the shell finds its terminal as it left it.
+//! the alternate screen, the mouse and bracketed paste (a paste is text, never keys) are taken
+//! on open and given back on close, on a panic or a signal too, so that the shell finds its
+//! terminal as it left it.
 
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::cursor::{Hide, Show};
-use ratatui::crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::event::{DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
 use ratatui::Terminal;
@@ -47,7 +48,7 @@ fn tty() -> io::Result<Tty> {
 pub fn open() -> io::Result<Term> {
     let mut out = tty()?;
     enable_raw_mode()?;
-    if let Err(e) = execute!(out, EnterAlternateScreen, EnableMouseCapture, Hide) {
+    if let Err(e) = execute!(out, EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste, Hide) {
         let _ = disable_raw_mode();
         return Err(e);
     }
@@ -75,7 +76,7 @@ pub fn close(mut t: Term) {
 }
 
 fn restore(out: &mut impl Write) {
-    let _ = execute!(out, DisableMouseCapture, LeaveAlternateScreen, Show);
+    let _ = execute!(out, DisableBracketedPaste, DisableMouseCapture, LeaveAlternateScreen, Show);
     let _ = disable_raw_mode();
     let _ = out.flush();
 }

@@ -180,12 +180,16 @@ impl Timeline {
                 text.push_str(&format!(" (×{})", h.folded + 1));
             }
             let used: usize = spans.iter().map(Span::width).sum();
-            let text_style = if matches!(h.kind.as_str(), "prompt" | "failure" | "session") {
-                style
+            let room = w.saturating_sub(used);
+            if text.contains('«') {
+                // A search's hit, shown on its own line: its matches marked.
+                spans.extend(super::search::marked(&text, room, look));
             } else {
-                ratatui::style::Style::new()
-            };
-            spans.push(Span::styled(cut(&text, w.saturating_sub(used)), text_style));
+                let plain = ratatui::style::Style::new();
+                let text_style =
+                    if matches!(h.kind.as_str(), "prompt" | "failure" | "session") { style } else { plain };
+                spans.push(Span::styled(cut(&text, room), text_style));
+            }
             let mut line = Line::from(spans);
             if i == self.cursor.at {
                 line = line.style(t.selected());

@@ -17,7 +17,7 @@ pub const MAX_SESSIONS: usize = 1000;
 pub const DEFAULT_SESSIONS: usize = 200;
 
 /// The newest sessions of a project whose agents are named in its row.
-const AGENTS_FROM: i64 = 20;
+const AGENTS_FROM: i64 = 5;
 
 /// Failing tests named in a brief at most.
 const FAILING: usize = 5;
@@ -75,9 +75,37 @@ pub fn projects(conn: &Connection, live: &HashSet<PathBuf>) -> rusqlite::Result<
     Ok(out)
 }
 
-/// The sessions of the project at `root`, newest first, `limit` at most; `live` is the one
-/// the daemon keeps, if any.
-pub fn sessions(conn: &Connection, root: &Path, live: Option<&str>, limit: usize) -> rusqlite::Result<ViewSessions> {
+/// The root the journal keeps for `given`: itself, or the one a reply showed as `given`
+/// (redacted and made printable: a directory named with an invisible or control character,
+/// or with what reads as a token, is shown without it, and asked about so).
+pub fn root_named(conn: &Connection, given: &Path) -> rusqlite::Result<Option<PathBuf>> {
+    let given = given.to_string_lossy();
+    let mut q = conn.prepare_cached("SELECT root FROM projects")?;
+    let roots: Vec<String> = q.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    if roots.iter().any(|r| *r == given) {
+        return Ok(Some(PathBuf::from(given.as_ref())));
+    }
+    Ok(roots.into_iter().find(|r| shown(r) == given).map(PathBuf::from))
+}
+
+/// A root as a reply shows it: redacted, then made printable.
+pub fn shown(root: &str) -> String {
+    ccmem_proto::printable::text(&ccmem_proto::redact::redact(root)).into_owned()
+}
+
+/// The sessions of the project at `root` (as the journal keeps it, or as a reply showed it),
+/// newest first, `limit` at most; `live` tells the session the daemon keeps for a root.
+pub fn sessions(
+    conn: &Connection,
+    root: &Path,
+    live: impl Fn(&Path) -> Option<String>,
+    limit: usize,
+) -> rusqlite::Result<ViewSessions> {
+    let Some(root) = root_named(conn, root)? else {
+        return Ok(ViewSessions { root: root.to_path_buf(), sessions: Vec::new(), more: false });
+    };
+    let live = live(&root);
+    let live = live.as_deref();
     let limit = limit.clamp(1, MAX_SESSIONS);
     let mut q = conn.prepare_cached(&format!(
         "SELECT s.sid, s.started_ms, {LAST}, s.ended_ms, s.end_reason,
@@ -116,7 +144,7 @@ pub fn sessions(conn: &Connection, root: &Path, live: Option<&str>, limit: usize
     }
     let more = sessions.len() > limit;
     sessions.truncate(limit);
-    Ok(ViewSessions { root: root.to_path_buf(), sessions, more })
+    Ok(ViewSessions { root, sessions, more })
 }
 
 /// An agent's display name from its name in a state (`claude`; absent: Claude Code, the

@@ -32,16 +32,20 @@ pub async fn sessions(name: &str, p: api::ViewSessionsParams, shared: &Arc<Share
         return Err(RpcError::invalid_params(name, format!("path must be absolute, got {}", p.path.display())));
     }
     let root = ccmem_proto::wire::paths::lexical(&p.path);
-    let live = match shared.projects.is_live(&root) {
-        true => {
-            let (tx, rx) = oneshot::channel();
-            shared.projects.send(&root, Msg::Summary { conversations: false, reply: tx }).await;
-            rx.await.ok().map(|s| s.session_id)
+    // The session the daemon keeps, for each root it may be (a root shown stripped of an
+    // invisible character is found in the journal first): asked of the project's task.
+    let mut live = std::collections::HashMap::new();
+    for r in shared.projects.roots() {
+        let (tx, rx) = oneshot::channel();
+        if r == root || overview::shown(&r.to_string_lossy()) == root.to_string_lossy() {
+            shared.projects.send(&r, Msg::Summary { conversations: false, reply: tx }).await;
+            if let Ok(s) = rx.await {
+                live.insert(r, s.session_id);
+            }
         }
-        false => None,
-    };
+    }
     let limit = p.limit.unwrap_or(overview::DEFAULT_SESSIONS);
-    ask(shared, move |c| overview::sessions(c, &root, live.as_deref(), limit)).await
+    ask(shared, move |c| overview::sessions(c, &root, |r| live.get(r).cloned(), limit)).await
 }
 
 /// The id of a `view.subscribe` request, when `frame` is one (looked for cheaply first:
