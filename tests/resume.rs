@@ -191,7 +191,7 @@ fn an_imported_session_carries_todos_failures_commits_and_last_words() {
     for want in [
         "Previous conversation (Claude Code), to resume it: `claude --resume conv-1`",
         "Task (first prompt): Add OAuth login to the API; keep the old session cookies working",
-        "Under way: Verifying tokens.",
+        "Under way: Verify tokens in the login handler.",
         "## Todos (1 of 3 done",
         "- [x] #1 Add the token endpoint",
         "- [~] #2 Verify tokens in the login handler",

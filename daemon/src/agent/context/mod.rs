@@ -200,18 +200,25 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
         } else {
             None
         };
-        match task_from {
-            Some(o) => head.push(format!(
+        // Carrying on none, a conversation opened with "continue", "yes" or a bare slash
+        // command has its task in the latest prompt that says what to do.
+        let said = match task_from {
+            None if names_no_task(&c.first_prompt) => c.prompts.iter().rev().find(|p| !names_no_task(p)),
+            _ => None,
+        };
+        match (task_from, said) {
+            (Some(o), _) => head.push(format!(
                 "Task (first prompt, in the {} conversation carried on): {}",
                 o.agent.display(),
                 one_line(&o.first_prompt)
             )),
-            None if !c.first_prompt.is_empty() => {
+            (None, Some(p)) => head.push(format!("Task (the latest prompt that says what to do): {}", one_line(p))),
+            (None, None) if !c.first_prompt.is_empty() => {
                 head.push(format!("Task (first prompt): {}", one_line(&c.first_prompt)))
             }
-            None => {}
+            (None, None) => {}
         }
-        let task = task_from.map_or(&c.first_prompt, |o| &o.first_prompt);
+        let task = task_from.map(|o| &o.first_prompt).or(said).unwrap_or(&c.first_prompt);
         if let Some(last) = c.prompts.last().filter(|p| *p != task) {
             head.push(format!("Latest prompt: {}", one_line(last)));
         }
@@ -508,6 +515,43 @@ fn plural(n: u32) -> &'static str {
 /// A prompt that only says to carry on: fewer than three words ("continue", "yes, go"), or
 /// a few words opening with carrying on ("continue where you left off", "resume the work
 /// from Codex", "pick up where Claude stopped").
+/// Whether `prompt` names no task: it only carries on ([`resumes_only`]: "continue", "yes")
+/// or is one of the agents' own commands that steer the session, alone (`/clear`,
+/// `/compact`, `/model`). A command of the project's or a plugin's (`/workflows:review`,
+/// `/exec 318`) is the work asked for: it names the task.
+pub(crate) fn names_no_task(prompt: &str) -> bool {
+    /// Commands that only steer the session (Claude Code's, Codex's, Gemini CLI's).
+    const STEERING: &[&str] = &[
+        "clear",
+        "compact",
+        "continue",
+        "resume",
+        "model",
+        "config",
+        "settings",
+        "help",
+        "cost",
+        "status",
+        "stats",
+        "context",
+        "login",
+        "logout",
+        "exit",
+        "quit",
+        "permissions",
+        "approvals",
+        "doctor",
+        "memory",
+        "vim",
+        "theme",
+    ];
+    let t = prompt.trim();
+    match t.strip_prefix('/') {
+        Some(name) => t.split_whitespace().count() == 1 && STEERING.contains(&name.to_ascii_lowercase().as_str()),
+        None => resumes_only(t),
+    }
+}
+
 pub(crate) fn resumes_only(prompt: &str) -> bool {
     let words: Vec<String> = prompt
         .split_whitespace()

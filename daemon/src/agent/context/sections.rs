@@ -17,8 +17,9 @@ pub(super) fn state_line(w: &Work, s: &Session) -> String {
         // by its hash; the subject is quoted in the repository's block.
         .or_else(|| super::repository::commit(&s.git.last_commit).map(|(hash, _)| hash.to_string()));
     let last_commit = commit.map(|c| format!("; last commit {c}")).unwrap_or_default();
+    // The item itself, not its `activeForm` ("Transliterating"): what is under way.
     if let Some(t) = w.todos.iter().find(|t| t.status == TodoStatus::InProgress) {
-        return format!("Under way: {}.", t.active_form.trim_end_matches('.'));
+        return format!("Under way: {}.", one_line(&t.content).trim_end_matches('.'));
     }
     // Prompts that came after the list last changed: the work went on past it.
     let since = w
@@ -299,7 +300,8 @@ pub(super) fn environment_first(sections: &mut Vec<(String, Vec<String>)>, s: &S
         let framework = code(&suite.framework, 60);
         l.push(format!("- {kind} {status} ({framework}: {n} of {total} {status}){when}{since}{cmd}"));
     }
-    if s.git.has_uncommitted_changes {
+    // Git's section says it already when the branch is known (the head's `## Git` line).
+    if s.git.has_uncommitted_changes && s.git.branch == "unknown" {
         l.push(format!(
             "- uncommitted: {} staged, {} unstaged, {} untracked",
             s.git.staged_files, s.git.unstaged_files, s.git.untracked_files

@@ -115,7 +115,7 @@ fn most_important_first_and_within_budget() {
     }
     let c = build(&input, DEFAULT_BUDGET);
     let pos = |x: &str| c.find(x).unwrap_or_else(|| panic!("{x} missing:\n{c}"));
-    assert!(pos("Under way: Implementing.") < pos("## Todos (1 of 3 done"));
+    assert!(pos("Under way: Implement callback.") < pos("## Todos (1 of 3 done"));
     assert!(pos("## Todos") < pos("## Files edited"));
     // Open items first, in their order, then the done ones.
     assert!(pos("- [~] Implement callback") < pos("- [ ] Write tests"));
@@ -446,6 +446,36 @@ fn a_handoffs_task_is_the_work_not_the_word_that_resumed_it() {
         ("Add a login page", false),
     ] {
         assert_eq!(super::resumes_only(prompt), only, "{prompt}");
+    }
+}
+
+/// #46: a conversation opened with "continue" (or a bare slash command) that carries on no
+/// other has its task in the latest prompt that says what to do, not in its first word.
+#[test]
+fn a_conversation_opened_with_continue_has_its_task_in_a_later_prompt() {
+    let now = chrono::Utc::now();
+    let mut s =
+        crate::session::rules::start("/w/app".into(), "app".into(), "session_2026-01-01_00-00-00".into(), now, None);
+    for prompt in ["continue", "make the uploader retry on a 503, three times with backoff", "yes"] {
+        let p = serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "c1", "cwd": "/w/app", "prompt": prompt});
+        let h = crate::agent::hooks::parse(&p).expect("a hook payload");
+        crate::agent::hooks::apply(&mut s, &h, now);
+    }
+    let c = s.conversations[0].clone();
+    let memory = Facts::default();
+    let ctx = build(&Input { conversation: Some(&c), ..plain(&s, &memory, now) }, MAX_BUDGET);
+    let want =
+        "Task (the latest prompt that says what to do): make the uploader retry on a 503, three times with backoff";
+    assert!(ctx.contains(want), "{ctx}");
+    assert!(ctx.contains("Latest prompt: yes") && !ctx.contains("Task (first prompt): continue"), "{ctx}");
+    for (prompt, none) in [
+        ("/clear", true),
+        ("/compact", true),
+        ("/workflows:review", false),
+        ("/review the parser module", false),
+        ("ok", true),
+    ] {
+        assert_eq!(super::names_no_task(prompt), none, "{prompt}");
     }
 }
 
