@@ -338,6 +338,7 @@ fn build_with(i: &Input, budget: usize, scale: f32) -> String {
             !last.contains(&n) && !known.iter().any(|k| k.contains(&n) || n.contains(k.as_str()))
         });
         let findings: Vec<String> = findings.into_iter().chain(points.map(|p| format!("- {p}"))).collect();
+        let findings = pack::one_per_fact(findings);
         push(&mut sections, "## Decisions and findings (newest first)", cap(findings, wide(caps::FINDINGS)));
         let d = &c.digest;
         let mut summary = Vec::new();

@@ -125,3 +125,63 @@ pub(super) fn pack(sections: Vec<(String, Vec<String>)>, budget: usize) -> Strin
     let trimmed = out.trim_end().to_string();
     truncate_chars(&trimmed, budget)
 }
+
+/// Share of a line's words found in a line kept before it past which it only restates it.
+const RESTATES: f64 = 0.6;
+
+/// `lines` (newest first) with those that restate a newer one left out: "All 1447 tests
+/// passed." after "1447 tests passed, 1 failed (a flaky timeout)", the same cause said twice
+/// in other words. A line restates one kept when most of its words (three letters or digits
+/// and more, case aside) are that line's, or a line's left out before it: the budget goes to
+/// other facts.
+pub(super) fn one_per_fact(lines: Vec<String>) -> Vec<String> {
+    let words = |l: &str| -> std::collections::HashSet<String> {
+        l.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 3 || w.chars().all(|c| c.is_ascii_digit()) && !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    // Every line read so far: one that restates a line left out restates its fact too.
+    let mut seen: Vec<std::collections::HashSet<String>> = Vec::new();
+    let mut out = Vec::new();
+    for l in lines {
+        let w = words(&l);
+        let restates = w.len() >= 3
+            && seen.iter().any(|k| w.iter().filter(|x| k.contains(*x)).count() as f64 >= RESTATES * w.len() as f64);
+        seen.push(w);
+        if !restates {
+            out.push(l);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// From a real session's findings (the dev transcript admarble_sequant_170a6d5b): the
+    /// test run said five ways, each after the first left out; other facts kept.
+    #[test]
+    fn a_fact_said_again_in_other_words_is_kept_once() {
+        let lines: Vec<String> = [
+            "- Tests pass (1447 passed, 1 pre-existing flaky timeout)",
+            "- Cause: Used `diffStats` as field name but `createPhaseLogFromTiming` expects `filesModified` and `fileDiffStats`",
+            "- AC-4: All tests pass ✅ (1447 passed, 1 flaky timeout)",
+            "- All 1447 tests passed.",
+            "- AC-4: All tests pass",
+            "- Lines 3156-3740: `executeBatch` and `runIssueWithLogging` - extracted to `batch-executor.ts`",
+        ]
+        .map(String::from)
+        .to_vec();
+        let kept = one_per_fact(lines);
+        assert_eq!(
+            kept,
+            [
+                "- Tests pass (1447 passed, 1 pre-existing flaky timeout)",
+                "- Cause: Used `diffStats` as field name but `createPhaseLogFromTiming` expects `filesModified` and `fileDiffStats`",
+                "- Lines 3156-3740: `executeBatch` and `runIssueWithLogging` - extracted to `batch-executor.ts`",
+            ]
+        );
+    }
+}
