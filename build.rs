@@ -5,9 +5,15 @@
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    for cfg in
-        ["ccmem_root", "ccmem_faketime", "ccmem_systemd_analyze", "ccmem_socket_activate", "ccmem_npm", "ccmem_python"]
-    {
+    for cfg in [
+        "ccmem_root",
+        "ccmem_faketime",
+        "ccmem_systemd_analyze",
+        "ccmem_socket_activate",
+        "ccmem_npm",
+        "ccmem_python",
+        "ccmem_tmux",
+    ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     if is_root() {
@@ -28,6 +34,10 @@ fn main() {
     // The MCP tests install the official MCP Python SDK into a virtualenv.
     if on_path("python3") {
         println!("cargo::rustc-cfg=ccmem_python");
+    }
+    // The view's end-to-end test runs `ccmemctl ui` in a real terminal: tmux's.
+    if on_path("tmux") {
+        println!("cargo::rustc-cfg=ccmem_tmux");
     }
     if on_path("systemd-socket-activate") {
         println!("cargo::rustc-cfg=ccmem_socket_activate");

@@ -232,16 +232,7 @@ mod bench {
         );
         write_executable(&base.join("ui.sh"), &script);
         let sock = base.join("tmux.sock");
-        let tmux_run = |args: &[&str]| {
-            std::process::Command::new(&tmux)
-                .arg("-S")
-                .arg(&sock)
-                .arg("-f")
-                .arg("/dev/null")
-                .args(args)
-                .env_remove("TMUX")
-                .output()
-        };
+        let tmux_run = |args: &[&str]| common::tmux(&tmux, &sock, args);
         tmux_run(&["new-session", "-d", "-x", "200", "-y", "60", base.join("ui.sh").to_str().unwrap()]).expect("tmux");
         assert!(wait_until(Duration::from_secs(10), || std::fs::read_to_string(&pidfile)
             .is_ok_and(|s| !s.trim().is_empty())));

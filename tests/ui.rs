@@ -212,6 +212,7 @@ fn no_color_draws_without_colours() {
 /// hit; `r` prints the resume command on standard output and leaves the terminal as it was;
 /// Ctrl-C leaves too, printing nothing.
 #[test]
+#[cfg_attr(not(ccmem_tmux), ignore = "needs tmux (apt-get install tmux; .ci/run installs it)")]
 fn the_real_view_runs_in_a_terminal_and_hands_back_a_command() {
     let tmux = which("tmux").expect("tmux is needed for this test (.ci/run installs it: apt-get install tmux)");
     let env = Env::new();
@@ -237,15 +238,7 @@ fn the_real_view_runs_in_a_terminal_and_hands_back_a_command() {
     write_executable(&script, &body);
     let sock = base.join("tmux.sock");
     let tmux_cmd = |args: &[&str]| {
-        let out = std::process::Command::new(&tmux)
-            .arg("-S")
-            .arg(&sock)
-            .arg("-f")
-            .arg("/dev/null")
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux");
+        let out = common::tmux(&tmux, &sock, args).expect("tmux");
         assert!(out.status.success(), "tmux {args:?}: {}", text(&out.stderr));
         text(&out.stdout)
     };

@@ -357,6 +357,12 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     text(&out.stdout)
 }
 
+/// `tmux` on a server of its own (its socket `sock`, no configuration read, not nested in a
+/// tmux the suite may run in), with `args`.
+pub fn tmux(tmux: &Path, sock: &Path, args: &[&str]) -> std::io::Result<Output> {
+    Command::new(tmux).arg("-S").arg(sock).arg("-f").arg("/dev/null").args(args).env_remove("TMUX").output()
+}
+
 /// A git repository with one commit, inside the environment.
 pub fn repo(env: &Env, name: &str) -> PathBuf {
     let dir = env.path().join(name);
