@@ -74,8 +74,8 @@ impl Detail {
     pub fn memory(r: MemoryReply) -> Self {
         let m = &r.memory;
         let mut head = vec![
-            ("type".to_string(), format!("{:?}", m.memory_type).to_lowercase()),
-            ("scope".into(), format!("{:?}", m.scope).to_lowercase()),
+            ("type".to_string(), m.memory_type.as_str().to_string()),
+            ("scope".into(), m.scope.as_str().to_string()),
             ("tags".into(), m.tags.join(", ")),
             ("updated".into(), m.updated.format("%Y-%m-%d %H:%M").to_string()),
             ("file".into(), r.file.display().to_string()),

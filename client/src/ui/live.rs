@@ -57,33 +57,25 @@ pub fn signals(tx: Sender<Input>) {
         use tokio::signal::unix::{signal, SignalKind};
         let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_io().build() else { return };
         rt.block_on(async {
-            let kinds = [SignalKind::terminate(), SignalKind::interrupt(), SignalKind::hangup(), SignalKind::quit()];
-            let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
-            if streams.is_empty() {
+            let (Ok(mut term), Ok(mut int), Ok(mut hup), Ok(mut quit)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::hangup()),
+                signal(SignalKind::quit()),
+            ) else {
                 return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+                _ = hup.recv() => {}
+                _ = quit.recv() => {}
             }
-            let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
-            let _ = futures_first(waits).await;
             let _ = tx.send(Input::TerminalLost);
         });
     });
     #[cfg(not(unix))]
     drop(tx);
-}
-
-/// The first of `futures` to finish.
-#[cfg(unix)]
-async fn futures_first<F: std::future::Future + Unpin>(futures: impl Iterator<Item = F>) {
-    let mut all: Vec<F> = futures.collect();
-    std::future::poll_fn(|cx| {
-        for f in all.iter_mut() {
-            if std::pin::Pin::new(f).poll(cx).is_ready() {
-                return std::task::Poll::Ready(());
-            }
-        }
-        std::task::Poll::Pending
-    })
-    .await
 }
 
 /// Subscribes to the daemon at `socket` and tells `tx` of every change, subscribing again

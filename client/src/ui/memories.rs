@@ -71,24 +71,16 @@ impl Memories {
         let mut lines = Vec::new();
         for i in self.cursor.place(area) {
             let m = &self.rows[i];
-            let links = match m.links {
-                0 => String::new(),
-                1 => "1 link".into(),
-                n => format!("{n} links"),
-            };
+            let links = if m.links == 0 { String::new() } else { ccmem_proto::count(m.links as u64, "link", "links") };
             let mut spans = vec![
-                Span::styled(fit(&format!("{:?}", m.scope).to_lowercase(), 9), t.dim()),
-                Span::styled(fit(&format!("{:?}", m.entry.memory_type).to_lowercase(), 11), t.decision()),
+                Span::styled(fit(m.scope.as_str(), 9), t.dim()),
+                Span::styled(fit(m.entry.memory_type.as_str(), 11), t.decision()),
                 Span::styled(fit(&m.entry.title, 40.min(w / 2)), t.title()),
                 Span::styled(fit(&links, 9), t.dim()),
             ];
             let used: usize = spans.iter().map(Span::width).sum();
             spans.push(Span::styled(cut(&m.entry.tags.join(" "), w.saturating_sub(used)), t.dim()));
-            let mut line = Line::from(spans);
-            if i == self.cursor.at {
-                line = line.style(t.selected());
-            }
-            lines.push(line);
+            lines.push(Line::from(spans).style(t.row(i == self.cursor.at)));
         }
         f.render_widget(Paragraph::new(lines), area);
     }

@@ -295,10 +295,6 @@ impl App {
         let last = self.stack.len() - 1;
         match self.stack[last].key(&k, &mut self.src) {
             Step::Stay => Flow::Continue,
-            Step::Back => {
-                self.pop();
-                Flow::Continue
-            }
             Step::Open(s) => {
                 self.push(*s);
                 Flow::Continue

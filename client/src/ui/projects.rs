@@ -110,11 +110,7 @@ impl Projects {
                 let room = w - used - 2;
                 spans.push(Span::styled(format!("  {}", cut(&path, room)), t.dim()));
             }
-            let mut line = Line::from(spans);
-            if i == self.cursor.at {
-                line = line.style(t.selected());
-            }
-            lines.push(line);
+            lines.push(Line::from(spans).style(t.row(i == self.cursor.at)));
         }
         f.render_widget(Paragraph::new(lines), list);
         if detail_h > 0 {
@@ -148,7 +144,7 @@ pub fn brief_spans(b: &Brief, look: &Look) -> Vec<Span<'static>> {
     match (b.todos_left, b.todos_done) {
         (0, 0) => {}
         (0, _) => out.push(Span::styled(" · todos done", t.good())),
-        (n, _) => out.push(Span::raw(format!(" · {n} todo{} left", if n == 1 { "" } else { "s" }))),
+        (n, _) => out.push(Span::raw(format!(" · {} left", ccmem_proto::count(n, "todo", "todos")))),
     }
     out
 }
@@ -161,8 +157,7 @@ fn detail(r: &ProjectRow, look: &Look, w: usize) -> Vec<Line<'static>> {
     if !r.brief.branch.is_empty() {
         head.push(Span::styled(format!("  on {}", r.brief.branch), t.dim()));
     }
-    let sessions = format!("  {} session{}", r.sessions, if r.sessions == 1 { "" } else { "s" });
-    head.push(Span::styled(sessions, t.dim()));
+    head.push(Span::styled(format!("  {}", ccmem_proto::count(r.sessions, "session", "sessions")), t.dim()));
     let mut lines = vec![rule, Line::from(head)];
     if !r.brief.task.is_empty() {
         lines.push(Line::from(vec![
@@ -173,7 +168,7 @@ fn detail(r: &ProjectRow, look: &Look, w: usize) -> Vec<Line<'static>> {
     if !r.brief.failing.is_empty() {
         lines.push(Line::from(vec![
             Span::styled("failing  ", t.dim()),
-            Span::styled(r.brief.failing.join(", "), t.bad()),
+            Span::styled(cut(&r.brief.failing.join(", "), w.saturating_sub(9)), t.bad()),
         ]));
     }
     if !r.agents.is_empty() {

@@ -17,8 +17,6 @@ pub struct Look {
 pub enum Step {
     /// Nothing more.
     Stay,
-    /// Back to the screen before.
-    Back,
     /// A new screen on top.
     Open(Box<super::Screen>),
     /// Leave, printing this command on standard output.

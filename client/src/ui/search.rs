@@ -160,7 +160,7 @@ impl Search {
         let cursor_x = area.x + 2 + super::text::width(&self.query) as u16;
         f.set_cursor_position(Position::new(cursor_x.min(area.right().saturating_sub(1)), area.y));
         let w = area.width as usize;
-        let mut note = match (&self.problem, self.query.trim().is_empty(), self.len()) {
+        let note = match (&self.problem, self.query.trim().is_empty(), self.len()) {
             (Some(p), _, _) => Line::styled(cut(p, w), t.bad()),
             (None, true, _) => Line::styled(format!("{what}: type words, \"a phrase\", prefix*, -word"), t.dim()),
             (None, false, 0) => Line::styled("nothing found", t.dim()),
@@ -169,20 +169,16 @@ impl Search {
                 t.dim(),
             ),
         };
-        note = note.patch_style(ratatui::style::Style::new());
         f.render_widget(Paragraph::new(note), Rect { y: area.y + 1, height: 1, ..area });
         let list = Rect { y: area.y + 2, height: area.height.saturating_sub(2), ..area };
         let window = self.cursor.place(list);
         let mut lines = Vec::new();
         for i in window {
-            let mut line = match &self.over {
+            let line = match &self.over {
                 Over::Past(hits) => past_line(&hits[i], look, w),
                 Over::Memories(_, hits) => memory_line(&hits[i], look, w),
             };
-            if i == self.cursor.at {
-                line = line.style(t.selected());
-            }
-            lines.push(line);
+            lines.push(line.style(t.row(i == self.cursor.at)));
         }
         f.render_widget(Paragraph::new(lines), list);
     }
@@ -212,10 +208,8 @@ fn past_line(h: &Hit, look: &Look, w: usize) -> Line<'static> {
 /// A memory found: its title, type and what matched.
 fn memory_line(h: &SearchHit, look: &Look, w: usize) -> Line<'static> {
     let t = &look.theme;
-    let mut spans = vec![
-        Span::styled(fit(&h.title, 36), t.title()),
-        Span::styled(fit(&format!("{:?}", h.memory_type).to_lowercase(), 11), t.decision()),
-    ];
+    let mut spans =
+        vec![Span::styled(fit(&h.title, 36), t.title()), Span::styled(fit(h.memory_type.as_str(), 11), t.decision())];
     let used: usize = spans.iter().map(Span::width).sum();
     spans.extend(marked(super::text::first_line(&h.snippet), w.saturating_sub(used), look));
     Line::from(spans)

@@ -110,11 +110,7 @@ impl Sessions {
             if w > used + 10 && !r.brief.task.is_empty() {
                 spans.push(Span::styled(format!("  {}", cut(&r.brief.task, w - used - 2)), t.dim()));
             }
-            let mut line = Line::from(spans);
-            if i == self.cursor.at {
-                line = line.style(t.selected());
-            }
-            lines.push(line);
+            lines.push(Line::from(spans).style(t.row(i == self.cursor.at)));
         }
         if self.more && lines.len() < list.height as usize {
             lines.push(Line::styled("  … older sessions are not listed", t.dim()));
@@ -140,13 +136,13 @@ fn conversations(r: &SessionRow, look: &Look, w: usize) -> Vec<Line<'static>> {
     if !r.brief.failing.is_empty() {
         lines.push(Line::from(vec![
             Span::styled("failing  ", t.dim()),
-            Span::styled(r.brief.failing.join(", "), t.bad()),
+            Span::styled(cut(&r.brief.failing.join(", "), w.saturating_sub(9)), t.bad()),
         ]));
     }
     for c in &r.conversations {
         let id: String = c.id.chars().take(8).collect();
         let resumable = if c.resume.is_some() { Span::styled(" r ", t.key()) } else { Span::raw("   ") };
-        let prompts = format!("{} prompt{}", c.prompts, if c.prompts == 1 { "" } else { "s" });
+        let prompts = ccmem_proto::count(c.prompts, "prompt", "prompts");
         let head = format!("{} {}  {}  ", fit(short_agent(&c.agent), 8), id, fit(&prompts, 11));
         let room = w.saturating_sub(super::text::width(&head) + 3);
         lines.push(Line::from(vec![resumable, Span::raw(head), Span::styled(cut(&c.first_prompt, room), t.prompt())]));

@@ -38,6 +38,15 @@ impl Theme {
         Style::new().add_modifier(Modifier::REVERSED)
     }
 
+    /// A list's row: selected, or as it is.
+    pub fn row(&self, selected: bool) -> Style {
+        if selected {
+            self.selected()
+        } else {
+            Style::new()
+        }
+    }
+
     /// Titles and names.
     pub fn title(&self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)

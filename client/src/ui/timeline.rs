@@ -20,8 +20,9 @@ pub struct Timeline {
     pub root: PathBuf,
     pub session: SessionRow,
     pub steps: Vec<Hit>,
-    /// The timeline was longer than what was read (its oldest steps are left out).
-    pub more: bool,
+    /// The test runs among the steps, in time order: passed (true) or failed. Told again
+    /// only when the steps are read again, not at every frame.
+    pub runs: Vec<(i64, bool)>,
     pub cursor: Cursor,
 }
 
@@ -38,7 +39,7 @@ impl Timeline {
             root: root.to_path_buf(),
             session: session.clone(),
             steps: hits.hits,
-            more: hits.more,
+            runs: Vec::new(),
             cursor: Cursor::default(),
         };
         t.cursor.at = match at {
@@ -53,6 +54,7 @@ impl Timeline {
             None => t.steps.len().saturating_sub(1),
         };
         t.cursor.resize(t.steps.len());
+        t.runs = runs(&t.steps);
         Ok(t)
     }
 
@@ -78,7 +80,7 @@ impl Timeline {
             }
         }
         self.steps = hits.hits;
-        self.more = hits.more;
+        self.runs = runs(&self.steps);
         self.cursor.resize(self.steps.len());
         self.cursor.at = match (follow, keep) {
             (false, Some(seq)) => self.step_of(seq),
@@ -116,33 +118,10 @@ impl Timeline {
         }
     }
 
-    /// The test runs, in order: passed (true) or failed.
-    pub fn runs(&self) -> Vec<(i64, bool)> {
-        let mut runs: Vec<(i64, bool)> = Vec::new();
-        let at = |h: &Hit| super::text::Clock::parse(&h.at).unwrap_or(0);
-        for h in &self.steps {
-            let test = h.kind == "test" && !h.outcome.is_empty();
-            // A failed test command whose results were not read: a red run of its own,
-            // unless its results follow.
-            let failed_tests = h.kind == "failure" && h.snippet.starts_with("tests failed");
-            if test {
-                runs.push((at(h), h.outcome == "passed"));
-            } else if failed_tests {
-                let told = self.steps.iter().any(|n| n.kind == "test" && (at(n) - at(h)).abs() <= SAME_RUN_MS);
-                if !told {
-                    runs.push((at(h), false));
-                }
-            }
-        }
-        // In time order: an imported conversation's results are journaled after its steps.
-        runs.sort_by_key(|r| r.0);
-        runs
-    }
-
     pub fn draw(&mut self, f: &mut Frame, area: Rect, look: &Look) {
         let t = &look.theme;
         let w = area.width as usize;
-        let head = strip(&self.runs(), &self.session.brief, look, w);
+        let head = strip(&self.runs, &self.session.brief, look, w);
         let head_h = (head.len() as u16).min(area.height / 3);
         f.render_widget(Paragraph::new(head), Rect { height: head_h, ..area });
         let list = Rect { y: area.y + head_h, height: area.height - head_h, ..area };
@@ -160,7 +139,7 @@ impl Timeline {
         for i in window {
             let h = &self.steps[i];
             let ms = super::text::Clock::parse(&h.at).unwrap_or(0);
-            let d = day(h, look);
+            let d = look.clock.format(ms, "%F");
             // The date where it changes; the time of day on every step.
             let when = match (wide, d != day_before) {
                 (true, _) => look.clock.format(ms, "%m-%d %H:%M"),
@@ -190,19 +169,38 @@ impl Timeline {
                     if matches!(h.kind.as_str(), "prompt" | "failure" | "session") { style } else { plain };
                 spans.push(Span::styled(cut(&text, room), text_style));
             }
-            let mut line = Line::from(spans);
-            if i == self.cursor.at {
-                line = line.style(t.selected());
-            }
-            lines.push(line);
+            lines.push(Line::from(spans).style(t.row(i == self.cursor.at)));
         }
         f.render_widget(Paragraph::new(lines), list);
     }
 }
 
+/// The test runs among `steps`, in time order: passed (true) or failed.
+fn runs(steps: &[Hit]) -> Vec<(i64, bool)> {
+    let mut runs: Vec<(i64, bool)> = Vec::new();
+    let at = |h: &Hit| super::text::Clock::parse(&h.at).unwrap_or(0);
+    for h in steps {
+        let test = h.kind == "test" && !h.outcome.is_empty();
+        // A failed test command whose results were not read: a red run of its own,
+        // unless its results follow.
+        let failed_tests = h.kind == "failure" && h.snippet.starts_with("tests failed");
+        if test {
+            runs.push((at(h), h.outcome == "passed"));
+        } else if failed_tests {
+            let told = steps.iter().any(|n| n.kind == "test" && (at(n) - at(h)).abs() <= SAME_RUN_MS);
+            if !told {
+                runs.push((at(h), false));
+            }
+        }
+    }
+    // In time order: an imported conversation's results are journaled after its steps.
+    runs.sort_by_key(|r| r.0);
+    runs
+}
+
 /// The date of a step, for where the day changes.
 fn day(h: &Hit, look: &Look) -> String {
-    look.clock.format(super::text::Clock::parse(&h.at).unwrap_or(0), "%Y-%m-%d")
+    look.clock.format(super::text::Clock::parse(&h.at).unwrap_or(0), "%F")
 }
 
 /// The test runs as a strip (the newest that fit), the last run's counts, and the tests

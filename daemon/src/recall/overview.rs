@@ -3,9 +3,10 @@
 //! JSON functions (the few fields it needs, never the whole state into memory): a thousand
 //! sessions take tens of milliseconds.
 
+use super::snippet::first_line;
 use ccmem_proto::model::agent::{is_conversation_id, Agent};
 use ccmem_proto::model::environment::{SuiteStatus, TestResults};
-use ccmem_proto::model::session::{truncate_chars, Todo, TodoStatus};
+use ccmem_proto::model::session::{Todo, TodoStatus};
 use ccmem_proto::wire::api::{Brief, ConversationRow, ProjectRow, SessionRow, ViewSessions};
 use rusqlite::{params, Connection};
 use serde::Deserialize;
@@ -191,7 +192,7 @@ impl Fields {
             todos_left: (todos.len() - done) as u64,
             todos_done: done as u64,
             branch: self.2.clone().filter(|b| b != "unknown").unwrap_or_default(),
-            task: self.newest().map(|c| one_line(&c.first_prompt, 200)).unwrap_or_default(),
+            task: self.newest().map(|c| first_line(&c.first_prompt, 200)).unwrap_or_default(),
             ..Brief::default()
         };
         if let Some(t) = &self.1 {
@@ -202,7 +203,7 @@ impl Fields {
                 brief.tests = if s.status == SuiteStatus::Failed { "failed" } else { "passed" }.into();
                 brief.passed = s.passed;
                 brief.failed = s.failed;
-                brief.failing = s.failures.iter().take(FAILING).map(|f| one_line(&f.test_name, 120)).collect();
+                brief.failing = s.failures.iter().take(FAILING).map(|f| first_line(&f.test_name, 120)).collect();
             }
         }
         brief
@@ -226,7 +227,7 @@ impl Fields {
                 ConversationRow {
                     id: c.id.clone(),
                     agent: agent.display().to_string(),
-                    first_prompt: one_line(&c.first_prompt, 200),
+                    first_prompt: first_line(&c.first_prompt, 200),
                     prompts: c.message_count,
                     last_activity: c.last_activity.clone(),
                     resume,
@@ -234,9 +235,4 @@ impl Fields {
             })
             .collect()
     }
-}
-
-/// The first line of `s`, `max` characters at most.
-fn one_line(s: &str, max: usize) -> String {
-    truncate_chars(s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim(), max)
 }

@@ -36,8 +36,8 @@ pub async fn sessions(name: &str, p: api::ViewSessionsParams, shared: &Arc<Share
     // invisible character is found in the journal first): asked of the project's task.
     let mut live = std::collections::HashMap::new();
     for r in shared.projects.roots() {
-        let (tx, rx) = oneshot::channel();
         if r == root || overview::shown(&r.to_string_lossy()) == root.to_string_lossy() {
+            let (tx, rx) = oneshot::channel();
             shared.projects.send(&r, Msg::Summary { conversations: false, reply: tx }).await;
             if let Ok(s) = rx.await {
                 live.insert(r, s.session_id);
@@ -59,7 +59,7 @@ pub fn subscribe_id(frame: &[u8]) -> Option<Value> {
     (incoming.method == method::VIEW_SUBSCRIBE).then_some(incoming.id).flatten()
 }
 
-/// The answer to a subscription, and the notification of one change.
+/// The answer to a subscription request `id`.
 pub fn subscribed(id: &Value) -> Vec<u8> {
     rpc::encode_response(id, &Ok(serde_json::json!(api::Subscribed { subscribed: true })))
 }
